@@ -1,0 +1,58 @@
+"""Headless CLI: ``python -m triage <command>``; one module per command, each with register(sub).
+
+Exit codes (the contract): 0 nothing reached --fail-on, 1 something did, 2 could not run.
+JSON output carries ``"schema": CLI_SCHEMA`` so other tools can tell versions apart.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+CLI_SCHEMA = "vllm-triage/1"
+
+# Each module registers its own sub-command; the order is the help order.
+COMMAND_MODULES = ["check", "probe", "watch", "logs", "report", "import_", "lab"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m triage",
+                                     description="vLLM Embedding Triage: why does my vLLM embedding server misbehave?")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"triage.cli.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"triage.cli.{name}":
+                continue  # command not built yet
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: 2 on bad arguments, 0 on --help
+        return int(e.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def add_db_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=None,
+                   help="SQLite path or SQLAlchemy URL (default: $VLLM_TRIAGE_DB or the user data dir)")
+
+
+def add_format_args(p: argparse.ArgumentParser, fail_on: bool = True) -> None:
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    if fail_on:
+        p.add_argument("--fail-on", choices=["warn", "fail"], default="fail",
+                       help="exit 1 when a finding reaches this status (default: fail)")

@@ -1,0 +1,324 @@
+"""SQLite (or any SQLAlchemy URL) storage of targets, runs, findings, probe results, samples, captures.
+
+Each finding is committed as it is produced, so a crash mid-run loses nothing already seen.
+No API key is ever stored: Target has no field for it and captures pass through redact_text.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from platformdirs import user_data_dir
+from sqlalchemy import event, func
+from sqlmodel import Field, Session, SQLModel, create_engine, select
+
+from triage.findings import Finding, Status, worst
+from triage.redact import redact_obj, redact_text
+
+DB_ENV = "VLLM_TRIAGE_DB"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Target(SQLModel, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    url: str = Field(index=True)
+    model: Optional[str] = None
+    truncate_prompt_tokens: Optional[int] = None
+    cmdline: Optional[str] = None
+    label: Optional[str] = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Run(SQLModel, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    target_id: Optional[int] = Field(default=None, foreign_key="target.id", index=True)
+    kind: str = "check"  # check | probe | watch | logs | import
+    status: str = Field(default="running", index=True)  # running, then the worst finding status
+    started_at: datetime = Field(default_factory=utcnow, index=True)
+    finished_at: Optional[datetime] = None
+    summary: str = ""
+    config_json: str = "{}"  # effective config with provenance
+    meta_json: str = "{}"  # versions, arguments, anything run-level
+
+
+class FindingRow(SQLModel, table=True):
+    __tablename__ = "finding"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    seq: int = 0
+    check: str = Field(index=True)
+    status: str
+    title: str
+    evidence_json: str = "{}"
+    fix: str = ""
+    refs_json: str = "[]"
+    explanation: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ProbeResult(SQLModel, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    probe: str
+    outcome: str  # ok | http-error | livelock | stuck-waiting | slow | unreachable | skipped
+    started_at: datetime = Field(default_factory=utcnow)
+    duration_s: Optional[float] = None
+    time_to_verdict_s: Optional[float] = None
+    http_status: Optional[int] = None
+    detail_json: str = "{}"  # request, response, samples, recovery
+
+
+class MetricSample(SQLModel, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: Optional[int] = Field(default=None, foreign_key="run.id", index=True)
+    target_id: Optional[int] = Field(default=None, index=True)
+    engine: str = "0"
+    ts: float = Field(index=True)  # unix seconds
+    source: str = "scrape"  # scrape | log
+    num_requests_running: Optional[float] = None
+    num_requests_waiting: Optional[float] = None
+    kv_cache_usage_perc: Optional[float] = None
+    prompt_tokens_total: Optional[float] = None
+    request_success_total: Optional[float] = None
+    num_preemptions_total: Optional[float] = None
+    prompt_throughput: Optional[float] = None  # tokens/s, from log lines
+    extra_json: str = "{}"
+
+
+class Capture(SQLModel, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    kind: str  # metrics-page | log | cmdline | probe-request | probe-response | server-response
+    name: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    content: str = ""
+
+
+@dataclass
+class RunRecord:
+    """A stored run with everything attached, as plain values (what exporters and pages read)."""
+
+    run: Run
+    target: Optional[Target]
+    findings: list[Finding]
+    probes: list[ProbeResult] = field(default_factory=list)
+    samples: list[MetricSample] = field(default_factory=list)
+    captures: list[Capture] = field(default_factory=list)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return json.loads(self.run.config_json or "{}")
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return json.loads(self.run.meta_json or "{}")
+
+
+def default_db_url() -> str:
+    env = os.environ.get(DB_ENV)
+    if env:
+        return to_url(env)
+    d = Path(user_data_dir("vllm-triage"))
+    d.mkdir(parents=True, exist_ok=True)
+    return to_url(str(d / "triage.db"))
+
+
+def to_url(path_or_url: str) -> str:
+    """A plain path becomes a SQLite URL; anything with '://' is taken as a SQLAlchemy URL."""
+    if "://" in path_or_url:
+        return path_or_url
+    p = Path(path_or_url).expanduser()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{p}"
+
+
+def _dumps(v: Any) -> str:
+    return json.dumps(v, default=str, sort_keys=True)
+
+
+class Store:
+    """The one way the engine reads and writes the database."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = to_url(url) if url else default_db_url()
+        is_sqlite = self.url.startswith("sqlite")
+        kw: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": 30}} if is_sqlite else {}
+        self.engine = create_engine(self.url, **kw)
+        if is_sqlite:
+            @event.listens_for(self.engine, "connect")
+            def _pragmas(dbapi_conn: Any, _rec: Any) -> None:  # WAL: readers never block the writer
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute("PRAGMA foreign_keys=ON")
+                cur.close()
+        SQLModel.metadata.create_all(self.engine)
+
+    # -- targets -----------------------------------------------------------------------------
+    def add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
+                   cmdline: str | None = None, label: str | None = None) -> Target:
+        t = Target(url=url, model=model, truncate_prompt_tokens=truncate_prompt_tokens,
+                   cmdline=redact_text(cmdline) if cmdline else None, label=label)
+        with Session(self.engine) as s:
+            s.add(t)
+            s.commit()
+            s.refresh(t)
+        return t
+
+    def find_or_add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
+                           cmdline: str | None = None, label: str | None = None) -> Target:
+        with Session(self.engine) as s:
+            q = select(Target).where(Target.url == url, Target.model == model,
+                                     Target.truncate_prompt_tokens == truncate_prompt_tokens)
+            found = s.exec(q).first()
+            if found:
+                return found
+        return self.add_target(url, model, truncate_prompt_tokens, cmdline, label)
+
+    def list_targets(self) -> list[Target]:
+        with Session(self.engine) as s:
+            return list(s.exec(select(Target).order_by(Target.id.desc())))  # type: ignore[union-attr]
+
+    # -- runs --------------------------------------------------------------------------------
+    def start_run(self, target_id: int | None, kind: str, meta: dict[str, Any] | None = None) -> Run:
+        r = Run(target_id=target_id, kind=kind, meta_json=_dumps(redact_obj(meta or {})))
+        with Session(self.engine) as s:
+            s.add(r)
+            s.commit()
+            s.refresh(r)
+        return r
+
+    def add_finding(self, run_id: int, f: Finding) -> None:
+        with Session(self.engine) as s:
+            seq = s.exec(select(func.count()).select_from(FindingRow).where(FindingRow.run_id == run_id)).one()
+            s.add(FindingRow(run_id=run_id, seq=int(seq), check=f.check, status=Status(f.status).value,
+                             title=f.title, evidence_json=_dumps(redact_obj(f.evidence)), fix=f.fix,
+                             refs_json=_dumps(f.refs), explanation=f.explanation))
+            s.commit()
+
+    def set_config(self, run_id: int, config: dict[str, Any]) -> None:
+        with Session(self.engine) as s:
+            r = s.get(Run, run_id)
+            if r is not None:
+                r.config_json = _dumps(redact_obj(config))
+                s.add(r)
+                s.commit()
+
+    def update_meta(self, run_id: int, extra: dict[str, Any]) -> None:
+        with Session(self.engine) as s:
+            r = s.get(Run, run_id)
+            if r is not None:
+                meta = json.loads(r.meta_json or "{}")
+                meta.update(redact_obj(extra))
+                r.meta_json = _dumps(meta)
+                s.add(r)
+                s.commit()
+
+    def finish_run(self, run_id: int, summary: str = "") -> Run:
+        with Session(self.engine) as s:
+            r = s.get(Run, run_id)
+            assert r is not None, f"no run {run_id}"
+            statuses = s.exec(select(FindingRow.status).where(FindingRow.run_id == run_id)).all()
+            r.status = worst(statuses).value
+            r.finished_at = utcnow()
+            r.summary = summary
+            s.add(r)
+            s.commit()
+            s.refresh(r)
+            return r
+
+    def add_probe_result(self, run_id: int, probe: str, outcome: str, *, duration_s: float | None = None,
+                         time_to_verdict_s: float | None = None, http_status: int | None = None,
+                         detail: dict[str, Any] | None = None, started_at: datetime | None = None) -> ProbeResult:
+        p = ProbeResult(run_id=run_id, probe=probe, outcome=outcome, duration_s=duration_s,
+                        time_to_verdict_s=time_to_verdict_s, http_status=http_status,
+                        detail_json=_dumps(redact_obj(detail or {})), started_at=started_at or utcnow())
+        with Session(self.engine) as s:
+            s.add(p)
+            s.commit()
+            s.refresh(p)
+        return p
+
+    def add_samples(self, samples: Iterable[MetricSample]) -> int:
+        """Batched insert: one transaction for many samples."""
+        rows = list(samples)
+        if rows:
+            with Session(self.engine) as s:
+                s.add_all(rows)
+                s.commit()
+        return len(rows)
+
+    def add_capture(self, run_id: int, kind: str, content: str, name: str = "",
+                    secrets: tuple[str, ...] = ()) -> None:
+        with Session(self.engine) as s:
+            s.add(Capture(run_id=run_id, kind=kind, name=name, content=redact_text(content, secrets)))
+            s.commit()
+
+    # -- reading -----------------------------------------------------------------------------
+    def latest_run_id(self) -> int | None:
+        with Session(self.engine) as s:
+            return s.exec(select(func.max(Run.id))).one()
+
+    def get_run(self, run_id: int, with_samples: bool = True) -> RunRecord | None:
+        with Session(self.engine) as s:
+            r = s.get(Run, run_id)
+            if r is None:
+                return None
+            t = s.get(Target, r.target_id) if r.target_id else None
+            rows = s.exec(select(FindingRow).where(FindingRow.run_id == run_id).order_by(FindingRow.seq)).all()
+            findings = [Finding(check=x.check, status=Status(x.status), title=x.title,
+                                evidence=json.loads(x.evidence_json), fix=x.fix,
+                                refs=json.loads(x.refs_json), explanation=x.explanation) for x in rows]
+            probes = list(s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id)))
+            samples = list(s.exec(select(MetricSample).where(MetricSample.run_id == run_id)
+                                  .order_by(MetricSample.ts))) if with_samples else []
+            caps = list(s.exec(select(Capture).where(Capture.run_id == run_id).order_by(Capture.id)))
+            return RunRecord(run=r, target=t, findings=findings, probes=probes, samples=samples, captures=caps)
+
+    def list_runs(self, *, target_id: int | None = None, status: str | None = None,
+                  limit: int = 50, offset: int = 0) -> list[tuple[Run, Optional[Target]]]:
+        """One page of runs, newest first; paging happens in the database, not in Python."""
+        with Session(self.engine) as s:
+            q = select(Run, Target).join(Target, Run.target_id == Target.id, isouter=True)  # type: ignore[arg-type]
+            if target_id is not None:
+                q = q.where(Run.target_id == target_id)
+            if status:
+                q = q.where(Run.status == status)
+            q = q.order_by(Run.id.desc()).offset(offset).limit(limit)  # type: ignore[union-attr]
+            return [(r, t) for r, t in s.exec(q).all()]
+
+    def count_runs(self, *, target_id: int | None = None, status: str | None = None) -> int:
+        with Session(self.engine) as s:
+            q = select(func.count()).select_from(Run)
+            if target_id is not None:
+                q = q.where(Run.target_id == target_id)
+            if status:
+                q = q.where(Run.status == status)
+            return int(s.exec(q).one())
+
+    def samples_for(self, *, run_id: int | None = None, target_id: int | None = None,
+                    since: float | None = None) -> list[MetricSample]:
+        with Session(self.engine) as s:
+            q = select(MetricSample)
+            if run_id is not None:
+                q = q.where(MetricSample.run_id == run_id)
+            if target_id is not None:
+                q = q.where(MetricSample.target_id == target_id)
+            if since is not None:
+                q = q.where(MetricSample.ts >= since)
+            return list(s.exec(q.order_by(MetricSample.ts)))
+
+    def delete_samples_before(self, ts: float) -> int:
+        """Retention: drop samples older than ts; returns how many went."""
+        from sqlmodel import delete
+        with Session(self.engine) as s:
+            res = s.exec(delete(MetricSample).where(MetricSample.ts < ts))  # type: ignore[call-overload]
+            s.commit()
+            return int(res.rowcount or 0)
