@@ -1,0 +1,54 @@
+"""Probe inputs built for the target model: salted SHORT texts and LONG texts past max_model_len.
+
+Every text is salted throughout (random words drawn from a per-text seed), not only at the
+start: vLLM may truncate from either side, and a repeated token window would hit the prefix
+cache and hide the #55427 hang. LONG is sized with the server's own /tokenize count.
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from random import Random
+from typing import Awaitable, Callable
+
+# Plain English words: every tokenizer splits them into one or two tokens.
+_WORDS = ("river stone garden window paper silver orange market winter yellow doctor planet "
+          "candle forest bridge letter pocket summer rabbit castle engine button mirror violin "
+          "harbor pencil basket ladder meadow thunder anchor blanket compass feather lantern "
+          "marble needle parrot saddle tunnel velvet walnut kettle glacier island jungle").split()
+
+
+def new_salt() -> str:
+    return secrets.token_hex(4)
+
+
+def salted_words(salt: str, n: int) -> str:
+    rng = Random(salt)
+    return " ".join(rng.choice(_WORDS) for _ in range(n))
+
+
+def short_text(salt: str | None = None) -> str:
+    """A few tokens, unique per call."""
+    salt = salt or new_salt()
+    return f"probe {salt} {salted_words(salt, 3)}"
+
+
+@dataclass(frozen=True)
+class LongText:
+    text: str
+    token_count: int  # what the server's /tokenize says (special tokens included)
+
+
+async def long_text(count_tokens: Callable[[str], Awaitable[int]], max_model_len: int,
+                    salt: str | None = None, margin: int | None = None) -> LongText:
+    """A text whose token count exceeds max_model_len by a margin, checked with /tokenize."""
+    salt = salt or new_salt()
+    target = max_model_len + (margin if margin is not None else max(8, max_model_len // 8))
+    n_words = max(16, target)  # one word is at least one token: start near the target
+    for _ in range(6):
+        text = f"probe {salt} " + salted_words(salt, n_words)
+        count = await count_tokens(text)
+        if count > max_model_len and count >= target:
+            return LongText(text, count)
+        n_words = int(n_words * target / max(count, 1)) + 16
+    raise ValueError(f"could not build a text longer than {max_model_len} tokens (last count {count})")

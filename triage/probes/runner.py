@@ -1,0 +1,235 @@
+"""Run one probe under watch: send, scrape /metrics while it is in flight, classify, abort, recover.
+
+Outcomes: ok, http-error (status and body kept), livelock and stuck-waiting (the one stall rule
+of triage/stall.py over the scraped samples), slow (no stall verdict but past the deadline),
+unreachable (no connection). A stalled or slow probe is aborted by cancelling its request
+task, which closes its own connection; vLLM then cancels the request in the engine. Recovery
+is verified after every abort: gauges back to 0, then a fresh salted SHORT request answers 200.
+Every wait here is bounded: by the deadline, the stall threshold, or the recovery timeout.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from triage.probes.client import Exchange, ProbeClient, trim_for_storage
+from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector, StallSample
+from triage.vllm.metrics import MetricsPage
+
+OK = "ok"
+HTTP_ERROR = "http-error"
+SLOW = "slow"
+UNREACHABLE = "unreachable"
+SKIPPED = "skipped"
+OUTCOMES = (OK, HTTP_ERROR, LIVELOCK, STUCK_WAITING, SLOW, UNREACHABLE, SKIPPED)
+STALLS = (LIVELOCK, STUCK_WAITING)
+
+
+@dataclass(frozen=True)
+class MonitorConfig:
+    stall_s: float = 5.0  # the stall threshold: with 1 s scrapes the verdict lands ~6 s after send
+    deadline_s: float = 30.0  # a probe still unanswered (and not stalled) by then is "slow"
+    scrape_s: float = 1.0
+    idle_wait_s: float = 10.0  # wait this long for an idle engine before sending
+    recovery_timeout_s: float = 15.0
+
+
+@dataclass
+class ProbeEvent:
+    """Progress for the dashboard/CLI: run-started, probe-started, sample, verdict, finding, run-finished."""
+
+    kind: str
+    probe: Optional[str] = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EventSink = Callable[[ProbeEvent], None]
+
+
+@dataclass
+class ProbeOutcome:
+    probe: str
+    set: str
+    outcome: str
+    description: str = ""
+    duration_s: Optional[float] = None
+    time_to_verdict_s: Optional[float] = None
+    http_status: Optional[int] = None
+    request: dict[str, Any] = field(default_factory=dict)
+    response: Optional[dict[str, Any]] = None
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    recovery: Optional[dict[str, Any]] = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    exchanges: list[Exchange] = field(default_factory=list)  # full answers, for evaluators; not stored
+
+    def detail(self) -> dict[str, Any]:
+        """The stored shape of docs/CONTRACTS.md (request, response, samples, recovery) plus extras."""
+        return {"request": self.request, "response": self.response, "samples": self.samples,
+                "recovery": self.recovery, **self.extra}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probe": self.probe, "set": self.set, "outcome": self.outcome, "description": self.description,
+                "duration_s": self.duration_s, "time_to_verdict_s": self.time_to_verdict_s,
+                "http_status": self.http_status, "detail": self.detail()}
+
+
+def sample_from_page(page: MetricsPage, t: float) -> dict[str, Any]:
+    """One stored sample (summed over engines), t in seconds since the request was sent."""
+    def total(attr: str) -> Optional[float]:
+        vals = [getattr(e, attr) for e in page.engines.values() if getattr(e, attr) is not None]
+        return sum(vals) if vals else None
+    kv = [e.kv_cache_usage_perc for e in page.engines.values() if e.kv_cache_usage_perc is not None]
+    return {"t": round(t, 3), "running": total("num_requests_running"), "waiting": total("num_requests_waiting"),
+            "prompt_tokens_total": total("prompt_tokens_total"),
+            "request_success_total": total("request_success_total"),
+            "kv_cache_usage_perc": max(kv) if kv else None}
+
+
+def stall_sample(s: dict[str, Any]) -> StallSample:
+    return StallSample(ts=s["t"], running=s["running"], waiting=s["waiting"],
+                       counters=(s["prompt_tokens_total"], s["request_success_total"]))
+
+
+def classify_samples(samples: list[dict[str, Any]], stall_s: float) -> tuple[Optional[str], Optional[float]]:
+    """The stall verdict over a series of stored samples: (kind, confirmed_at) or (None, None)."""
+    det = StallDetector(stall_s)
+    for s in samples:
+        st = det.update(stall_sample(s))
+        if st.stalled:
+            return st.kind, st.confirmed_at
+    return None, None
+
+
+def outcome_of(exchanges: list[Exchange]) -> tuple[str, Optional[int]]:
+    """ok / http-error / unreachable / slow from finished requests, with the first bad status."""
+    for ex in exchanges:
+        if ex.status is None:
+            return (UNREACHABLE if ex.error and "Connect" in ex.error else SLOW), None
+    for ex in exchanges:
+        if not ex.ok:
+            return HTTP_ERROR, ex.status
+    return OK, (exchanges[0].status if exchanges else None)
+
+
+def _idle(s: dict[str, Any]) -> bool:
+    return not (s["running"] or 0) and not (s["waiting"] or 0)
+
+
+async def _scrape_sample(pc: ProbeClient, t0: float, timeout_s: float) -> Optional[dict[str, Any]]:
+    page = await pc.scrape(timeout_s=timeout_s)
+    return sample_from_page(page, time.monotonic() - t0) if page is not None else None
+
+
+async def wait_idle(pc: ProbeClient, within_s: float) -> tuple[Optional[dict[str, Any]], bool]:
+    """Baseline before sending: the last sample and whether the engine was idle (bounded wait)."""
+    t0 = time.monotonic()
+    last = None
+    while True:
+        last = await _scrape_sample(pc, t0, 2.0)
+        if last is None or _idle(last) or time.monotonic() - t0 >= within_s:
+            return last, last is None or _idle(last)
+        await asyncio.sleep(0.5)
+
+
+async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short_body: dict[str, Any],
+                          timeout_s: float) -> dict[str, Any]:
+    """After an abort: poll until running == waiting == 0, then a salted SHORT must answer 200."""
+    gauges_zero_at = None
+    end = time.monotonic() + timeout_s
+    polls: list[dict[str, Any]] = []
+    while time.monotonic() < end:
+        s = await _scrape_sample(pc, t0, 2.0)
+        if s is not None:
+            polls.append(s)
+            if _idle(s):
+                gauges_zero_at = s["t"]
+                break
+        await asyncio.sleep(0.25)
+    ex = await pc.embed(short_body, timeout_s=max(2.0, end - time.monotonic()))
+    now = round(time.monotonic() - t0, 3)
+    ok = ex.ok and gauges_zero_at is not None
+    return {"aborted_at_s": aborted_at_s, "gauges_zero_at_s": gauges_zero_at, "short_request_ok": ex.ok,
+            "short_request_status": ex.status, "short_request_error": ex.error or (ex.error_message() if not ex.ok else None),
+            "recovered": ok, "recovered_s": now if ok else None,
+            "recovered_after_abort_s": round(now - aborted_at_s, 3) if ok else None, "polls": polls[-5:]}
+
+
+async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[str, Any]], cfg: MonitorConfig,
+                  short_body: Callable[[], dict[str, Any]], on_event: EventSink | None = None,
+                  description: str = "", recover: bool = True) -> ProbeOutcome:
+    """Send bodies concurrently and watch /metrics until they answer, stall, or pass the deadline."""
+    emit = on_event or (lambda e: None)
+    baseline, idle_at_start = await wait_idle(pc, cfg.idle_wait_s)
+    det = StallDetector(cfg.stall_s)
+    samples: list[dict[str, Any]] = []
+    t0 = time.monotonic()
+    if baseline is not None:
+        baseline = {**baseline, "t": 0.0}
+        det.update(stall_sample(baseline))
+    emit(ProbeEvent("probe-started", probe, {"set": set_name, "description": description, "n_requests": len(bodies)}))
+    tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5)) for b in bodies]
+    pending: set[asyncio.Task[Exchange]] = set(tasks)
+    verdict: Optional[str] = None
+    verdict_at: Optional[float] = None
+    k = 1
+    while pending:
+        done, pending = await asyncio.wait(pending, timeout=max(0.0, t0 + k * cfg.scrape_s - time.monotonic()))
+        if not pending:
+            break
+        k = max(k + 1, int((time.monotonic() - t0) / cfg.scrape_s) + 1)
+        s = await _scrape_sample(pc, t0, min(2.0, 2 * cfg.scrape_s))
+        if s is not None:
+            samples.append(s)
+            emit(ProbeEvent("sample", probe, s))
+            st = det.update(stall_sample(s))
+            if st.stalled:
+                verdict, verdict_at = st.kind, s["t"]
+                break
+        if time.monotonic() - t0 >= cfg.deadline_s:
+            verdict, verdict_at = SLOW, round(time.monotonic() - t0, 3)
+            break
+    extra: dict[str, Any] = {"baseline": baseline, "idle_at_start": idle_at_start}
+    recovery = None
+    if pending:  # stalled or slow: take the evidence, then abort
+        if verdict in STALLS:
+            h = await pc.health()
+            extra["health_during_stall"] = {"status": h.status, "error": h.error}
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        aborted_at = round(time.monotonic() - t0, 3)
+        emit(ProbeEvent("aborted", probe, {"aborted_at_s": aborted_at, "verdict": verdict}))
+        if recover:
+            recovery = await verify_recovery(pc, t0, aborted_at, short_body(), cfg.recovery_timeout_s)
+    finished = [t.result() for t in tasks if t.done() and not t.cancelled()]
+    duration = round(time.monotonic() - t0, 3)
+    if verdict is None:
+        verdict, status = outcome_of(finished)
+        verdict_at = round(max((ex.elapsed_s or 0.0) for ex in finished), 3) if finished else duration
+        after = await _scrape_sample(pc, t0, 2.0)
+        if after is not None:
+            samples.append(after)
+    else:
+        status = None
+    out = ProbeOutcome(probe=probe, set=set_name, outcome=verdict, description=description, duration_s=duration,
+                       time_to_verdict_s=verdict_at, http_status=status, samples=samples, recovery=recovery,
+                       extra=extra, exchanges=finished,
+                       request={"method": "POST", "path": "/v1/embeddings", "concurrency": len(bodies),
+                                "body": trim_for_storage(bodies[0]) if bodies else None},
+                       response=_response(finished))
+    emit(ProbeEvent("verdict", probe, {"outcome": out.outcome, "time_to_verdict_s": out.time_to_verdict_s,
+                                       "http_status": out.http_status, "recovery": recovery}))
+    return out
+
+
+def _response(finished: list[Exchange]) -> Optional[dict[str, Any]]:
+    if not finished:
+        return None
+    bad = [ex for ex in finished if not ex.ok]
+    first = (bad or finished)[0].to_dict()
+    first.pop("request", None)
+    if len(finished) > 1:
+        first["statuses"] = [ex.status for ex in finished]
+    return first
