@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from triage.lab import LabServer, down, ensure, is_installed
+from triage.lab import LabServer, down, ensure, install, is_installed
 
 collect_ignore_glob: list[str] = []
 
@@ -24,7 +24,7 @@ def _server(version: str, model: str, profile: str, extra: list[str] | None = No
     if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1":
         pytest.skip("VLLM_TRIAGE_NO_REAL_SERVER=1")
     if not is_installed(version):
-        pytest.skip(f"vllm {version} not installed in the lab: python -m triage lab install --vllm {version}")
+        install(version, progress=lambda m: print(f"[lab] {m}", flush=True))  # a few minutes, once
     srv, started = ensure(version, model, profile, extra_args=extra)
     try:
         yield srv
