@@ -1,0 +1,28 @@
+"""vLLM Embedding Triage dashboard: page config and navigation only (``streamlit run app.py``)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.components import session
+
+st.set_page_config(page_title="vLLM Embedding Triage", page_icon="🩺", layout="wide")
+
+PAGES = [
+    st.Page("ui/pages/target_page.py", title="Target", icon="🎯", default=True),
+    st.Page("ui/pages/checklist_page.py", title="Checklist", icon="🩺"),
+    st.Page("ui/pages/probes_page.py", title="Probes", icon="🧪"),
+    st.Page("ui/pages/stats_page.py", title="Engine stats", icon="📈"),
+    st.Page("ui/pages/logs_page.py", title="Logs", icon="📜"),
+    st.Page("ui/pages/history_page.py", title="History", icon="🗂️"),
+    st.Page("ui/pages/report_page.py", title="Report", icon="📄"),
+]
+
+nav = st.navigation(PAGES)
+with st.sidebar:
+    t = session.target()
+    if t is not None:
+        st.caption(f"Target: {t.url}\n\nmodel: {t.model or '?'}")
+    run_id = session.open_run()
+    if run_id is not None:
+        st.caption(f"Open run: #{run_id}")
+nav.run()

@@ -1,0 +1,48 @@
+"""One finding: verdict, evidence with where each value came from, the fix, and the open question."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import streamlit as st
+
+from triage.findings import Finding
+from ui.components.verdict import label, status_str
+
+
+def evidence_rows(evidence: dict[str, Any]) -> list[dict[str, str]]:
+    """Flatten evidence into (what, value, source) rows; provenance dicts keep their source."""
+    rows = []
+    for k, v in evidence.items():
+        if isinstance(v, dict) and "value" in v:
+            src = str(v.get("source") or "")
+            if v.get("detail"):
+                src = f"{src}: {v['detail']}" if src else str(v["detail"])
+            rows.append({"what": str(k), "value": _short(v.get("value")), "source": src})
+        else:
+            rows.append({"what": str(k), "value": _short(v), "source": ""})
+    return rows
+
+
+def _short(v: Any, n: int = 300) -> str:
+    s = v if isinstance(v, str) else repr(v) if not isinstance(v, (int, float, bool)) and v is not None else str(v)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def show(f: Finding, question: Optional[str] = None, expanded: bool = False) -> None:
+    """Render one finding; ``question`` is asked when the evidence was missing (status unknown)."""
+    s = status_str(f.status)
+    with st.expander(f"{label(s)} · {f.title}  `{f.check}`", expanded=expanded or s in ("fail", "error")):
+        if f.explanation:
+            st.markdown(f.explanation)
+        rows = evidence_rows(f.evidence)
+        if rows:
+            st.caption("Evidence (and where it came from)")
+            st.dataframe(rows, hide_index=True, width="stretch")
+        else:
+            st.caption("No evidence was available for this check.")
+        if f.fix:
+            st.markdown(f"**Fix:** {f.fix}")
+        if f.refs:
+            st.caption("Refs: " + ", ".join(map(str, f.refs)))
+        if s in ("unknown", "error") and question:
+            st.info(f"**To decide this:** {question}")

@@ -1,0 +1,53 @@
+"""One stored run rendered read-only (History's "open", Report's preview), and two side by side."""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.components import finding_card, verdict
+
+
+def show(run: Any, compact: bool = False) -> None:
+    """Render a services.RunDetail: header, findings, probes, config."""
+    verdict.banner(run.status, f"Run #{run.id} · {run.kind} · {run.target} · `{run.model or '?'}` · {run.started_at}"
+                   + (f" · {run.summary}" if run.summary else ""))
+    if run.findings:
+        for f in run.findings:
+            finding_card.show(f)
+    else:
+        st.caption("No findings in this run.")
+    if run.probes:
+        st.dataframe([{"probe": p.probe, "outcome": p.outcome, "http": p.http_status, "duration_s": p.duration_s}
+                      for p in run.probes], hide_index=True, width="stretch")
+    if run.config and not compact:
+        with st.expander("Effective config"):
+            st.dataframe(finding_card.evidence_rows(run.config), hide_index=True, width="stretch")
+
+
+def _cell(v: Any) -> str:
+    return "—" if v is None else str(v)
+
+
+def show_diff(diff: Any, only_changed: bool = True) -> None:
+    """Two runs side by side: what changed in config values and in verdicts."""
+    a, b = diff.left, diff.right
+    c1, c2 = st.columns(2)
+    c1.markdown(f"**Run #{a.id}** · {verdict.label(a.status)} · {a.kind} · {a.started_at}")
+    c2.markdown(f"**Run #{b.id}** · {verdict.label(b.status)} · {b.kind} · {b.started_at}")
+    verdicts = [r for r in diff.verdicts if r.changed or not only_changed]
+    st.subheader("Verdicts")
+    if verdicts:
+        st.dataframe([{"check": r.key,
+                       f"#{a.id}": verdict.label(r.left) if r.left else "—",
+                       f"#{b.id}": verdict.label(r.right) if r.right else "—",
+                       "changed": "●" if r.changed else ""} for r in verdicts], hide_index=True, width="stretch")
+    else:
+        st.caption("No verdict changed.")
+    cfg = [r for r in diff.config if r.changed or not only_changed]
+    st.subheader("Config values")
+    if cfg:
+        st.dataframe([{"key": r.key, f"#{a.id}": _cell(r.left), f"#{b.id}": _cell(r.right),
+                       "changed": "●" if r.changed else ""} for r in cfg], hide_index=True, width="stretch")
+    else:
+        st.caption("No config value changed.")

@@ -1,0 +1,1 @@
+"""One straight top-to-bottom script per page; each calls only ui.services."""

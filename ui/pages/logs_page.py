@@ -1,0 +1,63 @@
+"""Logs: paste or upload a vLLM log, then see the extracted series, start-up config and findings."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import services
+from ui.components import finding_card, log_input, session, verdict
+
+svc = services.get()
+st.title("📜 Logs")
+st.caption("A vLLM server log (start-up and the periodic `Engine 000: Avg prompt throughput …` lines): "
+           "the effective config it reveals, the stats series, and a post-mortem.")
+
+if not svc.features().get("logs"):
+    st.info("Log analysis is not yet available in this build.")
+    st.stop()
+
+text = log_input.show("logs.input")
+if st.button("Analyze log", type="primary", key="logs.analyze", disabled=not text):
+    target = session.target()
+    try:
+        with st.spinner("Parsing…"):
+            st.session_state["logs.result"] = svc.analyze_log(text or "", target.target_id if target else None)
+        res = st.session_state["logs.result"]
+        if res.run_id is not None:
+            session.set_open_run(res.run_id)
+    except services.ServiceError as e:
+        st.session_state["logs.result"] = None
+        st.error(str(e))
+
+res = st.session_state.get("logs.result")
+if res is None:
+    st.info("Paste a log or upload a file, then press **Analyze log**.")
+    st.stop()
+
+statuses = [f.status for f in res.findings]
+verdict.banner(verdict.worst_status(statuses) if statuses else "pass",
+               f"{len(res.findings)} findings · {len(res.samples)} stats lines"
+               + (f" · saved as run #{res.run_id}" if res.run_id else ""))
+st.subheader("Findings")
+if not res.findings:
+    st.caption("No findings.")
+for f in res.findings:
+    finding_card.show(f)
+st.subheader("Start-up config")
+if res.config:
+    st.dataframe(finding_card.evidence_rows(res.config), hide_index=True, width="stretch")
+else:
+    st.caption("No start-up config lines found.")
+st.subheader("Stats series")
+if res.samples:
+    cols = [k for k in ("ts", "num_requests_running", "num_requests_waiting", "prompt_throughput",
+                        "kv_cache_usage_perc") if any(k in s for s in res.samples)]
+    series = [{k: s.get(k) for k in cols} for s in res.samples]
+    numeric = [c for c in cols if c != "ts"]
+    if numeric:
+        st.line_chart(series, x="ts" if "ts" in cols else None, y=numeric)
+    st.dataframe(series, hide_index=True, width="stretch")
+else:
+    st.caption("No periodic stats lines found.")
+if res.summary:
+    with st.expander("Summary"):
+        st.json(res.summary)

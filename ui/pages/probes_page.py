@@ -1,0 +1,88 @@
+"""Probes: conformance and throughput by default; the seed matrix only after an explicit confirmation."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import services
+from ui.components import finding_card, hang_confirm, session, verdict
+
+svc = services.get()
+st.title("🧪 Probes")
+st.caption("Real requests against the server, watched through /metrics with the shared stall rule.")
+
+target = session.require_target()
+if target is None:
+    st.stop()
+if not svc.features().get("probes"):
+    st.info("Probes are not yet available in this build.")
+    st.stop()
+
+sets = svc.probe_sets()
+chosen: list[str] = []
+for ps in sets:
+    if st.checkbox(ps.title, value=ps.default, key=f"probes.set.{ps.id}", help=ps.description):
+        chosen.append(ps.id)
+c1, c2 = st.columns(2)
+stall_s = c1.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=10.0, step=1.0,
+                          key="probes.stall_s")
+deadline_s = c2.number_input("Abort a hung probe after (s)", min_value=5.0, max_value=600.0, value=60.0, step=5.0,
+                             key="probes.deadline_s")
+can_hang = [ps for ps in sets if ps.can_hang and ps.id in chosen]
+confirmed = hang_confirm.show("probes.hang", deadline_s) if can_hang else False
+blocked = not chosen or (bool(can_hang) and not confirmed)
+
+if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
+    rows: dict[str, dict] = {}
+    table = st.empty()
+
+    def on_event(ev: services.ProbeEvent) -> None:
+        row = rows.setdefault(ev.probe, {"probe": ev.probe, "state": "", "elapsed_s": None, "message": ""})
+        row["state"] = ev.state
+        if ev.elapsed_s is not None:
+            row["elapsed_s"] = round(ev.elapsed_s, 1)
+        if ev.message:
+            row["message"] = ev.message
+        table.dataframe(list(rows.values()), hide_index=True, width="stretch")
+
+    with st.spinner(f"Running {', '.join(chosen)}… (a hung probe is aborted after {deadline_s:.0f} s)"):
+        try:
+            res = svc.run_probes(target, chosen, allow_hang=bool(can_hang) and confirmed, stall_s=float(stall_s),
+                                 deadline_s=float(deadline_s), on_event=on_event)
+            st.session_state["probes.result"] = res
+            if res.run_id is not None:
+                session.set_open_run(res.run_id)
+        except services.ServiceError as e:
+            st.session_state["probes.result"] = None
+            st.error(str(e))
+
+res = st.session_state.get("probes.result")
+if res is None:
+    st.info("Pick the probe sets and press **Run probes**.")
+    st.stop()
+
+statuses = [p.status for p in res.probes] + \
+           [verdict.status_str(f.status) for f in res.findings]
+n_bad = sum(1 for s in statuses if s in ("fail", "error"))
+verdict.banner(verdict.worst_status(statuses),
+               f"{len(res.probes)} probes, {n_bad} failed" + (f" · run #{res.run_id}" if res.run_id else ""))
+st.dataframe([{"probe": p.probe, "outcome": f"{verdict.ICONS.get(p.status, '•')} {p.outcome}",
+               "http": p.http_status, "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s}
+              for p in res.probes], hide_index=True, width="stretch")
+for f in res.findings:
+    finding_card.show(f)
+st.subheader("Evidence per probe")
+for p in res.probes:
+    with st.expander(f"{p.probe} — {p.outcome}"):
+        d = p.detail
+        if d.get("request") is not None:
+            st.caption("Request")
+            st.json(d["request"], expanded=False)
+        if d.get("response") is not None:
+            st.caption("Response")
+            st.json(d["response"], expanded=False)
+        if d.get("samples"):
+            st.caption("/metrics while it ran (t = seconds since send)")
+            st.dataframe(d["samples"], hide_index=True, width="stretch")
+        if d.get("recovery"):
+            st.caption("Recovery after the abort")
+            st.json(d["recovery"])

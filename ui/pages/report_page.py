@@ -1,0 +1,48 @@
+"""Report: export the open run as Markdown, HTML, JSON or a support bundle."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import services
+from ui.components import run_view, session
+
+svc = services.get()
+st.title("📄 Report")
+st.caption("Exports of the open run (the last checklist, probe run or log analysis, or the run opened in History). "
+           "API keys are never in them.")
+
+run_id = session.open_run()
+if run_id is None:
+    try:
+        run_id = svc.latest_run_id()
+    except services.ServiceError as e:
+        st.error(str(e))
+if run_id is None:
+    st.info("No run yet: run the **Checklist** (or open one in **History**) first.")
+    st.stop()
+
+try:
+    detail = svc.get_run(run_id)
+except services.ServiceError as e:
+    st.error(str(e))
+    st.stop()
+if detail is None:
+    st.warning(f"Run #{run_id} is not in this database.")
+    st.stop()
+
+if not svc.features().get("export"):
+    st.info("Report export is not yet available in this build.")
+else:
+    st.subheader(f"Download run #{run_id}")
+    cols = st.columns(len(svc.export_formats()))
+    for col, fmt in zip(cols, svc.export_formats()):
+        try:
+            data, name, mime = svc.export(run_id, fmt.id)
+        except services.ServiceError as e:
+            col.error(f"{fmt.label}: {e}")
+            continue
+        col.download_button(f"Download {fmt.label}", data=data, file_name=name, mime=mime, key=f"report.dl.{fmt.id}")
+        col.caption(f"{name} · {len(data):,} bytes")
+
+st.subheader("Preview")
+run_view.show(detail, compact=False)

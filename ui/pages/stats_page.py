@@ -1,0 +1,59 @@
+"""Engine stats: live charts from /metrics with the stall alert marked on the time axis."""
+from __future__ import annotations
+
+from datetime import datetime
+
+import streamlit as st
+
+from ui import services
+from ui.components import session, verdict
+
+svc = services.get()
+st.title("📈 Engine stats")
+st.caption("running / waiting, prompt tokens/s, KV cache usage and latency quantiles, scraped from /metrics. "
+           "A livelock (running ≥ 1, waiting 0, no progress) is marked on the time axis.")
+
+target = session.require_target()
+if target is None:
+    st.stop()
+if not svc.features().get("watch"):
+    st.info("Engine stats are not yet available in this build.")
+    st.stop()
+
+c1, c2, c3 = st.columns(3)
+live = c1.toggle("Live", value=True, key="stats.live")
+every = c2.number_input("Refresh every (s)", min_value=1.0, max_value=60.0, value=2.0, step=1.0, key="stats.every")
+stall_s = c3.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=10.0, step=1.0,
+                          key="stats.stall_s")
+if st.button("Reset the series", key="stats.reset"):
+    st.session_state.pop("stats.state", None)
+
+
+@st.fragment(run_every=float(every) if live else None)
+def live_chart() -> None:
+    """Only this fragment reruns on each tick, so the rest of the page stays usable."""
+    state = st.session_state.setdefault("stats.state", {})
+    try:
+        view = svc.stats_tick(target, state, stall_s=float(stall_s))
+    except services.ServiceError as e:
+        st.error(str(e))
+        return
+    if view.alert:
+        since = view.alert.get("since")
+        when = datetime.fromtimestamp(since).strftime("%H:%M:%S") if isinstance(since, (int, float)) else "?"
+        verdict.banner("fail", f"Stall: **{view.alert.get('kind')}** since {when} (running "
+                       f"{view.latest.get('num_requests_running', '?')}, waiting "
+                       f"{view.latest.get('num_requests_waiting', '?')}, no progress).")
+    else:
+        st.caption(f"No stall · {view.n_samples} samples · last scrape {datetime.now().strftime('%H:%M:%S')}")
+    if view.latest:
+        cols = st.columns(min(4, len(view.latest)) or 1)
+        for i, (k, v) in enumerate(list(view.latest.items())[:4]):
+            cols[i].metric(k, "—" if v is None else (f"{v:.2f}" if isinstance(v, float) else v))
+    if view.figure is not None:
+        st.plotly_chart(view.figure, key="stats.chart", width="stretch")
+    else:
+        st.info("Charts are not yet available in this build; the latest values are above.")
+
+
+live_chart()
