@@ -1,0 +1,63 @@
+"""``python -m triage report RUN_ID|latest --format md|html|json|bundle -o PATH``: export a stored run."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from triage.cli import add_db_arg
+from triage.export import FORMATS, default_filename, render
+from triage.findings import reaches
+from triage.store import Store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="export a stored run as Markdown, HTML, JSON or a support bundle",
+                       description="Export a stored run. Secrets (API keys, Authorization headers, "
+                                   "*_KEY/*_TOKEN values) are redacted in every format.")
+    p.add_argument("run", metavar="RUN_ID|latest", help="a run id, or 'latest'")
+    p.add_argument("--format", choices=FORMATS, default="md")
+    p.add_argument("-o", "--output", default=None,
+                   help="file to write ('-' = stdout); default: stdout for md/json, "
+                        "triage-run-ID.html / .zip for html/bundle")
+    p.add_argument("--redact", action="append", default=[], metavar="STRING",
+                   help="an exact string to redact besides the built-in patterns (repeatable)")
+    p.add_argument("--fail-on", choices=["warn", "fail"], default=None,
+                   help="exit 1 when the run's worst status reaches this level (default: never)")
+    add_db_arg(p)
+    p.set_defaults(func=run)
+
+
+def resolve_run_id(store: Store, ref: str) -> int | None:
+    if ref == "latest":
+        return store.latest_run_id()
+    return int(ref) if ref.isdigit() else None
+
+
+def run(args: argparse.Namespace) -> int:
+    store = Store(args.db)
+    run_id = resolve_run_id(store, args.run)
+    record = store.get_run(run_id) if run_id is not None else None
+    if record is None:
+        print(f"no run {args.run!r} in {store.url}", file=sys.stderr)
+        return 2
+    data = render(record, args.format, secrets=args.redact)
+    out = args.output
+    if out is None:
+        out = "-" if args.format in ("md", "json") else default_filename(run_id, args.format)
+    if out == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        try:
+            Path(out).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(out).expanduser().write_bytes(data)
+        except OSError as e:
+            print(f"cannot write {out}: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {out} ({len(data)} bytes): run {run_id}, {record.run.kind}, status {record.run.status}",
+              file=sys.stderr)
+    status = record.run.status
+    if args.fail_on and status in ("pass", "warn", "fail", "unknown", "error") and reaches(status, args.fail_on):
+        return 1
+    return 0

@@ -1,0 +1,166 @@
+"""One self-contained, offline HTML report: plotly.js inlined once, charts, findings, config, probes.
+
+Safety, in two layers:
+- every string from a server, log or user goes through html.escape; chart data sits in
+  ``<script type="application/json">`` blocks (never executed) with ``<``, ``>``, ``&`` and
+  U+2028/9 written as JSON escapes, and one small bootstrap script draws them. This is the
+  figure JSON of ``fig.to_html(full_html=False, include_plotlyjs=False)`` without its inline
+  per-chart scripts, so the page holds exactly two scripts;
+- a Content-Security-Policy allows only those two scripts (by sha256) and no network at all,
+  so even a string that escaped escaping could not run or phone home.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from typing import Any, Iterable
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from triage.export import view
+from triage.redact import redact_text
+
+CAPTURE_PREVIEW_BYTES = 32_000
+
+_BOOT = """(function () {
+  var nodes = document.querySelectorAll('script[type="application/json"][data-chart]');
+  for (var i = 0; i < nodes.length; i++) {
+    var fig = JSON.parse(nodes[i].textContent);
+    var div = document.getElementById(nodes[i].getAttribute('data-chart'));
+    Plotly.newPlot(div, fig.data || [], fig.layout || {}, {displaylogo: false, responsive: true});
+  }
+})();"""
+
+_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.2em;width:100%}th,td{border:1px solid #ddd;padding:4px 8px;
+text-align:left;vertical-align:top}th{background:#f4f4f4}code,pre{font:12px/1.4 ui-monospace,monospace}
+pre{background:#f7f7f7;padding:8px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-all}
+.st{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-weight:600;font-size:12px}
+.st-fail,.st-error{background:#c62828}.st-warn{background:#ef6c00}.st-unknown{background:#757575}
+.st-pass{background:#2e7d32}.verdict{font-size:18px;margin:.4em 0 1em}.chart{min-height:380px}"""
+
+
+def esc(s: Any) -> str:
+    return html.escape("" if s is None else str(s), quote=True)
+
+
+def badge(status: str) -> str:
+    return f'<span class="st st-{esc(status)}">{esc(status.upper())}</span>'
+
+
+def safe_json(obj: Any) -> str:
+    """JSON that cannot close its <script> element or start markup inside it."""
+    s = obj if isinstance(obj, str) else json.dumps(obj, default=str)
+    return (s.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[Any]], raw: bool = False) -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c if raw else esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def figures(doc: dict[str, Any]) -> list[tuple[str, go.Figure]]:
+    """The run's charts: engine stats over time and probe timelines, when there is data for them."""
+    from triage.export import charts_fallback
+    try:
+        from triage import charts  # issue 5's builders, when present
+    except ImportError:
+        charts = None  # type: ignore[assignment]
+    out = []
+    if doc.get("samples"):
+        build = charts.engine_stats_figure if charts else charts_fallback.engine_stats_figure
+        fig = build(charts_fallback.sample_rows(doc))
+        out.append(("Engine stats", fig))
+    if any((p.get("detail") or {}).get("samples") for p in doc.get("probes") or []):
+        build = charts.probe_timeline_figure if charts else charts_fallback.probe_timeline_figure
+        fig = build(charts_fallback.probe_rows(doc))
+        out.append(("Probe timelines", fig))
+    return out
+
+
+def _findings(doc: dict[str, Any]) -> str:
+    fs = view.sorted_findings(doc)
+    if not fs:
+        return "<p>No findings recorded.</p>"
+    rows = [(badge(f["status"]), f"<code>{esc(f['check'])}</code>", esc(f["title"]), esc(f.get("fix") or ""))
+            for f in fs]
+    parts = [_table(["status", "check", "title", "fix"], rows, raw=True)]
+    for f in fs:
+        inner = [f"<p>{esc(f['explanation'])}</p>" if f.get("explanation") else ""]
+        if f.get("evidence"):
+            inner.append("<pre>" + esc(json.dumps(f["evidence"], indent=2, sort_keys=True, default=str)) + "</pre>")
+        if f.get("fix"):
+            inner.append(f"<p><b>Fix:</b> {esc(f['fix'])}</p>")
+        if f.get("refs"):
+            inner.append("<p>Refs: " + ", ".join(f"<code>{esc(r)}</code>" for r in f["refs"]) + "</p>")
+        parts.append(f"<details><summary>{badge(f['status'])} {esc(f['title'])} "
+                     f"(<code>{esc(f['check'])}</code>)</summary>{''.join(inner)}</details>")
+    return "".join(parts)
+
+
+def _captures(doc: dict[str, Any]) -> str:
+    parts = []
+    for c in doc.get("captures") or []:
+        content = c.get("content") or ""
+        cut = content.encode()[:CAPTURE_PREVIEW_BYTES].decode("utf-8", "ignore")
+        more = "" if len(cut) == len(content) else f"\n… ({len(content.encode())} bytes in all; full text in the bundle)"
+        parts.append(f"<details><summary><code>{esc(c['kind'])}</code> {esc(c.get('name') or '')} "
+                     f"({esc(c.get('created_at') or '')})</summary><pre>{esc(cut + more)}</pre></details>")
+    return "".join(parts) or "<p>No raw captures.</p>"
+
+
+def _body(doc: dict[str, Any]) -> tuple[str, str]:
+    """(body HTML, chart data blocks); everything here is already escaped."""
+    v = view.verdict(doc)
+    counts = ", ".join(f"{n} {s}" for s, n in v.counts.items()) or "no findings"
+    charts_html, data_blocks = [], []
+    for i, (title, fig) in enumerate(figures(doc)):
+        cid = f"chart-{i}"
+        charts_html.append(f"<h3>{esc(title)}</h3><div class=\"chart\" id=\"{cid}\"></div>")
+        data_blocks.append(f'<script type="application/json" data-chart="{cid}">{safe_json(pio.to_json(fig))}</script>')
+    probes = view.probe_rows(doc)
+    stats = view.sample_summary(doc)
+    config = view.config_rows(doc)
+    body = "".join([
+        f"<h1>vLLM embedding triage: run {esc(doc['run'].get('id'))}</h1>",
+        f"<p class=\"verdict\">Verdict: {badge(v.status)} ({esc(counts)}): {esc(v.headline)}</p>",
+        _table(["", ""], view.target_rows(doc)),
+        "<h2>Findings</h2>", _findings(doc),
+        "<h2>Charts</h2>", "".join(charts_html) or "<p>No metric samples or probe timelines in this run.</p>",
+        "<h2>Probes</h2>",
+        _table(["probe", "outcome", "HTTP", "duration s", "verdict after s", "recovery"],
+               [(p["probe"], p["outcome"], p["http_status"], p["duration_s"], p["time_to_verdict_s"], p["recovery"])
+                for p in probes]) if probes else "<p>No probes ran.</p>",
+        ("<h2>Engine stats</h2>" + _table(["", ""], stats.items())) if stats else "",
+        "<h2>Effective config</h2>",
+        _table(["key", "value", "source", "detail"], config) if config else "<p>No effective config recorded.</p>",
+        "<h2>Raw captures</h2>", _captures(doc),
+        "<h2>Versions</h2>", _table(["component", "version"], view.versions(doc)),
+    ])
+    return body, "".join(data_blocks)
+
+
+def _sha256(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
+
+
+def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
+    secrets = tuple(s for s in secrets if s)
+    body, data = _body(doc)
+    body, data = redact_text(body, secrets), redact_text(data, secrets)
+    plotly_js = get_plotlyjs()
+    csp = (f"default-src 'none'; script-src {_sha256(plotly_js)} {_sha256(_BOOT)}; style-src 'unsafe-inline'; "
+           "img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
+    title = esc(f"vLLM triage run {doc['run'].get('id')}: {view.verdict(doc).status}")
+    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{title}</title><style>{_CSS}</style>"
+            f"<script>{plotly_js}</script></head>\n<body>{body}\n{data}<script>{_BOOT}</script></body></html>\n")
+    return page.encode("utf-8")

@@ -1,0 +1,182 @@
+"""The versioned JSON run document: build it from a stored run, render it, and import it back.
+
+The document is the one redacted view of a run that every exporter renders from (Markdown and
+HTML read it, the bundle packs it), so redaction happens once, here, before any formatting can
+hide a secret from the patterns (HTML escaping turns ``"Authorization": "Bearer x"`` into
+something the patterns no longer see).
+
+Round trip: ``to_document(get_run(import_run(store, doc)))`` equals ``doc`` except the
+database ids (``comparable()`` drops them) and ``exported_at``.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from sqlmodel import Session, select
+
+from triage import __version__
+from triage.findings import Finding, Status
+from triage.redact import redact_obj, redact_text
+from triage.store import Capture, FindingRow, MetricSample, ProbeResult, Run, RunRecord, Store, Target
+
+SCHEMA = "vllm-triage/1"  # equal to triage.cli.CLI_SCHEMA; the engine does not import the CLI
+DOCUMENT = "run"
+RUN_FORMAT = 1  # bump on any incompatible change of the document below
+
+SAMPLE_FIELDS = ("engine", "ts", "source", "num_requests_running", "num_requests_waiting",
+                 "kv_cache_usage_perc", "prompt_tokens_total", "request_success_total",
+                 "num_preemptions_total", "prompt_throughput")
+
+
+class ImportError_(ValueError):
+    """The file is not a run document this version can read."""
+
+
+def iso(dt: datetime | None) -> str | None:
+    """ISO-8601 in UTC; SQLite hands back naive datetimes that were written as UTC."""
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).isoformat()
+
+
+def parse_iso(s: str | None) -> datetime | None:
+    if not s:
+        return None
+    dt = datetime.fromisoformat(s)
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def _loads(s: str | None, default: Any) -> Any:
+    try:
+        return json.loads(s) if s else default
+    except ValueError:
+        return default
+
+
+def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """Everything in the run as plain JSON values, redacted (patterns and the exact secrets)."""
+    r, t = record.run, record.target
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "document": DOCUMENT,
+        "run_format": RUN_FORMAT,
+        "exported_at": iso(datetime.now(timezone.utc)),
+        "tool": {"name": "vllm-triage", "version": __version__},
+        "run": {"id": r.id, "kind": r.kind, "status": r.status, "started_at": iso(r.started_at),
+                "finished_at": iso(r.finished_at), "summary": r.summary,
+                "config": _loads(r.config_json, {}), "meta": _loads(r.meta_json, {})},
+        "target": None if t is None else {
+            "id": t.id, "url": t.url, "model": t.model, "truncate_prompt_tokens": t.truncate_prompt_tokens,
+            "cmdline": t.cmdline, "label": t.label, "created_at": iso(t.created_at)},
+        "findings": [f.to_dict() for f in record.findings],
+        "probes": [{"id": p.id, "probe": p.probe, "outcome": p.outcome, "started_at": iso(p.started_at),
+                    "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s,
+                    "http_status": p.http_status, "detail": _loads(p.detail_json, {})} for p in record.probes],
+        "samples": [{**{k: getattr(s, k) for k in SAMPLE_FIELDS}, "extra": _loads(s.extra_json, {})}
+                    for s in record.samples],
+        "captures": [{"id": c.id, "kind": c.kind, "name": c.name, "created_at": iso(c.created_at),
+                      "content": c.content} for c in record.captures],
+    }
+    return redact_obj(doc, tuple(s for s in secrets if s))
+
+
+def dumps(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
+    """Stable, pretty JSON; a last pass of the exact secrets over the text catches any escape form."""
+    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    return redact_text(text, tuple(s for s in secrets if s)).encode("utf-8") + b"\n"
+
+
+def render(record: RunRecord, secrets: Iterable[str] = ()) -> bytes:
+    return dumps(to_document(record, secrets), secrets)
+
+
+def comparable(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document without what an import legitimately changes: database ids and exported_at."""
+    d = json.loads(json.dumps(doc, default=str))
+    d.pop("exported_at", None)
+    d["run"].pop("id", None)
+    if d.get("target"):
+        d["target"].pop("id", None)
+    for key in ("probes", "captures"):
+        for item in d.get(key, []):
+            item.pop("id", None)
+    return d
+
+
+def validate(data: Any) -> dict[str, Any]:
+    """Check the envelope; raises ImportError_ with a message a user can act on."""
+    if not isinstance(data, dict) or data.get("document") != DOCUMENT:
+        raise ImportError_("not a vllm-triage run document (no \"document\": \"run\")")
+    if data.get("schema") != SCHEMA:
+        raise ImportError_(f"schema {data.get('schema')!r} is not {SCHEMA!r}")
+    if data.get("run_format") != RUN_FORMAT:
+        raise ImportError_(f"run_format {data.get('run_format')!r}: this version reads {RUN_FORMAT}")
+    if not isinstance(data.get("run"), dict):
+        raise ImportError_("the document has no run")
+    return data
+
+
+def _dumps(v: Any) -> str:
+    return json.dumps(v, default=str, sort_keys=True)
+
+
+def _target(s: Session, t: dict[str, Any]) -> int:
+    """Reuse an identical target (same url, model, truncation, cmdline, label), else add one."""
+    q = select(Target).where(Target.url == t["url"], Target.model == t.get("model"),
+                             Target.truncate_prompt_tokens == t.get("truncate_prompt_tokens"),
+                             Target.cmdline == t.get("cmdline"), Target.label == t.get("label"))
+    found = s.exec(q).first()
+    if found is not None and found.id is not None:
+        return found.id
+    row = Target(url=t["url"], model=t.get("model"), truncate_prompt_tokens=t.get("truncate_prompt_tokens"),
+                 cmdline=t.get("cmdline"), label=t.get("label"))
+    if t.get("created_at"):
+        row.created_at = parse_iso(t["created_at"])  # type: ignore[assignment]
+    s.add(row)
+    s.flush()
+    assert row.id is not None
+    return row.id
+
+
+def import_run(store: Store, data: dict[str, Any]) -> int:
+    """Write a run document into the store as a new run, in one transaction; returns its id.
+
+    Not through Store.add_*: those stamp "now" and commit per row, while an import must keep
+    the original times and land all-or-nothing. Everything is redacted again on the way in,
+    as every other write is.
+    """
+    doc = redact_obj(validate(data))
+    r = doc["run"]
+    with Session(store.engine) as s:
+        target_id = _target(s, doc["target"]) if doc.get("target") else None
+        run = Run(target_id=target_id, kind=r.get("kind") or "import", status=r.get("status") or "unknown",
+                  summary=r.get("summary") or "", config_json=_dumps(r.get("config") or {}),
+                  meta_json=_dumps(r.get("meta") or {}), finished_at=parse_iso(r.get("finished_at")))
+        if r.get("started_at"):
+            run.started_at = parse_iso(r["started_at"])  # type: ignore[assignment]
+        s.add(run)
+        s.flush()
+        run_id = run.id
+        assert run_id is not None
+        for seq, fd in enumerate(doc.get("findings") or []):
+            f = Finding.from_dict(fd)
+            s.add(FindingRow(run_id=run_id, seq=seq, check=f.check, status=Status(f.status).value, title=f.title,
+                             evidence_json=_dumps(f.evidence), fix=f.fix, refs_json=_dumps(f.refs),
+                             explanation=f.explanation, created_at=run.started_at))
+        for p in doc.get("probes") or []:
+            s.add(ProbeResult(run_id=run_id, probe=p["probe"], outcome=p["outcome"],
+                              started_at=parse_iso(p.get("started_at")) or run.started_at,
+                              duration_s=p.get("duration_s"), time_to_verdict_s=p.get("time_to_verdict_s"),
+                              http_status=p.get("http_status"), detail_json=_dumps(p.get("detail") or {})))
+        s.add_all(MetricSample(run_id=run_id, target_id=target_id, extra_json=_dumps(m.get("extra") or {}),
+                               **{k: m.get(k) for k in SAMPLE_FIELDS if m.get(k) is not None})
+                  for m in doc.get("samples") or [])
+        for c in doc.get("captures") or []:
+            s.add(Capture(run_id=run_id, kind=c["kind"], name=c.get("name") or "", content=c.get("content") or "",
+                          created_at=parse_iso(c.get("created_at")) or run.started_at))
+        s.commit()
+    return int(run_id)

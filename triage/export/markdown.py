@@ -1,0 +1,96 @@
+"""Ticket-ready Markdown: verdict, every finding with evidence and fix, config, probes, versions.
+
+Server-, log- and user-supplied strings go into code spans or fenced blocks (where Markdown
+renders nothing) or are escaped, so a model named ``<script>`` stays text in any tracker.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+from triage.export import view
+from triage.redact import redact_text
+
+# Intraword "_" and "()" render as text in CommonMark/GFM, so they stay readable unescaped.
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~]|(?<!\w)_|_(?!\w))")
+_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")
+
+
+def text(s: Any) -> str:
+    """Inline text: Markdown and HTML specials escaped, one line that cannot start a block."""
+    one_line = _MD_SPECIAL.sub(r"\\\1", str(s)).replace("\r", " ").replace("\n", " ")
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), one_line)
+
+
+def code(s: Any) -> str:
+    """An inline code span that survives any backticks inside and stays one table cell."""
+    s = str(s).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    if not s:
+        return ""
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{ticks}{pad}{s}{pad}{ticks}"
+
+
+def block(s: str, lang: str = "") -> str:
+    fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    return f"{fence}{lang}\n{s.rstrip()}\n{fence}"
+
+
+def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
+    head = list(header)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _finding(f: dict[str, Any]) -> str:
+    parts = [f"### {f['status'].upper()}: {text(f['title'])} ({code(f['check'])})"]
+    if f.get("explanation"):
+        parts.append(text(f["explanation"]))
+    if f.get("evidence"):
+        parts.append("Evidence:\n\n" + block(json.dumps(f["evidence"], indent=2, sort_keys=True, default=str), "json"))
+    if f.get("fix"):
+        parts.append(f"**Fix:** {text(f['fix'])}")
+    if f.get("refs"):
+        parts.append("Refs: " + ", ".join(code(r) for r in f["refs"]))
+    return "\n\n".join(parts)
+
+
+def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
+    v = view.verdict(doc)
+    counts = ", ".join(f"{n} {s}" for s, n in v.counts.items())
+    out = [f"# vLLM embedding triage: run {doc['run'].get('id')}",
+           f"**Verdict: {v.status.upper()}** ({counts or 'no findings'}): {text(v.headline)}",
+           table(["", ""], [(k, code(val)) for k, val in view.target_rows(doc)]),
+           "## Findings"]
+    findings = view.sorted_findings(doc)
+    if findings:
+        out.append(table(["status", "check", "title"],
+                         [(f["status"].upper(), code(f["check"]), text(f["title"])) for f in findings]))
+        out += [_finding(f) for f in findings]
+    else:
+        out.append("No findings recorded.")
+    out.append("## Effective config")
+    rows = view.config_rows(doc)
+    out.append(table(["key", "value", "source", "detail"],
+                     [(code(k), code(val), code(src), text(det)) for k, val, src, det in rows])
+               if rows else "No effective config recorded.")
+    out.append("## Probes")
+    probes = view.probe_rows(doc)
+    out.append(table(["probe", "outcome", "HTTP", "duration s", "verdict after s", "recovery"],
+                     [(code(p["probe"]), code(p["outcome"]), p["http_status"], p["duration_s"],
+                       p["time_to_verdict_s"], text(p["recovery"])) for p in probes])
+               if probes else "No probes ran.")
+    stats = view.sample_summary(doc)
+    if stats:
+        out += ["## Engine stats", table(["", ""], [(text(k), code(val)) for k, val in stats.items()])]
+    caps = doc.get("captures") or []
+    if caps:
+        out += ["## Raw captures", table(["kind", "name", "captured", "bytes"],
+                                         [(code(c["kind"]), code(c.get("name") or ""), c.get("created_at") or "",
+                                           str(len((c.get("content") or "").encode()))) for c in caps])]
+    out += ["## Versions", table(["component", "version"], [(code(k), code(val)) for k, val in view.versions(doc)])]
+    body = "\n\n".join(out) + "\n"
+    return redact_text(body, tuple(s for s in secrets if s)).encode("utf-8")

@@ -1,0 +1,127 @@
+"""What a report shows, computed once from the run document (Markdown and HTML only lay it out)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from triage.findings import Status, severity, worst
+
+STATUS_ORDER = [Status.FAIL, Status.ERROR, Status.WARN, Status.UNKNOWN, Status.PASS]
+
+# Versions worth a line in a ticket, in this order, from the effective config.
+VERSION_KEYS = ("vllm_version", "device", "gpu_name", "gpu_memory_total_bytes", "driver_version", "cuda_version")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    headline: str
+    counts: dict[str, int]
+
+
+def verdict(doc: dict[str, Any]) -> Verdict:
+    """The run's worst finding status (the stored one when no findings), with a count per status."""
+    findings = doc.get("findings") or []
+    counts = {s.value: 0 for s in STATUS_ORDER}
+    for f in findings:
+        counts[f["status"]] = counts.get(f["status"], 0) + 1
+    status = worst(f["status"] for f in findings).value if findings else (doc["run"].get("status") or "unknown")
+    bad = [f for f in findings if severity(f["status"]) >= 2]
+    if doc["run"].get("summary"):
+        headline = doc["run"]["summary"]
+    elif bad:
+        top = sorted(bad, key=lambda f: -severity(f["status"]))[0]
+        headline = f"{len(bad)} finding(s) need attention; worst: {top['title']}"
+    elif findings:
+        headline = "no finding needs attention"
+    else:
+        headline = "no findings recorded"
+    return Verdict(status=status, headline=headline, counts={k: v for k, v in counts.items() if v})
+
+
+def sorted_findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Worst first, then in the order the run produced them."""
+    fs = list(enumerate(doc.get("findings") or []))
+    return [f for _, f in sorted(fs, key=lambda p: (-severity(p[1]["status"]), p[0]))]
+
+
+def value_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def config_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(key, value, source, detail) for each effective config entry, sorted by key."""
+    rows = []
+    for key, entry in sorted((doc["run"].get("config") or {}).items()):
+        if isinstance(entry, dict) and "value" in entry:
+            rows.append((key, value_text(entry.get("value")), str(entry.get("source") or ""),
+                         str(entry.get("detail") or "")))
+        else:  # a bare value (or one redacted whole): show it, provenance unknown
+            rows.append((key, value_text(entry), "", ""))
+    return rows
+
+
+def versions(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """vLLM, hardware and tool versions from the config and run meta."""
+    config = doc["run"].get("config") or {}
+    out = []
+    for key in VERSION_KEYS:
+        entry = config.get(key)
+        if entry is not None:
+            out.append((key, value_text(entry.get("value") if isinstance(entry, dict) else entry)))
+    meta_versions = (doc["run"].get("meta") or {}).get("versions")
+    if isinstance(meta_versions, dict):
+        out += [(str(k), value_text(v)) for k, v in sorted(meta_versions.items())]
+    tool = doc.get("tool") or {}
+    out.append(("vllm-triage", str(tool.get("version", ""))))
+    return out
+
+
+def probe_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
+    rows = []
+    for p in doc.get("probes") or []:
+        rec = (p.get("detail") or {}).get("recovery") or {}
+        recovery = ""
+        if rec:
+            recovery = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(rec.items()) if v is not None)
+        rows.append({"probe": p["probe"], "outcome": p["outcome"],
+                     "http_status": "" if p.get("http_status") is None else str(p["http_status"]),
+                     "duration_s": _num(p.get("duration_s")),
+                     "time_to_verdict_s": _num(p.get("time_to_verdict_s")), "recovery": recovery})
+    return rows
+
+
+def sample_summary(doc: dict[str, Any]) -> dict[str, str]:
+    samples = doc.get("samples") or []
+    if not samples:
+        return {}
+    ts = [s["ts"] for s in samples]
+    out = {"samples": str(len(samples)), "span_s": _num(max(ts) - min(ts)),
+           "sources": ", ".join(sorted({str(s.get("source")) for s in samples}))}
+    for key in ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc"):
+        vals = [s[key] for s in samples if s.get(key) is not None]
+        if vals:
+            out[f"max {key}"] = _num(max(vals))
+    return out
+
+
+def target_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    t = doc.get("target") or {}
+    r = doc["run"]
+    rows = [("run", f"{r.get('id')} ({r.get('kind')})"), ("started", str(r.get("started_at") or "")),
+            ("finished", str(r.get("finished_at") or "not finished"))]
+    for key in ("url", "model", "truncate_prompt_tokens", "label", "cmdline"):
+        if t.get(key) not in (None, ""):
+            rows.append((key, str(t[key])))
+    return rows
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
