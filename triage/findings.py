@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 
-class Status(str, Enum):
+class Status(str, Enum):  # noqa: UP042 - str mixin keeps json.dumps and == "fail" working
     PASS = "pass"
     WARN = "warn"
     FAIL = "fail"
@@ -41,7 +42,7 @@ class Finding:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
         return cls(
             check=d["check"],
             status=Status(d["status"]),

@@ -66,7 +66,7 @@ class StallDetector:
         prev = self._prev
         if prev is None or prev.counters is None or s.counters is None:
             return False
-        return any(a != b for a, b in zip(prev.counters, s.counters))
+        return any(a != b for a, b in zip(prev.counters, s.counters, strict=False))
 
     def update(self, s: StallSample) -> StallState:
         shape = _shape(s)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 from platformdirs import user_data_dir
 from sqlalchemy import event, func
@@ -23,7 +24,7 @@ DB_ENV = "VLLM_TRIAGE_DB"
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Target(SQLModel, table=True):

@@ -28,7 +28,8 @@ def _vllm_pids() -> set[int]:
     return pids
 
 
-def test_up_on_missing_venv_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_up_on_missing_venv_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("VLLM_TRIAGE_LAB_DIR", str(tmp_path))
     before = _vllm_pids()
     assert main(["lab", "up", "--vllm", "0.30.0"]) == 2

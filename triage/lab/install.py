@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from triage.lab.errors import LabError
 from triage.lab.paths import logs_dir, venv_dir, venv_python

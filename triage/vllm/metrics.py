@@ -36,7 +36,8 @@ class EngineSnapshot:
     request_success_total: Optional[float] = None
     num_preemptions_total: Optional[float] = None
     iteration_count: Optional[float] = None
-    histograms: dict[str, dict[str, float]] = field(default_factory=dict)  # name -> {le: cumulative count, "sum", "count"}
+    # histogram name -> {le: cumulative count, "sum": …, "count": …}
+    histograms: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass
