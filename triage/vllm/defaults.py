@@ -14,6 +14,7 @@ GiB = 1 << 30
 # encoder-only architectures served for embeddings (bidirectional attention)
 ENCODER_ONLY_HINTS = ("bert", "roberta", "xlm-roberta", "xlmroberta", "minilm", "mpnet", "e5-", "bge-", "gte-",
                       "nomic-bert", "modernbert", "electra", "deberta")
+CAUSAL_HINTS = ("forcausallm", "qwen", "llama", "mistral", "gemma", "phi")
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,11 @@ def is_encoder_only(model: str | None, architecture: str | None = None) -> bool 
     text = f"{architecture or ''} {model or ''}".lower()
     if not text.strip():
         return None
+    # causal names first: gte-Qwen2 and e5-mistral are decoders despite their family prefix
+    if any(h in text for h in CAUSAL_HINTS):
+        return False
     if any(h in text for h in ENCODER_ONLY_HINTS):
         return True
-    if any(h in text for h in ("forcausallm", "qwen", "llama", "mistral", "gemma", "phi")):
-        return False
     return None
 
 

@@ -1,0 +1,166 @@
+"""The effective configuration: one value per canonical key, each carrying where it came from.
+
+Merge order (strongest first): server (what is running now), log (what the engine resolved at
+start-up), cmdline (what the user says they ran), nvml (this machine's GPUs), user (stated by the
+person triaging), then vLLM's default rules for values nobody stated. Disagreements between
+sources are kept as conflicts (the engine reports them as `config-conflict` findings).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from triage.sources import Fact, SourceResult
+from triage.vllm import defaults
+from triage.vllm.versions import parse_version
+
+PRIORITY = ("server", "log", "cmdline", "nvml", "user", "default-rule")
+
+# keys whose disagreement between sources is worth a finding
+CONFLICT_KEYS = ("vllm_version", "max_model_len", "max_num_batched_tokens", "enable_chunked_prefill",
+                 "enable_prefix_caching", "runner", "convert", "pooling_type", "dtype", "device",
+                 "gpu_memory_utilization", "tensor_parallel_size", "data_parallel_size", "model")
+
+
+@dataclass(frozen=True)
+class Conflict:
+    key: str
+    chosen: Fact
+    others: tuple[Fact, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "chosen": self.chosen.to_dict(), "others": [o.to_dict() for o in self.others]}
+
+
+@dataclass
+class EffectiveConfig:
+    values: dict[str, Fact] = field(default_factory=dict)
+    conflicts: list[Conflict] = field(default_factory=list)
+    stated_args: set[str] | None = None  # keys the user set explicitly, when a cmdline/log tells us
+    sources: dict[str, str] = field(default_factory=dict)  # source -> "ok" or why it gave nothing
+
+    def get(self, key: str, default: Any = None) -> Any:
+        f = self.values.get(key)
+        return default if f is None else f.value
+
+    def fact(self, key: str) -> Fact | None:
+        return self.values.get(key)
+
+    def has(self, key: str) -> bool:
+        return key in self.values
+
+    def set(self, fact: Fact) -> None:
+        self.values[fact.key] = fact
+
+    def evidence(self, *keys: str) -> dict[str, Any]:
+        """{key: {"value", "source", "detail"}} for the keys present, {key: None} for the missing."""
+        return {k: (self.values[k].to_dict() if k in self.values else None) for k in keys}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: f.to_dict() for k, f in sorted(self.values.items())}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EffectiveConfig":
+        """From {key: value} or {key: {"value", "source", "detail"}} (a table row in tests, a stored run)."""
+        cfg = cls()
+        for k, v in d.items():
+            if isinstance(v, dict) and "value" in v and "source" in v:
+                cfg.values[k] = Fact(k, v["value"], v["source"], v.get("detail", ""))
+            else:
+                cfg.values[k] = Fact(k, v, "user", "given")
+        return cfg
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        va, vb = parse_version(a), parse_version(b)
+        if va and vb and a[:1].isdigit() and b[:1].isdigit():
+            return va == vb
+        return a.strip().lower().replace("torch.", "") == b.strip().lower().replace("torch.", "")
+    return bool(a == b)
+
+
+def merge(results: Iterable[SourceResult], user: dict[str, Any] | None = None) -> EffectiveConfig:
+    """Merge source facts by PRIORITY, record conflicts, then fill unstated values by vLLM's default rules."""
+    results = list(results)
+    cfg = EffectiveConfig()
+    by_key: dict[str, list[Fact]] = {}
+    stated: set[str] | None = None
+    for r in results:
+        cfg.sources[r.source] = "ok" if r.unavailable is None else r.unavailable
+        for f in r.facts.values():
+            by_key.setdefault(f.key, []).append(f)
+        if r.stated_args is not None:
+            stated = (stated or set()) | r.stated_args
+    for k, v in (user or {}).items():
+        if v is not None:
+            by_key.setdefault(k, []).append(Fact(k, v, "user", "stated by the user"))
+    for key, facts in by_key.items():
+        facts.sort(key=lambda f: PRIORITY.index(f.source) if f.source in PRIORITY else len(PRIORITY))
+        chosen = facts[0]
+        cfg.values[key] = chosen
+        if key in CONFLICT_KEYS:
+            others = tuple(f for f in facts[1:] if not _same(f.value, chosen.value))
+            if others and not _explained(key, chosen, others):
+                cfg.conflicts.append(Conflict(key, chosen, others))
+    cfg.stated_args = stated
+    apply_default_rules(cfg)
+    return cfg
+
+
+def _explained(key: str, chosen: Fact, others: tuple[Fact, ...]) -> bool:
+    """Differences vLLM itself causes are not conflicts (e.g. it turns chunked prefill off for BERT)."""
+    if key == "model" and any(isinstance(o.value, str) and isinstance(chosen.value, str) and
+                              (o.value.endswith(chosen.value) or chosen.value.endswith(o.value)) for o in others):
+        return True
+    if key == "enable_chunked_prefill" and "without KVCache" in chosen.detail:
+        return True
+    return False
+
+
+def _rule(cfg: EffectiveConfig, key: str, value: Any, detail: str) -> None:
+    cfg.values[key] = Fact(key, value, "default-rule", detail)
+
+
+def _unstated(cfg: EffectiveConfig, key: str) -> bool:
+    """True when we know the user did not set `key` (a command line or the log's non-default args says so)."""
+    return cfg.stated_args is not None and key not in cfg.stated_args and key not in cfg.values
+
+
+def apply_default_rules(cfg: EffectiveConfig) -> None:
+    """Fill what vLLM would have chosen, only where we know the value was left to vLLM."""
+    if not cfg.has("runner") and cfg.get("convert") in ("embed", "classify"):
+        _rule(cfg, "runner", "pooling", f"--convert {cfg.get('convert')} implies the pooling runner")
+    encoder_only = defaults.is_encoder_only(cfg.get("model"), cfg.get("architecture"))
+    if encoder_only is not None and not cfg.has("encoder_only"):
+        _rule(cfg, "encoder_only", encoder_only, f"model name {cfg.get('model')!r}")
+    if not cfg.has("pooling_type") and cfg.get("runner") == "pooling" and encoder_only is False \
+            and cfg.get("convert") == "embed":
+        _rule(cfg, "pooling_type", "LAST", "causal LM with --convert embed: LAST pooling (seen in 0.31/0.32 logs)")
+    if cfg.get("runner") == "pooling":
+        rule = defaults.chunked_prefill_default(encoder_only=encoder_only, pooling_type=cfg.get("pooling_type"))
+        if rule is not None:
+            for key in ("enable_chunked_prefill", "enable_prefix_caching"):
+                if _unstated(cfg, key):
+                    _rule(cfg, key, rule.value, rule.detail)
+    if _unstated(cfg, "max_num_batched_tokens"):
+        tp = int(cfg.get("tensor_parallel_size") or 1) * int(cfg.get("pipeline_parallel_size") or 1)
+        rule = defaults.max_num_batched_tokens_default(
+            device=cfg.get("device"), gpu_name=cfg.get("gpu_name"),
+            gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"), world_size=tp)
+        if rule is not None:
+            value, detail = int(rule.value), rule.detail  # type: ignore[call-overload]
+            if cfg.get("performance_mode") == "throughput":
+                value, detail = value * 2, detail + "; x2 for --performance-mode throughput"
+            mml = cfg.get("max_model_len")
+            if cfg.get("enable_chunked_prefill") is False and isinstance(mml, int):
+                r2 = defaults.budget_with_chunked_prefill_off(mml, value)
+                value, detail = int(r2.value), f"{detail}; {r2.detail}"  # type: ignore[call-overload]
+            _rule(cfg, "max_num_batched_tokens", value, detail)
+    t = cfg.get("truncate_prompt_tokens")
+    mml = cfg.get("max_model_len")
+    if t == -1 and isinstance(mml, int):
+        _rule(cfg, "truncate_effective", mml, "truncate_prompt_tokens -1 means max_model_len for pooling")
+    elif isinstance(t, int) and t != -1:
+        cfg.values["truncate_effective"] = Fact("truncate_effective", t, cfg.values["truncate_prompt_tokens"].source,
+                                                "as sent by the client")

@@ -1,0 +1,242 @@
+"""The `vllm serve` command line as pasted text (also `docker run … vllm/vllm-openai … args` and
+`python -m vllm.entrypoints.openai.api_server …`), parsed the way vLLM's FlexibleArgumentParser does.
+
+Unknown options and guide myths become facts (`cmdline_unknown_flags`, `cmdline_myths`) that the
+`flags` check turns into findings; the API key's value is never kept.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+from typing import Any
+
+from triage.sources import RawCapture, SourceResult
+from triage.vllm import flags as vflags
+from triage.vllm.versions import parse_version
+
+SOURCE = "cmdline"
+
+# dest -> canonical config key (CONTRACTS.md) where they differ
+_KEY = {"model_tag": "model", "runner": "runner"}
+_INT_KEYS = {"max_model_len", "max_num_batched_tokens", "max_num_seqs", "tensor_parallel_size",
+             "data_parallel_size", "pipeline_parallel_size", "kv_cache_memory_bytes", "port", "block_size"}
+_FLOAT_KEYS = {"gpu_memory_utilization"}
+_JSON_KEYS = {"hf_overrides", "pooler_config", "compilation_config", "speculative_config", "kv_transfer_config",
+              "override_generation_config", "attention_config", "limit_mm_per_prompt"}
+
+# docker run options that take a value (the image is the first bare token after them)
+_DOCKER_VALUE_OPTS = {"-p", "--publish", "-e", "--env", "-v", "--volume", "--name", "--gpus", "--ipc", "--shm-size",
+                      "--runtime", "--network", "--net", "--entrypoint", "-w", "--workdir", "--mount", "--env-file",
+                      "--device", "--ulimit", "-u", "--user", "--platform", "--cpus", "-m", "--memory", "--restart",
+                      "-l", "--label", "--log-driver", "--log-opt", "-h", "--hostname", "--security-opt",
+                      "--cap-add", "--cap-drop", "--add-host", "--pull", "--cpuset-cpus", "--group-add"}
+
+
+def human_int(text: str) -> int:
+    """vLLM's human-readable ints: '32768', '32k' (x1000), '32K' (x1024), '1m'/'1M', '1e4'."""
+    t = text.strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", t)
+    if not m:
+        return int(float(t))
+    num, suf = float(m.group(1)), m.group(2)
+    mult = {"": 1, "k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3}[suf]
+    return int(num * mult)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text
+
+
+def _tokens(text: str) -> list[str]:
+    text = re.sub(r"\\\r?\n", " ", text)
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    joined = " ".join(lines)
+    try:
+        return shlex.split(joined, comments=False)
+    except ValueError:  # unbalanced quotes: fall back to whitespace split
+        return joined.split()
+
+
+def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
+    """Find where vLLM's own arguments begin, noting the launcher and any myth command."""
+    myths: list[dict[str, str]] = []
+    for i, tok in enumerate(tokens):
+        base = tok.rsplit("/", 1)[-1]
+        if base in vflags.MYTH_COMMANDS:
+            myths.append({"token": tok, "why": vflags.MYTH_COMMANDS[base]})
+            rest = tokens[i + 1:]
+            if rest and rest[0] in vflags.MYTH_COMMANDS:
+                myths.append({"token": rest[0], "why": vflags.MYTH_COMMANDS[rest[0]]})
+                rest = rest[1:]
+            res.add("cmdline_myths", myths, "command")
+            res.add("launcher", "unknown-command", tok)
+            return rest
+        if base == "vllm" and i + 1 < len(tokens) and tokens[i + 1] == "serve":
+            res.add("launcher", "vllm serve", "command")
+            return tokens[i + 2:]
+        if "vllm.entrypoints.openai.api_server" in tok or "vllm.entrypoints.api_server" in tok:
+            res.add("launcher", tok, "python -m entry point (deprecated)")
+            return tokens[i + 1:]
+        if base == "docker" and i + 1 < len(tokens) and tokens[i + 1] == "run":
+            return _after_docker_image(tokens[i + 2:], res)
+    return tokens
+
+
+def _after_docker_image(tokens: list[str], res: SourceResult) -> list[str]:
+    i = 0
+    env: dict[str, str] = {}
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("-"):
+            name = tok.split("=", 1)[0]
+            if name in ("-e", "--env"):
+                val = tok.split("=", 1)[1] if "=" in tok else (tokens[i + 1] if i + 1 < len(tokens) else "")
+                k, _, v = val.partition("=")
+                env[k] = "[REDACTED]" if re.search(r"(?i)key|token|secret|password", k) else v
+            if "=" not in tok and name in _DOCKER_VALUE_OPTS:
+                i += 2
+            else:
+                i += 1
+            continue
+        image = tok
+        res.add("launcher", "docker", f"image {image}")
+        res.add("docker_image", image, "docker run")
+        tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
+        if parse_version(tag):
+            res.add("vllm_version", tag.lstrip("v"), f"docker image tag {image}")
+        if env:
+            res.add("docker_env", env, "docker run -e")
+            if "VLLM_API_KEY" in env:
+                res.add("api_key_required", True, "docker -e VLLM_API_KEY")
+        rest = tokens[i + 1:]
+        if len(rest) >= 2 and rest[0] == "vllm" and rest[1] == "serve":
+            rest = rest[2:]
+        return rest
+    return []
+
+
+def _convert(dest: str, raw: Any) -> Any:
+    if isinstance(raw, list):
+        return raw
+    if raw is True or raw is False:
+        return raw
+    try:
+        if dest in _INT_KEYS:
+            return human_int(raw)
+        if dest in _FLOAT_KEYS:
+            return float(raw)
+    except ValueError:
+        return raw
+    if dest in _JSON_KEYS:
+        return _loads(raw)
+    return raw
+
+
+def _is_option(tok: str) -> bool:
+    return tok.startswith("-") and tok != "-" and not re.fullmatch(r"-\d+(\.\d+)?", tok)
+
+
+def parse_args(args: list[str]) -> tuple[dict[str, Any], list[dict[str, str]], list[str]]:
+    """(dest -> value, unknown options with why, positionals) from vLLM's own argument tokens."""
+    values: dict[str, Any] = {}
+    unknown: list[dict[str, str]] = []
+    positionals: list[str] = []
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        i += 1
+        if not _is_option(tok):
+            positionals.append(tok)
+            continue
+        opt, eq, inline = tok.partition("=")
+        if re.fullmatch(r"-O\d?", opt) or opt.startswith("-O."):
+            values["compilation_config_O"] = opt[2:] or inline
+            continue
+        dotted = None
+        if opt.startswith("--") and "." in opt:
+            opt, dotted = opt.split(".", 1)
+        spec, negated = vflags.lookup(opt)
+        if spec is None:
+            why = vflags.MYTH_FLAGS.get(vflags.normalize_option(opt), "vLLM's parser has no such option "
+                                        f"(checked against vllm serve {', '.join(vflags.read_from())}); "
+                                        "vllm serve would exit with 'unrecognized arguments'.")
+            unknown.append({"option": opt, "why": why})
+            if not eq and i < len(args) and not _is_option(args[i]):
+                i += 1  # its value, most likely
+            continue
+        if spec.kind in ("flag", "bool-optional"):
+            values[spec.dest] = not negated if spec.kind == "bool-optional" else True
+            if eq:
+                values[spec.dest] = inline.lower() in ("1", "true", "yes")
+            continue
+        if eq:
+            raw: Any = inline
+        elif spec.nargs == "+":
+            raw = []
+            while i < len(args) and not _is_option(args[i]):
+                raw.append(args[i])
+                i += 1
+        elif spec.nargs == "?" and (i >= len(args) or _is_option(args[i])):
+            raw = None
+        else:
+            raw = args[i] if i < len(args) else None
+            i += 1
+        if dotted is not None:
+            cur = values.get(spec.dest) if isinstance(values.get(spec.dest), dict) else {}
+            node = cur
+            parts = dotted.split(".")
+            for p in parts[:-1]:
+                node = node.setdefault(p, {})
+            node[parts[-1]] = _loads(raw) if isinstance(raw, str) else raw
+            values[spec.dest] = cur
+        else:
+            values[spec.dest] = _convert(spec.dest, raw)
+    return values, unknown, positionals
+
+
+def collect(text: str) -> SourceResult:
+    """Parse pasted command-line text into facts with source 'cmdline'."""
+    res = SourceResult(SOURCE)
+    res.captures.append(RawCapture("cmdline", "command line", text))
+    tokens = _tokens(text)
+    if not tokens:
+        res.unavailable = "empty command line"
+        return res
+    args = _locate_args(tokens, res)
+    values, unknown, positionals = parse_args(args)
+    if unknown:
+        res.add("cmdline_unknown_flags", unknown, "not in vllm serve's parser")
+    if positionals and "model" not in values:
+        values["model"] = positionals[0]
+    if "model_tag" in values:
+        values.setdefault("model", values.pop("model_tag"))
+    if "api_key" in values:
+        values.pop("api_key")
+        res.add("api_key_required", True, "--api-key on the command line")
+    stated: set[str] = set()
+    for dest, val in values.items():
+        key = _KEY.get(dest, dest)
+        if key == "served_model_name" and isinstance(val, list):
+            val = val[0] if val else None
+        res.add(key, val, f"--{dest.replace('_', '-')}")
+        stated.add(key)
+    hf = values.get("hf_overrides")
+    if isinstance(hf, dict) and "is_matryoshka" in hf:
+        res.add("is_matryoshka", bool(hf["is_matryoshka"]), "--hf-overrides is_matryoshka")
+    pc = values.get("pooler_config")
+    if isinstance(pc, dict):
+        pt = pc.get("seq_pooling_type") or pc.get("pooling_type")
+        if pt:
+            res.add("pooling_type", str(pt).upper(), "--pooler-config")
+            stated.add("pooling_type")
+    res.add("cmdline_args", {k: v for k, v in values.items() if k != "api_key"}, "parsed arguments")
+    res.stated_args = stated
+    return res
