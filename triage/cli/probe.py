@@ -1,0 +1,107 @@
+"""``python -m triage probe``: live probes (seed matrix, conformance, throughput) against a vLLM server."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.findings import Status, reaches
+from triage.probes import (HANG_REASON, SETS, HangNotAllowed, ProbeEvent, ProbeRunResult, ProbeTarget,
+                           resolve_sets, run_probes)
+from triage.store import Store
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("probe", help="send live probes: the #55427 seed matrix, API conformance, throughput",
+                       description="Send live probes to a vLLM embedding server while watching /metrics. "
+                                   "The seed matrix can hang vLLM <= 0.31.0 until aborted: it needs --allow-hang.")
+    p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
+    p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")
+    p.add_argument("--set", dest="sets", action="append", choices=[*SETS, "all"],
+                   help="probe set (repeatable; default: conformance)")
+    p.add_argument("--only", action="append", metavar="GLOB", help="run only probes whose name matches (repeatable)")
+    p.add_argument("--allow-hang", action="store_true",
+                   help="allow the seed matrix, which may livelock the server until the probe aborts it")
+    p.add_argument("--stall-seconds", type=float, default=5.0, help="no progress this long = stall (default 5)")
+    p.add_argument("--deadline", type=float, default=30.0, help="seconds before an unstalled probe is slow (default 30)")
+    p.add_argument("--scrape-interval", type=float, default=1.0, help="seconds between /metrics scrapes (default 1)")
+    p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_db_arg(p)
+    add_format_args(p)
+    p.set_defaults(func=run)
+
+
+def _progress(quiet: bool) -> Any:
+    def on_event(e: ProbeEvent) -> None:
+        if quiet:
+            return
+        if e.kind == "probe-started":
+            print(f"… {e.probe}: {e.data.get('description', '')}", file=sys.stderr, flush=True)
+        elif e.kind == "aborted":
+            print(f"  aborted {e.probe} at {e.data['aborted_at_s']} s ({e.data['verdict']})", file=sys.stderr, flush=True)
+        elif e.kind == "verdict":
+            print(f"  {e.probe}: {e.data['outcome']} after {e.data['time_to_verdict_s']} s", file=sys.stderr, flush=True)
+    return on_event
+
+
+def to_json(result: ProbeRunResult, sets: list[str]) -> dict[str, Any]:
+    return {"schema": CLI_SCHEMA, "command": "probe", "run_id": result.run_id, "target": result.target,
+            "sets": sets, "status": result.status.value,
+            "outcomes": [{k: v for k, v in o.to_dict().items() if k != "detail"} |
+                         {"recovery": o.recovery} for o in result.outcomes],
+            "findings": [f.to_dict() for f in result.findings]}
+
+
+def to_text(result: ProbeRunResult) -> str:
+    t = result.target
+    lines = [f"vLLM {t.get('vllm_version') or '?'} at {t.get('url')} model {t.get('model')} "
+             f"max_model_len {t.get('max_model_len')}  (run {result.run_id})", ""]
+    for o in result.outcomes:
+        rec = ""
+        if o.recovery:
+            r = o.recovery
+            rec = (f"  aborted at {r['aborted_at_s']} s, recovered at {r['recovered_s']} s" if r.get("recovered")
+                   else "  NOT RECOVERED")
+        lines.append(f"  {o.outcome:<13} {o.probe:<40} {o.time_to_verdict_s if o.time_to_verdict_s is not None else '-'} s{rec}")
+    lines.append("")
+    for f in result.findings:
+        lines.append(f"[{Status(f.status).value.upper():<7}] {f.check}: {f.title}")
+        if f.fix and f.status in (Status.FAIL, Status.WARN, Status.ERROR):
+            lines.append(f"          fix: {f.fix}")
+    lines.append(f"\nstatus: {result.status.value}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    sets = resolve_sets(args.sets or ["conformance"])
+    if "seed" in sets and not args.allow_hang:
+        if args.sets and "all" in args.sets and len(sets) > 1:
+            sets = [s for s in sets if s != "seed"]
+            print(f"skipping the seed matrix: {HANG_REASON}", file=sys.stderr)
+        else:
+            print(f"refusing to run the seed matrix: {HANG_REASON}", file=sys.stderr)
+            return 2
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            print(f"environment variable {args.api_key_env} is not set or empty", file=sys.stderr)
+            return 2
+    spec = ProbeTarget(url=args.url, model=args.model, api_key=api_key, verify_tls=not args.insecure)
+    store = Store(args.db) if args.db else Store()
+    try:
+        result = run_probes(spec, sets, args.allow_hang, args.stall_seconds, args.deadline, store,
+                            _progress(args.quiet or args.format == "json"), scrape_s=args.scrape_interval,
+                            only=args.only)
+    except HangNotAllowed as e:
+        print(f"refusing to run the seed matrix: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(to_json(result, sets), indent=1, default=str) if args.format == "json" else to_text(result))
+    if any(f.check == "probe-target" for f in result.findings):
+        return 2
+    return 1 if any(reaches(f.status, args.fail_on) for f in result.findings) else 0

@@ -1,0 +1,52 @@
+"""What every probe set gets: the client, the target's model and max_model_len, inputs, the monitor."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from triage.probes.client import ProbeClient
+from triage.probes.inputs import LongText, long_text, new_salt, short_text
+from triage.probes.runner import EventSink, MonitorConfig, ProbeOutcome, observe
+
+
+@dataclass
+class ProbeContext:
+    pc: ProbeClient
+    model: str
+    max_model_len: int
+    vllm_version: Optional[str]
+    cfg: MonitorConfig
+    on_event: Optional[EventSink] = None
+    model_root: Optional[str] = None
+
+    def short(self) -> str:
+        return short_text()
+
+    async def long(self, margin: int | None = None) -> LongText:
+        """A fresh LONG text (new salt each call, so no two probes share a prefix)."""
+        return await long_text(lambda t: self.pc.token_count(self.model, t), self.max_model_len,
+                               salt=new_salt(), margin=margin)
+
+    async def texts(self, kinds: tuple[str, ...]) -> tuple[list[str], list[int | None]]:
+        """Texts for SHORT/LONG labels, with the LONG ones' token counts (None for SHORT)."""
+        out: list[str] = []
+        counts: list[int | None] = []
+        for k in kinds:
+            if k == "LONG":
+                lt = await self.long()
+                out.append(lt.text)
+                counts.append(lt.token_count)
+            else:
+                out.append(self.short())
+                counts.append(None)
+        return out, counts
+
+    def body(self, input_: Any, **params: Any) -> dict[str, Any]:
+        return {"model": self.model, "input": input_, **{k: v for k, v in params.items() if v is not None}}
+
+    def short_body(self) -> dict[str, Any]:
+        return self.body(self.short())
+
+    async def monitored(self, probe: str, set_name: str, bodies: list[dict[str, Any]],
+                        description: str = "") -> ProbeOutcome:
+        return await observe(self.pc, probe, set_name, bodies, self.cfg, self.short_body, self.on_event, description)

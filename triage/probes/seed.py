@@ -1,0 +1,146 @@
+"""The seed matrix of vllm #55427 (opt-in: it can hang a server <= 0.31.0 until aborted).
+
+Cases: [SHORT], [LONG], [LONG, SHORT], [SHORT, LONG] with truncate_prompt_tokens =
+max_model_len (the report's setting), max_model_len - 1 (the workaround: must pass) and -1
+(maps to max_model_len for pooling), plus a concurrent variant (several [SHORT, LONG] at once,
+so in-flight tokens approach the batch budget). Facts: shared/reference/vllm-embedding-facts.md §1.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Iterable
+
+from triage.findings import Finding, Status
+from triage.probes.context import ProbeContext
+from triage.probes.runner import HTTP_ERROR, OK, SLOW, ProbeOutcome
+from triage.stall import LIVELOCK, STUCK_WAITING
+
+SET = "seed"
+LIVELOCK_REFS = ["vllm#55427", "vllm#48039 (fix, in 0.32.0)", "vllm#47971", "vllm#29496",
+                 "buggy: 0.25.1-0.31.0 (and 0.10.2-0.23.0)"]
+LIVELOCK_FIX = ("Upgrade vLLM to >= 0.32.0 (fix PR #48039); until then send truncate_prompt_tokens = "
+                "max_model_len - 1 instead of max_model_len or -1, or serve without chunked prefill "
+                "(--no-enable-chunked-prefill; costs memory: the budget becomes max(max_model_len, default)). "
+                "Abort the stuck request (close the client connection) to free the engine now; "
+                "nvidia-smi --gpu-reset is the wrong tool (the GPU is idle).")
+STUCK_FIX = ("A prompt longer than the batch budget that cannot be chunked never gets scheduled. Raise "
+             "--max-num-batched-tokens to at least max_model_len (or drop the budget override), or "
+             "truncate inputs below the budget. For encoder-only models (BERT) vLLM turns chunked "
+             "prefill off, so --enable-chunked-prefill does not help; see also vllm#39734 (KV capacity).")
+CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class SeedCase:
+    name: str
+    inputs: tuple[str, ...]
+    truncate_prompt_tokens: int
+    concurrency: int = 1
+
+    @property
+    def description(self) -> str:
+        base = f"[{', '.join(self.inputs)}] truncate_prompt_tokens={self.truncate_prompt_tokens}"
+        return f"{self.concurrency} x {base} at once" if self.concurrency > 1 else base
+
+
+def seed_cases(max_model_len: int, only: Iterable[str] | None = None) -> list[SeedCase]:
+    """The matrix for this max_model_len; ``only`` keeps names matching any glob pattern."""
+    cases = []
+    for trunc in (max_model_len, max_model_len - 1, -1):
+        for inputs in (("SHORT",), ("LONG",), ("LONG", "SHORT"), ("SHORT", "LONG")):
+            cases.append(SeedCase(f"seed-{'-'.join(i.lower() for i in inputs)}-t{trunc}", inputs, trunc))
+    cases.append(SeedCase(f"seed-concurrent{CONCURRENCY}-short-long-t{max_model_len}", ("SHORT", "LONG"),
+                          max_model_len, CONCURRENCY))
+    pats = list(only or [])
+    return [c for c in cases if not pats or any(fnmatch.fnmatch(c.name, p) for p in pats)]
+
+
+async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
+    outcomes: list[ProbeOutcome] = []
+    for case in seed_cases(ctx.max_model_len, only):
+        bodies, tokens = [], []
+        for _ in range(case.concurrency):
+            texts, counts = await ctx.texts(case.inputs)
+            bodies.append(ctx.body(texts, truncate_prompt_tokens=case.truncate_prompt_tokens))
+            tokens.append(counts)
+        out = await ctx.monitored(case.name, SET, bodies, case.description)
+        out.extra.update({"inputs": list(case.inputs), "truncate_prompt_tokens": case.truncate_prompt_tokens,
+                          "concurrency": case.concurrency, "input_tokens_before_truncation": tokens[0]})
+        outcomes.append(out)
+        yield out
+    for f in seed_findings(outcomes, ctx.max_model_len, ctx.vllm_version):
+        yield f
+
+
+def _evidence(o: ProbeOutcome, max_model_len: int, version: str | None) -> dict[str, Any]:
+    return {"probe": o.probe, "case": o.description, "outcome": o.outcome, "time_to_verdict_s": o.time_to_verdict_s,
+            "samples": o.samples, "recovery": o.recovery, "health_during_stall": o.extra.get("health_during_stall"),
+            "truncate_prompt_tokens": o.extra.get("truncate_prompt_tokens"), "max_model_len": max_model_len,
+            "vllm_version": version, "source": "live probe: POST /v1/embeddings while scraping GET /metrics"}
+
+
+def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str | None) -> list[Finding]:
+    """Pure: findings from the matrix outcomes (probe-livelock, probe-stuck-waiting, probe-recovery, probe-matrix)."""
+    out: list[Finding] = []
+    ran = [o for o in outcomes if o.outcome != "skipped"]
+    livelocks = [o for o in ran if o.outcome == LIVELOCK]
+    stuck = [o for o in ran if o.outcome == STUCK_WAITING]
+    for o in livelocks:
+        out.append(Finding(
+            "probe-livelock", Status.FAIL,
+            f"{o.description}: livelock (vllm #55427): running >= 1, waiting 0, no progress; verdict after "
+            f"{o.time_to_verdict_s} s", _evidence(o, max_model_len, version), LIVELOCK_FIX, LIVELOCK_REFS,
+            "A pooling request of exactly max_model_len tokens that is admitted as a partial chunk reaches "
+            "max_model_len - 1 computed tokens and is then scheduled 0 tokens every step "
+            "(vllm/v1/core/sched/scheduler.py reserves a sampled-token slot pooling never uses). "
+            "/health keeps answering 200 meanwhile."))
+    if not livelocks and ran:
+        out.append(Finding("probe-livelock", Status.PASS, f"no livelock in {len(ran)} seed probes",
+                           {"cases": {o.probe: o.outcome for o in ran}, "vllm_version": version,
+                            "max_model_len": max_model_len}, refs=["vllm#55427"]))
+    for o in stuck:
+        out.append(Finding(
+            "probe-stuck-waiting", Status.FAIL,
+            f"{o.description}: stuck waiting (running 0, waiting >= 1, no progress): not #55427",
+            _evidence(o, max_model_len, version), STUCK_FIX, ["vllm#39734"],
+            "The request never leaves the WAITING queue: the scheduler cannot admit it at all (e.g. a "
+            "prompt longer than max_num_batched_tokens with chunked prefill off). This is a different "
+            "bug from the #55427 livelock, which shows running 1, waiting 0."))
+    aborted = [o for o in ran if o.recovery is not None]
+    failed = [o for o in aborted if not o.recovery.get("recovered")]  # type: ignore[union-attr]
+    for o in failed:
+        out.append(Finding("probe-recovery", Status.FAIL,
+                           f"{o.probe}: the server did not recover after the abort",
+                           {"probe": o.probe, "recovery": o.recovery, "outcome": o.outcome},
+                           "Restart the server; look for other stuck clients (the gauges did not return to 0 "
+                           "or a fresh request failed).", ["vllm#55427"]))
+    if aborted and not failed:
+        times = [o.recovery["recovered_after_abort_s"] for o in aborted]  # type: ignore[index]
+        out.append(Finding("probe-recovery", Status.PASS,
+                           f"recovered after every abort ({len(aborted)}), within {max(times)} s",
+                           {"recoveries": {o.probe: o.recovery for o in aborted},
+                            "guide_claim": "`nvidia-smi --gpu-reset` as a fix", "verdict": "refuted",
+                            "why": "closing the client connection alone freed the engine"}))
+    out.append(matrix_finding(ran, max_model_len, version))
+    return out
+
+
+def matrix_finding(ran: list[ProbeOutcome], max_model_len: int, version: str | None) -> Finding:
+    cases = {o.probe: {"case": o.description, "outcome": o.outcome, "time_to_verdict_s": o.time_to_verdict_s,
+                       "http_status": o.http_status} for o in ran}
+    workaround = [o for o in ran if o.extra.get("truncate_prompt_tokens") == max_model_len - 1]
+    workaround_ok = all(o.outcome == OK for o in workaround) if workaround else None
+    hangs = [o for o in ran if o.outcome in (LIVELOCK, STUCK_WAITING)]
+    soft = [o for o in ran if o.outcome in (HTTP_ERROR, SLOW, "unreachable")]
+    status = Status.FAIL if hangs else Status.WARN if soft else Status.PASS
+    kinds = sorted({o.outcome for o in hangs})
+    title = (f"seed matrix: {len(hangs)} of {len(ran)} cases hang ({', '.join(kinds)})" if hangs
+             else f"seed matrix: {len(ran) - len(soft)} of {len(ran)} cases ok")
+    if workaround_ok is not None:
+        title += "; truncate to max_model_len - 1 " + ("passes" if workaround_ok else "does NOT pass")
+    return Finding("probe-matrix", status, title,
+                   {"cases": cases, "workaround_ok": workaround_ok, "max_model_len": max_model_len,
+                    "vllm_version": version},
+                   LIVELOCK_FIX if any(o.outcome == LIVELOCK for o in hangs) else (STUCK_FIX if hangs else ""),
+                   ["vllm#55427"])
