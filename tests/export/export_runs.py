@@ -11,11 +11,19 @@ from __future__ import annotations
 import ast
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from triage.findings import Finding, Status
-from triage.store import Capture, MetricSample, ProbeResult, Run, RunRecord, Store, Target
+from triage.store import (
+    Capture,
+    MetricSample,
+    ProbeResult,
+    Run,
+    RunRecord,
+    Store,
+    Target,
+)
 from triage.vllm.metrics import parse_metrics
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "0.31.0-tiny-qwen3-livelock"
@@ -23,11 +31,16 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "0.31.0-tiny-
 # The page recorded at each offset (s) from sending the [SHORT, LONG] request; the abort was at 12 s.
 PAGES = {0.0: "metrics-after-requests.txt", 3.0: "metrics-livelock-3s.txt", 9.0: "metrics-livelock-9s.txt",
          14.0: "metrics-after-abort.txt"}
-T0 = datetime(2026, 11, 29, 21, 2, 40, tzinfo=timezone.utc).timestamp()
+T0 = datetime(2026, 11, 29, 21, 2, 40, tzinfo=UTC).timestamp()
 
 SCRIPT = "<script>window.__pwned = 1</script>"
 API_KEY = "tk-9f8e7d6c5b4a39281706"  # no sk- prefix: only context (or the exact string) can catch it
 HF_TOKEN = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+
+
+def raw(name: str) -> str:
+    """A recorded file exactly as captured (read_text would turn the log's progress-bar \\r into \\n)."""
+    return (REAL / name).read_bytes().decode("utf-8")
 
 
 def recorded(name: str) -> dict:
@@ -39,7 +52,7 @@ def served_model() -> str:
 
 
 def log_text() -> str:
-    return (REAL / "server.log").read_text()
+    return raw("server.log")
 
 
 def non_default_args() -> dict:
@@ -68,7 +81,7 @@ def effective_config() -> dict:
 def samples() -> list[MetricSample]:
     out = []
     for t, name in PAGES.items():
-        for eng in parse_metrics((REAL / name).read_text()).engines.values():
+        for eng in parse_metrics(raw(name)).engines.values():
             out.append(MetricSample(engine=eng.engine, ts=T0 + t, source="scrape",
                                     num_requests_running=eng.num_requests_running,
                                     num_requests_waiting=eng.num_requests_waiting,
@@ -101,7 +114,8 @@ def findings() -> list[Finding]:
                           "source": "/metrics at 3 s and 9 s"},
                 fix="Upgrade to vLLM >= 0.32.0, or truncate to max_model_len - 1 (255).",
                 refs=["vllm#55427", "vllm#48039"], explanation="The pooling scheduler reserves a slot it never uses."),
-        Finding("pooling-livelock-risk", Status.FAIL, "truncate_prompt_tokens equals max_model_len with chunked prefill",
+        Finding("pooling-livelock-risk", Status.FAIL,
+                "truncate_prompt_tokens equals max_model_len with chunked prefill",
                 evidence={"truncate_prompt_tokens": 256, "max_model_len": 256, "max_num_batched_tokens": 128,
                           "vllm_version": "0.31.0"}, fix="Set truncate_prompt_tokens to 255.", refs=["vllm#55427"]),
         Finding("health-during-livelock", Status.WARN, "/health answered 200 during the livelock",
@@ -130,13 +144,13 @@ def build(store: Store, *, hostile: bool = False) -> int:
     for f in findings():
         store.add_finding(run.id, f)
     store.add_probe_result(run.id, "short-long", "livelock", duration_s=12.0, time_to_verdict_s=9.0,
-                           detail=probe_detail(), started_at=datetime.fromtimestamp(T0, timezone.utc))
+                           detail=probe_detail(), started_at=datetime.fromtimestamp(T0, UTC))
     ss = samples()
     for s in ss:
         s.run_id, s.target_id = run.id, t.id
     store.add_samples(ss)
     for name in PAGES.values():
-        store.add_capture(run.id, "metrics-page", (REAL / name).read_text(), name=name)
+        store.add_capture(run.id, "metrics-page", raw(name), name=name)
     store.add_capture(run.id, "log", log, name="server.log", secrets=(API_KEY,) if hostile else ())
     store.add_capture(run.id, "cmdline", cmdline, name="vllm serve")
     store.finish_run(run.id, "" if not hostile else f"model {SCRIPT}")
@@ -148,7 +162,7 @@ def unredacted_record() -> RunRecord:
     cmdline = f"vllm serve m --api-key {API_KEY}"
     run = Run(id=7, target_id=1, kind="check", status="fail", summary=f"bare key {API_KEY} {SCRIPT}",
               config_json=json.dumps({"model": {"value": SCRIPT, "source": "user", "detail": API_KEY}}),
-              meta_json=json.dumps({"api_key": API_KEY}), started_at=datetime.fromtimestamp(T0, timezone.utc))
+              meta_json=json.dumps({"api_key": API_KEY}), started_at=datetime.fromtimestamp(T0, UTC))
     return RunRecord(
         run=run, target=Target(id=1, url="http://127.0.0.1:8000", model=SCRIPT, cmdline=cmdline),
         findings=[Finding("auth", Status.WARN, f"title {SCRIPT}", evidence={"header": f"Bearer {API_KEY}"},

@@ -33,7 +33,7 @@ def read_document(path: str) -> Any:
             names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "run.json"]
             if not names:
                 raise ImportError_("the zip holds no run.json: not a vllm-triage bundle")
-            return json.loads(zf.read(sorted(names, key=len)[0]))
+            return json.loads(zf.read(min(names, key=len)))
     return json.loads(p.read_text(encoding="utf-8"))
 
 

@@ -5,7 +5,8 @@ report says and what it hides are decided in one place.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from triage.store import RunRecord
 

@@ -10,8 +10,9 @@ import io
 import json
 import re
 import zipfile
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from triage.export import html, json_, markdown
 from triage.redact import redact_text
@@ -57,8 +58,8 @@ def members(doc: dict[str, Any], secrets: Iterable[str] = ()) -> list[tuple[str,
 
 def _zip_time(doc: dict[str, Any]) -> tuple[int, int, int, int, int, int]:
     """The run's start as the members' time, so one run always zips to the same bytes."""
-    started = json_.parse_iso(doc["run"].get("started_at")) or datetime(1980, 1, 1, tzinfo=timezone.utc)
-    t = started.astimezone(timezone.utc)
+    started = json_.parse_iso(doc["run"].get("started_at")) or datetime(1980, 1, 1, tzinfo=UTC)
+    t = started.astimezone(UTC)
     return (max(t.year, 1980), t.month, t.day, t.hour, t.minute, t.second)
 
 

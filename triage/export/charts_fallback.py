@@ -6,8 +6,9 @@ inputs (MetricSample and ProbeResult rows) so switching is a one-line import.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -36,13 +37,13 @@ def engine_stats_figure(samples: Sequence[MetricSample], alerts: Sequence[Any] =
                         subplot_titles=("requests", "KV cache usage"))
     for engine in sorted({s.engine for s in samples}):
         rows = [s for s in samples if s.engine == engine]
-        x = [datetime.fromtimestamp(s.ts, timezone.utc) for s in rows]
+        x = [datetime.fromtimestamp(s.ts, UTC) for s in rows]
         for key, name in (("num_requests_running", "running"), ("num_requests_waiting", "waiting")):
             fig.add_trace(go.Scatter(x=x, y=[getattr(s, key) for s in rows], mode="lines+markers",
                                      name=f"{name} (engine {engine})", line_shape="hv"), row=1, col=1)
         fig.add_trace(go.Scatter(x=x, y=[s.kv_cache_usage_perc for s in rows], mode="lines",
                                  name=f"kv cache (engine {engine})"), row=2, col=1)
-    fig.update_layout(height=420, margin=dict(l=50, r=20, t=40, b=30))
+    fig.update_layout(height=420, margin={"l": 50, "r": 20, "t": 40, "b": 30})
     return fig
 
 
@@ -58,5 +59,5 @@ def probe_timeline_figure(probes: Sequence[ProbeResult]) -> go.Figure:
             fig.add_trace(go.Scatter(x=t, y=[s.get(key) for s in samples], mode="lines+markers", line_shape="hv",
                                      name=f"{p.probe}: {key} ({p.outcome})"))
     fig.update_layout(height=360, xaxis_title="seconds since send", yaxis_title="requests",
-                      margin=dict(l=50, r=20, t=30, b=40))
+                      margin={"l": 50, "r": 20, "t": 30, "b": 40})
     return fig

@@ -15,7 +15,8 @@ import base64
 import hashlib
 import html
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio

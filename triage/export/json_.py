@@ -11,15 +11,25 @@ database ids (``comparable()`` drops them) and ``exported_at``.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlmodel import Session, select
 
 from triage import __version__
 from triage.findings import Finding, Status
 from triage.redact import redact_obj, redact_text
-from triage.store import Capture, FindingRow, MetricSample, ProbeResult, Run, RunRecord, Store, Target
+from triage.store import (
+    Capture,
+    FindingRow,
+    MetricSample,
+    ProbeResult,
+    Run,
+    RunRecord,
+    Store,
+    Target,
+)
 
 SCHEMA = "vllm-triage/1"  # equal to triage.cli.CLI_SCHEMA; the engine does not import the CLI
 DOCUMENT = "run"
@@ -39,15 +49,15 @@ def iso(dt: datetime | None) -> str | None:
     if dt is None:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).isoformat()
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).isoformat()
 
 
 def parse_iso(s: str | None) -> datetime | None:
     if not s:
         return None
     dt = datetime.fromisoformat(s)
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _loads(s: str | None, default: Any) -> Any:
@@ -64,7 +74,7 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
         "schema": SCHEMA,
         "document": DOCUMENT,
         "run_format": RUN_FORMAT,
-        "exported_at": iso(datetime.now(timezone.utc)),
+        "exported_at": iso(datetime.now(UTC)),
         "tool": {"name": "vllm-triage", "version": __version__},
         "run": {"id": r.id, "kind": r.kind, "status": r.status, "started_at": iso(r.started_at),
                 "finished_at": iso(r.finished_at), "summary": r.summary,

@@ -31,7 +31,7 @@ def verdict(doc: dict[str, Any]) -> Verdict:
     if doc["run"].get("summary"):
         headline = doc["run"]["summary"]
     elif bad:
-        top = sorted(bad, key=lambda f: -severity(f["status"]))[0]
+        top = max(bad, key=lambda f: severity(f["status"]))
         headline = f"{len(bad)} finding(s) need attention; worst: {top['title']}"
     elif findings:
         headline = "no finding needs attention"

@@ -1,0 +1,58 @@
+"""Markdown: ticket-ready sections, and server/user strings that cannot turn into markup."""
+from __future__ import annotations
+
+import re
+
+import export_runs
+import pytest
+
+from triage.export import render
+from triage.export.markdown import code, text
+from triage.store import RunRecord
+
+
+def test_markdown_has_verdict_findings_config_probes_versions(record: RunRecord) -> None:
+    md = render(record, "md").decode()
+    assert md.startswith(f"# vLLM embedding triage: run {record.run.id}\n")
+    assert "**Verdict: FAIL** (2 fail, 1 warn, 1 pass)" in md
+    for heading in ("## Findings", "## Effective config", "## Probes", "## Engine stats", "## Raw captures",
+                    "## Versions"):
+        assert f"\n{heading}\n" in md
+    for f in record.findings:  # every finding, with status, evidence and fix
+        assert f"### {f.status.value.upper()}: " in md and f"(`{f.check}`)" in md
+    assert "**Fix:** Upgrade to vLLM >= 0.32.0" not in md  # '>' is escaped ...
+    assert "**Fix:** Upgrade to vLLM \\>= 0.32.0, or truncate to max_model_len - 1 (255)." in md  # ... and only it
+    assert "| `max_model_len` | `256` | `server` | GET /v1/models |" in md
+    assert "| `short-long` | `livelock` |  | 12 | 9 |" in md
+    assert "| `vllm_version` | `0.31.0` |" in md
+    assert '"prompt_tokens_total": [\n    36.0,\n    36.0\n  ]' in md  # evidence from the recorded pages
+
+
+@pytest.mark.parametrize("raw, expected", [
+    pytest.param("<script>x</script>", "\\<script\\>x\\</script\\>", id="html"),
+    pytest.param("a | b", "a \\| b", id="pipe-keeps-the-table"),
+    pytest.param("line\nbreak", "line break", id="newline-keeps-the-row"),
+    pytest.param("# not a heading", "\\# not a heading", id="heading"),
+    pytest.param("max_model_len", "max_model_len", id="intraword-underscore-readable"),
+    pytest.param("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))", id="link"),
+])
+def test_text_escapes(raw: str, expected: str) -> None:
+    assert text(raw) == expected
+
+
+@pytest.mark.parametrize("raw, expected", [
+    pytest.param("plain", "`plain`", id="plain"),
+    pytest.param("a`b", "``a`b``", id="backtick-inside"),
+    pytest.param("`edge", "`` `edge ``", id="backtick-at-edge"),
+    pytest.param("a|b", "`a\\|b`", id="pipe"),
+])
+def test_code_spans(raw: str, expected: str) -> None:
+    assert code(raw) == expected
+
+
+def test_hostile_model_name_stays_text(hostile_record: RunRecord) -> None:
+    md = render(hostile_record, "md").decode()
+    assert "`" + export_runs.served_model() + export_runs.SCRIPT + "`" in md  # inside a code span
+    assert "model \\<script\\>window.\\__pwned = 1\\</script\\>" in md  # the summary line, escaped
+    outside_code = re.sub(r"(?s)```.*?```|`[^`\n]*`", "", md)
+    assert re.search(r"(?<!\\)<", outside_code) is None  # every '<' outside code is escaped
