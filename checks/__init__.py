@@ -1,0 +1,43 @@
+"""The checklist: one module per check, each a pure function of the effective config; the registry.
+
+A check returns one Finding or a list of them (status pass|warn|fail|unknown); "could not tell"
+is `unknown` with the question that would settle it in the evidence, never a guess.
+Order is the design card's: version, backend, GPU memory, flags, chunked prefill, truncation, livelock.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Union
+
+from triage.config import EffectiveConfig
+from triage.findings import Finding
+
+CheckResult = Union[Finding, list[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    run: Callable[[EffectiveConfig], CheckResult]
+
+
+def registry() -> list[Check]:
+    from checks import backend, chunked_prefill, flags, gpu_memory, livelock, truncation, version
+
+    return [
+        Check(version.CHECK_ID, "vLLM version against known pooling bugs", version.check),
+        Check(backend.CHECK_ID, "Backend (CUDA/ROCm/CPU) and driver", backend.check),
+        Check(gpu_memory.CHECK_ID, "GPU memory: weights + one max-length sequence + headroom", gpu_memory.check),
+        Check(flags.CHECK_ID, "Flags: runner/convert, guide myths, settings known to OOM", flags.check),
+        Check(chunked_prefill.CHECK_ID, "Chunked prefill: effective state and batch budget", chunked_prefill.check),
+        Check(truncation.CHECK_ID, "max_model_len vs the client's truncate_prompt_tokens", truncation.check),
+        Check(livelock.CHECK_ID, "Pooling livelock risk (vllm#55427)", livelock.check),
+    ]
+
+
+def run_all(cfg: EffectiveConfig, checks: list[Check] | None = None) -> Iterator[Finding]:
+    """Run each check in order and yield its findings as they come."""
+    for c in checks or registry():
+        out = c.run(cfg)
+        yield from (out if isinstance(out, list) else [out])
