@@ -11,13 +11,46 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import os
 import threading
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from datetime import datetime
+from typing import Any, Optional
+from collections.abc import Callable, Iterator
 
 from triage.findings import Finding, Status, worst
 from triage.store import DB_ENV, RunRecord, Store, default_db_url, to_url
+
+
+from ui.values import (  # re-exported: pages import one module
+    EXPORT_FORMATS,
+    OUTCOME_STATUS,
+    PROBE_SETS,
+    STEP_KEYWORDS,
+    STEPS,
+    ChecklistEvent,
+    DiffRow,
+    ExportFormat,
+    LogView,
+    ModelInfo,
+    ProbeEvent,
+    ProbeRunView,
+    ProbeSet,
+    ProbeView,
+    RunDetail,
+    RunDiff,
+    RunPage,
+    RunRow,
+    SavedTarget,
+    StatsView,
+    Step,
+    TargetForm,
+)
+
+__all__ = ["EXPORT_FORMATS", "OUTCOME_STATUS", "PROBE_SETS", "STEPS", "ChecklistEvent", "DiffRow", "ExportFormat",
+           "LogView", "ModelInfo", "NotAvailable", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
+           "RunDiff", "RunPage", "RunRow", "SavedTarget", "ServiceError", "Services", "StatsView", "Step",
+           "TargetForm", "get", "override", "set_override", "step_of"]
 
 
 class ServiceError(Exception):
@@ -27,229 +60,6 @@ class ServiceError(Exception):
 class NotAvailable(ServiceError):
     """The engine part behind this feature is not in the tree yet."""
 
-
-# -- plain values the pages render ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TargetForm:
-    """What the Target page collected. The API key lives only here, in the browser session."""
-
-    url: str
-    model: Optional[str] = None
-    truncate_prompt_tokens: Optional[int] = None
-    cmdline: Optional[str] = None
-    log_text: Optional[str] = None
-    api_key: Optional[str] = field(default=None, repr=False)
-    target_id: Optional[int] = None
-    label: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    id: str
-    root: Optional[str] = None
-    max_model_len: Optional[int] = None
-
-
-@dataclass(frozen=True)
-class SavedTarget:
-    id: int
-    url: str
-    model: Optional[str]
-    truncate_prompt_tokens: Optional[int]
-    cmdline: Optional[str]
-    label: Optional[str]
-
-    @property
-    def title(self) -> str:
-        tpt = "unset" if self.truncate_prompt_tokens is None else self.truncate_prompt_tokens
-        return f"{self.label or self.url} · {self.model or '?'} · truncate_prompt_tokens={tpt}"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of the guided checklist, in the design card's order."""
-
-    id: str
-    title: str
-    question: str  # what to answer (or paste) when the evidence for this step is missing
-
-
-# The design card's order. Each step names the check-id prefixes it gathers; the engine may
-# publish its own list (triage.engine.CHECKLIST_STEPS), which then wins.
-STEPS: tuple[Step, ...] = (
-    Step("version", "vLLM version", "Which vLLM version does the server run? (`GET /version`, or `pip show vllm`)"),
-    Step("backend", "Backend and runner", "Is the server on GPU, ROCm or CPU, and is it started with `--runner pooling`?"),
-    Step("gpu-memory", "GPU memory and KV cache",
-         "Which GPU and how much memory? Paste `nvidia-smi` or the start-up log's KV cache lines."),
-    Step("flags", "Serve flags", "Paste the exact `vllm serve …` command line on the Target page."),
-    Step("chunked-prefill", "Chunked prefill and batch budget",
-         "Is chunked prefill on, and what is max_num_batched_tokens? Paste the start-up log on the Target page."),
-    Step("truncation", "max_model_len vs truncate_prompt_tokens",
-         "What truncate_prompt_tokens does your client send? Enter it on the Target page."),
-)
-_STEP_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "version": ("version",),
-    "backend": ("backend", "device", "runner", "pooling-runner", "convert"),
-    "gpu-memory": ("gpu", "memory", "kv-cache", "kv", "nvml", "driver"),
-    "flags": ("flag", "cmdline", "arg", "normalize", "dimensions", "matryoshka", "trust-remote", "api-key", "dtype"),
-    "chunked-prefill": ("chunked", "prefill", "batched", "budget", "prefix"),
-    "truncation": ("truncat", "max-model-len", "livelock", "context"),
-}
-
-
-@dataclass(frozen=True)
-class ChecklistEvent:
-    """Progress from the checklist runner, as the page shows it."""
-
-    kind: str  # "step" (a step starts) | "finding" | "done" | "error"
-    step: Optional[str] = None
-    finding: Optional[Finding] = None
-    run_id: Optional[int] = None
-    message: str = ""
-    index: int = 0
-    total: int = len(STEPS)
-
-
-@dataclass(frozen=True)
-class ProbeSet:
-    id: str
-    title: str
-    default: bool
-    can_hang: bool
-    description: str
-
-
-PROBE_SETS: tuple[ProbeSet, ...] = (
-    ProbeSet("conformance", "Conformance", True, False,
-             "Does /v1/embeddings accept what clients send: lists, token ids, dimensions, truncation, errors."),
-    ProbeSet("throughput", "Throughput", True, False, "Short and mid-length batches: tokens/s and latency."),
-    ProbeSet("seed-matrix", "Seed matrix (livelock reproduction)", False, True,
-             "[SHORT] · [LONG] · [LONG, SHORT] · [SHORT, LONG] with a prompt of exactly max_model_len tokens "
-             "(vllm #55427). On an affected server this hangs the engine until the probe aborts it."),
-)
-
-
-@dataclass(frozen=True)
-class ProbeEvent:
-    probe: str
-    state: str  # "start" | "sample" | ok | livelock | stuck-waiting | http-error | …
-    message: str = ""
-    elapsed_s: Optional[float] = None
-
-
-# A probe outcome as a verdict colour (outcomes are issue 4's vocabulary).
-OUTCOME_STATUS = {"ok": "pass", "slow": "warn", "skipped": "unknown", "livelock": "fail", "stuck-waiting": "fail",
-                  "http-error": "warn", "unreachable": "error", "error": "error"}
-
-
-@dataclass(frozen=True)
-class ProbeView:
-    probe: str
-    outcome: str
-    duration_s: Optional[float]
-    time_to_verdict_s: Optional[float]
-    http_status: Optional[int]
-    detail: dict[str, Any]
-
-    @property
-    def status(self) -> str:
-        return OUTCOME_STATUS.get(self.outcome, "unknown")
-
-
-@dataclass(frozen=True)
-class ProbeRunView:
-    run_id: Optional[int]
-    probes: list[ProbeView]
-    findings: list[Finding]
-
-
-@dataclass(frozen=True)
-class RunRow:
-    id: int
-    kind: str
-    status: str
-    started_at: str
-    finished_at: Optional[str]
-    target: str
-    model: Optional[str]
-    summary: str
-
-
-@dataclass(frozen=True)
-class RunPage:
-    rows: list[RunRow]
-    total: int
-    limit: int
-    offset: int
-
-
-@dataclass(frozen=True)
-class RunDetail:
-    id: int
-    kind: str
-    status: str
-    started_at: str
-    target: str
-    model: Optional[str]
-    summary: str
-    config: dict[str, Any]
-    meta: dict[str, Any]
-    findings: list[Finding]
-    probes: list[ProbeView]
-    n_samples: int
-
-
-@dataclass(frozen=True)
-class DiffRow:
-    key: str
-    left: Any
-    right: Any
-    changed: bool
-
-
-@dataclass(frozen=True)
-class RunDiff:
-    left: RunDetail
-    right: RunDetail
-    config: list[DiffRow]
-    verdicts: list[DiffRow]
-
-
-@dataclass(frozen=True)
-class LogView:
-    findings: list[Finding]
-    config: dict[str, Any]
-    samples: list[dict[str, Any]]
-    summary: dict[str, Any]
-    run_id: Optional[int] = None
-
-
-@dataclass(frozen=True)
-class StatsView:
-    """What the Engine stats page draws: a figure (or None), the latest values, the stall alert."""
-
-    figure: Any
-    latest: dict[str, Any]
-    alert: Optional[dict[str, Any]]
-    n_samples: int
-
-
-@dataclass(frozen=True)
-class ExportFormat:
-    id: str
-    label: str
-    mime: str
-    ext: str
-
-
-EXPORT_FORMATS: tuple[ExportFormat, ...] = (
-    ExportFormat("md", "Markdown", "text/markdown", "md"),
-    ExportFormat("html", "HTML", "text/html", "html"),
-    ExportFormat("json", "JSON", "application/json", "json"),
-    ExportFormat("bundle", "Support bundle (zip)", "application/zip", "zip"),
-)
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -338,7 +148,7 @@ def step_of(check_id: str) -> str:
         return eng_map[check_id]
     cid = check_id.lower()
     for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags"):
-        if any(k in cid for k in _STEP_KEYWORDS[step]):
+        if any(k in cid for k in STEP_KEYWORDS[step]):
             return step
     return "flags"
 
@@ -413,7 +223,7 @@ class Services:
         """Which engine parts are in this build (pages show "not yet available" for the rest)."""
         return {
             "checklist": _has("triage.engine", "iter_checklist") or _has("triage.engine", "run_checklist"),
-            "probes": _has("triage.probes", "run_probes"),
+            "probes": _has("triage.probes", "run_probes") or _has("triage.probes.api", "run_probes"),
             "logs": _has("triage.logs", "analyze_log"),
             "watch": _has("triage.watch", "Watcher"),
             "charts": _has("triage.charts", "engine_stats_figure"),
@@ -456,10 +266,21 @@ class Services:
                           cmdline=form.cmdline, log_text=form.log_text, api_key=form.api_key,
                           target_id=t.id, label=form.label)
 
-    def _spec(self, form: TargetForm) -> Any:
-        eng = _engine_part("triage.engine", "The checklist engine")
-        return eng.TargetSpec(url=form.url, model=form.model, truncate_prompt_tokens=form.truncate_prompt_tokens,
-                              cmdline=form.cmdline or None, log_text=form.log_text or None, api_key=form.api_key or None)
+    def _spec(self, form: TargetForm, for_probes: bool = False) -> Any:
+        """The engine's TargetSpec (the probes' own ProbeTarget serves them until the engine lands)."""
+        try:
+            eng = importlib.import_module("triage.engine")
+            spec_cls = getattr(eng, "TargetSpec", None)
+        except ImportError:
+            spec_cls = None
+        if spec_cls is not None:
+            return spec_cls(url=form.url, model=form.model, truncate_prompt_tokens=form.truncate_prompt_tokens,
+                            cmdline=form.cmdline or None, log_text=form.log_text or None,
+                            api_key=form.api_key or None)
+        if for_probes:
+            api = _engine_part("triage.probes.api", "Probes")
+            return api.ProbeTarget(url=form.url, model=form.model, api_key=form.api_key or None)
+        raise NotAvailable("The checklist engine (triage.engine) is not yet available in this build.")
 
     # -- checklist ---------------------------------------------------------------------------
     def steps(self) -> tuple[Step, ...]:
@@ -483,7 +304,7 @@ class Services:
                 f = _finding(getattr(ev, "finding", None) if not isinstance(ev, dict) else ev.get("finding"))
                 if f is None and hasattr(ev, "findings") and not isinstance(ev, dict):
                     # a final result object
-                    for g in getattr(ev, "findings") or []:
+                    for g in ev.findings or []:
                         g = _finding(g)
                         if g and g not in findings:
                             findings.append(g)
@@ -515,35 +336,17 @@ class Services:
     def probe_sets(self) -> tuple[ProbeSet, ...]:
         return PROBE_SETS
 
-    def run_probes(self, form: TargetForm, sets: list[str], *, allow_hang: bool, stall_s: float = 10.0,
-                   deadline_s: float = 60.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
-        """Run the chosen probe sets (the seed matrix only with allow_hang=True)."""
+    def run_probes(self, form: TargetForm, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
+                   deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
+        """Run the chosen probe sets (the seed matrix only with allow_hang=True); progress goes to on_event."""
         if any(s.can_hang and s.id in sets for s in PROBE_SETS) and not allow_hang:
             raise ServiceError("The seed matrix can hang the server: confirm it before running.")
-        mod = _engine_part("triage.probes", "Probes")
-        spec = self._spec(form)
-
-        def relay(ev: Any) -> None:
-            if on_event is None:
-                return
-            try:
-                if isinstance(ev, dict):
-                    pe = ProbeEvent(str(ev.get("probe", "?")), str(ev.get("state", ev.get("kind", "?"))),
-                                    str(ev.get("message", "")), ev.get("elapsed_s"))
-                else:
-                    pe = ProbeEvent(str(getattr(ev, "probe", "?")),
-                                    str(getattr(ev, "state", None) or getattr(ev, "outcome", None)
-                                        or getattr(ev, "kind", "?")),
-                                    str(getattr(ev, "message", "") or ""), getattr(ev, "elapsed_s", None))
-                on_event(pe)
-            except Exception:  # progress display must never break the run
-                pass
-
+        run = _probes_entry()
+        spec = self._spec(form, for_probes=True)
+        relay = _probe_relay(on_event)
         try:
-            res = mod.run_probes(spec, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s,
-                                 deadline_s=deadline_s, store=self.store, on_event=relay)
-        except ServiceError:
-            raise
+            res = run(spec, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s, deadline_s=deadline_s,
+                      store=self.store, on_event=relay)
         except Exception as e:
             raise ServiceError(f"Probes: {plain_error(e)}") from e
         run_id = getattr(res, "run_id", None)
@@ -552,7 +355,7 @@ class Services:
             rec = self.store.get_run(run_id, with_samples=False)
             probes = [_probe_view(p) for p in rec.probes] if rec else []
         if not probes:
-            probes = [_probe_view(o) for o in getattr(res, "outcomes", []) or []]
+            probes = [_probe_view(o.to_dict() if hasattr(o, "to_dict") else o) for o in getattr(res, "outcomes", [])]
         findings = [f for f in (_finding(x) for x in getattr(res, "findings", []) or []) if f]
         return ProbeRunView(run_id, probes, findings)
 
@@ -611,27 +414,38 @@ class Services:
 
     # -- logs --------------------------------------------------------------------------------
     @_guard("Log analysis")
-    def analyze_log(self, text: str, target_id: int | None = None, save: bool = True) -> LogView:
+    def analyze_log(self, text: str, target_id: int | None = None, save: bool = True,
+                    secrets: tuple[str, ...] = ()) -> LogView:
         """Parse a pasted or uploaded vLLM log: series, start-up config, findings; store it as a run."""
         if not text or not text.strip():
             raise ServiceError("The log is empty: paste it or upload a file.")
         logs = _engine_part("triage.logs", "Log analysis")
         try:
-            res = logs.analyze_log(text.splitlines())
-        except ServiceError:
-            raise
+            # a file object, never a str: a pasted one-liner must not be taken for a path on this host
+            res = logs.analyze_log(io.StringIO(text))
         except Exception as e:
             raise ServiceError(f"This does not look like a vLLM log ({plain_error(e)}).") from e
         findings = [f for f in (_finding(x) for x in getattr(res, "findings", []) or []) if f]
-        config = dict(getattr(res, "config", {}) or {})
-        samples = [_sample_dict(s) for s in getattr(res, "samples", []) or []]
+        config = dict(getattr(res, "config_provenance", None) or getattr(res, "config", {}) or {})
+        points = list(getattr(res, "samples", []) or [])
+        samples = [_sample_dict(p) for p in points]
         summary = getattr(res, "summary", {}) or {}
-        if not isinstance(summary, dict):
-            summary = {"summary": str(summary)}
-        run_id = getattr(res, "run_id", None)
-        if save and run_id is None:
-            run_id = self._save_log_run(text, target_id, findings, config)
-        return LogView(findings, config, samples, dict(summary), run_id)
+        summary = {k: v for k, v in summary.items() if k != "episodes"} if isinstance(summary, dict) else {
+            "summary": str(summary)}
+        run_id = None
+        if save:
+            if hasattr(logs, "save_analysis"):
+                run_id = logs.save_analysis(self.store, res, log_text=text, name="dashboard-paste.log",
+                                            target_id=target_id, secrets=tuple(x for x in secrets if x))
+            else:
+                run_id = self._save_log_run(text, target_id, findings, config)
+        figure = None
+        if points and _has("triage.charts", "engine_stats_figure") and hasattr(logs, "to_metric_samples"):
+            try:
+                figure = _engine_part("triage.charts", "Charts").engine_stats_figure(logs.to_metric_samples(points))
+            except Exception:  # noqa: BLE001 - the table below still shows the series
+                figure = None
+        return LogView(findings, config, samples, dict(summary), run_id, figure)
 
     def _save_log_run(self, text: str, target_id: int | None, findings: list[Finding], config: dict[str, Any]) -> int:
         st = self.store
@@ -681,29 +495,82 @@ class Services:
         return EXPORT_FORMATS
 
     @_guard("Export")
-    def export(self, run_id: int, fmt: str) -> tuple[bytes, str, str]:
-        """The open run rendered by the report engine: (bytes, file name, MIME type)."""
+    def export(self, run_id: int, fmt: str, secrets: tuple[str, ...] = ()) -> tuple[bytes, str, str]:
+        """The run rendered by the report engine: (bytes, file name, MIME type)."""
         exp = _engine_part("triage.export", "Report export")
         rec = self.store.get_run(run_id)
         if rec is None:
             raise ServiceError(f"Run {run_id} does not exist.")
-        data = exp.render(rec, fmt)
+        data = exp.render(rec, fmt, secrets=tuple(x for x in secrets if x))
         if isinstance(data, str):
             data = data.encode()
-        f = next((x for x in EXPORT_FORMATS if x.id == fmt), ExportFormat(fmt, fmt, "application/octet-stream", fmt))
-        return bytes(data), f"vllm-triage-run-{run_id}.{f.ext}", f.mime
+        name = exp.default_filename(run_id, fmt) if hasattr(exp, "default_filename") else f"triage-run-{run_id}.{fmt}"
+        mime = getattr(exp, "MEDIA_TYPES", {}).get(fmt, "application/octet-stream")
+        return bytes(data), name, mime
+
+
+def _probes_entry() -> Callable[..., Any]:
+    """triage.probes.run_probes per the contract (triage.probes.api until the package exports it)."""
+    mod = _engine_part("triage.probes", "Probes")
+    if hasattr(mod, "run_probes"):
+        return mod.run_probes  # type: ignore[no-any-return]
+    return _engine_part("triage.probes.api", "Probes").run_probes  # type: ignore[no-any-return]
+
+
+def _probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any], None]:
+    """Turn the runner's ProbeEvent(kind, probe, data) into a line the page can show."""
+
+    def relay(ev: Any) -> None:
+        if on_event is None:
+            return
+        kind = str(getattr(ev, "kind", "?"))
+        probe = getattr(ev, "probe", None) or "run"
+        d = dict(getattr(ev, "data", {}) or {})
+        if kind == "sample":
+            pe = ProbeEvent(probe, "running", f"running {d.get('running')}, waiting {d.get('waiting')}, "
+                            f"prompt tokens {d.get('prompt_tokens_total')}", d.get("t"))
+        elif kind == "probe-started":
+            pe = ProbeEvent(probe, "running", str(d.get("description") or d.get("set") or ""), 0.0)
+        elif kind == "verdict":
+            pe = ProbeEvent(probe, str(d.get("outcome")), f"http {d.get('http_status')}" if d.get("http_status")
+                            else "", d.get("time_to_verdict_s"))
+        elif kind == "aborted":
+            pe = ProbeEvent(probe, "aborted", f"verdict {d.get('verdict')}; aborted, checking recovery…",
+                            d.get("aborted_at_s"))
+        elif kind == "finding":
+            pe = ProbeEvent(f"finding {probe}", str(d.get("status")), str(d.get("title") or ""))
+        elif kind in ("run-started", "run-finished"):
+            pe = ProbeEvent("run", kind, str(d.get("summary") or d.get("model") or ""))
+        else:
+            pe = ProbeEvent(probe, kind, "")
+        try:
+            on_event(pe)
+        except Exception:  # noqa: BLE001 - a progress display must never break the run
+            pass
+
+    return relay
 
 
 def _sample_dict(s: Any) -> dict[str, Any]:
+    """A stats point (log) or metric sample as a row: time, running, waiting, throughput, KV usage."""
     if isinstance(s, dict):
-        return dict(s)
-    if hasattr(s, "model_dump"):
-        return s.model_dump()
-    if hasattr(s, "__dataclass_fields__"):
+        d = dict(s)
+    elif hasattr(s, "__dataclass_fields__"):
         from dataclasses import asdict
 
-        return asdict(s)
-    return {"value": s}
+        d = asdict(s)
+    elif hasattr(s, "model_dump"):
+        d = s.model_dump()
+    else:
+        return {"value": s}
+    ts = d.get("ts")
+    return {"time": datetime.fromtimestamp(ts) if isinstance(ts, (int, float)) else None,
+            "engine": d.get("engine"), "line": d.get("lineno"),
+            "running": d.get("running", d.get("num_requests_running")),
+            "waiting": d.get("waiting", d.get("num_requests_waiting")),
+            "prompt_throughput": d.get("prompt_throughput"),
+            "generation_throughput": d.get("generation_throughput"),
+            "kv_cache_usage_perc": d.get("kv_cache_usage_perc")}
 
 
 def _detail(rec: RunRecord) -> RunDetail:

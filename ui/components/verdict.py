@@ -1,7 +1,8 @@
 """How a status looks: icon, colour, and the summary banner at the top of a page."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import streamlit as st
 

@@ -20,7 +20,9 @@ if st.button("Analyze log", type="primary", key="logs.analyze", disabled=not tex
     target = session.target()
     try:
         with st.spinner("Parsing…"):
-            st.session_state["logs.result"] = svc.analyze_log(text or "", target.target_id if target else None)
+            st.session_state["logs.result"] = svc.analyze_log(
+                text or "", target.target_id if target else None,
+                secrets=(target.api_key,) if target and target.api_key else ())
         res = st.session_state["logs.result"]
         if res.run_id is not None:
             session.set_open_run(res.run_id)
@@ -49,13 +51,12 @@ else:
     st.caption("No start-up config lines found.")
 st.subheader("Stats series")
 if res.samples:
-    cols = [k for k in ("ts", "num_requests_running", "num_requests_waiting", "prompt_throughput",
-                        "kv_cache_usage_perc") if any(k in s for s in res.samples)]
-    series = [{k: s.get(k) for k in cols} for s in res.samples]
-    numeric = [c for c in cols if c != "ts"]
-    if numeric:
-        st.line_chart(series, x="ts" if "ts" in cols else None, y=numeric)
-    st.dataframe(series, hide_index=True, width="stretch")
+    if res.figure is not None:
+        st.plotly_chart(res.figure, key="logs.chart", width="stretch")
+    elif any(r["time"] is not None for r in res.samples):
+        st.line_chart([r for r in res.samples if r["time"] is not None], x="time",
+                      y=["running", "waiting", "prompt_throughput"])
+    st.dataframe(res.samples, hide_index=True, width="stretch")
 else:
     st.caption("No periodic stats lines found.")
 if res.summary:

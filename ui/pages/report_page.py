@@ -34,10 +34,12 @@ if not svc.features().get("export"):
     st.info("Report export is not yet available in this build.")
 else:
     st.subheader(f"Download run #{run_id}")
+    target = session.target()
+    key = target.api_key if target else None  # redacted from exports even where it leaked into evidence
     cols = st.columns(len(svc.export_formats()))
     for col, fmt in zip(cols, svc.export_formats()):
         try:
-            data, name, mime = svc.export(run_id, fmt.id)
+            data, name, mime = svc.export(run_id, fmt.id, secrets=(key,) if key else ())
         except services.ServiceError as e:
             col.error(f"{fmt.label}: {e}")
             continue

@@ -1,0 +1,60 @@
+"""Checklist page: steps in the design card's order, verdict + evidence + fix + question, summary on top."""
+from __future__ import annotations
+
+from triage.findings import Finding, Status
+from ui.components import session
+from ui.values import STEPS, TargetForm
+from ui_apptest import no_exception, page
+from ui_fakes import MODEL, URL, FakeServices
+
+
+def _with_target(at):
+    at.session_state[session.TARGET_KEY] = TargetForm(URL, MODEL, 256, target_id=1)
+    return at
+
+
+def test_needs_a_target(use_services):
+    use_services(FakeServices())
+    at = page("checklist").run()
+    no_exception(at)
+    assert any("No target yet" in i.value for i in at.info)
+
+
+def test_walk_shows_steps_in_order_and_summary(use_services):
+    fake = use_services(FakeServices())
+    at = _with_target(page("checklist")).run()
+    at.button(key="checklist.run").click().run()
+    no_exception(at)
+    heads = [h.value for h in at.subheader]
+    assert [h.split(". ", 1)[1].split(" — ")[0] for h in heads] == [s.title for s in STEPS]
+    assert "FAIL" in heads[-1]  # truncation step carries the livelock verdict
+    assert "FAIL" in at.error[0].value and "#55427" in at.error[0].value  # summary verdict at the top
+    assert fake.calls[0][0] == "iter_checklist"
+    # the question is asked where the evidence was missing (GPU memory: unknown)
+    assert any("To decide" in i.value for i in at.info)
+    assert at.session_state[session.OPEN_RUN_KEY] == 11
+    md = " ".join(m.value for m in at.markdown)
+    assert "**Fix:** Send truncate_prompt_tokens 255" in md
+
+
+def test_pass_summary(use_services):
+    use_services(FakeServices(findings=[Finding("pooling-livelock-risk", Status.PASS, "No livelock risk on 0.32.0")]))
+    at = _with_target(page("checklist")).run()
+    at.button(key="checklist.run").click().run()
+    no_exception(at)
+    assert "PASS" in at.success[0].value
+
+
+def test_engine_error_is_a_message(use_services):
+    use_services(FakeServices(findings=[], error="Cannot connect to the server: connection refused."))
+    at = _with_target(page("checklist")).run()
+    at.button(key="checklist.run").click().run()
+    no_exception(at)
+    assert any("Cannot connect" in e.value for e in at.error)
+
+
+def test_not_yet_available(use_services):
+    use_services(FakeServices(features={"checklist": False}))
+    at = _with_target(page("checklist")).run()
+    no_exception(at)
+    assert any("not yet available" in i.value for i in at.info)

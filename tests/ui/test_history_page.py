@@ -1,0 +1,77 @@
+"""History page: runs per target paged in SQL, filter by status, open one, compare two.
+
+These tests use the real Services on a temp SQLite file (the Store is real; no engine is needed).
+"""
+from __future__ import annotations
+
+from triage.findings import Finding, Status
+from triage.store import Store
+from ui.components import session
+from ui.services import Services
+from ui_apptest import no_exception, page
+from ui_fakes import FakeServices
+
+
+def _fill(db: str, n: int) -> Store:
+    st = Store(db)
+    t1 = st.add_target("http://127.0.0.1:1", "m", 256, label="lab 0.31")
+    t2 = st.add_target("http://127.0.0.1:2", "m", 256, label="lab 0.32")
+    for i in range(n):
+        fail = i % 2 == 0
+        r = st.start_run(t1.id if fail else t2.id, "check", {})
+        st.set_config(r.id, {"vllm_version": {"value": "0.31.0" if fail else "0.32.0", "source": "server"},
+                             "max_model_len": {"value": 256, "source": "server"}})
+        st.add_finding(r.id, Finding("pooling-livelock-risk", Status.FAIL if fail else Status.PASS,
+                                     "livelock risk" if fail else "no livelock risk"))
+        st.finish_run(r.id)
+    return st
+
+
+def test_empty(use_services, temp_db):
+    use_services(Services(temp_db))
+    at = page("history").run()
+    no_exception(at)
+    assert any("No runs yet" in i.value for i in at.info)
+
+
+def test_pages_filter_open(use_services, temp_db):
+    _fill(temp_db, 60)
+    use_services(Services(temp_db))
+    at = page("history").run()
+    no_exception(at)
+    assert len(at.dataframe[0].value) == 25
+    assert "Page 1 of 3 · 60 runs" in [c.value for c in at.caption]
+    at.button(key="history.pager.next").click().run()
+    assert at.dataframe[0].value["run"].tolist()[0] == 35
+    at.selectbox(key="history.status").set_value("pass").run()
+    assert "Page 1 of 2 · 30 runs" in [c.value for c in at.caption]  # the filter resets paging
+    assert set(at.dataframe[0].value["status"]) == {"✅ PASS"}
+    at.selectbox(key="history.target").set_value(at.selectbox(key="history.target").options[1]).run()
+    no_exception(at)
+    at.selectbox(key="history.open").set_value(60).run()
+    at.button(key="history.open_btn").click().run()
+    assert at.session_state[session.OPEN_RUN_KEY] == 60
+    assert any("Run #60" in s.value for s in at.success)
+
+
+def test_compare_two_runs(use_services, temp_db):
+    _fill(temp_db, 2)
+    use_services(Services(temp_db))
+    at = page("history").run()
+    at.number_input(key="history.left").set_value(1)
+    at.number_input(key="history.right").set_value(2)
+    at.button(key="history.compare").click().run()
+    no_exception(at)
+    verdicts, config = at.dataframe[-2].value, at.dataframe[-1].value
+    assert verdicts.iloc[0]["check"] == "pooling-livelock-risk"
+    assert "FAIL" in verdicts.iloc[0]["#1"] and "PASS" in verdicts.iloc[0]["#2"]
+    assert config.to_dict("records") == [{"key": "vllm_version", "#1": "0.31.0", "#2": "0.32.0", "changed": "●"}]
+
+
+def test_compare_missing_run_is_a_message(use_services):
+    use_services(FakeServices(n_runs=3))
+    at = page("history").run()
+    at.number_input(key="history.left").set_value(99)
+    at.button(key="history.compare").click().run()
+    no_exception(at)
+    assert any("does not exist" in e.value for e in at.error)

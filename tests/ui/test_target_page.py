@@ -1,0 +1,57 @@
+"""Target page: URL, key held in session only, models from /v1/models, truncate_prompt_tokens, saved targets."""
+from __future__ import annotations
+
+from ui_apptest import no_exception, page
+from ui.components import session
+from ui_fakes import MODEL, URL, FakeServices
+
+
+def test_empty_state(use_services):
+    use_services(FakeServices())
+    at = page("target").run()
+    no_exception(at)
+    assert any("No target chosen yet" in i.value for i in at.info)
+
+
+def test_fetch_models_pick_and_use(use_services):
+    fake = use_services(FakeServices())
+    at = page("target").run()
+    at.text_input(key="target.url").set_value(URL).run()
+    at.text_input(key="target.api_key").set_value("sk-secret-123").run()
+    at.button(key="target.fetch").click().run()
+    assert fake.calls[0] == ("list_models", (URL, "sk-secret-123"))
+    assert at.selectbox(key="target.model_pick").value.startswith(MODEL)
+    at.text_input(key="target.tpt").set_value("256").run()
+    at.button(key="target.use").click().run()
+    no_exception(at)
+    form = at.session_state[session.TARGET_KEY]
+    assert (form.url, form.model, form.truncate_prompt_tokens, form.api_key) == (URL, MODEL, 256, "sk-secret-123")
+    saved = [c[1] for c in fake.calls if c[0] == "save_target"][0]
+    assert saved.truncate_prompt_tokens == 256
+    assert any("Target:" in s.value for s in at.success)
+
+
+def test_unreachable_server_is_a_message(use_services):
+    use_services(FakeServices(models_error="Cannot connect to the server: connection refused."))
+    at = page("target").run()
+    at.text_input(key="target.url").set_value("http://127.0.0.1:9").run()
+    at.button(key="target.fetch").click().run()
+    no_exception(at)
+    assert any("Cannot connect" in e.value for e in at.error)
+
+
+def test_bad_truncate_value_blocks_use(use_services):
+    use_services(FakeServices())
+    at = page("target").run()
+    at.text_input(key="target.url").set_value(URL).run()
+    at.text_input(key="target.tpt").set_value("lots").run()
+    assert any("whole number" in e.value for e in at.error)
+    assert at.button(key="target.use").disabled
+
+
+def test_saved_target_fills_the_form(use_services):
+    fake = use_services(FakeServices())
+    at = page("target").run()
+    at.selectbox(key="target.saved").set_value(fake.saved[0].title).run()
+    assert at.text_input(key="target.url").value == URL
+    assert at.text_input(key="target.tpt").value == "256"

@@ -1,0 +1,173 @@
+"""A fake of ui.services.Services for page tests: the engine is faked at the service seam, nowhere deeper.
+
+Values it returns are the real value types of ui.values and triage.findings, shaped like what
+the real engine produced against the lab's 0.31.0 livelock server (tiny-qwen3, max_model_len
+256, budget 128, chunked prefill). Every call is recorded in ``calls`` so tests can assert
+which service a page used and with what.
+"""
+from __future__ import annotations
+
+from typing import Any
+from collections.abc import Callable, Iterator
+
+from triage.findings import Finding, Status
+from ui import services
+from ui.values import (
+    EXPORT_FORMATS,
+    PROBE_SETS,
+    STEPS,
+    ChecklistEvent,
+    LogView,
+    ModelInfo,
+    ProbeEvent,
+    ProbeRunView,
+    ProbeView,
+    RunDetail,
+    RunPage,
+    RunRow,
+    SavedTarget,
+    StatsView,
+    TargetForm,
+)
+
+URL = "http://127.0.0.1:55975"
+MODEL = "/root/.cache/vllm-triage/lab/models/tiny-qwen3"
+
+LIVELOCK = Finding(
+    "pooling-livelock-risk", Status.FAIL, "Pooling livelock at max_model_len (vllm #55427) will hang requests",
+    {"vllm_version": {"value": "0.31.0", "source": "server", "detail": "GET /version"},
+     "max_model_len": {"value": 256, "source": "server", "detail": "GET /v1/models"},
+     "truncate_prompt_tokens": {"value": 256, "source": "user", "detail": "Target page"},
+     "enable_chunked_prefill": {"value": True, "source": "cmdline", "detail": "--enable-chunked-prefill"}},
+    fix="Send truncate_prompt_tokens 255 (max_model_len - 1), or upgrade to vLLM >= 0.32.0.",
+    refs=["vllm#55427", "vllm#48039"], explanation="A prompt of exactly max_model_len tokens never finishes.")
+VERSION = Finding("vllm-version", Status.WARN, "vLLM 0.31.0 carries the pooling livelock bug",
+                  {"vllm_version": {"value": "0.31.0", "source": "server", "detail": "GET /version"}},
+                  fix="Upgrade to 0.32.0 or later.", refs=["vllm#48039"])
+GPU = Finding("gpu-memory", Status.UNKNOWN, "GPU memory could not be read", {}, fix="")
+FLAGS = Finding("flags-known", Status.PASS, "All serve flags are known to 0.31.0",
+                {"cmdline": {"value": "--max-num-batched-tokens 128", "source": "cmdline"}})
+
+
+class FakeServices:
+    """Implements the pages' view of ui.services.Services with canned values (engine faked at the seam)."""
+
+    def __init__(self, *, findings: list[Finding] | None = None, error: str | None = None,
+                 models_error: str | None = None, n_runs: int = 3,
+                 features: dict[str, bool] | None = None) -> None:
+        self.findings = findings if findings is not None else [VERSION, GPU, FLAGS, LIVELOCK]
+        self.error = error
+        self.models_error = models_error
+        self.n_runs = n_runs
+        self._features = features
+        self.calls: list[tuple[str, Any]] = []
+        self.saved: list[SavedTarget] = [SavedTarget(1, URL, MODEL, 256, "vllm serve … --max-model-len 256", "lab 0.31")]
+
+    # the same surface as ui.services.Services -----------------------------------------------
+    def features(self) -> dict[str, bool]:
+        return self._features or {k: True for k in ("checklist", "probes", "logs", "watch", "charts", "export")}
+
+    def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[ModelInfo]:
+        self.calls.append(("list_models", (url, api_key)))
+        if self.models_error:
+            raise services.ServiceError(self.models_error)
+        return [ModelInfo(MODEL, MODEL, 256)]
+
+    def saved_targets(self) -> list[SavedTarget]:
+        return list(self.saved)
+
+    def save_target(self, form: TargetForm) -> TargetForm:
+        self.calls.append(("save_target", form))
+        return TargetForm(**{**form.__dict__, "target_id": 7})
+
+    def steps(self) -> tuple[Any, ...]:
+        return STEPS
+
+    def iter_checklist(self, form: TargetForm) -> Iterator[ChecklistEvent]:
+        self.calls.append(("iter_checklist", form))
+        for i, f in enumerate(self.findings, 1):
+            step = services.step_of(f.check)
+            yield ChecklistEvent("step", step, None, 11, "", i, len(STEPS))
+            yield ChecklistEvent("finding", step, f, 11)
+        if self.error:
+            yield ChecklistEvent("error", None, None, None, self.error)
+        else:
+            yield ChecklistEvent("done", None, None, 11, "fail")
+
+    def probe_sets(self) -> tuple[Any, ...]:
+        return PROBE_SETS
+
+    def run_probes(self, form: TargetForm, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
+                   deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
+        self.calls.append(("run_probes", {"sets": sets, "allow_hang": allow_hang, "deadline_s": deadline_s}))
+        if self.error:
+            raise services.ServiceError(self.error)
+        probes = [ProbeView("conformance/list-input", "ok", 0.2, 0.2, 200, {"request": {"input": ["a", "b"]}}),
+                  ProbeView("conformance/normalize", "http-error", 0.1, 0.1, 400,
+                            {"response": {"error": "Parameter `normalize` was removed"}})]
+        if "seed" in sets:
+            probes.append(ProbeView("seed/short-long", "livelock", 8.1, 6.0, None,
+                                    {"samples": [{"t": 1.0, "running": 1, "waiting": 0}],
+                                     "recovery": {"aborted_at_s": 6.1, "recovered_s": 7.0}}))
+        for p in probes:
+            if on_event:
+                on_event(ProbeEvent(p.probe, "running", "", 0.0))
+                on_event(ProbeEvent(p.probe, p.outcome, "", p.duration_s))
+        return ProbeRunView(12, probes, [LIVELOCK] if "seed" in sets else [])
+
+    def stats_tick(self, form: TargetForm, session: dict[str, Any], stall_s: float = 10.0) -> StatsView:
+        self.calls.append(("stats_tick", form.url))
+        if self.error:
+            raise services.ServiceError(self.error)
+        session["n"] = session.get("n", 0) + 1
+        alert = {"kind": "livelock", "since": 1_795_986_100.0, "confirmed_at": 1_795_986_110.0}
+        return StatsView(None, {"num_requests_running": 1.0, "num_requests_waiting": 0.0}, alert, session["n"])
+
+    def analyze_log(self, text: str, target_id: int | None = None, save: bool = True,
+                    secrets: tuple[str, ...] = ()) -> LogView:
+        self.calls.append(("analyze_log", len(text)))
+        if "not a log" in text:
+            raise services.ServiceError("This does not look like a vLLM log (no vLLM lines found).")
+        return LogView([Finding("log-livelock-suspect", Status.FAIL, "Engine stalled: Running 1, Waiting 0, 0 tokens/s")],
+                       {"max_model_len": {"value": 256, "source": "log", "detail": "non-default args"}},
+                       [{"time": None, "running": 1, "waiting": 0, "prompt_throughput": 0.0}],
+                       {"lines": 120}, 13)
+
+    def count_runs(self, *, target_id: int | None = None, status: str | None = None) -> int:
+        return self.n_runs
+
+    def list_runs(self, *, target_id: int | None = None, status: str | None = None, limit: int = 25,
+                  offset: int = 0) -> RunPage:
+        self.calls.append(("list_runs", {"target_id": target_id, "status": status, "limit": limit, "offset": offset}))
+        ids = range(self.n_runs - offset, max(self.n_runs - offset - limit, 0), -1)
+        rows = [RunRow(i, "check", "fail" if i % 2 else "pass", "2026-11-29 21:00:00", None, URL, MODEL, "")
+                for i in ids]
+        return RunPage(rows, self.n_runs, limit, offset)
+
+    def get_run(self, run_id: int) -> RunDetail | None:
+        self.calls.append(("get_run", run_id))
+        if run_id > max(self.n_runs, 13):
+            return None
+        fail = run_id % 2 == 1
+        cfg = {"vllm_version": {"value": "0.31.0" if fail else "0.32.0", "source": "server"},
+               "max_model_len": {"value": 256, "source": "server"}}
+        return RunDetail(run_id, "check", "fail" if fail else "pass", "2026-11-29 21:00:00", URL, MODEL, "",
+                         cfg, {}, [LIVELOCK if fail else Finding("pooling-livelock-risk", Status.PASS, "Fixed in 0.32.0")],
+                         [], 0)
+
+    def compare_runs(self, left_id: int, right_id: int) -> Any:
+        a, b = self.get_run(left_id), self.get_run(right_id)
+        if a is None or b is None:
+            raise services.ServiceError(f"Run {left_id if a is None else right_id} does not exist.")
+        return services.diff_runs(a, b)
+
+    def latest_run_id(self) -> int | None:
+        return self.n_runs or None
+
+    def export_formats(self) -> tuple[Any, ...]:
+        return EXPORT_FORMATS
+
+    def export(self, run_id: int, fmt: str, secrets: tuple[str, ...] = ()) -> tuple[bytes, str, str]:
+        self.calls.append(("export", (run_id, fmt, secrets)))
+        f = next(x for x in EXPORT_FORMATS if x.id == fmt)
+        return f"run {run_id} as {fmt}".encode(), f"triage-run-{run_id}.{f.ext}", f.mime

@@ -1,0 +1,232 @@
+"""Plain values the dashboard pages render (what ui.services returns); no Streamlit, no I/O."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from triage.findings import Finding
+
+# -- plain values the pages render ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TargetForm:
+    """What the Target page collected. The API key lives only here, in the browser session."""
+
+    url: str
+    model: Optional[str] = None
+    truncate_prompt_tokens: Optional[int] = None
+    cmdline: Optional[str] = None
+    log_text: Optional[str] = None
+    api_key: Optional[str] = field(default=None, repr=False)
+    target_id: Optional[int] = None
+    label: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    root: Optional[str] = None
+    max_model_len: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class SavedTarget:
+    id: int
+    url: str
+    model: Optional[str]
+    truncate_prompt_tokens: Optional[int]
+    cmdline: Optional[str]
+    label: Optional[str]
+
+    @property
+    def title(self) -> str:
+        tpt = "unset" if self.truncate_prompt_tokens is None else self.truncate_prompt_tokens
+        return f"{self.label or self.url} · {self.model or '?'} · truncate_prompt_tokens={tpt}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the guided checklist, in the design card's order."""
+
+    id: str
+    title: str
+    question: str  # what to answer (or paste) when the evidence for this step is missing
+
+
+# The design card's order. Each step names the check-id prefixes it gathers; the engine may
+# publish its own list (triage.engine.CHECKLIST_STEPS), which then wins.
+STEPS: tuple[Step, ...] = (
+    Step("version", "vLLM version", "Which vLLM version does the server run? (`GET /version`, or `pip show vllm`)"),
+    Step("backend", "Backend and runner", "Is the server on GPU, ROCm or CPU, and is it started with `--runner pooling`?"),
+    Step("gpu-memory", "GPU memory and KV cache",
+         "Which GPU and how much memory? Paste `nvidia-smi` or the start-up log's KV cache lines."),
+    Step("flags", "Serve flags", "Paste the exact `vllm serve …` command line on the Target page."),
+    Step("chunked-prefill", "Chunked prefill and batch budget",
+         "Is chunked prefill on, and what is max_num_batched_tokens? Paste the start-up log on the Target page."),
+    Step("truncation", "max_model_len vs truncate_prompt_tokens",
+         "What truncate_prompt_tokens does your client send? Enter it on the Target page."),
+)
+STEP_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "version": ("version",),
+    "backend": ("backend", "device", "runner", "pooling-runner", "convert"),
+    "gpu-memory": ("gpu", "memory", "kv-cache", "kv", "nvml", "driver"),
+    "flags": ("flag", "cmdline", "arg", "normalize", "dimensions", "matryoshka", "trust-remote", "api-key", "dtype"),
+    "chunked-prefill": ("chunked", "prefill", "batched", "budget", "prefix"),
+    "truncation": ("truncat", "max-model-len", "livelock", "context"),
+}
+
+
+@dataclass(frozen=True)
+class ChecklistEvent:
+    """Progress from the checklist runner, as the page shows it."""
+
+    kind: str  # "step" (a step starts) | "finding" | "done" | "error"
+    step: Optional[str] = None
+    finding: Optional[Finding] = None
+    run_id: Optional[int] = None
+    message: str = ""
+    index: int = 0
+    total: int = len(STEPS)
+
+
+@dataclass(frozen=True)
+class ProbeSet:
+    id: str
+    title: str
+    default: bool
+    can_hang: bool
+    description: str
+
+
+PROBE_SETS: tuple[ProbeSet, ...] = (
+    ProbeSet("conformance", "Conformance", True, False,
+             "Does /v1/embeddings accept what clients send: lists, token ids, dimensions, truncation, errors."),
+    ProbeSet("throughput", "Throughput", True, False, "Short and mid-length batches: tokens/s and latency."),
+    ProbeSet("seed", "Seed matrix (livelock reproduction)", False, True,
+             "[SHORT] · [LONG] · [LONG, SHORT] · [SHORT, LONG] with a prompt of exactly max_model_len tokens "
+             "(vllm #55427). On an affected server this hangs the engine until the probe aborts it."),
+)
+
+
+@dataclass(frozen=True)
+class ProbeEvent:
+    probe: str
+    state: str  # "start" | "sample" | ok | livelock | stuck-waiting | http-error | …
+    message: str = ""
+    elapsed_s: Optional[float] = None
+
+
+# A probe outcome as a verdict colour (outcomes are issue 4's vocabulary).
+OUTCOME_STATUS = {"ok": "pass", "slow": "warn", "skipped": "unknown", "livelock": "fail", "stuck-waiting": "fail",
+                  "http-error": "warn", "unreachable": "error", "error": "error"}
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    probe: str
+    outcome: str
+    duration_s: Optional[float]
+    time_to_verdict_s: Optional[float]
+    http_status: Optional[int]
+    detail: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return OUTCOME_STATUS.get(self.outcome, "unknown")
+
+
+@dataclass(frozen=True)
+class ProbeRunView:
+    run_id: Optional[int]
+    probes: list[ProbeView]
+    findings: list[Finding]
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    kind: str
+    status: str
+    started_at: str
+    finished_at: Optional[str]
+    target: str
+    model: Optional[str]
+    summary: str
+
+
+@dataclass(frozen=True)
+class RunPage:
+    rows: list[RunRow]
+    total: int
+    limit: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    id: int
+    kind: str
+    status: str
+    started_at: str
+    target: str
+    model: Optional[str]
+    summary: str
+    config: dict[str, Any]
+    meta: dict[str, Any]
+    findings: list[Finding]
+    probes: list[ProbeView]
+    n_samples: int
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    key: str
+    left: Any
+    right: Any
+    changed: bool
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    left: RunDetail
+    right: RunDetail
+    config: list[DiffRow]
+    verdicts: list[DiffRow]
+
+
+@dataclass(frozen=True)
+class LogView:
+    findings: list[Finding]
+    config: dict[str, Any]
+    samples: list[dict[str, Any]]
+    summary: dict[str, Any]
+    run_id: Optional[int] = None
+    figure: Any = None  # the engine's stats figure for the series, when the charts module is in
+
+
+@dataclass(frozen=True)
+class StatsView:
+    """What the Engine stats page draws: a figure (or None), the latest values, the stall alert."""
+
+    figure: Any
+    latest: dict[str, Any]
+    alert: Optional[dict[str, Any]]
+    n_samples: int
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    id: str
+    label: str
+    mime: str
+    ext: str
+
+
+EXPORT_FORMATS: tuple[ExportFormat, ...] = (
+    ExportFormat("md", "Markdown", "text/markdown", "md"),
+    ExportFormat("html", "HTML", "text/html", "html"),
+    ExportFormat("json", "JSON", "application/json", "json"),
+    ExportFormat("bundle", "Support bundle (zip)", "application/zip", "zip"),
+)
+
