@@ -11,7 +11,8 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import AsyncIterator, Callable, Iterable
 
 from triage.findings import Finding, Status
 from triage.probes import conformance, seed, throughput

@@ -102,7 +102,7 @@ class ProbeClient:
         return httpx.AsyncClient(base_url=self.url, headers=self.headers, verify=self.verify_tls,
                                  timeout=httpx.Timeout(timeout_s or self.timeout_s))
 
-    async def __aenter__(self) -> "ProbeClient":
+    async def __aenter__(self) -> ProbeClient:
         self._client = self.new_client()
         return self
 

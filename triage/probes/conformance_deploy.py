@@ -60,14 +60,18 @@ def kv_sizing(cache_config: dict[str, str], max_model_len: int) -> Finding:
             return float(v) if v not in (None, "None", "") else None
         except ValueError:
             return None
-    tokens = num("kv_cache_size_tokens")
-    if tokens is None and num("num_gpu_blocks") and num("block_size"):
-        tokens = num("num_gpu_blocks") * num("block_size")  # type: ignore[operator]
-    mem = num("kv_cache_memory_bytes")
-    util = num("gpu_memory_utilization")
-    if tokens is None:
+    if not cache_config:
         return Finding("conformance-kv-cache-sizing", Status.UNKNOWN, "vllm:cache_config_info not on /metrics",
                        {"cache_config": cache_config, **_claim("kv", "undecided")})
+    tokens = num("kv_cache_size_tokens")
+    mem = num("kv_cache_memory_bytes")
+    if tokens is None:
+        # seen on 0.32.0 BERT (MiniLM): kv_cache_size_tokens="None", num_gpu_blocks="1": encoder-only, no KV pool
+        return Finding("conformance-kv-cache-sizing", Status.PASS,
+                       "no KV cache pool on this engine (encoder-only model): nothing is reserved per max_model_len",
+                       {"cache_config": {k: cache_config.get(k) for k in ("kv_cache_size_tokens", "num_gpu_blocks",
+                                                                          "kv_cache_memory_bytes")},
+                        "source": "GET /metrics vllm:cache_config_info", **_claim("kv", "not applicable")})
     per_token = mem / tokens if mem and tokens else None
     fits = tokens >= max_model_len
     return Finding("conformance-kv-cache-sizing", Status.PASS if fits else Status.WARN,

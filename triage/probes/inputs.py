@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from random import Random
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 # Plain English words: every tokenizer splits them into one or two tokens.
 _WORDS = ("river stone garden window paper silver orange market winter yellow doctor planet "

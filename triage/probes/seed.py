@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterable
+from typing import Any
+from collections.abc import AsyncIterator, Iterable
 
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext

@@ -6,7 +6,8 @@ requests, with unique salted texts (so the prefix cache does not flatter the num
 from __future__ import annotations
 
 import time
-from typing import Any, AsyncIterator, Iterable
+from typing import Any
+from collections.abc import AsyncIterator, Iterable
 
 from triage.findings import Finding, Status
 from triage.probes.client import Exchange, trim_for_storage

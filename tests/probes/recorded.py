@@ -1,0 +1,27 @@
+"""Helpers for the probes' unit tests: recorded real responses (tests/fixtures/real/) as Exchange values."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from triage.probes.client import Exchange
+from triage.vllm.metrics import MetricsPage, parse_metrics
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+DIRS = ["0.31.0-tiny-qwen3-livelock", "0.32.0-tiny-qwen3-livelock", "0.32.0-minilm-bert-waiting"]
+
+
+def exchange(server: str, name: str) -> Exchange:
+    """A recorded exchange (method, path, status, request, body) from tests/fixtures/real/<server>/<name>.json."""
+    d = json.loads((REAL / server / f"{name}.json").read_text())
+    return Exchange(method=d["method"], path=d["path"], request=d.get("request"), status=d["status"],
+                    body=d.get("body", d.get("body_text")))
+
+
+def page(server: str, name: str) -> MetricsPage:
+    return parse_metrics((REAL / server / f"{name}.txt").read_text())
+
+
+def probe_record(name: str) -> dict:
+    """A probe outcome recorded by tests/fixtures/real/probes/capture_probes.py."""
+    return json.loads((REAL / "probes" / f"{name}.json").read_text())
