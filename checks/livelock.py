@@ -30,11 +30,15 @@ def fixes(cfg: EffectiveConfig) -> str:
         tier = max_num_batched_tokens_default(device=cfg.get("device"), gpu_name=cfg.get("gpu_name"),
                                               gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"))
         base = tier.value if tier is not None else "the device default"
-        cost = (f"vLLM then raises max_num_batched_tokens to max(max_model_len {mml}, {base})"
-                + (f" = {max(mml, int(tier.value))}" if tier is not None else "")  # type: ignore[call-overload]
-                + f" (from {budget})" * isinstance(budget, int)
-                + ": a whole max-length prompt is prefilled in one step, which needs that much activation memory "
-                "(it OOMed at start on a 12 GiB card for 24576/65536)")
+        raised = f" = {max(mml, int(tier.value))}" if tier is not None else ""  # type: ignore[call-overload]
+        cost = (f"with no --max-num-batched-tokens vLLM then uses max(max_model_len {mml}, {base}){raised} "
+                "tokens per step: a whole max-length prompt is prefilled in one step, which needs that much "
+                "activation memory (24576/65536 OOMed at start on a 12 GiB card)")
+        stated = cfg.stated_args is not None and "max_num_batched_tokens" in cfg.stated_args
+        if isinstance(budget, int) and budget < mml and (stated or cfg.fact("max_num_batched_tokens") is not None
+                                                         and cfg.fact("max_num_batched_tokens").source != "default-rule"):  # type: ignore[union-attr]
+            cost += (f"; drop --max-num-batched-tokens {budget} or raise it to >= {mml}: with chunked prefill off "
+                     "vLLM refuses a budget below max_model_len at start (SchedulerConfig.verify_max_model_len)")
     else:
         cost = ("vLLM then raises max_num_batched_tokens to max(max_model_len, default), which costs activation "
                 "memory")
@@ -90,12 +94,12 @@ def check(cfg: EffectiveConfig) -> Finding:
     # Any one precondition known to be false settles it; every one that is false is named.
     reasons: list[str] = []
     if runner is not None and runner != "pooling":
-        reasons.append(f"runner '{runner}' is not pooling: the livelock hits pooling requests only")
+        reasons.append(f"Runner '{runner}' is not pooling: the livelock hits pooling requests only")
     if chunked is False:
         f = cfg.fact("enable_chunked_prefill")
         why = " (encoder-only model: vLLM turns it off)" if cfg.get("encoder_only") or \
             (f is not None and "KVCache" in f.detail) else ""
-        reasons.append(f"chunked prefill is off{why}: a prompt is never split, so it cannot livelock")
+        reasons.append(f"Chunked prefill is off{why}: a prompt is never split, so it cannot livelock")
     if v is not None and v >= LIVELOCK_FIXED_IN:
         reasons.append(f"vLLM {fmt(v)} carries the fix for vllm#55427 (vllm#48039, 0.32.0)")
     if tstate == "int" and isinstance(t_eff, int) and isinstance(mml, int) and t_eff < mml:
@@ -103,7 +107,7 @@ def check(cfg: EffectiveConfig) -> Finding:
         reasons.append(f"truncate_prompt_tokens {t_eff} < max_model_len {mml}{extra}")
     if reasons:
         evidence["settled_by"] = reasons
-        title = reasons[0][0].upper() + reasons[0][1:] + ("; also " + "; ".join(reasons[1:]) if reasons[1:] else "")
+        title = reasons[0] + ("; also " + "; ".join(reasons[1:]) if reasons[1:] else "")
         keep = ("Keep truncating below max_model_len until the server runs vLLM >= 0.32.0."
                 if version_buggy and len(reasons) == 1 and "truncate" in reasons[0] else "")
         return done(Status.PASS, title, keep)

@@ -109,6 +109,10 @@ def _after_docker_image(tokens: list[str], res: SourceResult) -> list[str]:
         image = tok
         res.add("launcher", "docker", f"image {image}")
         res.add("docker_image", image, "docker run")
+        low = image.lower()
+        if "vllm" in low:
+            dev = "rocm" if "rocm" in low else "cpu" if "cpu" in low else "cuda" if "vllm-openai" in low else None
+            res.add("device", dev, f"docker image {image}")
         tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
         if parse_version(tag):
             res.add("vllm_version", tag.lstrip("v"), f"docker image tag {image}")

@@ -1,0 +1,125 @@
+"""``python -m triage check``: the checklist, headless; text or JSON (schema CLI_SCHEMA) and exit codes.
+
+JSON: {"schema", "run_id", "target" (never the API key), "config" (effective, with provenance),
+"status", "findings": [{"check", "status", "title", "evidence", "fix", "refs", "explanation"}]}.
+Exit: 0 nothing reached --fail-on, 1 something did, 2 could not run (bad arguments or inputs).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.engine import CheckEvent, TargetSpec, run_checklist
+from triage.findings import Finding, reaches
+from triage.redact import redact_obj
+
+ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
+
+
+def _truncate(text: str) -> int | str:
+    if text.strip().lower() in ("none", "no", "off"):
+        return "none"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--truncate takes an integer, -1 or none, not {text!r}") from None
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("check", help="run the triage checklist against a server and/or its command line and log",
+                       description="Diagnose a vLLM embedding deployment from evidence: the live server, the "
+                                   "`vllm serve` command line and the start-up log. Sends no long request.")
+    p.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000 (optional with --cmdline-file/--log-file)")
+    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
+    p.add_argument("--model", help="model id your client sends (default: the first of /v1/models)")
+    p.add_argument("--truncate", type=_truncate, metavar="N|-1|none",
+                   help="truncate_prompt_tokens your client sends with /v1/embeddings")
+    p.add_argument("--cmdline-file", metavar="F", help="file with the vllm serve / docker run command line ('-' = stdin)")
+    p.add_argument("--cmdline", metavar="TEXT", help="the command line as text")
+    p.add_argument("--log-file", metavar="F", help="the server's start-up log ('-' = stdin)")
+    p.add_argument("--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of this machine)")
+    p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
+    p.add_argument("--no-embed", action="store_true", help="do not send the one 2-token /v1/embeddings request")
+    add_db_arg(p)
+    add_format_args(p)
+    p.set_defaults(func=run)
+
+
+def _read(path: str, stdin_used: list[bool]) -> str:
+    if path == "-":
+        if stdin_used:
+            raise ValueError("only one of --cmdline-file/--log-file can be '-'")
+        stdin_used.append(True)
+        return sys.stdin.read()
+    return Path(path).read_text(errors="replace")
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    d = f.to_dict()
+    return {k: d[k] for k in ("check", "status", "title", "evidence", "fix", "refs", "explanation")}
+
+
+def run(args: argparse.Namespace) -> int:
+    stdin_used: list[bool] = []
+    try:
+        cmdline = args.cmdline
+        if args.cmdline_file:
+            cmdline = _read(args.cmdline_file, stdin_used)
+        log_text = _read(args.log_file, stdin_used) if args.log_file else None
+        nvml_rec = json.loads(Path(args.nvml_file).read_text()) if args.nvml_file else None
+    except (OSError, ValueError) as e:
+        print(f"check: cannot read input: {e}", file=sys.stderr)
+        return 2
+    if not (args.url or cmdline or log_text):
+        print("check: give --url, or --cmdline-file/--cmdline/--log-file for offline triage", file=sys.stderr)
+        return 2
+    if args.url and "://" not in args.url:
+        print(f"check: --url needs a scheme, e.g. http://{args.url}", file=sys.stderr)
+        return 2
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if api_key is None:
+            print(f"check: environment variable {args.api_key_env} is not set", file=sys.stderr)
+            return 2
+    spec = TargetSpec(url=args.url, model=args.model, truncate_prompt_tokens=args.truncate, cmdline=cmdline,
+                      log_text=log_text, api_key=api_key, verify_tls=not args.insecure, timeout_s=args.timeout,
+                      nvml_recorded=nvml_rec, embed_probe=not args.no_embed)
+    from triage.store import Store
+
+    try:
+        store = Store(args.db)
+    except Exception as e:  # bad URL / unwritable path: could not run
+        print(f"check: cannot open the database {args.db!r}: {e}", file=sys.stderr)
+        return 2
+    text = args.format == "text"
+
+    def progress(ev: CheckEvent) -> None:
+        if not text:
+            return
+        if ev.kind == "finding" and ev.finding is not None:
+            f = ev.finding
+            print(f"[{ICON.get(f.status.value, f.status.value)}] {f.check}: {f.title}")
+            if f.status.value in ("fail", "warn", "error", "unknown") and f.fix:
+                print(f"       fix: {f.fix}")
+        elif ev.kind == "source":
+            print(f"-- {ev.source}: {ev.message}")
+
+    result = run_checklist(spec, store, on_event=progress)
+    target = {"url": args.url, "model": args.model, "truncate_prompt_tokens": args.truncate,
+              "api_key_given": bool(api_key), "cmdline_given": bool(cmdline), "log_given": bool(log_text)}
+    code = 1 if any(reaches(f.status, args.fail_on) for f in result.findings) else 0
+    if text:
+        print(f"run {result.run_id}: {result.status.value} (stored in {store.url.split('///')[-1]}); exit {code}")
+    else:
+        doc = {"schema": CLI_SCHEMA, "run_id": result.run_id, "target": target, "status": result.status.value,
+               "config": result.config, "findings": [finding_json(f) for f in result.findings]}
+        secrets = (api_key,) if api_key else ()
+        print(json.dumps(redact_obj(doc, secrets), indent=2, default=str))
+    return code
