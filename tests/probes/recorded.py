@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from triage.probes.client import Exchange
+from triage.probes.runner import ProbeOutcome
 from triage.vllm.metrics import MetricsPage, parse_metrics
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -25,3 +26,12 @@ def page(server: str, name: str) -> MetricsPage:
 def probe_record(name: str) -> dict:
     """A probe outcome recorded by tests/fixtures/real/probes/capture_probes.py."""
     return json.loads((REAL / "probes" / f"{name}.json").read_text())
+
+
+def outcome_from_record(d: dict) -> ProbeOutcome:
+    """Rebuild a ProbeOutcome from a recorded to_dict() (exchanges are not recorded)."""
+    det = dict(d["detail"])
+    return ProbeOutcome(probe=d["probe"], set=d["set"], outcome=d["outcome"], description=d["description"],
+                        duration_s=d["duration_s"], time_to_verdict_s=d["time_to_verdict_s"],
+                        http_status=d["http_status"], request=det.pop("request"), response=det.pop("response"),
+                        samples=det.pop("samples"), recovery=det.pop("recovery"), extra=det)

@@ -5,6 +5,7 @@ requests, with unique salted texts (so the prefix cache does not flatter the num
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 from collections.abc import AsyncIterator, Iterable
@@ -26,7 +27,7 @@ def percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
     s = sorted(values)
-    k = max(0, min(len(s) - 1, int(round(q / 100 * len(s) + 0.5)) - 1))
+    k = max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))
     return s[k]
 
 

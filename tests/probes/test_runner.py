@@ -1,0 +1,57 @@
+"""The runner's sample conversion and stall classification on /metrics pages and probes recorded from real servers."""
+from __future__ import annotations
+
+import pytest
+
+from triage.probes.client import Exchange
+from triage.probes.runner import (HTTP_ERROR, OK, SLOW, UNREACHABLE, classify_samples, outcome_of,
+                                  sample_from_page)
+from triage.stall import LIVELOCK, STUCK_WAITING
+
+from .recorded import DIRS, exchange, page, probe_record
+
+L031, BERT = DIRS[0], DIRS[2]
+
+
+def test_sample_from_livelock_page() -> None:
+    s = sample_from_page(page(L031, "metrics-livelock-3s"), 3.0)
+    assert s["t"] == 3.0 and s["running"] == 1 and s["waiting"] == 0
+    assert s["prompt_tokens_total"] is not None and s["request_success_total"] is not None
+    assert set(s) == {"t", "running", "waiting", "prompt_tokens_total", "request_success_total", "kv_cache_usage_perc"}
+
+
+def test_sample_from_stuck_waiting_page() -> None:
+    s = sample_from_page(page(BERT, "metrics-stuck-waiting-4s"), 4.0)
+    assert s["running"] == 0 and s["waiting"] == 1
+
+
+def test_recorded_pages_classify_as_livelock() -> None:
+    series = [sample_from_page(page(L031, "metrics-idle"), 0.0), sample_from_page(page(L031, "metrics-livelock-3s"), 3.0),
+              sample_from_page(page(L031, "metrics-livelock-9s"), 9.0)]
+    assert classify_samples(series, 5.0) == (LIVELOCK, 9.0)
+    assert classify_samples(series, 7.0) == (None, None)  # 6 s of no progress: under a 7 s threshold
+
+
+@pytest.mark.parametrize("name,kind", [("livelock-031-short-long-t256", LIVELOCK),
+                                       ("stuck-waiting-032-bert-long-t256", STUCK_WAITING),
+                                       ("ok-032-short-long-t256", None)])
+def test_recorded_probe_samples_reclassify(name: str, kind: str | None) -> None:
+    rec = probe_record(name)
+    got, at = classify_samples([rec["detail"]["baseline"], *rec["detail"]["samples"]], 5.0)
+    assert got == kind
+    if kind:
+        assert rec["outcome"] == kind and at == rec["time_to_verdict_s"] and at <= 10.0
+        r = rec["detail"]["recovery"]
+        assert r["recovered"] and r["short_request_ok"] and r["gauges_zero_at_s"] >= r["aborted_at_s"]
+        assert rec["detail"]["health_during_stall"]["status"] == 200  # /health lies during a stall
+    else:
+        assert rec["outcome"] == "ok" and rec["http_status"] == 200
+
+
+def test_outcome_of_exchanges() -> None:
+    assert outcome_of([exchange(L031, "embed-single")]) == (OK, 200)
+    assert outcome_of([exchange(L031, "embed-single"), exchange(L031, "error-overlong")]) == (HTTP_ERROR, 400)
+    down = Exchange("POST", "/v1/embeddings", {}, error="ConnectError: [Errno 111] Connection refused")
+    assert outcome_of([down]) == (UNREACHABLE, None)
+    late = Exchange("POST", "/v1/embeddings", {}, error="ReadTimeout: ")
+    assert outcome_of([late]) == (SLOW, None)
