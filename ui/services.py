@@ -23,6 +23,7 @@ from triage.store import DB_ENV, RunRecord, Store, default_db_url, to_url
 
 
 from ui.values import (  # re-exported: pages import one module
+    CHECK_STEPS,
     EXPORT_FORMATS,
     OUTCOME_STATUS,
     PROBE_SETS,
@@ -142,24 +143,14 @@ def _iso(dt: Any) -> str:
 
 
 def step_of(check_id: str) -> str:
-    """Which checklist step a finding belongs to (engine's mapping when it publishes one)."""
-    eng_map = _engine_step_map()
-    if check_id in eng_map:
-        return eng_map[check_id]
+    """Which checklist step a finding belongs to."""
+    if check_id in CHECK_STEPS:
+        return CHECK_STEPS[check_id]
     cid = check_id.lower()
     for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags"):
         if any(k in cid for k in STEP_KEYWORDS[step]):
             return step
     return "flags"
-
-
-def _engine_step_map() -> dict[str, str]:
-    try:
-        eng = importlib.import_module("triage.engine")
-    except Exception:
-        return {}
-    m = getattr(eng, "CHECK_STEPS", None)
-    return dict(m) if isinstance(m, dict) else {}
 
 
 def _finding(obj: Any) -> Optional[Finding]:
@@ -260,7 +251,8 @@ class Services:
     @_guard("Saving the target")
     def save_target(self, form: TargetForm) -> TargetForm:
         """Remember the target (never its API key) and return the form with its target id."""
-        t = self.store.find_or_add_target(form.url.strip().rstrip("/"), form.model, form.truncate_prompt_tokens,
+        tpt = form.truncate_prompt_tokens if isinstance(form.truncate_prompt_tokens, int) else None
+        t = self.store.find_or_add_target(form.url.strip().rstrip("/"), form.model, tpt,
                                           form.cmdline or None, form.label or None)
         return TargetForm(url=t.url, model=form.model, truncate_prompt_tokens=form.truncate_prompt_tokens,
                           cmdline=form.cmdline, log_text=form.log_text, api_key=form.api_key,
@@ -287,50 +279,37 @@ class Services:
         return STEPS
 
     def iter_checklist(self, form: TargetForm) -> Iterator[ChecklistEvent]:
-        """Run the checklist, yielding progress; an engine failure arrives as an "error" event."""
+        """Run the checklist, yielding progress; an engine failure arrives as an "error" event, not a raise."""
+        n = len(STEPS)
         try:
             eng = _engine_part("triage.engine", "The checklist")
             spec = self._spec(form)
-            seen_steps: list[str] = []
+            seen: list[str] = []
             run_id: Optional[int] = None
             findings: list[Finding] = []
-            if hasattr(eng, "iter_checklist"):
-                source: Iterator[Any] = eng.iter_checklist(spec, self.store)
-            else:
-                res = eng.run_checklist(spec, self.store)
-                source = iter([{"kind": "finding", "finding": f} for f in res.findings] + [res])
-            for ev in source:
-                run_id = getattr(ev, "run_id", None) or (ev.get("run_id") if isinstance(ev, dict) else None) or run_id
-                f = _finding(getattr(ev, "finding", None) if not isinstance(ev, dict) else ev.get("finding"))
-                if f is None and hasattr(ev, "findings") and not isinstance(ev, dict):
-                    # a final result object
-                    for g in ev.findings or []:
-                        g = _finding(g)
-                        if g and g not in findings:
-                            findings.append(g)
-                            yield from self._step_events(g, seen_steps)
-                            yield ChecklistEvent("finding", step_of(g.check), g, run_id)
-                    continue
-                if f is None:
-                    msg = getattr(ev, "message", None) or (ev.get("message") if isinstance(ev, dict) else None)
-                    step = getattr(ev, "step", None) or (ev.get("step") if isinstance(ev, dict) else None)
-                    if step and step in {s.id for s in STEPS} and step not in seen_steps:
-                        seen_steps.append(step)
-                        yield ChecklistEvent("step", step, None, run_id, str(msg or ""), len(seen_steps))
-                    continue
-                findings.append(f)
-                yield from self._step_events(f, seen_steps)
-                yield ChecklistEvent("finding", step_of(f.check), f, run_id)
-            yield ChecklistEvent("done", None, None, run_id, worst(f.status for f in findings).value, len(STEPS))
-        except Exception as e:
+            for ev in eng.iter_checklist(spec, self.store):
+                run_id = getattr(ev, "run_id", None) or run_id
+                kind = getattr(ev, "kind", "")
+                f = _finding(getattr(ev, "finding", None))
+                if f is not None:
+                    findings.append(f)
+                    step = step_of(f.check)
+                    if step not in seen:
+                        seen.append(step)
+                        idx = next((i for i, s in enumerate(STEPS, 1) if s.id == step), len(seen))
+                        yield ChecklistEvent("step", step, None, run_id, "", idx, n)
+                    yield ChecklistEvent("finding", step, f, run_id)
+                elif kind == "started":
+                    yield ChecklistEvent("progress", None, None, run_id, f"Run #{run_id} started", 0, n)
+                elif kind == "source":
+                    src = getattr(ev, "source", "") or "source"
+                    yield ChecklistEvent("progress", None, None, run_id,
+                                         f"Evidence from {src}: {getattr(ev, 'message', '')}", 0, n)
+                elif kind == "config":
+                    yield ChecklistEvent("progress", None, None, run_id, "Effective config merged", 0, n)
+            yield ChecklistEvent("done", None, None, run_id, worst(f.status for f in findings).value, n, n)
+        except Exception as e:  # noqa: BLE001 - the page shows a message, never a traceback
             yield ChecklistEvent("error", None, None, None, plain_error(e))
-
-    @staticmethod
-    def _step_events(f: Finding, seen: list[str]) -> Iterator[ChecklistEvent]:
-        step = step_of(f.check)
-        if step not in seen:
-            seen.append(step)
-            yield ChecklistEvent("step", step, None, None, "", len(seen))
 
     # -- probes ------------------------------------------------------------------------------
     def probe_sets(self) -> tuple[ProbeSet, ...]:
@@ -360,57 +339,51 @@ class Services:
         return ProbeRunView(run_id, probes, findings)
 
     # -- engine stats ------------------------------------------------------------------------
-    def stats_available(self) -> bool:
-        return _has("triage.watch", "Watcher")
+    def stats_tick(self, form: TargetForm, session: dict[str, Any], stall_s: float = 5.0,
+                   keep: int = 900) -> StatsView:
+        """Scrape /metrics once with a Watcher kept in ``session`` (the page's dict) and chart the series.
 
-    @_guard("Engine stats")
-    def stats_tick(self, form: TargetForm, session: dict[str, Any], stall_s: float = 10.0) -> StatsView:
-        """Scrape /metrics once into a watcher kept in ``session`` (the caller's dict), return the chart."""
-        watch = _engine_part("triage.watch", "Engine stats")
-        w = session.get("watcher")
-        key = (form.url, form.model)
-        if w is None or session.get("watcher_key") != key:
-            w = self._make_watcher(watch, form, stall_s)
-            session["watcher"], session["watcher_key"] = w, key
-        w_tick = getattr(w, "tick", None) or getattr(w, "poll", None) or getattr(w, "scrape_once", None) \
-            or getattr(w, "step", None)
-        if w_tick is None:
-            raise NotAvailable("Engine stats: the watcher has no single-step method yet.")
-        w_tick()
-        samples = list(getattr(w, "samples", []) or [])
-        alerts = list(getattr(w, "alerts", []) or [])
-        state = getattr(w, "state", None)
-        latest = dict(getattr(w, "latest", None) or {}) if not callable(getattr(w, "latest", None)) else dict(w.latest() or {})
-        fig = None
+        The series kept here is bounded (``keep`` samples, 15 minutes at 1 s); nothing is stored:
+        the CLI's ``watch`` is the recorder, this page is a live view.
+        """
         try:
-            charts = _engine_part("triage.charts", "Charts")
-            fig = charts.engine_stats_figure(samples, alerts=tuple(alerts))
-        except NotAvailable:
-            fig = None
-        alert = None
-        if alerts:
-            a = alerts[-1]
-            alert = a if isinstance(a, dict) else {k: getattr(a, k) for k in ("kind", "since", "confirmed_at")
-                                                   if hasattr(a, k)}
-        elif state is not None and getattr(state, "stalled", False):
-            alert = {"kind": state.kind, "since": state.since, "confirmed_at": state.confirmed_at}
-        return StatsView(fig, latest, alert, len(samples))
-
-    def _make_watcher(self, watch: Any, form: TargetForm, stall_s: float) -> Any:
-        W = watch.Watcher
-        attempts: list[dict[str, Any]] = [
-            dict(url=form.url, api_key=form.api_key, stall_s=stall_s, store=self.store, target_id=form.target_id),
-            dict(url=form.url, api_key=form.api_key, stall_s=stall_s),
-            dict(url=form.url, api_key=form.api_key),
-            dict(url=form.url),
-        ]
-        last: Exception | None = None
-        for kw in attempts:
-            try:
-                return W(**kw)
-            except TypeError as e:
-                last = e
-        raise ServiceError(f"Engine stats: cannot start a watcher ({last}).")
+            watch = _engine_part("triage.watch", "Engine stats")
+            key = (form.url, form.api_key, float(stall_s))
+            w = session.get("watcher")
+            if w is None or session.get("watcher_key") != key:
+                if w is not None:
+                    w.close()
+                w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None,
+                                  target_id=form.target_id)
+                session.update(watcher=w, watcher_key=key, samples=[])
+            tick = w.sample_once()
+        except ServiceError:
+            raise
+        except Exception as e:
+            raise ServiceError(f"Engine stats: {plain_error(e)}") from e
+        samples: list[Any] = session["samples"]
+        samples.extend(tick.samples)
+        del samples[:-keep]
+        alerts = list(getattr(w, "alerts", []) or [])
+        figure = None
+        if _has("triage.charts", "engine_stats_figure"):
+            figure = _engine_part("triage.charts", "Charts").engine_stats_figure(samples, alerts=alerts)
+        row = tick.sample
+        latest: dict[str, Any] = {}
+        if row is not None:
+            latest = {"running": row.num_requests_running, "waiting": row.num_requests_waiting,
+                      "prompt tokens/s": row.prompt_throughput,
+                      "KV cache %": None if row.kv_cache_usage_perc is None else 100 * row.kv_cache_usage_perc}
+        open_alert = next((a for a in reversed(alerts) if not a.get("cleared_at")), None)
+        msg = None
+        if tick.alert_event is not None and open_alert is not None:
+            msg = tick.alert_event.message
+        elif open_alert is not None:
+            msg = watch.alert_message(open_alert["kind"], open_alert["since"], tick.ts, open_alert.get("running"),
+                                      open_alert.get("waiting")) if hasattr(watch, "alert_message") else None
+        alert = {**open_alert, "message": msg} if open_alert is not None else None
+        error = f"Scrape failed: {tick.error}" if tick.error else None
+        return StatsView(figure, latest, alert, len(samples), error, len(alerts))
 
     # -- logs --------------------------------------------------------------------------------
     @_guard("Log analysis")
@@ -573,10 +546,16 @@ def _sample_dict(s: Any) -> dict[str, Any]:
             "kv_cache_usage_perc": d.get("kv_cache_usage_perc")}
 
 
+def effective_config(stored: dict[str, Any]) -> dict[str, Any]:
+    """The {key: {value, source, detail}} part of a stored config (checklist runs nest it under "values")."""
+    vals = stored.get("values")
+    return dict(vals) if isinstance(vals, dict) else dict(stored)
+
+
 def _detail(rec: RunRecord) -> RunDetail:
     r, t = rec.run, rec.target
     return RunDetail(int(r.id or 0), r.kind, r.status, _iso(r.started_at), (t.label or t.url) if t else "—",
-                     t.model if t else None, r.summary, rec.config, rec.meta, list(rec.findings),
+                     t.model if t else None, r.summary, effective_config(rec.config), rec.meta, list(rec.findings),
                      [_probe_view(p) for p in rec.probes], len(rec.samples))
 
 

@@ -15,7 +15,7 @@ class TargetForm:
 
     url: str
     model: Optional[str] = None
-    truncate_prompt_tokens: Optional[int] = None
+    truncate_prompt_tokens: int | str | None = None  # int, -1, "none" (client sends none), None (not stated)
     cmdline: Optional[str] = None
     log_text: Optional[str] = None
     api_key: Optional[str] = field(default=None, repr=False)
@@ -67,10 +67,22 @@ STEPS: tuple[Step, ...] = (
     Step("truncation", "max_model_len vs truncate_prompt_tokens",
          "What truncate_prompt_tokens does your client send? Enter it on the Target page."),
 )
+# Check ids (checks/*.py CHECK_ID) to steps; ids not listed fall back to STEP_KEYWORDS.
+CHECK_STEPS: dict[str, str] = {
+    "vllm-version": "version",
+    "backend": "backend",
+    "gpu-memory": "gpu-memory",
+    "flags": "flags",
+    "config-conflict": "flags",
+    "evidence": "flags",
+    "chunked-prefill": "chunked-prefill",
+    "truncate-vs-max-model-len": "truncation",
+    "pooling-livelock-risk": "truncation",
+}
 STEP_KEYWORDS: dict[str, tuple[str, ...]] = {
     "version": ("version",),
-    "backend": ("backend", "device", "runner", "pooling-runner", "convert"),
-    "gpu-memory": ("gpu", "memory", "kv-cache", "kv", "nvml", "driver"),
+    "backend": ("backend", "device", "runner", "convert"),
+    "gpu-memory": ("gpu", "memory", "kv-cache", "nvml", "driver"),
     "flags": ("flag", "cmdline", "arg", "normalize", "dimensions", "matryoshka", "trust-remote", "api-key", "dtype"),
     "chunked-prefill": ("chunked", "prefill", "batched", "budget", "prefix"),
     "truncation": ("truncat", "max-model-len", "livelock", "context"),
@@ -81,7 +93,7 @@ STEP_KEYWORDS: dict[str, tuple[str, ...]] = {
 class ChecklistEvent:
     """Progress from the checklist runner, as the page shows it."""
 
-    kind: str  # "step" (a step starts) | "finding" | "done" | "error"
+    kind: str  # "progress" | "step" (a step starts) | "finding" | "done" | "error"
     step: Optional[str] = None
     finding: Optional[Finding] = None
     run_id: Optional[int] = None
@@ -211,8 +223,10 @@ class StatsView:
 
     figure: Any
     latest: dict[str, Any]
-    alert: Optional[dict[str, Any]]
+    alert: Optional[dict[str, Any]]  # the open stall alert (kind, since, confirmed_at, message), if any
     n_samples: int
+    error: Optional[str] = None  # this scrape failed; the series so far is still shown
+    n_alerts: int = 0  # alerts seen since the page started watching (open and cleared)
 
 
 @dataclass(frozen=True)

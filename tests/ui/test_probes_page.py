@@ -21,7 +21,7 @@ def test_defaults_are_conformance_and_throughput(use_services):
     at.button(key="probes.run").click().run()
     no_exception(at)
     assert fake.calls[-1] == ("run_probes", {"sets": ["conformance", "throughput"], "allow_hang": False,
-                                             "deadline_s": 60.0})
+                                             "deadline_s": 30.0})
     assert at.session_state[session.OPEN_RUN_KEY] == 12
     assert any("2 probes" in w.value for w in at.warning)  # worst is http-error → warn
 
@@ -30,7 +30,7 @@ def test_seed_needs_confirmation(use_services):
     fake = use_services(FakeServices())
     at = _at()
     at.checkbox(key="probes.set.seed").check().run()
-    assert any("hangs the engine for up to 60 seconds" in w.value for w in at.warning)
+    assert any("hangs the engine for up to 30 seconds" in w.value for w in at.warning)
     assert at.button(key="probes.run").disabled
     at.checkbox(key="probes.hang.confirm").check().run()
     assert not at.button(key="probes.run").disabled

@@ -13,6 +13,8 @@ def evidence_rows(evidence: dict[str, Any]) -> list[dict[str, str]]:
     """Flatten evidence into (what, value, source) rows; provenance dicts keep their source."""
     rows = []
     for k, v in evidence.items():
+        if k == "question":
+            continue
         if isinstance(v, dict) and "value" in v:
             src = str(v.get("source") or "")
             if v.get("detail"):
@@ -44,5 +46,6 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False) -> 
             st.markdown(f"**Fix:** {f.fix}")
         if f.refs:
             st.caption("Refs: " + ", ".join(map(str, f.refs)))
-        if s in ("unknown", "error") and question:
-            st.info(f"**To decide this:** {question}")
+        asked = f.evidence.get("question") or question
+        if s in ("unknown", "error") and asked:
+            st.info(f"**To decide this:** {asked}")

@@ -15,7 +15,7 @@ target = session.require_target()
 if target is None:
     st.stop()
 st.markdown(f"Target **{target.url}** · model `{target.model or '?'}` · truncate_prompt_tokens "
-            f"`{'not sent' if target.truncate_prompt_tokens is None else target.truncate_prompt_tokens}`")
+            f"`{'not stated' if target.truncate_prompt_tokens is None else target.truncate_prompt_tokens}`")
 
 if not svc.features().get("checklist"):
     st.info("The checklist engine is not yet available in this build.")
@@ -33,7 +33,10 @@ if run_clicked:
     with st.status("Walking the checklist…", expanded=True) as status_box:
         for ev in svc.iter_checklist(target):
             run_id = ev.run_id or run_id
-            if ev.kind == "step":
+            if ev.kind == "progress":
+                progress.progress(0.05, text=ev.message)
+                st.write(ev.message)
+            elif ev.kind == "step":
                 title = next((s.title for s in steps if s.id == ev.step), ev.step)
                 progress.progress(min(ev.index / max(ev.total, 1), 1.0), text=f"Step {ev.index}/{ev.total}: {title}")
                 st.write(f"→ {title}")

@@ -23,9 +23,9 @@ for ps in sets:
     if st.checkbox(ps.title, value=ps.default, key=f"probes.set.{ps.id}", help=ps.description):
         chosen.append(ps.id)
 c1, c2 = st.columns(2)
-stall_s = c1.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=10.0, step=1.0,
+stall_s = c1.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=5.0, step=1.0,
                           key="probes.stall_s")
-deadline_s = c2.number_input("Abort a hung probe after (s)", min_value=5.0, max_value=600.0, value=60.0, step=5.0,
+deadline_s = c2.number_input("Abort a hung probe after (s)", min_value=5.0, max_value=600.0, value=30.0, step=5.0,
                              key="probes.deadline_s")
 can_hang = [ps for ps in sets if ps.can_hang and ps.id in chosen]
 confirmed = hang_confirm.show("probes.hang", deadline_s) if can_hang else False

@@ -23,7 +23,7 @@ if not svc.features().get("watch"):
 c1, c2, c3 = st.columns(3)
 live = c1.toggle("Live", value=True, key="stats.live")
 every = c2.number_input("Refresh every (s)", min_value=1.0, max_value=60.0, value=2.0, step=1.0, key="stats.every")
-stall_s = c3.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=10.0, step=1.0,
+stall_s = c3.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=5.0, step=1.0,
                           key="stats.stall_s")
 if st.button("Reset the series", key="stats.reset"):
     st.session_state.pop("stats.state", None)
@@ -38,18 +38,19 @@ def live_chart() -> None:
     except services.ServiceError as e:
         st.error(str(e))
         return
+    if view.error:
+        st.error(view.error)
     if view.alert:
         since = view.alert.get("since")
         when = datetime.fromtimestamp(since).strftime("%H:%M:%S") if isinstance(since, (int, float)) else "?"
-        verdict.banner("fail", f"Stall: **{view.alert.get('kind')}** since {when} (running "
-                       f"{view.latest.get('num_requests_running', '?')}, waiting "
-                       f"{view.latest.get('num_requests_waiting', '?')}, no progress).")
+        verdict.banner("fail", view.alert.get("message") or f"Stall: **{view.alert.get('kind')}** since {when}")
     else:
-        st.caption(f"No stall · {view.n_samples} samples · last scrape {datetime.now().strftime('%H:%M:%S')}")
+        st.caption(f"No stall now · {view.n_alerts} alerts since watching · {view.n_samples} samples · "
+                   f"last scrape {datetime.now().strftime('%H:%M:%S')}")
     if view.latest:
-        cols = st.columns(min(4, len(view.latest)) or 1)
-        for i, (k, v) in enumerate(list(view.latest.items())[:4]):
-            cols[i].metric(k, "—" if v is None else (f"{v:.2f}" if isinstance(v, float) else v))
+        cols = st.columns(len(view.latest))
+        for col, (k, v) in zip(cols, view.latest.items()):
+            col.metric(k, "—" if v is None else (f"{v:.1f}" if isinstance(v, float) else v))
     if view.figure is not None:
         st.plotly_chart(view.figure, key="stats.chart", width="stretch")
     else:

@@ -56,16 +56,19 @@ else:
 tpt_text = st.text_input(
     "What does your client send as truncate_prompt_tokens?",
     key="target.tpt",
-    help="Blank = not sent (no truncation). -1 = truncate to max_model_len. A number = that many tokens.",
+    help="A number = that many tokens; -1 = truncate to max_model_len; `none` = the client sends no "
+         "truncate_prompt_tokens; blank = I don't know (the checklist then asks).",
 )
-tpt: int | None = None
+tpt: int | str | None = None
 tpt_ok = True
-if tpt_text.strip():
+if tpt_text.strip().lower() == "none":
+    tpt = "none"
+elif tpt_text.strip():
     try:
         tpt = int(tpt_text.strip())
     except ValueError:
         tpt_ok = False
-        st.error("truncate_prompt_tokens must be a whole number, -1, or blank.")
+        st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
 
 with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"):
     cmdline = st.text_area("vllm serve command line", key="target.cmdline", height=80,
@@ -88,7 +91,7 @@ current = session.target()
 if current is None:
     st.info("No target chosen yet: fill in the URL, fetch the models, and press **Use this target**.")
 else:
-    tpt_shown = "not sent" if current.truncate_prompt_tokens is None else current.truncate_prompt_tokens
+    tpt_shown = "not stated" if current.truncate_prompt_tokens is None else current.truncate_prompt_tokens
     st.success(f"Target: **{current.url}** · model `{current.model or '?'}` · truncate_prompt_tokens {tpt_shown}"
                + (" · API key set (session only)" if current.api_key else ""))
     try:
