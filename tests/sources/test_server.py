@@ -1,0 +1,109 @@
+"""The live-server source on recorded real vLLM responses, and on real sockets for transport failures."""
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from tests.sources import replay
+from triage.client import VllmClient
+from triage.findings import Status
+from triage.sources import server
+
+
+def _collect(dirname: str, url: str = "http://vllm.test:8000", **kw):
+    seen: list[str] = []
+    client = VllmClient(url, transport=replay.transport(dirname, seen=seen, **kw))
+    return server.collect(client), seen
+
+
+def _by_check(res):
+    return {f.check: f for f in res.findings}
+
+
+@pytest.mark.parametrize("dirname,version,prefix_caching", [
+    pytest.param("0.31.0-tiny-qwen3-livelock", "0.31.0", True, id="qwen3-0.31"),
+    pytest.param("0.32.0-tiny-qwen3-livelock", "0.32.0", True, id="qwen3-0.32"),
+    pytest.param("0.32.0-minilm-bert-waiting", "0.32.0", False, id="bert-0.32"),
+])
+def test_recorded_server_gives_facts(dirname: str, version: str, prefix_caching: bool) -> None:
+    res, _ = _collect(dirname)
+    facts = {k: f.value for k, f in res.facts.items()}
+    assert facts["vllm_version"] == version
+    assert facts["max_model_len"] == 256
+    assert facts["enable_prefix_caching"] is prefix_caching
+    assert facts["runner"] == "pooling"  # the recorded /v1/embeddings answered 200
+    assert res.facts["max_model_len"].source == "server"
+    checks = _by_check(res)
+    assert checks["server-reachable"].status == Status.PASS
+    assert checks["server-is-vllm"].status == Status.PASS
+    assert checks["metrics-parse"].status == Status.PASS
+    assert any(c.kind == "metrics-page" for c in res.captures)
+
+
+def test_wrong_path_prefix_is_a_finding_and_recovers() -> None:
+    res, seen = _collect("0.31.0-tiny-qwen3-livelock", url="http://vllm.test:8000/v1")
+    f = _by_check(res)["server-api-prefix"]
+    assert f.status == Status.WARN and "http://vllm.test:8000" in f.fix
+    assert res.facts["vllm_version"].value == "0.31.0"
+    assert "GET /v1/v1/models auth=False" in seen
+
+
+def test_no_api_key_sent_without_one() -> None:
+    _, seen = _collect("0.31.0-tiny-qwen3-livelock")
+    assert all(s.endswith("auth=False") for s in seen)
+
+
+def test_livelock_metrics_page_is_read() -> None:
+    res, _ = _collect("0.31.0-tiny-qwen3-livelock", metrics="metrics-livelock-9s.txt")
+    assert res.facts["num_requests_running"].value == 1
+    assert res.facts["num_requests_waiting"].value == 0
+
+
+def _free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_connection_refused_is_a_finding() -> None:
+    res = server.collect(VllmClient(f"http://127.0.0.1:{_free_port()}", timeout_s=2))
+    f = _by_check(res)["server-reachable"]
+    assert f.status == Status.ERROR and f.evidence["error_kind"] == "refused"
+    assert res.unavailable
+
+
+def test_silent_listener_times_out() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)  # accepts the TCP handshake, never answers HTTP
+    try:
+        res = server.collect(VllmClient(f"http://127.0.0.1:{s.getsockname()[1]}", timeout_s=0.5))
+    finally:
+        s.close()
+    assert _by_check(res)["server-reachable"].evidence["error_kind"] == "timeout"
+
+
+def test_tls_to_plain_http_is_a_tls_finding() -> None:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class H(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        res = server.collect(VllmClient(f"https://127.0.0.1:{httpd.server_address[1]}", timeout_s=2))
+    finally:
+        httpd.shutdown()
+    f = _by_check(res)["server-reachable"]
+    assert f.status == Status.ERROR and f.evidence["error_kind"] in ("tls", "protocol")
