@@ -71,11 +71,10 @@ class EffectiveConfig:
         return cfg
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: Any, b: Any, key: str = "") -> bool:
     if isinstance(a, str) and isinstance(b, str):
-        va, vb = parse_version(a), parse_version(b)
-        if va and vb and a[:1].isdigit() and b[:1].isdigit():
-            return va == vb
+        if key == "vllm_version":
+            return parse_version(a) == parse_version(b)
         return a.strip().lower().replace("torch.", "") == b.strip().lower().replace("torch.", "")
     return bool(a == b)
 
@@ -100,7 +99,7 @@ def merge(results: Iterable[SourceResult], user: dict[str, Any] | None = None) -
         chosen = facts[0]
         cfg.values[key] = chosen
         if key in CONFLICT_KEYS:
-            others = tuple(f for f in facts[1:] if not _same(f.value, chosen.value))
+            others = tuple(f for f in facts[1:] if not _same(f.value, chosen.value, key))
             if others and not _explained(key, chosen, others):
                 cfg.conflicts.append(Conflict(key, chosen, others))
     cfg.stated_args = stated
@@ -129,6 +128,10 @@ def _unstated(cfg: EffectiveConfig, key: str) -> bool:
 
 def apply_default_rules(cfg: EffectiveConfig) -> None:
     """Fill what vLLM would have chosen, only where we know the value was left to vLLM."""
+    if not cfg.has("device") and cfg.get("local_gpu_backend") and cfg.get("gpu_count"):
+        # nvml facts are merged only when the GPUs are the server host's (engine decides)
+        cfg.values["device"] = Fact("device", cfg.get("local_gpu_backend"), "nvml",
+                                    f"{cfg.get('gpu_name')} visible on the server host; assumed used by vLLM")
     if not cfg.has("runner") and cfg.get("convert") in ("embed", "classify"):
         _rule(cfg, "runner", "pooling", f"--convert {cfg.get('convert')} implies the pooling runner")
     encoder_only = defaults.is_encoder_only(cfg.get("model"), cfg.get("architecture"))
