@@ -147,7 +147,7 @@ def step_of(check_id: str) -> str:
     if check_id in CHECK_STEPS:
         return CHECK_STEPS[check_id]
     cid = check_id.lower()
-    for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags"):
+    for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags", "server"):
         if any(k in cid for k in STEP_KEYWORDS[step]):
             return step
     return "flags"

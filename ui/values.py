@@ -56,7 +56,11 @@ class Step:
 
 # The design card's order. Each step names the check-id prefixes it gathers; the engine may
 # publish its own list (triage.engine.CHECKLIST_STEPS), which then wins.
+# A leading "server" step holds what the live source found (reachable, auth, is it vLLM): a 401 or
+# a wrong URL must be the first thing a user sees, before any verdict that depends on it.
 STEPS: tuple[Step, ...] = (
+    Step("server", "Server reachable", "Is the URL the server's root (http://host:port), is it up, and does it "
+         "need an API key (`vllm serve --api-key`)?"),
     Step("version", "vLLM version", "Which vLLM version does the server run? (`GET /version`, or `pip show vllm`)"),
     Step("backend", "Backend and runner", "Is the server on GPU, ROCm or CPU, and is it started with `--runner pooling`?"),
     Step("gpu-memory", "GPU memory and KV cache",
@@ -69,6 +73,14 @@ STEPS: tuple[Step, ...] = (
 )
 # Check ids (checks/*.py CHECK_ID) to steps; ids not listed fall back to STEP_KEYWORDS.
 CHECK_STEPS: dict[str, str] = {
+    "server-reachable": "server",
+    "server-auth": "server",
+    "server-health": "server",
+    "server-is-vllm": "server",
+    "server-model": "server",
+    "server-api-prefix": "server",
+    "invalid-url": "server",
+    "metrics-parse": "server",
     "vllm-version": "version",
     "backend": "backend",
     "gpu-memory": "gpu-memory",
@@ -80,6 +92,7 @@ CHECK_STEPS: dict[str, str] = {
     "pooling-livelock-risk": "truncation",
 }
 STEP_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "server": ("server", "metrics", "url"),
     "version": ("version",),
     "backend": ("backend", "device", "runner", "convert"),
     "gpu-memory": ("gpu", "memory", "kv-cache", "nvml", "driver"),
