@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
+import httpx
+
 import checks
 from triage.client import VllmClient
 from triage.config import EffectiveConfig, merge
@@ -85,9 +87,10 @@ def _user_facts(spec: TargetSpec) -> dict[str, Any]:
     return user
 
 
-def _gather(spec: TargetSpec) -> Iterator[SourceResult]:
+def _gather(spec: TargetSpec, transport: httpx.BaseTransport | None) -> Iterator[SourceResult]:
     if spec.url:
-        client = VllmClient(spec.url, api_key=spec.api_key, verify_tls=spec.verify_tls, timeout_s=spec.timeout_s)
+        client = VllmClient(spec.url, api_key=spec.api_key, verify_tls=spec.verify_tls, timeout_s=spec.timeout_s,
+                            transport=transport)
         try:
             yield server.collect(client, model=spec.model, embed_probe=spec.embed_probe)
         finally:
@@ -113,8 +116,11 @@ def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
     return out
 
 
-def iter_checklist(spec: TargetSpec, store: Store) -> Iterator[CheckEvent]:
-    """Run the checklist, storing each finding as it is produced, and yield an event per step."""
+def iter_checklist(spec: TargetSpec, store: Store, *,
+                   transport: httpx.BaseTransport | None = None) -> Iterator[CheckEvent]:
+    """Run the checklist, storing each finding as it is produced, and yield an event per step.
+
+    `transport` replaces the network (tests replay recorded responses through it)."""
     secrets = (spec.api_key,) if spec.api_key else ()
     target = store.find_or_add_target(spec.url or OFFLINE_URL, spec.model,
                                       spec.truncate_prompt_tokens if isinstance(spec.truncate_prompt_tokens, int)
@@ -131,7 +137,7 @@ def iter_checklist(spec: TargetSpec, store: Store) -> Iterator[CheckEvent]:
         return CheckEvent("finding", run_id, finding=f)
 
     results: list[SourceResult] = []
-    for res in _gather(spec):
+    for res in _gather(spec, transport):
         results.append(res)
         for cap in res.captures:
             store.add_capture(run_id, cap.kind, cap.content, cap.name, secrets)
@@ -171,13 +177,13 @@ def _summary(store: Store, run_id: int) -> str:
     return f"{live.status.value}: {live.title}" if live else ""
 
 
-def run_checklist(spec: TargetSpec, store: Store,
-                  on_event: Callable[[CheckEvent], None] | None = None) -> ChecklistResult:
+def run_checklist(spec: TargetSpec, store: Store, on_event: Callable[[CheckEvent], None] | None = None, *,
+                  transport: httpx.BaseTransport | None = None) -> ChecklistResult:
     """Run to the end; `on_event` sees each event as it happens."""
     findings: list[Finding] = []
     config: dict[str, Any] = {}
     run_id = -1
-    for ev in iter_checklist(spec, store):
+    for ev in iter_checklist(spec, store, transport=transport):
         run_id = ev.run_id
         if ev.finding is not None:
             findings.append(ev.finding)

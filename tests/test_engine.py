@@ -1,0 +1,100 @@
+"""The engine end to end on recorded real material: events, storage as it goes, no secrets stored."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.sources import replay
+from triage.engine import TargetSpec, iter_checklist, run_checklist
+from triage.findings import Status
+from triage.store import Store
+
+LOG_031 = (replay.REAL / "0.31.0-tiny-qwen3-livelock" / "server.log").read_text()
+LOG_032 = (replay.REAL / "0.32.0-tiny-qwen3-livelock" / "server.log").read_text()
+LOG_BERT = (replay.REAL / "0.32.0-minilm-bert-waiting" / "server.log").read_text()
+CMD = ("vllm serve /root/.cache/vllm-triage/lab/models/tiny-qwen3 --runner pooling --convert embed "
+       "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill --enforce-eager")
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    return Store(str(tmp_path / "t.db"))
+
+
+def verdict(findings, check="pooling-livelock-risk"):
+    return next(f for f in findings if f.check == check)
+
+
+@pytest.mark.parametrize("log,truncate,status", [
+    pytest.param(LOG_031, 256, Status.FAIL, id="0.31-256-fail"),
+    pytest.param(LOG_031, -1, Status.FAIL, id="0.31-minus-one-fail"),
+    pytest.param(LOG_031, 255, Status.PASS, id="0.31-255-pass"),
+    pytest.param(LOG_032, 256, Status.PASS, id="0.32-pass"),
+    pytest.param(LOG_BERT, 256, Status.PASS, id="bert-pass"),
+])
+def test_offline_cmdline_and_log(store: Store, log: str, truncate: int, status: Status) -> None:
+    cmd = CMD if log is not LOG_BERT else None
+    res = run_checklist(TargetSpec(cmdline=cmd, log_text=log, truncate_prompt_tokens=truncate), store)
+    assert verdict(res.findings).status == status
+    rec = store.get_run(res.run_id)
+    assert [f.check for f in rec.findings] == [f.check for f in res.findings]
+    assert rec.run.status == max(res.findings, key=lambda f: ["pass", "unknown", "warn", "error", "fail"]
+                                 .index(f.status.value)).status.value
+    assert rec.config["values"]["max_model_len"]["value"] == 256
+    assert {c.kind for c in rec.captures} >= {"log"}
+
+
+def test_recorded_server_plus_log(store: Store) -> None:
+    spec = TargetSpec(url="http://vllm.test:8000", log_text=LOG_031, truncate_prompt_tokens=256, local_gpu=False)
+    res = run_checklist(spec, store, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
+    v = verdict(res.findings)
+    assert v.status == Status.FAIL and "#55427" in v.title
+    assert v.evidence["preconditions"]["max_model_len"]["source"] == "server"
+    assert res.config["vllm_version"]["source"] == "server"
+    rec = store.get_run(res.run_id)
+    assert any(c.kind == "metrics-page" for c in rec.captures)
+
+
+def test_server_alone_asks_for_the_budget(store: Store) -> None:
+    spec = TargetSpec(url="http://vllm.test:8000", truncate_prompt_tokens=256, local_gpu=False)
+    res = run_checklist(spec, store, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
+    v = verdict(res.findings)
+    assert v.status == Status.UNKNOWN
+    assert any("max_num_batched_tokens" in q for q in v.evidence["questions"])
+
+
+def test_events_stream_in_order_and_each_finding_is_stored_first(store: Store) -> None:
+    kinds = []
+    for ev in iter_checklist(TargetSpec(cmdline=CMD, log_text=LOG_031, truncate_prompt_tokens=256), store):
+        kinds.append(ev.kind)
+        if ev.kind == "finding":
+            rec = store.get_run(ev.run_id)
+            assert rec.findings[-1].check == ev.finding.check  # committed before it was yielded
+    assert kinds[0] == "started" and kinds[-1] == "done"
+    assert kinds.index("config") < len(kinds) - 1 and kinds.count("source") == 2
+
+
+def test_conflicting_sources_are_a_finding(store: Store) -> None:
+    cmd = CMD.replace("--max-model-len 256", "--max-model-len 512")
+    res = run_checklist(TargetSpec(cmdline=cmd, log_text=LOG_031, truncate_prompt_tokens=256), store)
+    c = verdict(res.findings, "config-conflict")
+    assert c.status == Status.WARN and "max_model_len" in c.title
+
+
+def test_api_key_never_reaches_the_database(store: Store, tmp_path: Path) -> None:
+    key = "sk-triage-test-0123456789"
+    spec = TargetSpec(url="http://vllm.test:8000", api_key=key, truncate_prompt_tokens=256,
+                      cmdline=CMD + f" --api-key {key}", local_gpu=False)
+    seen: list[str] = []
+    run_checklist(spec, store, transport=replay.transport("0.32.0-tiny-qwen3-livelock", seen=seen))
+    assert any(s.endswith("auth=True") for s in seen)
+    con = sqlite3.connect(str(tmp_path / "t.db"))
+    dump = "\n".join(con.iterdump())
+    assert key not in dump
+
+
+def test_no_evidence_is_an_error_finding(store: Store) -> None:
+    res = run_checklist(TargetSpec(), store)
+    assert verdict(res.findings, "evidence").status == Status.ERROR
