@@ -1,0 +1,197 @@
+"""Pure plotly figure builders shared by the dashboard and the HTML report (no Streamlit, no I/O).
+
+Inputs are plain rows: triage.store.MetricSample objects, dicts with the same field names, or
+triage.logs StatsPoint values; alerts are Watcher.alerts dicts (since / confirmed_at / cleared_at)
+or log episodes (start_ts / end_ts). Long series are reduced before plotting: gauges and rates
+by min/max per bucket (a stall plateau or a spike survives), window quantiles by stride (they
+are already smoothed). WebGL traces keep even the reduced figure light in the browser.
+"""
+from __future__ import annotations
+
+import json
+import operator
+from datetime import datetime, timezone
+from typing import Any, Iterable, Optional, Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from triage.series import downsample_minmax, stride_indices
+
+try:  # numpy comes with plotly's usual companions (pandas, streamlit); lists work without it
+    import numpy as _np
+except ImportError:  # pragma: no cover
+    _np = None
+
+MAX_POINTS = 2000  # per trace, after min/max reduction
+_COLORS = {"running": "#d62728", "waiting": "#ff7f0e", "prompt": "#1f77b4", "kv": "#2ca02c",
+           "e2e": "#9467bd", "queue": "#8c564b", "prefill": "#17becf", "stall": "rgba(214,39,40,0.15)"}
+
+
+def _get(row: Any, name: str, default: Any = None) -> Any:
+    if isinstance(row, dict):
+        return row.get(name, default)
+    return getattr(row, name, default)
+
+
+def _ts(row: Any) -> Optional[float]:
+    v = _get(row, "ts")
+    return float(v) if v is not None else None
+
+
+def _dt(ts: Sequence[float]) -> Any:
+    """Time axis values; numpy datetime64 when numpy is there (plotly skips per-element validation)."""
+    if _np is not None:
+        return (_np.asarray(ts, dtype="float64") * 1000).astype("datetime64[ms]")
+    return [datetime.fromtimestamp(t, timezone.utc) for t in ts]
+
+
+def _ys(ys: Sequence[Any]) -> Any:
+    if _np is not None:
+        return _np.array([_np.nan if v is None else v for v in ys], dtype="float64")
+    return list(ys)
+
+
+_FIELDS = ("ts", "num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", "prompt_throughput")
+_POINT_FIELDS = ("ts", "running", "waiting", "kv_cache_usage_perc", "prompt_throughput")  # logs StatsPoint
+
+
+def _series(rows: Sequence[Any]) -> dict[str, list[Any]]:
+    """Column lists from rows in one C-level pass (attrgetter/itemgetter: 86,400 rows in ~0.1 s)."""
+    first = rows[0]
+    if isinstance(first, dict):
+        get = operator.itemgetter(*_FIELDS) if "num_requests_running" in first else operator.itemgetter(*_POINT_FIELDS)
+        tuples = list(map(get, rows))
+    else:
+        names = _FIELDS if hasattr(first, "num_requests_running") else _POINT_FIELDS
+        try:  # loaded rows keep their values in __dict__: skipping the ORM descriptors halves the time
+            tuples = list(map(operator.itemgetter(*names), map(vars, rows)))
+        except (KeyError, TypeError):  # expired ORM rows, slotted objects
+            tuples = list(map(operator.attrgetter(*names), rows))
+    if any(t[0] is None for t in tuples):
+        tuples = [t for t in tuples if t[0] is not None]
+    if not tuples:
+        return {"ts": [], "running": [], "waiting": [], "kv": [], "prompt": []}
+    ts, running, waiting, kv, prompt = (list(c) for c in zip(*tuples))
+    return {"ts": ts, "running": running, "waiting": waiting,
+            "kv": [v * 100 if v is not None else None for v in kv], "prompt": prompt}
+
+
+def _extra(row: Any) -> dict[str, Any]:
+    e = _get(row, "extra_json")
+    if isinstance(e, str) and e not in ("", "{}"):
+        try:
+            return json.loads(e)
+        except ValueError:
+            return {}
+    return e if isinstance(e, dict) else {}
+
+
+def _line(x: Sequence[float], y: Sequence[Any], name: str, color: str, shape: str = "linear") -> go.Scattergl:
+    xs, ys = downsample_minmax(x, y, MAX_POINTS)
+    return go.Scattergl(x=_dt(xs), y=_ys(ys), name=name, mode="lines", line={"color": color, "shape": shape},
+                        connectgaps=False)
+
+
+def _alert_windows(alerts: Iterable[Any], last_ts: Optional[float]) -> list[tuple[float, float, float, str]]:
+    out = []
+    for a in alerts:
+        since = _get(a, "since", _get(a, "start_ts"))
+        if since is None:
+            continue
+        end = _get(a, "cleared_at", _get(a, "end_ts")) or last_ts or since
+        confirmed = _get(a, "confirmed_at") or since
+        out.append((float(since), float(end), float(confirmed), str(_get(a, "kind", "stall"))))
+    return out
+
+
+def engine_stats_figure(samples: Sequence[Any], alerts: Iterable[Any] = (), *, title: str = "Engine stats",
+                        engine: Optional[str] = None) -> go.Figure:
+    """Running/waiting, prompt tokens/s, KV cache usage and latency quantiles over time, with stall
+    alerts shaded on the time axis. ``engine`` picks one engine label when samples mix several."""
+    rows = [s for s in samples if engine is None or str(_get(s, "engine", "0")) == engine]
+    fig = make_subplots(rows=4, cols=1, shared_xaxes=True, vertical_spacing=0.04,
+                        subplot_titles=("Requests (running / waiting)", "Prompt tokens/s",
+                                        "KV cache usage %", "Latency (window quantiles, s)"))
+    fig.update_layout(title=title, height=820, hovermode="x unified", margin={"l": 60, "r": 20, "t": 70, "b": 40},
+                      legend={"orientation": "h", "y": -0.05})
+    if not rows:
+        fig.add_annotation(text="No samples yet", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+        return fig
+    c = _series(rows)
+    x = c["ts"]
+    fig.add_trace(_line(x, c["running"], "running", _COLORS["running"], "hv"), row=1, col=1)
+    fig.add_trace(_line(x, c["waiting"], "waiting", _COLORS["waiting"], "hv"), row=1, col=1)
+    fig.add_trace(_line(x, c["prompt"], "prompt tokens/s", _COLORS["prompt"]), row=2, col=1)
+    fig.add_trace(_line(x, c["kv"], "KV cache %", _COLORS["kv"]), row=3, col=1)
+    _latency_traces(fig, rows)
+    last = x[-1] if x else None
+    for since, end, confirmed, kind in _alert_windows(alerts, last):
+        fig.add_vrect(x0=datetime.fromtimestamp(since, timezone.utc), x1=datetime.fromtimestamp(max(end, since + 1), timezone.utc),
+                      fillcolor=_COLORS["stall"], line_width=0, layer="below", row="all", col=1)
+        fig.add_vline(x=datetime.fromtimestamp(confirmed, timezone.utc).timestamp() * 1000, line_color=_COLORS["running"],
+                      line_dash="dot", row="all", col=1)
+        fig.add_annotation(x=datetime.fromtimestamp(confirmed, timezone.utc), y=1, yref="y domain", row=1, col=1,
+                           text=f"stalled: {kind}", showarrow=False, font={"color": _COLORS["running"]},
+                           xanchor="left")
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+def _latency_traces(fig: go.Figure, rows: Sequence[Any]) -> None:
+    idx = stride_indices(len(rows), MAX_POINTS)
+    keys = ("e2e_p50", "e2e_p95", "queue_p95", "prefill_p95")
+    cols: dict[str, list[Any]] = {k: [] for k in keys}
+    xs: list[float] = []
+    for i in idx:
+        e = _extra(rows[i])
+        t = _ts(rows[i])
+        if t is None:
+            continue
+        xs.append(t)
+        for k in keys:
+            cols[k].append(e.get(k))
+    colors = {"e2e_p50": _COLORS["e2e"], "e2e_p95": _COLORS["e2e"], "queue_p95": _COLORS["queue"],
+              "prefill_p95": _COLORS["prefill"]}
+    for k in keys:
+        if any(v is not None for v in cols[k]):
+            dash = "dot" if k.endswith("p50") else "solid"
+            fig.add_trace(go.Scattergl(x=_dt(xs), y=_ys(cols[k]), name=k.replace("_", " "), mode="lines",
+                                       line={"color": colors[k], "dash": dash}), row=4, col=1)
+
+
+def probe_timeline_figure(probes: Sequence[Any], *, title: str = "Probes: engine gauges while each probe ran") -> go.Figure:
+    """One line per probe: running (solid) and waiting (dashed) against seconds since the probe sent,
+    from ProbeResult.detail_json["samples"]; the verdict time is marked on each line."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("running / waiting", "prompt_tokens_total (flat = no progress)"))
+    fig.update_layout(title=title, height=560, hovermode="closest", margin={"l": 60, "r": 20, "t": 70, "b": 40})
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+    shown = 0
+    for n, p in enumerate(probes):
+        detail = _get(p, "detail_json")
+        d = json.loads(detail) if isinstance(detail, str) else (detail or _get(p, "detail") or {})
+        samples = d.get("samples") or []
+        if not samples:
+            continue
+        shown += 1
+        name = f"{_get(p, 'probe', f'probe {n}')} ({_get(p, 'outcome', '?')})"
+        color = palette[n % len(palette)]
+        t = [s.get("t") for s in samples]
+        fig.add_trace(go.Scatter(x=t, y=[s.get("running") for s in samples], name=name + " running", mode="lines+markers",
+                                 line={"color": color, "shape": "hv"}, legendgroup=name), row=1, col=1)
+        fig.add_trace(go.Scatter(x=t, y=[s.get("waiting") for s in samples], name=name + " waiting", mode="lines",
+                                 line={"color": color, "dash": "dash", "shape": "hv"}, legendgroup=name,
+                                 showlegend=False), row=1, col=1)
+        fig.add_trace(go.Scatter(x=t, y=[s.get("prompt_tokens_total") for s in samples], name=name + " prompt tokens",
+                                 mode="lines", line={"color": color}, legendgroup=name, showlegend=False), row=2, col=1)
+        ttv = _get(p, "time_to_verdict_s")
+        if ttv is not None and _get(p, "outcome") not in ("ok", None):
+            fig.add_vline(x=ttv, line_color=color, line_dash="dot")
+        rec = d.get("recovery") or {}
+        if rec.get("aborted_at_s") is not None:
+            fig.add_vline(x=rec["aborted_at_s"], line_color=color, line_dash="dashdot")
+    fig.update_xaxes(title_text="seconds since the probe was sent", row=2, col=1)
+    if not shown:
+        fig.add_annotation(text="No probe samples", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    return fig

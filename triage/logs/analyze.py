@@ -1,0 +1,286 @@
+"""One streaming pass over a server log: stats series, stall episodes, errors, access lines, config.
+
+Memory is bounded whatever the log size: the series is downsampled (BoundedSeries), evidence
+keeps the first few lines per kind plus a count, access lines are counted, not kept.
+The stall verdict comes from triage.stall.StallDetector fed with every stats line; on top of it
+the log has one more signal the detector cannot see: *silence*. vLLM demotes the stats line to
+DEBUG once two intervals in a row had zero throughput (vllm/v1/metrics/loggers.py,
+``engine_is_idle``), so a livelocked engine prints one `Running: 1 reqs … 0.0 tokens/s` line
+and then nothing. A stall-shaped line followed by no further stats line (to the end of the
+log, or for a gap well beyond the stats interval) is therefore an episode too.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from triage.findings import Finding
+from triage.logs.lines import LogLine, LogSource, iter_records
+from triage.logs.startup import StartupConfigReader
+from triage.logs.stats import BoundedSeries, StatsPoint, parse_stats
+from triage.stall import StallDetector
+from triage.vllm import logformats as lf
+
+DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32)
+# Two stats intervals: one interval of zero throughput with a request running is normal for a long
+# pooling prompt (its prompt tokens are counted only when it finishes).
+LOG_STALL_S = 2 * DEFAULT_STATS_INTERVAL_S
+EVIDENCE_LINES = 5  # lines kept per error kind / per episode
+MAX_EPISODES = 50
+
+
+@dataclass
+class StallEpisode:
+    """A window in which an engine's stats said 'stalled' (livelock or stuck-waiting)."""
+
+    kind: str  # livelock | stuck-waiting
+    engine: str
+    start_ts: Optional[float]
+    start_line: int
+    last_stall_line: int
+    last_stall_ts: Optional[float]
+    end_ts: Optional[float] = None  # first sign of life after it (next stats line) or end of log
+    end_line: Optional[int] = None
+    ended_by: str = "silence-to-end"  # silence-to-end | silence-gap | progress | shape-change
+    confirmed: bool = False  # the detector crossed its threshold on stats lines alone
+    silent: bool = False  # stats lines stopped after the stall-shaped line
+    max_running: int = 0
+    max_waiting: int = 0
+    n_lines: int = 0
+    lines: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> Optional[float]:
+        if self.start_ts is None or self.end_ts is None:
+            return None
+        return max(0.0, self.end_ts - self.start_ts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "engine": self.engine, "start_ts": self.start_ts, "start_line": self.start_line,
+                "last_stall_line": self.last_stall_line, "last_stall_ts": self.last_stall_ts,
+                "end_ts": self.end_ts, "end_line": self.end_line, "ended_by": self.ended_by,
+                "confirmed": self.confirmed, "silent": self.silent, "duration_s": self.duration_s,
+                "max_running": self.max_running, "max_waiting": self.max_waiting, "n_stats_lines": self.n_lines,
+                "lines": [{"line": n, "text": t} for n, t in self.lines]}
+
+
+@dataclass
+class ErrorHits:
+    check: str
+    count: int = 0
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    groups: dict[str, str] = field(default_factory=dict)  # named regex groups of the first hit
+    first_ts: Optional[float] = None
+
+
+@dataclass
+class LogAnalysis:
+    """What a log says: findings, start-up config, the stats series (downsampled) and a summary."""
+
+    findings: list[Finding]
+    config: dict[str, Any]  # canonical keys → plain values
+    samples: list[StatsPoint]
+    summary: dict[str, Any]
+    config_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    episodes: list[StallEpisode] = field(default_factory=list)
+
+
+class _EngineTrack:
+    """Per-engine stall tracking: the shared detector plus the silence rule."""
+
+    def __init__(self, engine: str, threshold_s: float) -> None:
+        self.engine = engine
+        self.det = StallDetector(threshold_s)
+        self.open: Optional[StallEpisode] = None
+        self.episodes: list[StallEpisode] = []
+        self.dropped = 0
+        self.n = 0
+        self.last_ts: Optional[float] = None
+        self.min_gap: Optional[float] = None
+
+    def interval(self) -> float:
+        return self.min_gap if self.min_gap and self.min_gap >= 1 else DEFAULT_STATS_INTERVAL_S
+
+    def _close(self, ended_by: str, end_ts: Optional[float], end_line: Optional[int]) -> None:
+        ep = self.open
+        self.open = None
+        if ep is None:
+            return
+        ep.ended_by, ep.end_ts, ep.end_line = ended_by, end_ts, end_line
+        ep.silent = ended_by in ("silence-to-end", "silence-gap")
+        if ep.confirmed or ep.silent:
+            if len(self.episodes) < MAX_EPISODES:
+                self.episodes.append(ep)
+            else:
+                self.dropped += 1
+
+    def add(self, p: StatsPoint) -> None:
+        self.n += 1
+        gap = None
+        if p.ts is not None and self.last_ts is not None:
+            gap = p.ts - self.last_ts
+            if gap > 0 and (self.min_gap is None or gap < self.min_gap):
+                self.min_gap = gap
+        # Without timestamps, stats lines are taken one nominal interval apart.
+        ts = p.ts if p.ts is not None else self.n * DEFAULT_STATS_INTERVAL_S
+        if self.open is not None and gap is not None and gap > 1.5 * self.interval():
+            self._close("silence-gap", p.ts, p.lineno)
+            self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
+        state = self.det.update(p.stall_sample(ts))
+        stalled_now = state.kind is not None and not p.made_progress
+        if self.open is not None and (not stalled_now or state.kind != self.open.kind):
+            self._close("progress" if p.made_progress else "shape-change", p.ts, p.lineno)
+        if stalled_now:
+            if self.open is None:
+                self.open = StallEpisode(kind=str(state.kind), engine=self.engine, start_ts=p.ts, start_line=p.lineno,
+                                         last_stall_line=p.lineno, last_stall_ts=p.ts)
+            ep = self.open
+            ep.last_stall_line, ep.last_stall_ts = p.lineno, p.ts
+            ep.n_lines += 1
+            ep.max_running, ep.max_waiting = max(ep.max_running, p.running), max(ep.max_waiting, p.waiting)
+            # without timestamps the pseudo-clock cannot prove a duration
+            ep.confirmed = ep.confirmed or (state.stalled and p.ts is not None)
+        if p.ts is not None:
+            self.last_ts = p.ts
+
+    def add_line(self, n: int, text: str) -> None:
+        if self.open is not None and len(self.open.lines) < EVIDENCE_LINES:
+            self.open.lines.append((n, text))
+
+    def finish(self, last_ts: Optional[float], last_line: int) -> None:
+        self._close("silence-to-end", last_ts, last_line)
+
+
+_ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
+    ("log-kv-cache-too-small", (lf.KV_TOO_SMALL_RE,)),
+    ("log-unsupported-head-dim", lf.HEAD_DIM_RES),
+    ("log-oom", lf.OOM_RES),
+    ("log-engine-dead", lf.ENGINE_DEAD_RES),
+)
+_ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror")
+
+
+def analyze_log(source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | None = None,
+                max_samples: int = 20_000) -> LogAnalysis:
+    """Analyse a log (path, text, bytes, file object or iterable of lines) in one streaming pass."""
+    from triage.logs.verdicts import build_findings  # verdicts import this module's types
+
+    reader = StartupConfigReader()
+    series: dict[str, BoundedSeries] = {}
+    tracks: dict[str, _EngineTrack] = {}
+    errors: dict[str, ErrorHits] = {}
+    access: Counter[tuple[str, str, str]] = Counter()
+    access_overflow = 0
+    levels: Counter[str] = Counter()
+    n_lines = n_records = 0
+    first_ts = last_ts = None
+    kv_device: Optional[str] = None
+
+    for rec in iter_records(source, year=year):
+        n_records += 1
+        n_lines = rec.lineno
+        if rec.ts is not None:
+            first_ts = rec.ts if first_ts is None else first_ts
+            last_ts = rec.ts
+        if rec.level:
+            levels[rec.level] += 1
+        msg = rec.msg
+        if "throughput:" in msg:
+            found = False
+            for p in parse_stats(msg, rec.lineno, rec.ts):
+                found = True
+                tr = tracks.get(p.engine)
+                if tr is None:
+                    tr = tracks[p.engine] = _EngineTrack(p.engine, stall_s)
+                    series[p.engine] = BoundedSeries(max_samples)
+                tr.add(p)
+                tr.add_line(rec.lineno, msg[:400])
+                series[p.engine].add(p)
+                kv_device = kv_device or p.kv_device
+            if found:
+                continue
+        if '" ' in msg and "HTTP/" in msg:
+            m = lf.ACCESS_RE.search(msg)
+            if m:
+                key = (m["method"], m["path"].split("?")[0][:120], m["status"])
+                if key in access or len(access) < 500:
+                    access[key] += 1
+                else:
+                    access_overflow += 1
+                continue
+        reader.feed(rec)
+        if any(h in msg for h in _ERROR_HINTS):
+            _match_errors(rec, errors)
+
+    for tr in tracks.values():
+        tr.finish(last_ts, n_lines)
+    config = reader.config
+    if kv_device and "device" not in config:
+        dev = {"GPU": "cuda", "CPU": "cpu"}.get(kv_device, kv_device.lower())
+        reader.provenance["device"] = {"value": dev, "source": "log", "detail": f"{kv_device} KV cache usage in stats lines"}
+        config = reader.config
+    episodes = [ep for tr in tracks.values() for ep in tr.episodes]
+    episodes.sort(key=lambda e: e.start_line)
+    samples = sorted((p for s in series.values() for p in s.finish()), key=lambda p: p.lineno)
+    summary = _summary(n_lines, n_records, first_ts, last_ts, levels, tracks, series, samples, access,
+                       access_overflow, episodes, stall_s)
+    findings = build_findings(config, episodes, errors, summary)
+    return LogAnalysis(findings=findings, config=config, samples=samples, summary=summary,
+                       config_provenance=reader.provenance, episodes=episodes)
+
+
+def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
+    for check, rxs in _ERROR_RULES:
+        for rx in rxs:
+            m = rx.search(rec.msg)
+            if m:
+                hit = errors.get(check)
+                if hit is None:
+                    hit = errors[check] = ErrorHits(check, first_ts=rec.ts,
+                                                    groups={k: v for k, v in m.groupdict().items() if v is not None})
+                hit.count += 1
+                if len(hit.lines) < EVIDENCE_LINES:
+                    hit.lines.append((rec.lineno, rec.raw[:500]))
+                return  # one kind per line: the first rule that matches owns it
+
+
+def _summary(n_lines: int, n_records: int, first_ts: Optional[float], last_ts: Optional[float],
+             levels: Counter[str], tracks: dict[str, _EngineTrack], series: dict[str, BoundedSeries],
+             samples: list[StatsPoint], access: Counter[tuple[str, str, str]], access_overflow: int,
+             episodes: list[StallEpisode], stall_s: float) -> dict[str, Any]:
+    by_status: Counter[str] = Counter()
+    for (_m, _p, st), n in access.items():
+        by_status[st] += n
+    top = [{"method": m, "path": p, "status": int(st), "count": n} for (m, p, st), n in access.most_common(15)]
+    stats_lines = sum(t.n for t in tracks.values())
+    return {
+        "lines": n_lines, "records": n_records,
+        "first_ts": first_ts, "last_ts": last_ts,
+        "span_s": (last_ts - first_ts) if first_ts is not None and last_ts is not None else None,
+        "levels": dict(levels),
+        "stats": {
+            "lines": stats_lines,
+            "engines": sorted(tracks),
+            "interval_s": {e: t.interval() for e, t in tracks.items()},
+            "points_kept": len(samples),
+            "max_running": max((p.running for p in samples), default=None),
+            "max_waiting": max((p.waiting for p in samples), default=None),
+            "max_kv_cache_usage_perc": max((p.kv_cache_usage_perc for p in samples
+                                            if p.kv_cache_usage_perc is not None), default=None),
+            "max_prompt_throughput": max((p.prompt_throughput for p in samples), default=None),
+            "mean_prompt_throughput": (sum(p.prompt_throughput * p.merged for p in samples) /
+                                       max(1, sum(p.merged for p in samples))) if samples else None,
+            "last": _point_dict(samples[-1]) if samples else None,
+        },
+        "access": {"total": sum(access.values()) + access_overflow, "by_status": dict(by_status), "top": top},
+        "stall_threshold_s": stall_s,
+        "episodes": [e.to_dict() for e in episodes],
+        "episodes_dropped": sum(t.dropped for t in tracks.values()),
+    }
+
+
+def _point_dict(p: StatsPoint) -> dict[str, Any]:
+    return {"line": p.lineno, "ts": p.ts, "engine": p.engine, "prompt_throughput": p.prompt_throughput,
+            "generation_throughput": p.generation_throughput, "running": p.running, "waiting": p.waiting,
+            "kv_cache_usage_perc": p.kv_cache_usage_perc}

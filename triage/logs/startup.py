@@ -1,0 +1,176 @@
+"""Start-up configuration from a vLLM log, under the canonical config keys of docs/CONTRACTS.md.
+
+Precedence, weakest first: the `non-default args` dict (what the user asked for), then the
+engine's `Initializing a V1 LLM engine … with config:` line (what the engine resolved), then
+the specific lines that state an outcome (`Using max model len`, `Chunked prefill is enabled
+with max_num_batched_tokens=N.`, `Resolved pooling config`, `… KV cache size: N tokens`), and
+last `Disabling chunked prefill for model without KVCache`, which overrides chunked prefill to
+False whatever was asked (encoder-only models, seen on 0.32.0 BERT).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Iterable, Optional
+
+from triage.logs.lines import LogLine, LogSource, iter_records
+from triage.vllm import logformats as lf
+
+# non-default-args keys that are canonical config keys as they are
+_ARG_KEYS = ("model", "served_model_name", "runner", "convert", "max_model_len", "max_num_batched_tokens",
+             "max_num_seqs", "enable_chunked_prefill", "enable_prefix_caching", "dtype",
+             "gpu_memory_utilization", "kv_cache_memory_bytes", "tensor_parallel_size",
+             "data_parallel_size", "hf_overrides")
+_SECRET_ARG = re.compile(r"(?i)api[_-]?key|(?:^|_)token$|secret|password")
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _parse_args_dict(text: str) -> dict[str, Any]:
+    """The `non-default args: {…}` dict; repr objects (<Enum…>) fall back to key: scalar pairs."""
+    d = _literal(text)
+    if isinstance(d, dict):
+        return d
+    out: dict[str, Any] = {}
+    for m in re.finditer(r"'(\w+)': ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|True|False|None)", text):
+        out[m.group(1)] = _literal(m.group(2))
+    return out
+
+
+def _config_value(cfg: str, key: str) -> Optional[str]:
+    m = re.search(r"(?:^|, )" + re.escape(key) + r"=('(?:[^'\\]|\\.)*'|[^,()]+)", cfg)
+    if not m:
+        return None
+    v = m.group(1).strip()
+    return v[1:-1] if v.startswith("'") and v.endswith("'") else v
+
+
+def _bool(v: Any) -> Optional[bool]:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v in ("True", "False"):
+        return v == "True"
+    return None
+
+
+def _int(v: Any) -> Optional[int]:
+    try:
+        return int(str(v).replace(",", ""))
+    except (TypeError, ValueError):
+        return None
+
+
+class StartupConfigReader:
+    """Feed records one by one (streaming); ``config`` / ``provenance`` hold what was read."""
+
+    def __init__(self) -> None:
+        self.provenance: dict[str, dict[str, Any]] = {}
+        self._chunked_disabled = False
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {k: v["value"] for k, v in self.provenance.items()}
+
+    def _set(self, key: str, value: Any, line: LogLine, what: str) -> None:
+        if value is None:
+            return
+        self.provenance[key] = {"value": value, "source": "log", "detail": f"line {line.lineno}: {what}"}
+
+    def feed(self, line: LogLine) -> None:
+        msg = line.msg
+        if len(msg) < 12:
+            return
+        m = lf.NON_DEFAULT_ARGS_RE.search(msg)
+        if m:
+            args = {k: v for k, v in _parse_args_dict(m["args"]).items() if not _SECRET_ARG.search(k)}
+            self._set("non_default_args", args, line, "non-default args")
+            for k in _ARG_KEYS:
+                if k in args and args[k] is not None and (k not in self.provenance or k in ("runner", "convert")):
+                    val = args[k]
+                    if k == "served_model_name" and isinstance(val, list) and val:
+                        val = val[0]
+                    self._set(k, val, line, f"non-default args {k}")
+            if "model_tag" in args and "model" not in self.provenance:
+                self._set("model", args["model_tag"], line, "non-default args model_tag")
+            return
+        m = lf.ENGINE_INIT_RE.search(msg)
+        if m:
+            self._set("vllm_version", m["v"], line, "Initializing a V1 LLM engine")
+            self._engine_config(m["cfg"], line)
+            return
+        for rx, key, what in ((lf.API_SERVER_VERSION_RE, "vllm_version", "vLLM API server version"),):
+            mm = rx.search(msg)
+            if mm and key not in self.provenance:
+                self._set(key, mm["v"], line, what)
+                return
+        m = lf.BANNER_VERSION_RE.search(msg)
+        if m and "vllm_version" not in self.provenance and "█" in msg:
+            self._set("vllm_version", m["v"], line, "start-up banner")
+            return
+        m = lf.MAX_MODEL_LEN_RE.search(msg)
+        if m:
+            self._set("max_model_len", int(m["n"]), line, "Using max model len")
+            return
+        m = lf.CHUNKED_PREFILL_RE.search(msg)
+        if m:
+            self._set("max_num_batched_tokens", int(m["n"]), line, "Chunked prefill is enabled")
+            if not self._chunked_disabled:
+                self._set("enable_chunked_prefill", True, line, "Chunked prefill is enabled")
+            return
+        if lf.DISABLE_CHUNKED_RE.search(msg):
+            self._chunked_disabled = True
+            self._set("enable_chunked_prefill", False, line, "Disabling chunked prefill for model without KVCache")
+            return
+        m = lf.RESOLVED_POOLING_RE.search(msg)
+        if m:
+            self._set("pooling_type", m["t"], line, "Resolved pooling config")
+            return
+        m = lf.KV_CACHE_SIZE_RE.search(msg)
+        if m:
+            self._set("kv_cache_size_tokens", _int(m["n"]), line, f"{m['device']} KV cache size")
+            return
+
+    def _engine_config(self, cfg: str, line: LogLine) -> None:
+        what = "engine config"
+        self._set("model", _config_value(cfg, "model"), line, what + " model")
+        self._set("served_model_name", _config_value(cfg, "served_model_name"), line, what + " served_model_name")
+        dtype = _config_value(cfg, "dtype")
+        self._set("dtype", dtype.replace("torch.", "") if dtype else None, line, what + " dtype")
+        self._set("max_model_len", _int(_config_value(cfg, "max_seq_len")), line, what + " max_seq_len")
+        self._set("tensor_parallel_size", _int(_config_value(cfg, "tensor_parallel_size")), line, what + " tensor_parallel_size")
+        self._set("data_parallel_size", _int(_config_value(cfg, "data_parallel_size")), line, what + " data_parallel_size")
+        dev = _config_value(cfg, "device_config")
+        if dev:
+            dev = dev.strip().lower()
+            self._set("device", dev if dev in ("cpu", "cuda", "rocm", "xpu", "tpu") else dev, line, what + " device_config")
+        self._set("enable_prefix_caching", _bool(_config_value(cfg, "enable_prefix_caching")), line,
+                  what + " enable_prefix_caching")
+        if not self._chunked_disabled:
+            self._set("enable_chunked_prefill", _bool(_config_value(cfg, "enable_chunked_prefill")), line,
+                      what + " enable_chunked_prefill")
+        pm = lf.POOLER_TYPE_RE.search(cfg)
+        if pm:
+            self._set("pooling_type", pm["t"], line, what + " pooler_config")
+
+
+def extract_startup_config(text_or_lines: LogSource | Iterable[LogLine], *,
+                           with_provenance: bool = False) -> dict[str, Any]:
+    """Canonical config keys read from a start-up log (text, path, file or lines).
+
+    Plain ``{key: value}`` by default; ``with_provenance=True`` gives
+    ``{key: {"value", "source": "log", "detail": "line N: …"}}`` as the engine's effective config wants.
+    """
+    reader = StartupConfigReader()
+    items: Iterable[Any] = text_or_lines
+    if isinstance(text_or_lines, list) and text_or_lines and isinstance(text_or_lines[0], LogLine):
+        items = text_or_lines
+    else:
+        items = iter_records(text_or_lines)  # type: ignore[arg-type]
+    for rec in items:
+        reader.feed(rec)
+    return reader.provenance if with_provenance else reader.config
