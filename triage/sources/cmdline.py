@@ -86,7 +86,14 @@ def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
             res.add("launcher", tok, "python -m entry point (deprecated)")
             return tokens[i + 1:]
         if base == "docker" and i + 1 < len(tokens) and tokens[i + 1] == "run":
-            return _after_docker_image(tokens[i + 2:], res)
+            rest = _after_docker_image(tokens[i + 2:], res)
+            if rest and not rest[0].startswith("-") and (rest[0].rsplit("/", 1)[-1] in vflags.MYTH_COMMANDS
+                                                           or rest[0].startswith("python")):
+                launcher = res.facts.get("launcher")
+                rest = _locate_args(rest, res)
+                if launcher is not None:
+                    res.facts["launcher"] = launcher
+            return rest
     return tokens
 
 
@@ -122,7 +129,7 @@ def _after_docker_image(tokens: list[str], res: SourceResult) -> list[str]:
                 res.add("api_key_required", True, "docker -e VLLM_API_KEY")
         rest = tokens[i + 1:]
         if len(rest) >= 2 and rest[0] == "vllm" and rest[1] == "serve":
-            rest = rest[2:]
+            rest = rest[2:]  # the image's entrypoint is already `vllm serve`; repeating it is harmless
         return rest
     return []
 
