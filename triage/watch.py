@@ -26,6 +26,7 @@ LIVELOCK_FIXES = ("upgrade to vLLM >= 0.32.0, truncate inputs to max_model_len-1
                   "or disable chunked prefill (vllm #55427)")
 WAITING_FIXES = ("raise --max-num-batched-tokens to >= the prompt length (chunked prefill is off), "
                  "or give the KV cache room for one max_model_len sequence (vllm #39734)")
+_SAMPLE_FIELDS = [k for k in MetricSample.model_fields if k != "id"]
 QUANTILES = {"e2e": vm.E2E_LATENCY, "queue": vm.QUEUE_TIME, "prefill": vm.PREFILL_TIME}
 
 
@@ -255,7 +256,9 @@ class Watcher:
         rows, self._buffer = self._buffer, []
         if self.store is None or not rows:
             return 0
-        n = self.store.add_samples(rows)
+        # Store copies: a committed ORM row is expired and detached, and the ticks handed to callers
+        # (CLI lines, dashboard) must stay readable.
+        n = self.store.add_samples(MetricSample(**{k: getattr(r, k) for k in _SAMPLE_FIELDS}) for r in rows)
         now = self._clock()
         if self.retention_s and now - self._last_retention > 60:
             self._last_retention = now

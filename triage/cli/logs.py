@@ -1,0 +1,140 @@
+"""``python -m triage logs FILE|-``: post-mortem of a vLLM server log (findings, config, series summary).
+
+JSON (schema CLI_SCHEMA): {"schema", "run_id", "source", "status", "findings": [...],
+"config": {key: value}, "config_provenance": {key: {"value", "source", "detail"}},
+"summary": {lines, records, first_ts, last_ts, span_s, levels, stats: {...}, access: {...},
+episodes: [...]}}. The file is streamed (bounded memory); only its head and tail are stored.
+Exit: 0 nothing reached --fail-on, 1 something did, 2 could not read the log.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import deque
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator
+
+from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.findings import reaches, worst
+from triage.logs import analyze_log, save_analysis
+from triage.logs.persist import CAPTURE_MAX_CHARS
+
+ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("logs", help="post-mortem of a vLLM server log: stalls, errors, start-up config",
+                       description="Parse a vLLM server log (a file, or '-' for stdin): the periodic engine stats "
+                                   "lines, silences after a stalled line, known error texts, access lines and the "
+                                   "start-up configuration. Works when the server is gone.")
+    p.add_argument("file", metavar="FILE|-", help="the log file, or '-' to read stdin")
+    p.add_argument("--stall-seconds", type=float, default=20.0,
+                   help="no-progress seconds on stats lines that confirm a stall (default 20 = two intervals)")
+    p.add_argument("--year", type=int, default=None, help="year of the log's MM-DD timestamps (default: this year)")
+    p.add_argument("--no-save", action="store_true", help="do not store the analysis as a run in the database")
+    add_db_arg(p)
+    add_format_args(p)
+    p.set_defaults(func=run)
+
+
+class HeadTail:
+    """Pass lines through while keeping the first and last ~limit/2 characters (for the stored capture)."""
+
+    def __init__(self, lines: Iterable[str], limit: int = CAPTURE_MAX_CHARS) -> None:
+        self._lines, self._half = lines, limit // 2
+        self.head: list[str] = []
+        self.tail: deque[str] = deque()
+        self._head_n = self._tail_n = 0
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._lines:
+            if self._head_n < self._half:
+                self.head.append(line)
+                self._head_n += len(line)
+            else:
+                self.tail.append(line)
+                self._tail_n += len(line)
+                while self._tail_n > self._half and self.tail:
+                    gone = self.tail.popleft()
+                    self._tail_n -= len(gone)
+                    self.skipped += len(gone)
+            yield line
+
+    def text(self) -> str:
+        mid = f"… [{self.skipped} characters left out] …\n" if self.skipped else ""
+        return "".join(self.head) + mid + "".join(self.tail)
+
+
+def _fmt_ts(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8", errors="replace", newline="")
+    except OSError as e:
+        print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
+        return 2
+    tee = HeadTail(stream)
+    try:
+        analysis = analyze_log(iter(tee), stall_s=args.stall_seconds, year=args.year)
+    except OSError as e:
+        print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    run_id = None
+    if not args.no_save:
+        from triage.store import Store
+        run_id = save_analysis(Store(args.db), analysis, log_text=tee.text(),
+                               name="stdin" if args.file == "-" else args.file)
+    status = worst(f.status for f in analysis.findings).value
+    if args.format == "json":
+        out = {"schema": CLI_SCHEMA, "run_id": run_id, "source": args.file, "status": status,
+               "findings": [f.to_dict() for f in analysis.findings], "config": analysis.config,
+               "config_provenance": analysis.config_provenance, "summary": analysis.summary}
+        json.dump(out, sys.stdout, indent=2, default=str)
+        print()
+    else:
+        _print_text(analysis, args.file, run_id, status)
+    return 1 if any(reaches(f.status, args.fail_on) for f in analysis.findings) else 0
+
+
+def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> None:
+    s = analysis.summary
+    print(f"log {source}: {s['lines']} lines, {_fmt_ts(s['first_ts'])} … {_fmt_ts(s['last_ts'])}"
+          + (f"  (run {run_id})" if run_id else ""))
+    print(f"verdict: {status.upper()}")
+    print()
+    for f in analysis.findings:
+        st = f.status.value if hasattr(f.status, "value") else str(f.status)
+        print(f"[{ICON.get(st, st)}] {f.check}: {f.title}")
+        for ln in (f.evidence.get("lines") or [])[:3]:
+            print(f"         line {ln['line']}: {ln['text'][:160]}")
+        if f.fix and st in ("warn", "fail"):
+            print(f"         fix: {f.fix}")
+        if f.refs and st in ("warn", "fail"):
+            print(f"         refs: {', '.join(f.refs)}")
+    print()
+    if analysis.config:
+        print("start-up config (from the log):")
+        for k, v in analysis.config.items():
+            if k == "non_default_args":
+                continue
+            print(f"  {k:24} {v}")
+        print()
+    st = s["stats"]
+    print(f"engine stats: {st['lines']} lines, engines {', '.join(st['engines']) or '-'}; "
+          f"max running {st['max_running']}, max waiting {st['max_waiting']}, "
+          f"max KV cache {_pct(st['max_kv_cache_usage_perc'])}, max prompt {st['max_prompt_throughput']} tokens/s")
+    acc = s["access"]
+    if acc["total"]:
+        by = ", ".join(f"{k}: {v}" for k, v in sorted(acc["by_status"].items()))
+        print(f"access log: {acc['total']} requests ({by})")
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.1f}%"
