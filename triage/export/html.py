@@ -22,7 +22,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from triage.export import view
+from triage import charts
+from triage.export import rows, view
 from triage.redact import redact_text
 
 CAPTURE_PREVIEW_BYTES = 32_000
@@ -66,23 +67,24 @@ def _table(header: Iterable[str], rows: Iterable[Iterable[Any]], raw: bool = Fal
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def figures(doc: dict[str, Any]) -> list[tuple[str, go.Figure]]:
-    """The run's charts: engine stats over time and probe timelines, when there is data for them."""
-    from triage.export import charts_fallback
-    try:
-        from triage import charts  # issue 5's builders, when present
-    except ImportError:
-        charts = None  # type: ignore[assignment]
+def figures(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The run's charts (engine stats, probe timelines) as figure dicts, when there is data for them."""
     out = []
     if doc.get("samples"):
-        build = charts.engine_stats_figure if charts else charts_fallback.engine_stats_figure
-        fig = build(charts_fallback.sample_rows(doc))
-        out.append(("Engine stats", fig))
+        out.append(("Engine stats", charts.engine_stats_figure(rows.sample_rows(doc))))
     if any((p.get("detail") or {}).get("samples") for p in doc.get("probes") or []):
-        build = charts.probe_timeline_figure if charts else charts_fallback.probe_timeline_figure
-        fig = build(charts_fallback.probe_rows(doc))
-        out.append(("Probe timelines", fig))
-    return out
+        out.append(("Probe timelines", charts.probe_timeline_figure(rows.probe_rows(doc))))
+    return [(title, svg_only(fig)) for title, fig in out]
+
+
+def svg_only(fig: go.Figure) -> dict[str, Any]:
+    """WebGL traces drawn as SVG: a report must render without a GPU (headless, print to PDF), and
+    plotly's WebGL path compiles shaders with eval, which the page's CSP rightly forbids."""
+    d = fig.to_dict()
+    for trace in d.get("data", []):
+        if trace.get("type") == "scattergl":
+            trace["type"] = "scatter"
+    return d
 
 
 def _findings(doc: dict[str, Any]) -> str:
@@ -110,7 +112,7 @@ def _captures(doc: dict[str, Any]) -> str:
     for c in doc.get("captures") or []:
         content = c.get("content") or ""
         cut = content.encode()[:CAPTURE_PREVIEW_BYTES].decode("utf-8", "ignore")
-        more = "" if len(cut) == len(content) else f"\n… ({len(content.encode())} bytes in all; full text in the bundle)"
+        more = "" if len(cut) == len(content) else f"\n… ({len(content.encode())} bytes in all; see the bundle)"
         parts.append(f"<details><summary><code>{esc(c['kind'])}</code> {esc(c.get('name') or '')} "
                      f"({esc(c.get('created_at') or '')})</summary><pre>{esc(cut + more)}</pre></details>")
     return "".join(parts) or "<p>No raw captures.</p>"
@@ -124,7 +126,8 @@ def _body(doc: dict[str, Any]) -> tuple[str, str]:
     for i, (title, fig) in enumerate(figures(doc)):
         cid = f"chart-{i}"
         charts_html.append(f"<h3>{esc(title)}</h3><div class=\"chart\" id=\"{cid}\"></div>")
-        data_blocks.append(f'<script type="application/json" data-chart="{cid}">{safe_json(pio.to_json(fig))}</script>')
+        fig_json = safe_json(pio.to_json(fig, validate=False))
+        data_blocks.append(f'<script type="application/json" data-chart="{cid}">{fig_json}</script>')
     probes = view.probe_rows(doc)
     stats = view.sample_summary(doc)
     config = view.config_rows(doc)
