@@ -1,0 +1,121 @@
+"""Probe figures on real servers: time from send to verdict (median of runs) and the cost of one /metrics scrape + parse.
+
+Usage (lab servers up, see ``python -m triage lab status``):
+    PYTHONPATH=. python bench/bench_probe.py [--runs 3] [--scrapes 30] [--hang-url URL] [--idle-url URL]
+--hang-url defaults to the lab's 0.31.0 livelock server, --idle-url to the 0.32.0 one.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from pathlib import Path
+
+from triage.probes.client import ProbeClient
+from triage.probes.context import ProbeContext
+from triage.probes.runner import MonitorConfig
+from triage.vllm.metrics import parse_metrics
+
+RECORDED = Path(__file__).resolve().parents[1] / "tests/fixtures/real/0.31.0-tiny-qwen3-livelock/metrics-livelock-9s.txt"
+
+
+def _lab_url(version: str, profile: str) -> tuple[str, str] | None:
+    from triage.lab import status
+    for s in status():
+        if s.version == version and s.profile == profile:
+            return s.url, s.served_model
+    return None
+
+
+async def scrape_cost(url: str, n: int) -> dict[str, float]:
+    fetch, parse, both = [], [], []
+    async with ProbeClient(url) as pc:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            text = await pc.metrics_text()
+            t1 = time.perf_counter()
+            parse_metrics(text)
+            t2 = time.perf_counter()
+            fetch.append(t1 - t0)
+            parse.append(t2 - t1)
+            both.append(t2 - t0)
+    size = len(text)
+    return {"scrapes": n, "page_bytes": size, "fetch_ms_median": 1000 * statistics.median(fetch),
+            "parse_ms_median": 1000 * statistics.median(parse), "scrape_parse_ms_median": 1000 * statistics.median(both),
+            "scrape_parse_ms_max": 1000 * max(both)}
+
+
+def parse_cost_recorded(n: int = 200) -> dict[str, float]:
+    text = RECORDED.read_text()
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        parse_metrics(text)
+        ts.append(time.perf_counter() - t0)
+    return {"recorded_page": RECORDED.name, "parse_ms_median": 1000 * statistics.median(ts)}
+
+
+async def time_to_verdict(url: str, model: str, runs: int, cfg: MonitorConfig) -> dict[str, object]:
+    verdicts, recoveries, outcomes = [], [], []
+    async with ProbeClient(url) as pc:
+        mml = next(d["max_model_len"] for d in (await pc.models()).body["data"] if d["id"] == model)
+        ctx = ProbeContext(pc, model, mml, await pc.version(), cfg)
+        for i in range(runs):
+            texts, _ = await ctx.texts(("SHORT", "LONG"))
+            out = await ctx.monitored(f"bench-{i}", "seed", [ctx.body(texts, truncate_prompt_tokens=mml)],
+                                      "[SHORT, LONG] truncate_prompt_tokens=max_model_len")
+            outcomes.append(out.outcome)
+            if out.time_to_verdict_s is not None:
+                verdicts.append(out.time_to_verdict_s)
+            if out.recovery and out.recovery.get("recovered_after_abort_s") is not None:
+                recoveries.append(out.recovery["recovered_after_abort_s"])
+    return {"runs": runs, "outcomes": outcomes, "stall_s": cfg.stall_s, "scrape_s": cfg.scrape_s,
+            "send_to_verdict_s_median": statistics.median(verdicts) if verdicts else None,
+            "send_to_verdict_s_all": verdicts,
+            "abort_to_recovered_s_median": statistics.median(recoveries) if recoveries else None}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--scrapes", type=int, default=30)
+    ap.add_argument("--hang-url")
+    ap.add_argument("--idle-url")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    hang = (a.hang_url, None) if a.hang_url else _lab_url("0.31.0", "livelock")
+    idle = a.idle_url or ((_lab_url("0.32.0", "livelock") or (None, None))[0])
+    figures: dict[str, object] = {"parse_recorded": parse_cost_recorded()}
+    if idle:
+        figures["scrape_live"] = asyncio.run(scrape_cost(idle, a.scrapes))
+    if hang:
+        url, model = hang
+        if model is None:
+            model = asyncio.run(_first_model(url))
+        figures["verdict"] = asyncio.run(time_to_verdict(url, model, a.runs, MonitorConfig()))
+    if a.json:
+        print(json.dumps(figures, indent=1))
+        return
+    p = figures["parse_recorded"]
+    print(f"parse of a recorded livelock /metrics page ({p['recorded_page']}): {p['parse_ms_median']:.2f} ms median")  # type: ignore[index]
+    if "scrape_live" in figures:
+        s = figures["scrape_live"]
+        print(f"one /metrics scrape + parse on a live 0.32.0 page ({s['page_bytes']} bytes, {s['scrapes']} runs): "  # type: ignore[index]
+              f"{s['scrape_parse_ms_median']:.2f} ms median (fetch {s['fetch_ms_median']:.2f}, parse {s['parse_ms_median']:.2f}),"  # type: ignore[index]
+              f" max {s['scrape_parse_ms_max']:.2f} ms")  # type: ignore[index]
+    if "verdict" in figures:
+        v = figures["verdict"]
+        print(f"send -> livelock verdict on 0.31.0 (stall {v['stall_s']} s, scrape {v['scrape_s']} s, {v['runs']} runs): "  # type: ignore[index]
+              f"{v['send_to_verdict_s_median']} s median {v['send_to_verdict_s_all']}; abort -> recovered "  # type: ignore[index]
+              f"{v['abort_to_recovered_s_median']} s median; outcomes {v['outcomes']}")  # type: ignore[index]
+
+
+async def _first_model(url: str) -> str:
+    async with ProbeClient(url) as pc:
+        return (await pc.models()).body["data"][0]["id"]
+
+
+if __name__ == "__main__":
+    main()
