@@ -138,7 +138,10 @@ class _Server:
                 self.send_header("content-type", ctype)
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up first (its timeout)
+                    pass
 
             do_GET = do_POST = _do
 

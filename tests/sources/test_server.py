@@ -107,3 +107,53 @@ def test_tls_to_plain_http_is_a_tls_finding() -> None:
         httpd.shutdown()
     f = _by_check(res)["server-reachable"]
     assert f.status == Status.ERROR and f.evidence["error_kind"] in ("tls", "protocol")
+
+
+APIKEY_DIR = replay.ENGINE / "0.32.0-tiny-qwen3-livelock-apikey"
+
+
+def _apikey_transport():
+    """Route by the Authorization header to the recording made with no / a wrong / the right key."""
+    import json
+
+    import httpx
+
+    recs = {}
+    for f in APIKEY_DIR.glob("*.json"):
+        r = json.loads(f.read_text())
+        recs[(r["method"], r["path"], r.get("auth", "none"))] = (f, r)
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        auth = req.headers.get("authorization", "")
+        kind = "none" if not auth else ("right" if auth == "Bearer test-key-123" else "wrong")
+        f, r = recs.get((req.method, req.url.path, kind)) or recs.get((req.method, req.url.path, "none"),
+                                                                        (None, None))
+        if r is None:
+            return replay.not_found()
+        if req.url.path == "/metrics":
+            return httpx.Response(r["status"], text=(APIKEY_DIR / "metrics-nokey.txt").read_text())
+        return replay._response(r)
+
+    return httpx.MockTransport(handler)
+
+
+@pytest.mark.parametrize("key,status,words", [
+    pytest.param(None, Status.ERROR, "requires an API key", id="no-key"),
+    pytest.param("wrong-key-000", Status.ERROR, "rejected", id="wrong-key"),
+    pytest.param("test-key-123", Status.PASS, "accepted", id="right-key"),
+])
+def test_recorded_api_key_server(key, status, words) -> None:
+    res = server.collect(VllmClient("http://vllm.test:8000", api_key=key, transport=_apikey_transport()))
+    f = _by_check(res)["server-auth"]
+    assert f.status == status and words in f.title
+    assert res.facts["api_key_required"].value is True
+    assert res.facts["vllm_version"].value == "0.32.0"  # /version is not guarded
+    if key != "test-key-123":
+        assert "max_model_len" not in res.facts  # /v1/models is guarded and no model name was given
+
+
+def test_api_key_server_tokenize_gives_max_model_len_when_model_is_known() -> None:
+    model = "/root/.cache/vllm-triage/lab/models/tiny-qwen3"
+    res = server.collect(VllmClient("http://vllm.test:8000", transport=_apikey_transport()), model=model)
+    assert res.facts["max_model_len"].value == 256
+    assert res.facts["max_model_len"].detail == "POST /tokenize max_model_len"

@@ -151,6 +151,8 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
             res.add("max_model_len", chosen["max_model_len"], "GET /v1/models data[].max_model_len")
 
     _collect_metrics(client, res)
+    if served is None and model:  # /tokenize is not under /v1, so it answers even when the key is missing
+        _collect_tokenize(client, res, model)
     if served and models_r.ok:
         _collect_tokenize(client, res, served)
         if embed_probe:
