@@ -1,0 +1,72 @@
+"""Figures from recorded material: watch samples of recorded /metrics pages, a recorded log, probes."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import plotly.graph_objects as go
+
+from triage.charts import MAX_POINTS, engine_stats_figure, probe_timeline_figure
+from triage.logs import analyze_log, to_metric_samples
+from triage.store import MetricSample
+from triage.watch import Watcher
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+D031 = REAL / "0.31.0-tiny-qwen3-livelock"
+
+
+def _watch_rows() -> tuple[list[MetricSample], list[dict]]:
+    w = Watcher("http://127.0.0.1:9", interval=1, stall_s=5, client=httpx.Client())
+    seq = ["idle", "after-requests"] + ["livelock-3s"] * 3 + ["livelock-9s"] * 6 + ["after-abort"]
+    rows = [s for i, p in enumerate(seq) for s in w.observe((D031 / f"metrics-{p}.txt").read_text(), 1000.0 + i).samples]
+    return rows, w.alerts
+
+
+def test_engine_stats_figure_from_watch_samples() -> None:
+    rows, alerts = _watch_rows()
+    fig = engine_stats_figure(rows, alerts=alerts)
+    assert isinstance(fig, go.Figure)
+    names = {t.name for t in fig.data}
+    assert {"running", "waiting", "prompt tokens/s", "KV cache %"} <= names
+    running = next(t for t in fig.data if t.name == "running")
+    assert max(running.y) == 1
+    assert len(fig.layout.shapes) >= 2  # the stall window and its confirmation line
+    assert any("stalled" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_engine_stats_figure_from_recorded_log() -> None:
+    a = analyze_log(REAL / "logs" / "0.31.0-tiny-qwen3-livelock-livelock-031.log", year=2026)
+    fig = engine_stats_figure(to_metric_samples(a.samples), alerts=a.summary["episodes"])
+    assert len(fig.layout.shapes) >= 1
+    fig2 = engine_stats_figure(a.samples)  # StatsPoint values work too
+    assert max(next(t for t in fig2.data if t.name == "running").y) == 4
+
+
+def test_empty_figure_says_so() -> None:
+    fig = engine_stats_figure([])
+    assert fig.layout.annotations[-1].text == "No samples yet"
+
+
+def test_day_of_one_second_samples_is_reduced_and_fast() -> None:
+    rows, _ = _watch_rows()
+    base = [{"ts": 0.0, "num_requests_running": r.num_requests_running, "num_requests_waiting": r.num_requests_waiting,
+             "kv_cache_usage_perc": r.kv_cache_usage_perc, "prompt_throughput": r.prompt_throughput,
+             "extra_json": r.extra_json} for r in rows]
+    day = [dict(base[i % len(base)], ts=1_700_000_000.0 + i) for i in range(86_400)]
+    t0 = time.perf_counter()
+    fig = engine_stats_figure(day)
+    took = time.perf_counter() - t0
+    assert all(len(t.x) <= MAX_POINTS for t in fig.data)
+    assert max(next(t for t in fig.data if t.name == "running").y) == 1  # the stall plateau survives
+    assert took < 5.0  # bench/bench_chart.py measures the 1 s target on a quiet machine
+
+
+def test_probe_timeline_from_recorded_probes() -> None:
+    probes = [json.loads(p.read_text()) for p in sorted((REAL / "probes").glob("*.json"))]
+    rows = [{"probe": p["probe"], "outcome": p["outcome"], "time_to_verdict_s": p.get("time_to_verdict_s"),
+             "detail_json": json.dumps(p["detail"])} for p in probes]
+    fig = probe_timeline_figure(rows)
+    assert len(fig.data) >= 3 * sum(1 for p in probes if p["detail"].get("samples"))
+    assert any("livelock" in (t.name or "") for t in fig.data)

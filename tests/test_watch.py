@@ -1,0 +1,168 @@
+"""Watcher on recorded /metrics pages (unit) and against the real 0.31.0 livelock server (real_server)."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from triage.series import counter_rate, histogram_quantile, stride_indices
+from triage.store import Store
+from triage.vllm.metrics import E2E_LATENCY, parse_metrics
+from triage.watch import Watcher
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+D031 = REAL / "0.31.0-tiny-qwen3-livelock"
+
+
+def page(name: str) -> str:
+    return (D031 / f"metrics-{name}.txt").read_text()
+
+
+def _watcher(tmp_path: Path, **kw) -> tuple[Watcher, Store, int]:  # noqa: ANN003
+    store = Store(str(tmp_path / "t.db"))
+    run = store.start_run(None, "watch")
+    assert run.id is not None
+    w = Watcher("http://127.0.0.1:9", store, run.id, interval=1.0, stall_s=5.0, client=httpx.Client(), **kw)
+    return w, store, run.id
+
+
+def test_recorded_livelock_raises_then_clears(tmp_path: Path) -> None:
+    w, store, run_id = _watcher(tmp_path)
+    seq = ["after-requests"] + ["livelock-3s"] * 3 + ["livelock-9s"] * 6 + ["after-abort"]
+    ticks = [w.observe(page(p), 1000.0 + i) for i, p in enumerate(seq)]
+    events = [(t.ts, e.event, e.kind) for t in ticks for e in t.events]
+    # first livelock page at t=1001 (counters moved: window opens there); threshold 5 s → 1006
+    assert events == [(1006.0, "stalled", "livelock"), (1010.0, "cleared", "livelock")]
+    msg = ticks[6].alert_event.message
+    assert msg.startswith("ENGINE STALLED since ") and "running=1 waiting=0" in msg and "abort the oldest" in msg
+    assert "0.32.0" in msg and "max_model_len-1" in msg
+    w.close()
+    rows = store.samples_for(run_id=run_id)
+    assert len(rows) == len(seq) and rows[0].source == "scrape"
+    rec = store.get_run(run_id)
+    assert rec is not None
+    [f] = rec.findings
+    assert f.check == "watch-engine-stalled" and f.evidence["since"] == 1001.0 and f.evidence["cleared_at"] == 1010.0
+
+
+def test_ticks_stay_readable_after_batched_writes(tmp_path: Path) -> None:
+    w, store, _ = _watcher(tmp_path, batch_size=2)
+    ticks = [w.observe(page("after-requests"), 1.0 + i) for i in range(5)]
+    assert all(t.sample is not None and t.sample.num_requests_running == 0 for t in ticks)
+    w.close()
+
+
+def test_rates_and_counter_reset(tmp_path: Path) -> None:
+    w, _, _ = _watcher(tmp_path)
+    w.observe(page("idle"), 0.0)
+    t1 = w.observe(page("after-requests"), 10.0)
+    assert t1.sample is not None and t1.sample.prompt_throughput == pytest.approx(2.7)  # 27 tokens / 10 s
+    # the idle page of a fresh process after a busier one: a restart; the counter starts from 0
+    w.observe(page("livelock-9s"), 20.0)
+    t3 = w.observe(page("idle"), 30.0)
+    assert t3.sample is not None and t3.sample.prompt_throughput == 0.0
+    assert json.loads(t3.sample.extra_json).get("counter_reset") is True
+
+
+def test_latency_quantiles_from_recorded_histogram() -> None:
+    h = parse_metrics(page("after-requests")).engines["0"].histograms[E2E_LATENCY]
+    p50, p95 = histogram_quantile(0.5, h), histogram_quantile(0.95, h)
+    assert p50 is not None and p95 is not None and 0 < p50 <= p95
+    finite = sorted(float(k) for k in h if k not in ("sum", "count", "+Inf"))
+    assert p95 <= finite[-1]
+
+
+def test_quantiles_land_in_sample_extra(tmp_path: Path) -> None:
+    w, _, _ = _watcher(tmp_path)
+    w.observe(page("idle"), 0.0)
+    t = w.observe(page("after-requests"), 5.0)
+    assert t.sample is not None
+    extra = json.loads(t.sample.extra_json)
+    assert extra["e2e_p50"] > 0 and extra["requests_per_s"] == pytest.approx(6 / 5)
+
+
+def test_retention_deletes_old_samples(tmp_path: Path) -> None:
+    now = [10_000.0]
+    w, store, run_id = _watcher(tmp_path, retention_s=100.0, batch_size=1, clock=lambda: now[0])
+    w.observe(page("idle"), 9_000.0)  # stored, older than the retention window
+    w.observe(page("idle"), 9_990.0)
+    w.close()
+    assert [r.ts for r in store.samples_for(run_id=run_id)] == [9_990.0]
+
+
+def test_unreachable_server_is_a_tick_error(tmp_path: Path) -> None:
+    w, _, _ = _watcher(tmp_path)
+    t = w.sample_once()
+    assert t.error and t.sample is None and not t.state.stalled
+    w.close()
+
+
+def test_pure_helpers() -> None:
+    assert counter_rate(10.0, 0.0, 5.0, 5.0) == 1.0  # reset: 5 new since the restart
+    assert stride_indices(10, 4) == [0, 3, 6, 9]
+
+
+# -- against the real 0.31.0 livelock server -----------------------------------------------------
+
+def _hang(url: str, model: str, hold_s: float, box: dict) -> None:
+    text = f"watch test {uuid.uuid4().hex} " + " ".join(f"word{i} lorem ipsum" for i in range(600))
+    try:
+        with httpx.Client(timeout=hold_s) as c:
+            box["status"] = c.post(url + "/v1/embeddings",
+                                   json={"model": model, "input": text, "truncate_prompt_tokens": 256}).status_code
+    except httpx.TimeoutException:
+        box["status"] = "aborted"
+    box["aborted_at"] = time.time()
+
+
+def _quiet(w: Watcher, timeout_s: float = 60.0) -> None:
+    """Wait for no request in flight (other clients share the dev server)."""
+    end = time.time() + timeout_s
+    while time.time() < end:
+        t = w.sample_once()
+        if t.sample is not None and not t.sample.num_requests_running and not t.sample.num_requests_waiting:
+            return
+        time.sleep(1)
+    pytest.skip("the shared 0.31.0 server never went quiet")
+
+
+@pytest.mark.real_server
+@pytest.mark.timeout(180)
+def test_watch_alerts_on_real_livelock_and_clears_after_abort(server_031_livelock, tmp_path: Path) -> None:  # noqa: ANN001
+    srv = server_031_livelock
+    interval, stall_s, hold_s = 1.0, 5.0, 14.0
+    store = Store(str(tmp_path / "w.db"))
+    run = store.start_run(None, "watch")
+    w = Watcher(srv.url, store, run.id, interval=interval, stall_s=stall_s)
+    _quiet(w)
+    box: dict = {}
+    sent = time.time()
+    th = threading.Thread(target=_hang, args=(srv.url, srv.served_model, hold_s, box))
+    th.start()
+    stalled_at = cleared_at = None
+    since = None
+    try:
+        while time.time() - sent < hold_s + 20:
+            t = w.sample_once()
+            for ev in t.events:
+                if ev.event == "stalled" and stalled_at is None:
+                    stalled_at, since = ev.at, ev.since
+                if ev.event == "cleared" and stalled_at is not None:
+                    cleared_at = ev.at
+            if cleared_at:
+                break
+            time.sleep(max(0.0, interval - (time.time() - t.ts)))
+    finally:
+        th.join()
+        w.close()
+    assert box.get("status") == "aborted", box
+    assert stalled_at is not None, "no stall alert"
+    # the alert comes within two intervals after the threshold (counted from the request's send)
+    assert stalled_at - sent <= stall_s + 2 * interval + 1.0, (stalled_at - sent)
+    assert since is not None and since >= sent - interval
+    assert cleared_at is not None and cleared_at - box["aborted_at"] <= 2 * interval + 1.0
