@@ -7,7 +7,8 @@ Order is the design card's: version, backend, GPU memory, flags, chunked prefill
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Union
+from typing import Union
+from collections.abc import Callable, Iterator
 
 from triage.config import EffectiveConfig
 from triage.findings import Finding

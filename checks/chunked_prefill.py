@@ -28,7 +28,8 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     if on:
         out.append(Finding(CHECK_ID, Status.PASS, f"Chunked prefill is ON ({src})", evidence,
                            explanation="Long prompts are split across steps of max_num_batched_tokens tokens; "
-                           "on vLLM < 0.32.0 that is a precondition of the pooling livelock (see pooling-livelock-risk)."))
+                           "on vLLM < 0.32.0 that is a precondition of the pooling livelock "
+                           "(see pooling-livelock-risk)."))
     else:
         out.append(Finding(CHECK_ID, Status.PASS, f"Chunked prefill is OFF ({src})", evidence,
                            explanation="Every prompt is prefilled in one step, so the batch budget must hold a "

@@ -19,7 +19,8 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     for u in unknown:
         out.append(Finding("flags-unknown", Status.FAIL, f"vllm serve has no option {u['option']}",
                            {"option": u["option"], "source": "cmdline"}, u["why"],
-                           explanation="vllm serve exits at start with 'unrecognized arguments' on any unknown option."))
+                           explanation="vllm serve exits at start with 'unrecognized arguments' on any "
+                           "unknown option."))
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
     stated = cfg.stated_args
     if enc is False and stated is not None and runner is None:

@@ -32,7 +32,8 @@ def check(cfg: EffectiveConfig) -> Finding:
     evidence = ev(cfg, *keys)
     if device == "cpu":
         return Finding(CHECK_ID, Status.PASS, "CPU backend: no GPU memory to check", evidence,
-                       explanation="On CPU the KV cache size is set by --kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE.")
+                       explanation="On CPU the KV cache size is set by --kv-cache-memory-bytes or "
+                       "VLLM_CPU_KVCACHE_SPACE.")
     mml = cfg.get("max_model_len")
     kv_tokens = cfg.get("kv_cache_size_tokens")
     total = cfg.get("gpu_memory_total_bytes")
@@ -43,7 +44,8 @@ def check(cfg: EffectiveConfig) -> Finding:
     if isinstance(kv_tokens, int) and isinstance(mml, int):
         if kv_tokens >= mml:
             return Finding(CHECK_ID, Status.PASS,
-                           f"KV cache holds {kv_tokens:,} tokens: {kv_tokens / mml:.1f} sequences of max_model_len {mml}",
+                           f"KV cache holds {kv_tokens:,} tokens: {kv_tokens / mml:.1f} sequences of "
+                           f"max_model_len {mml}",
                            evidence)
         return Finding(CHECK_ID, Status.FAIL, f"KV cache ({kv_tokens:,} tokens) is smaller than max_model_len {mml}",
                        evidence, "Lower --max-model-len, raise --gpu-memory-utilization, or use a larger GPU.",

@@ -34,9 +34,10 @@ def fixes(cfg: EffectiveConfig) -> str:
         cost = (f"with no --max-num-batched-tokens vLLM then uses max(max_model_len {mml}, {base}){raised} "
                 "tokens per step: a whole max-length prompt is prefilled in one step, which needs that much "
                 "activation memory (24576/65536 OOMed at start on a 12 GiB card)")
-        stated = cfg.stated_args is not None and "max_num_batched_tokens" in cfg.stated_args
-        if isinstance(budget, int) and budget < mml and (stated or cfg.fact("max_num_batched_tokens") is not None
-                                                         and cfg.fact("max_num_batched_tokens").source != "default-rule"):  # type: ignore[union-attr]
+        bf = cfg.fact("max_num_batched_tokens")
+        stated = (cfg.stated_args is not None and "max_num_batched_tokens" in cfg.stated_args) or \
+            (bf is not None and bf.source != "default-rule")
+        if isinstance(budget, int) and budget < mml and stated:
             cost += (f"; drop --max-num-batched-tokens {budget} or raise it to >= {mml}: with chunked prefill off "
                      "vLLM refuses a budget below max_model_len at start (SchedulerConfig.verify_max_model_len)")
     else:
@@ -135,7 +136,8 @@ def check(cfg: EffectiveConfig) -> Finding:
                     "(you send no truncation, so only inputs of exactly that length)", fixes(cfg))
     # exact_len is True here: truncation makes long inputs exactly max_model_len tokens
     if budget < mml:
-        return done(Status.FAIL, f"Livelock risk (vllm#55427): vLLM {fmt(v)}, chunked prefill on, truncate_prompt_tokens "
+        return done(Status.FAIL, f"Livelock risk (vllm#55427): vLLM {fmt(v)}, chunked prefill on, "
+                    f"truncate_prompt_tokens "
                     f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, budget {budget} < {mml}: any "
                     f"input of {mml}+ tokens hangs forever", fixes(cfg),
                     "The prompt is admitted as a partial chunk, reaches max_model_len - 1 computed tokens and is "

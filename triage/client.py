@@ -93,7 +93,7 @@ class VllmClient:
             kw["transport"] = transport
         self._http = httpx.Client(**kw)
 
-    def with_base(self, base_url: str) -> "VllmClient":
+    def with_base(self, base_url: str) -> VllmClient:
         """The same settings pointed at another base URL (used when the path prefix was wrong)."""
         c = VllmClient.__new__(VllmClient)
         c.base_url = base_url.rstrip("/")
@@ -104,7 +104,7 @@ class VllmClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "VllmClient":
+    def __enter__(self) -> VllmClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

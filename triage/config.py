@@ -8,7 +8,8 @@ sources are kept as conflicts (the engine reports them as `config-conflict` find
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from triage.sources import Fact, SourceResult
 from triage.vllm import defaults
@@ -60,7 +61,7 @@ class EffectiveConfig:
         return {k: f.to_dict() for k, f in sorted(self.values.items())}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "EffectiveConfig":
+    def from_dict(cls, d: dict[str, Any]) -> EffectiveConfig:
         """From {key: value} or {key: {"value", "source", "detail"}} (a table row in tests, a stored run)."""
         cfg = cls()
         for k, v in d.items():

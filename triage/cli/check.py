@@ -34,15 +34,18 @@ def register(sub: Any) -> None:
     p = sub.add_parser("check", help="run the triage checklist against a server and/or its command line and log",
                        description="Diagnose a vLLM embedding deployment from evidence: the live server, the "
                                    "`vllm serve` command line and the start-up log. Sends no long request.")
-    p.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000 (optional with --cmdline-file/--log-file)")
+    p.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000 "
+                                 "(optional with --cmdline-file/--log-file)")
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
     p.add_argument("--model", help="model id your client sends (default: the first of /v1/models)")
     p.add_argument("--truncate", type=_truncate, metavar="N|-1|none",
                    help="truncate_prompt_tokens your client sends with /v1/embeddings")
-    p.add_argument("--cmdline-file", metavar="F", help="file with the vllm serve / docker run command line ('-' = stdin)")
+    p.add_argument("--cmdline-file", metavar="F", help="file with the vllm serve / docker run command line "
+                                                            "('-' = stdin)")
     p.add_argument("--cmdline", metavar="TEXT", help="the command line as text")
     p.add_argument("--log-file", metavar="F", help="the server's start-up log ('-' = stdin)")
-    p.add_argument("--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of this machine)")
+    p.add_argument("--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of "
+                                                         "this machine)")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
     p.add_argument("--no-embed", action="store_true", help="do not send the one 2-token /v1/embeddings request")

@@ -29,7 +29,8 @@ _TRANSPORT_TEXT = {
             "verification for a self-signed certificate."),
     "dns": ("The host name in {url} does not resolve.", "Check the host name."),
     "invalid-url": ("{url} is not a usable URL.", "Give a URL like http://host:8000."),
-    "protocol": ("{url} answered with something that is not HTTP.", "Check the port: it may belong to another service."),
+    "protocol": ("{url} answered with something that is not HTTP.",
+                 "Check the port: it may belong to another service."),
 }
 
 
