@@ -1,0 +1,75 @@
+"""``python -m triage report``: every format to a file or stdout, 'latest', exit codes."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export"))
+import export_runs  # noqa: E402
+
+from triage.cli import main  # noqa: E402
+from triage.store import Store  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> tuple[str, int]:
+    path = str(tmp_path / "triage.db")
+    return path, export_runs.build(Store(path), hostile=True)
+
+
+@pytest.mark.parametrize("fmt, magic", [
+    pytest.param("md", b"# vLLM embedding triage", id="md"),
+    pytest.param("html", b"<!DOCTYPE html>", id="html"),
+    pytest.param("json", b"{", id="json"),
+    pytest.param("bundle", b"PK\x03\x04", id="bundle"),
+])
+def test_report_writes_each_format(db: tuple[str, int], tmp_path: Path, fmt: str, magic: bytes) -> None:
+    path, run_id = db
+    out = tmp_path / "out" / f"report.{fmt}"
+    assert main(["report", str(run_id), "--format", fmt, "-o", str(out), "--db", path]) == 0
+    data = out.read_bytes()
+    assert data.startswith(magic)
+    assert export_runs.API_KEY.encode() not in data
+
+
+def test_latest_to_stdout_and_redact_option(db: tuple[str, int], capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    path, run_id = db
+    assert main(["report", "latest", "--format", "json", "--db", path, "--redact", "tiny-qwen3"]) == 0
+    doc = json.loads(capsysbinary.readouterr().out)
+    assert doc["run"]["id"] == run_id and doc["schema"] == "vllm-triage/1"
+    assert "tiny-qwen3" not in json.dumps(doc)
+
+
+@pytest.mark.parametrize("argv, code", [
+    pytest.param(["report", "999"], 2, id="no-such-run"),
+    pytest.param(["report", "abc"], 2, id="not-an-id"),
+    pytest.param(["report", "latest", "--format", "pdf"], 2, id="unknown-format"),
+    pytest.param(["report", "latest", "--format", "md", "-o", "/proc/nope/x.md"], 2, id="unwritable"),
+    pytest.param(["report", "latest", "--format", "md", "-o", "-", "--fail-on", "fail"], 1, id="fail-on-fail"),
+    pytest.param(["report", "latest", "--format", "md", "-o", "-", "--fail-on", "warn"], 1, id="fail-on-warn"),
+])
+def test_exit_codes(db: tuple[str, int], argv: list[str], code: int) -> None:
+    assert main([*argv, "--db", db[0]]) == code
+
+
+def test_empty_database_has_no_latest(tmp_path: Path) -> None:
+    assert main(["report", "latest", "--db", str(tmp_path / "empty.db")]) == 2
+
+
+def test_module_entry_point_writes_a_bundle(db: tuple[str, int], tmp_path: Path) -> None:
+    path, run_id = db
+    out = tmp_path / "b.zip"
+    proc = subprocess.run([sys.executable, "-m", "triage", "report", str(run_id), "--format", "bundle",
+                           "-o", str(out), "--db", path], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {out}" in proc.stderr
+    with zipfile.ZipFile(io.BytesIO(out.read_bytes())) as zf:
+        assert f"triage-run-{run_id}/manifest.json" in zf.namelist()
