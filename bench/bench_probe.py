@@ -1,4 +1,4 @@
-"""Probe figures on real servers: time from send to verdict (median of runs) and the cost of one /metrics scrape + parse.
+"""Probe figures on real servers: send-to-verdict time (median of runs), cost of one /metrics scrape + parse.
 
 Usage (lab servers up, see ``python -m triage lab status``):
     PYTHONPATH=. python bench/bench_probe.py [--runs 3] [--scrapes 30] [--hang-url URL] [--idle-url URL]
@@ -12,13 +12,15 @@ import json
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from triage.probes.client import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.runner import MonitorConfig
 from triage.vllm.metrics import parse_metrics
 
-RECORDED = Path(__file__).resolve().parents[1] / "tests/fixtures/real/0.31.0-tiny-qwen3-livelock/metrics-livelock-9s.txt"
+RECORDED = (Path(__file__).resolve().parents[1]
+            / "tests/fixtures/real/0.31.0-tiny-qwen3-livelock/metrics-livelock-9s.txt")
 
 
 def _lab_url(version: str, profile: str) -> tuple[str, str] | None:
@@ -43,7 +45,8 @@ async def scrape_cost(url: str, n: int) -> dict[str, float]:
             both.append(t2 - t0)
     size = len(text)
     return {"scrapes": n, "page_bytes": size, "fetch_ms_median": 1000 * statistics.median(fetch),
-            "parse_ms_median": 1000 * statistics.median(parse), "scrape_parse_ms_median": 1000 * statistics.median(both),
+            "parse_ms_median": 1000 * statistics.median(parse),
+            "scrape_parse_ms_median": 1000 * statistics.median(both),
             "scrape_parse_ms_max": 1000 * max(both)}
 
 
@@ -87,7 +90,7 @@ def main() -> None:
     a = ap.parse_args()
     hang = (a.hang_url, None) if a.hang_url else _lab_url("0.31.0", "livelock")
     idle = a.idle_url or ((_lab_url("0.32.0", "livelock") or (None, None))[0])
-    figures: dict[str, object] = {"parse_recorded": parse_cost_recorded()}
+    figures: dict[str, Any] = {"parse_recorded": parse_cost_recorded()}
     if idle:
         figures["scrape_live"] = asyncio.run(scrape_cost(idle, a.scrapes))
     if hang:
@@ -98,18 +101,22 @@ def main() -> None:
     if a.json:
         print(json.dumps(figures, indent=1))
         return
+    report(figures)
+
+
+def report(figures: dict[str, Any]) -> None:
     p = figures["parse_recorded"]
-    print(f"parse of a recorded livelock /metrics page ({p['recorded_page']}): {p['parse_ms_median']:.2f} ms median")  # type: ignore[index]
+    print(f"parse of a recorded livelock /metrics page ({p['recorded_page']}): {p['parse_ms_median']:.2f} ms median")
     if "scrape_live" in figures:
         s = figures["scrape_live"]
-        print(f"one /metrics scrape + parse on a live 0.32.0 page ({s['page_bytes']} bytes, {s['scrapes']} runs): "  # type: ignore[index]
-              f"{s['scrape_parse_ms_median']:.2f} ms median (fetch {s['fetch_ms_median']:.2f}, parse {s['parse_ms_median']:.2f}),"  # type: ignore[index]
-              f" max {s['scrape_parse_ms_max']:.2f} ms")  # type: ignore[index]
+        print(f"one /metrics scrape + parse on a live 0.32.0 page ({s['page_bytes']} bytes, {s['scrapes']} runs): "
+              f"{s['scrape_parse_ms_median']:.2f} ms median (fetch {s['fetch_ms_median']:.2f}, "
+              f"parse {s['parse_ms_median']:.2f}), max {s['scrape_parse_ms_max']:.2f} ms")
     if "verdict" in figures:
         v = figures["verdict"]
-        print(f"send -> livelock verdict on 0.31.0 (stall {v['stall_s']} s, scrape {v['scrape_s']} s, {v['runs']} runs): "  # type: ignore[index]
-              f"{v['send_to_verdict_s_median']} s median {v['send_to_verdict_s_all']}; abort -> recovered "  # type: ignore[index]
-              f"{v['abort_to_recovered_s_median']} s median; outcomes {v['outcomes']}")  # type: ignore[index]
+        print(f"send -> livelock verdict on 0.31.0 (stall {v['stall_s']} s, scrape {v['scrape_s']} s, "
+              f"{v['runs']} runs): {v['send_to_verdict_s_median']} s median {v['send_to_verdict_s_all']}; "
+              f"abort -> recovered {v['abort_to_recovered_s_median']} s median; outcomes {v['outcomes']}")
 
 
 async def _first_model(url: str) -> str:

@@ -27,12 +27,14 @@ def test_seed_refuses_without_allow_hang(tmp_path: Path, capsys: pytest.CaptureF
 def test_missing_api_key_env_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
-    rc = main(["probe", "--url", "http://127.0.0.1:1", "--api-key-env", "NO_SUCH_KEY_VAR", "--db", str(tmp_path / "t.db")])
+    rc = main(["probe", "--url", "http://127.0.0.1:1", "--api-key-env", "NO_SUCH_KEY_VAR",
+               "--db", str(tmp_path / "t.db")])
     assert rc == 2 and "NO_SUCH_KEY_VAR" in capsys.readouterr().err
 
 
 def test_unreachable_server_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["probe", "--url", f"http://127.0.0.1:{_free_port()}", "--format", "json", "--db", str(tmp_path / "t.db")])
+    rc = main(["probe", "--url", f"http://127.0.0.1:{_free_port()}", "--format", "json",
+               "--db", str(tmp_path / "t.db")])
     out = json.loads(capsys.readouterr().out)
     assert rc == 2 and out["schema"] == CLI_SCHEMA
     assert out["findings"][0]["check"] == "probe-target" and out["findings"][0]["status"] == "error"

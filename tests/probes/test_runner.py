@@ -26,8 +26,8 @@ def test_sample_from_stuck_waiting_page() -> None:
 
 
 def test_recorded_pages_classify_as_livelock() -> None:
-    series = [sample_from_page(page(L031, "metrics-idle"), 0.0), sample_from_page(page(L031, "metrics-livelock-3s"), 3.0),
-              sample_from_page(page(L031, "metrics-livelock-9s"), 9.0)]
+    series = [sample_from_page(page(L031, name), t)
+              for name, t in (("metrics-idle", 0.0), ("metrics-livelock-3s", 3.0), ("metrics-livelock-9s", 9.0))]
     assert classify_samples(series, 5.0) == (LIVELOCK, 9.0)
     assert classify_samples(series, 7.0) == (None, None)  # 6 s of no progress: under a 7 s threshold
 

@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-hang", action="store_true",
                    help="allow the seed matrix, which may livelock the server until the probe aborts it")
     p.add_argument("--stall-seconds", type=float, default=5.0, help="no progress this long = stall (default 5)")
-    p.add_argument("--deadline", type=float, default=30.0, help="seconds before an unstalled probe is slow (default 30)")
+    p.add_argument("--deadline", type=float, default=30.0,
+                   help="seconds before an unstalled probe is slow (default 30)")
     p.add_argument("--scrape-interval", type=float, default=1.0, help="seconds between /metrics scrapes (default 1)")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -43,9 +44,11 @@ def _progress(quiet: bool) -> Any:
         if e.kind == "probe-started":
             print(f"… {e.probe}: {e.data.get('description', '')}", file=sys.stderr, flush=True)
         elif e.kind == "aborted":
-            print(f"  aborted {e.probe} at {e.data['aborted_at_s']} s ({e.data['verdict']})", file=sys.stderr, flush=True)
+            print(f"  aborted {e.probe} at {e.data['aborted_at_s']} s ({e.data['verdict']})",
+                  file=sys.stderr, flush=True)
         elif e.kind == "verdict":
-            print(f"  {e.probe}: {e.data['outcome']} after {e.data['time_to_verdict_s']} s", file=sys.stderr, flush=True)
+            print(f"  {e.probe}: {e.data['outcome']} after {e.data['time_to_verdict_s']} s",
+                  file=sys.stderr, flush=True)
     return on_event
 
 
@@ -67,7 +70,8 @@ def to_text(result: ProbeRunResult) -> str:
             r = o.recovery
             rec = (f"  aborted at {r['aborted_at_s']} s, recovered at {r['recovered_s']} s" if r.get("recovered")
                    else "  NOT RECOVERED")
-        lines.append(f"  {o.outcome:<13} {o.probe:<40} {o.time_to_verdict_s if o.time_to_verdict_s is not None else '-'} s{rec}")
+        ttv = "-" if o.time_to_verdict_s is None else o.time_to_verdict_s
+        lines.append(f"  {o.outcome:<13} {o.probe:<40} {ttv} s{rec}")
     lines.append("")
     for f in result.findings:
         lines.append(f"[{Status(f.status).value.upper():<7}] {f.check}: {f.title}")

@@ -162,4 +162,5 @@ def _summary(result: ProbeRunResult, elapsed_s: float) -> str:
         counts[o.outcome] = counts.get(o.outcome, 0) + 1
     outs = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no probes"
     bad = sum(1 for f in result.findings if f.status in (Status.FAIL, Status.ERROR))
-    return f"{len(result.outcomes)} probes ({outs}); {len(result.findings)} findings, {bad} fail/error; {elapsed_s:.1f} s"
+    return (f"{len(result.outcomes)} probes ({outs}); {len(result.findings)} findings, {bad} fail/error; "
+            f"{elapsed_s:.1f} s")

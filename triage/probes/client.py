@@ -51,8 +51,9 @@ class Exchange:
         return "" if b is None else str(b)[:500]
 
     def to_dict(self, trim_vectors: bool = True) -> dict[str, Any]:
-        return {"method": self.method, "path": self.path, "request": trim_for_storage(self.request) if trim_vectors else self.request,
-                "status": self.status, "body": trim_for_storage(self.body) if trim_vectors else self.body,
+        keep = trim_for_storage if trim_vectors else (lambda v: v)
+        return {"method": self.method, "path": self.path, "request": keep(self.request),
+                "status": self.status, "body": keep(self.body),
                 "error": self.error, "elapsed_s": self.elapsed_s}
 
 
@@ -139,7 +140,8 @@ class ProbeClient:
         async with self.new_client(timeout_s) as c:
             return await self.call("POST", EMBEDDINGS_PATH, body, client=c)
 
-    async def embed(self, body: dict[str, Any], path: str = EMBEDDINGS_PATH, timeout_s: float | None = None) -> Exchange:
+    async def embed(self, body: dict[str, Any], path: str = EMBEDDINGS_PATH,
+                    timeout_s: float | None = None) -> Exchange:
         return await self.call("POST", path, body, timeout_s=timeout_s)
 
     async def models(self) -> Exchange:

@@ -55,7 +55,9 @@ def norm(v: Sequence[float]) -> float:
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     na, nb = norm(a), norm(b)
-    return sum(x * y for x, y in zip(a, b)) / (na * nb) if na and nb and len(a) == len(b) else float("nan")
+    if not (na and nb and len(a) == len(b)):
+        return float("nan")
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (na * nb)
 
 
 def _claim(key: str, verdict: str, **more: Any) -> dict[str, Any]:
@@ -88,7 +90,8 @@ def array_input(lst: Exchange, n: int) -> Finding:
     return Finding("conformance-array-input", Status.PASS if ok else Status.FAIL,
                    f"a list of {n} strings is accepted ({got} vectors)" if ok
                    else f"a list of {n} strings answered {lst.status}: {lst.error_message()[:120]}",
-                   {**ev(lst), **_claim("array", "refuted" if ok else "confirmed" if lst.status == 422 else "undecided")})
+                   {**ev(lst), **_claim("array", "refuted" if ok else "confirmed" if lst.status == 422
+                                        else "undecided")})
 
 
 def token_ids(single: Exchange, many: Exchange) -> Finding:
@@ -102,7 +105,8 @@ def token_ids(single: Exchange, many: Exchange) -> Finding:
 def index_order(batch: Exchange, singles: list[Exchange]) -> Finding:
     bv = vectors(batch)
     idx = [d.get("index") for d in (batch.body or {}).get("data", [])] if batch.ok else []
-    cos = [round(cosine(bv[i], vectors(s)[0]), 6) if i < len(bv) and vectors(s) else None for i, s in enumerate(singles)]
+    cos = [round(cosine(bv[i], vectors(s)[0]), 6) if i < len(bv) and vectors(s) else None
+           for i, s in enumerate(singles)]
     ok = idx == list(range(len(singles))) and all(c is not None and c > 0.999 for c in cos)
     return Finding("conformance-index-order", Status.PASS if ok else Status.FAIL,
                    "data[i].index == i and each batch vector matches its input sent alone" if ok
@@ -113,7 +117,8 @@ def index_order(batch: Exchange, singles: list[Exchange]) -> Finding:
 
 def base64_equals_float(flt: Exchange, b64: Exchange) -> Finding:
     a, b = vectors(flt), vectors(b64)
-    diff = max((abs(x - y) for x, y in zip(a[0], b[0])), default=None) if a and b and len(a[0]) == len(b[0]) else None
+    same_shape = bool(a and b and len(a[0]) == len(b[0]))
+    diff = max((abs(x - y) for x, y in zip(a[0], b[0], strict=True)), default=None) if same_shape else None
     ok = diff is not None and diff < 1e-5
     return Finding("conformance-base64", Status.PASS if ok else Status.FAIL,
                    "encoding_format=base64 decodes (float32 LE) to the float vector" if ok
@@ -229,9 +234,10 @@ def chunked_shapes(long_out: Any, short_ex: Exchange, long_tokens: int) -> Findi
     lv = vectors(exs[0]) if exs else []
     sv = vectors(short_ex)
     if long_out.outcome != "ok" or not lv or not sv:
-        return Finding("conformance-chunked-prefill-shapes", Status.FAIL if long_out.outcome in ("livelock", "stuck-waiting")
-                       else Status.UNKNOWN,
-                       f"a {long_tokens}-token input (truncated to max_model_len - 1) did not embed: {long_out.outcome}",
+        stalled = long_out.outcome in ("livelock", "stuck-waiting")
+        return Finding("conformance-chunked-prefill-shapes", Status.FAIL if stalled else Status.UNKNOWN,
+                       f"a {long_tokens}-token input (truncated to max_model_len - 1) did not embed: "
+                       f"{long_out.outcome}",
                        {"probe": long_out.to_dict(), **_claim("chunked", "undecided")},
                        "See probe-stuck-waiting / probe-livelock: the server cannot finish long prompts.")
     same = len(lv[0]) == len(sv[0])

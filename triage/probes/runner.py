@@ -165,7 +165,8 @@ async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short
     ok = ex.ok and (gauges_zero_at is not None or bool(others))
     return {"aborted_at_s": aborted_at_s, "gauges_zero_at_s": gauges_zero_at, "others_in_flight": others,
             "short_request_ok": ex.ok,
-            "short_request_status": ex.status, "short_request_error": ex.error or (ex.error_message() if not ex.ok else None),
+            "short_request_status": ex.status,
+            "short_request_error": ex.error or (ex.error_message() if not ex.ok else None),
             "recovered": ok, "recovered_s": now if ok else None,
             "recovered_after_abort_s": round(now - aborted_at_s, 3) if ok else None, "polls": polls[-5:]}
 
