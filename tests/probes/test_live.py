@@ -142,3 +142,14 @@ def test_api_key_is_sent_but_never_stored(server_032_apikey: LabServer, tmp_path
         assert API_KEY.encode() not in side.read_bytes()
     no_key = run_probes(_spec(server_032_apikey), "conformance", store=Store(str(db)))
     assert [f.check for f in no_key.findings] == ["probe-target"] and no_key.findings[0].status == Status.ERROR
+
+
+def test_deadline_makes_slow_then_aborts_and_recovers(server_031_livelock: LabServer, tmp_path: Path) -> None:
+    # deadline 2 s < stall threshold 5 s: no stall verdict can land first, so the probe is "slow"
+    res = run_probes(_spec(server_031_livelock), "seed", allow_hang=True, stall_s=5.0, deadline_s=2.0,
+                     store=Store(str(tmp_path / "t.db")), only=["seed-short-long-t256"])
+    (o,) = res.outcomes
+    assert o.outcome == "slow" and 2.0 <= o.time_to_verdict_s < 4.0
+    assert o.recovery and o.recovery["recovered"]
+    m = next(f for f in res.findings if f.check == "probe-matrix")
+    assert m.status == Status.WARN

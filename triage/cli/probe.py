@@ -9,8 +9,16 @@ from typing import Any
 
 from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
 from triage.findings import Status, reaches
-from triage.probes import (HANG_REASON, SETS, HangNotAllowed, ProbeEvent, ProbeRunResult, ProbeTarget,
-                           resolve_sets, run_probes)
+from triage.probes import (
+    HANG_REASON,
+    SETS,
+    HangNotAllowed,
+    ProbeEvent,
+    ProbeRunResult,
+    ProbeTarget,
+    resolve_sets,
+    run_probes,
+)
 from triage.store import Store
 
 

@@ -1,8 +1,17 @@
 """Live probes against a vLLM embedding server: the #55427 seed matrix, conformance, throughput."""
 from __future__ import annotations
 
-from triage.probes.api import (DEFAULT_SETS, HANG_REASON, SETS, HangNotAllowed, ProbeRunResult, ProbeTarget,
-                               resolve_sets, run_probes, run_probes_async)
+from triage.probes.api import (
+                               DEFAULT_SETS,
+                               HANG_REASON,
+                               SETS,
+                               HangNotAllowed,
+                               ProbeRunResult,
+                               ProbeTarget,
+                               resolve_sets,
+                               run_probes,
+                               run_probes_async,
+)
 from triage.probes.runner import OUTCOMES, MonitorConfig, ProbeEvent, ProbeOutcome
 
 __all__ = ["DEFAULT_SETS", "HANG_REASON", "SETS", "HangNotAllowed", "ProbeRunResult", "ProbeTarget", "resolve_sets",

@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional
-from collections.abc import AsyncIterator, Callable, Iterable
+
+import httpx
 
 from triage.findings import Finding, Status
 from triage.probes import conformance, seed, throughput
-from triage.probes.client import ProbeClient
+from triage.probes.client import ProbeClient, ProbeSetupError
 from triage.probes.context import ProbeContext
 from triage.probes.runner import EventSink, MonitorConfig, ProbeEvent, ProbeOutcome
 from triage.store import Store
@@ -38,7 +40,7 @@ class HangNotAllowed(ValueError):
 class ProbeTarget:
     url: str
     model: Optional[str] = None
-    api_key: Optional[str] = None
+    api_key: Optional[str] = field(default=None, repr=False)
     verify_tls: bool = True
     timeout_s: float = 10.0
 
@@ -146,8 +148,12 @@ async def run_probes_async(spec: Any, sets: str | Iterable[str] | None = DEFAULT
             ctx = ProbeContext(pc, info["model"], info["max_model_len"], info["vllm_version"], cfg, on_event,
                                model_root=info.get("model_root"))
             for name in names:
-                async for item in _SET_RUNNERS[name](ctx, only=only):
-                    keep(item)
+                try:
+                    async for item in _SET_RUNNERS[name](ctx, only=only):
+                        keep(item)
+                except (ProbeSetupError, httpx.HTTPError, ValueError) as e:  # "could not run" is a finding
+                    keep(Finding("probe-setup", Status.ERROR, f"the {name} set could not run: {e}",
+                                 {"set": name, "error": f"{type(e).__name__}: {e}"}))
         summary = _summary(result, time.monotonic() - t_start)
         if store is not None and result.run_id is not None:
             store.finish_run(result.run_id, summary)

@@ -6,8 +6,8 @@ stalls. Verdicts live in conformance_checks.py / conformance_deploy.py (pure fun
 """
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 from triage.findings import Finding, Status
 from triage.probes import conformance_checks as cc

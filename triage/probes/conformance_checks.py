@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 import math
 import struct
-from typing import Any, Optional
 from collections.abc import Sequence
+from typing import Any, Optional
 
 from triage.findings import Finding, Status
 from triage.probes.client import Exchange

@@ -7,9 +7,9 @@ cache and hide the #55427 hang. LONG is sized with the server's own /tokenize co
 from __future__ import annotations
 
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from random import Random
-from collections.abc import Awaitable, Callable
 
 # Plain English words: every tokenizer splits them into one or two tokens.
 _WORDS = ("river stone garden window paper silver orange market winter yellow doctor planet "

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
-from collections.abc import Callable
 
 from triage.probes.client import Exchange, ProbeClient, trim_for_storage
 from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector, StallSample
@@ -39,7 +39,11 @@ class MonitorConfig:
 
 @dataclass
 class ProbeEvent:
-    """Progress for the dashboard/CLI: run-started, probe-started, sample, verdict, finding, run-finished."""
+    """Progress for the dashboard/CLI.
+
+    kinds: run-started, probe-started, sample (data = one stored sample), aborted, verdict
+    (outcome, time_to_verdict_s, recovery), finding (Finding.to_dict()), run-finished.
+    """
 
     kind: str
     probe: Optional[str] = None

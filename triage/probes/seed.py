@@ -8,9 +8,9 @@ so in-flight tokens approach the batch budget). Facts: shared/reference/vllm-emb
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import AsyncIterator, Iterable
 
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 from triage.findings import Finding, Status
 from triage.probes.client import Exchange, trim_for_storage
