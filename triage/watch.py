@@ -118,6 +118,7 @@ class Watcher:
         try:
             text = self.fetch()
         except httpx.HTTPError as e:
+            self.ticks += 1
             self.errors += 1
             return WatchTick(ts=ts, sample=None, state=self._worst_state(), error=f"{type(e).__name__}: {e}")
         return self.observe(text, ts)
