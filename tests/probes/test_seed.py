@@ -68,3 +68,10 @@ def test_workaround_hang_is_reported() -> None:
     lock = _rec("livelock-031-short-long-t256", 255)
     f = matrix_finding([lock], 256, "0.31.0")
     assert f.evidence["workaround_ok"] is False and "does NOT pass" in f.title
+
+
+def test_client_truncation_adds_its_row() -> None:
+    names = [c.name for c in seed_cases(256, client_truncation=200)]
+    assert len(names) == 17 and "seed-short-long-t200" in names
+    assert len(seed_cases(256, client_truncation=255)) == 13  # already a row
+    assert len(seed_cases(256, client_truncation=300)) == 13  # > max_model_len: the server rejects it anyway

@@ -31,6 +31,8 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")
     p.add_argument("--set", dest="sets", action="append", choices=[*SETS, "all"],
                    help="probe set (repeatable; default: conformance)")
+    p.add_argument("--truncate-prompt-tokens", type=int, metavar="N",
+                   help="your client's truncate_prompt_tokens: adds its row to the seed matrix")
     p.add_argument("--only", action="append", metavar="GLOB", help="run only probes whose name matches (repeatable)")
     p.add_argument("--allow-hang", action="store_true",
                    help="allow the seed matrix, which may livelock the server until the probe aborts it")
@@ -104,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         if not api_key:
             print(f"environment variable {args.api_key_env} is not set or empty", file=sys.stderr)
             return 2
-    spec = ProbeTarget(url=args.url, model=args.model, api_key=api_key, verify_tls=not args.insecure)
+    spec = ProbeTarget(url=args.url, model=args.model, truncate_prompt_tokens=args.truncate_prompt_tokens,
+                       api_key=api_key, verify_tls=not args.insecure)
     store = Store(args.db) if args.db else Store()
     try:
         result = run_probes(spec, sets, args.allow_hang, args.stall_seconds, args.deadline, store,

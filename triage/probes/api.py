@@ -40,6 +40,7 @@ class HangNotAllowed(ValueError):
 class ProbeTarget:
     url: str
     model: Optional[str] = None
+    truncate_prompt_tokens: Optional[int] = None  # the client's setting: adds its row to the seed matrix
     api_key: Optional[str] = field(default=None, repr=False)
     verify_tls: bool = True
     timeout_s: float = 10.0
@@ -76,9 +77,19 @@ def run_probes(spec: Any, sets: str | Iterable[str] | None = DEFAULT_SETS, allow
                stall_s: float = 5.0, deadline_s: float = 30.0, store: Store | None = None,
                on_event: EventSink | None = None, *, scrape_s: float = 1.0,
                only: Iterable[str] | None = None) -> ProbeRunResult:
-    """Synchronous entry point (CLI, dashboard): runs the async probes in their own event loop."""
-    return asyncio.run(run_probes_async(spec, sets, allow_hang, stall_s, deadline_s, store, on_event,
-                                        scrape_s=scrape_s, only=only))
+    """Synchronous entry point (CLI, dashboard): runs the async probes in their own event loop.
+
+    Called from a thread that already runs a loop (a notebook), it runs them in a worker thread.
+    """
+    coro = run_probes_async(spec, sets, allow_hang, stall_s, deadline_s, store, on_event, scrape_s=scrape_s,
+                            only=only)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 async def _discover(pc: ProbeClient, model: str | None) -> tuple[dict[str, Any], Optional[Finding]]:
@@ -146,7 +157,8 @@ async def run_probes_async(spec: Any, sets: str | Iterable[str] | None = DEFAULT
             keep(problem)
         else:
             ctx = ProbeContext(pc, info["model"], info["max_model_len"], info["vllm_version"], cfg, on_event,
-                               model_root=info.get("model_root"))
+                               model_root=info.get("model_root"),
+                               client_truncation=getattr(spec, "truncate_prompt_tokens", None))
             for name in names:
                 try:
                     async for item in _SET_RUNNERS[name](ctx, only=only):

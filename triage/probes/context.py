@@ -18,6 +18,7 @@ class ProbeContext:
     cfg: MonitorConfig
     on_event: Optional[EventSink] = None
     model_root: Optional[str] = None
+    client_truncation: Optional[int] = None  # the target's truncate_prompt_tokens, when known
 
     def short(self) -> str:
         return short_text()

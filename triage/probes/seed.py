@@ -45,10 +45,18 @@ class SeedCase:
         return f"{self.concurrency} x {base} at once" if self.concurrency > 1 else base
 
 
-def seed_cases(max_model_len: int, only: Iterable[str] | None = None) -> list[SeedCase]:
-    """The matrix for this max_model_len; ``only`` keeps names matching any glob pattern."""
+def seed_cases(max_model_len: int, only: Iterable[str] | None = None,
+               client_truncation: int | None = None) -> list[SeedCase]:
+    """The matrix for this max_model_len; ``only`` keeps names matching any glob pattern.
+
+    ``client_truncation`` (the target's own truncate_prompt_tokens) adds its row when it is not
+    already one of max_model_len, max_model_len - 1, -1: "does my client's setting hang?".
+    """
     cases = []
-    for trunc in (max_model_len, max_model_len - 1, -1):
+    truncs = [max_model_len, max_model_len - 1, -1]
+    if client_truncation is not None and client_truncation not in truncs and 0 < client_truncation <= max_model_len:
+        truncs.append(client_truncation)
+    for trunc in truncs:
         for inputs in (("SHORT",), ("LONG",), ("LONG", "SHORT"), ("SHORT", "LONG")):
             cases.append(SeedCase(f"seed-{'-'.join(i.lower() for i in inputs)}-t{trunc}", inputs, trunc))
     cases.append(SeedCase(f"seed-concurrent{CONCURRENCY}-short-long-t{max_model_len}", ("SHORT", "LONG"),
@@ -59,7 +67,7 @@ def seed_cases(max_model_len: int, only: Iterable[str] | None = None) -> list[Se
 
 async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
     outcomes: list[ProbeOutcome] = []
-    for case in seed_cases(ctx.max_model_len, only):
+    for case in seed_cases(ctx.max_model_len, only, ctx.client_truncation):
         bodies, tokens = [], []
         for _ in range(case.concurrency):
             texts, counts = await ctx.texts(case.inputs)
