@@ -1,7 +1,8 @@
 """The effective configuration: one value per canonical key, each carrying where it came from.
 
 Merge order (strongest first): server (what is running now), log (what the engine resolved at
-start-up), cmdline (what the user says they ran), nvml (this machine's GPUs), user (stated by the
+start-up), process (the running server's own command line, read from /proc on its host: what was
+asked, before vLLM resolved it), cmdline (what the user says they ran), nvml (this machine's GPUs), user (stated by the
 person triaging), then vLLM's default rules for values nobody stated. Disagreements between
 sources are kept as conflicts (the engine reports them as `config-conflict` findings).
 """
@@ -15,7 +16,7 @@ from triage.sources import Fact, SourceResult
 from triage.vllm import defaults
 from triage.vllm.versions import parse_version
 
-PRIORITY = ("server", "log", "cmdline", "nvml", "user", "default-rule")
+PRIORITY = ("server", "log", "process", "cmdline", "nvml", "user", "default-rule")
 
 # keys whose disagreement between sources is worth a finding
 CONFLICT_KEYS = ("vllm_version", "max_model_len", "max_num_batched_tokens", "enable_chunked_prefill",
@@ -137,10 +138,18 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
         _rule(cfg, "runner", "pooling", f"--convert {cfg.get('convert')} implies the pooling runner")
     encoder_only = defaults.is_encoder_only(cfg.get("model"), cfg.get("architecture"))
     if encoder_only is not None and not cfg.has("encoder_only"):
-        _rule(cfg, "encoder_only", encoder_only, f"model name {cfg.get('model')!r}")
+        why = f"architecture {cfg.get('architecture')}" if cfg.get("architecture") else \
+            f"model name {cfg.get('model')!r}"
+        _rule(cfg, "encoder_only", encoder_only, why)
     if not cfg.has("pooling_type") and cfg.get("runner") == "pooling" and encoder_only is False \
             and cfg.get("convert") == "embed":
         _rule(cfg, "pooling_type", "LAST", "causal LM with --convert embed: LAST pooling (seen in 0.31/0.32 logs)")
+    ecp = cfg.fact("enable_chunked_prefill")
+    if encoder_only is True and ecp is not None and ecp.value is True and ecp.source in ("process", "cmdline"):
+        # asked for, but an encoder-only model has no KV cache: EngineCore turns it off at start
+        _rule(cfg, "enable_chunked_prefill", False,
+              f"asked for ({ecp.source}), but an encoder-only model has no KV cache: vLLM disables chunked "
+              "prefill at start ('Disabling chunked prefill for model without KVCache', v1/engine/core.py)")
     if cfg.get("runner") == "pooling":
         rule = defaults.chunked_prefill_default(encoder_only=encoder_only, pooling_type=cfg.get("pooling_type"))
         if rule is not None:

@@ -18,7 +18,7 @@ import checks
 from triage.client import VllmClient
 from triage.config import EffectiveConfig, merge
 from triage.findings import Finding, Status, worst
-from triage.sources import SourceResult, cmdline, nvml, server, startup_log
+from triage.sources import SourceResult, cmdline, nvml, process, server, startup_log
 from triage.store import Store
 
 OFFLINE_URL = "offline"
@@ -39,6 +39,7 @@ class TargetSpec:
     timeout_s: float = 10.0
     nvml_recorded: dict[str, Any] | None = None  # a recorded NVML dict (tests, or another host's)
     local_gpu: bool | None = None  # None: read local GPUs only when the server is on this host
+    local_process: bool | None = None  # None: read the server's /proc cmdline when it is on this host
     embed_probe: bool = True  # one 2-token /v1/embeddings request (shows the pooling runner)
     label: str | None = None
 
@@ -96,6 +97,9 @@ def _gather(spec: TargetSpec, transport: httpx.BaseTransport | None) -> Iterator
             yield server.collect(client, model=spec.model, embed_probe=spec.embed_probe)
         finally:
             client.close()
+    if spec.url and (spec.local_process if spec.local_process is not None else _is_local(spec.url)):
+        port = urlsplit(spec.url).port or (443 if spec.url.startswith("https") else 80)
+        yield process.collect(port)
     if spec.cmdline:
         yield cmdline.collect(spec.cmdline)
     if spec.log_text:

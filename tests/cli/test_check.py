@@ -254,3 +254,20 @@ def test_real_garbage_metrics_behind_a_proxy(capsys, db: str, server_032_liveloc
     assert f["metrics-parse"]["status"] == "error"
     assert f["server-is-vllm"]["status"] == "pass"
     assert Store(db).get_run(doc["run_id"]).findings  # nothing lost
+
+
+@pytest.mark.real_server
+@pytest.mark.parametrize("fixture,truncate,status", [
+    pytest.param("server_031_livelock", "256", "fail", id="0.31-256"),
+    pytest.param("server_031_livelock", "255", "pass", id="0.31-255"),
+    pytest.param("server_032_livelock", "256", "pass", id="0.32"),
+    pytest.param("server_032_bert_waiting", "256", "pass", id="bert"),
+])
+def test_real_url_alone_on_the_server_host(capsys, db: str, request, fixture: str, truncate: str, status: str) -> None:
+    """On the server's host the URL alone settles it: /proc gives the command line, no log needed."""
+    srv = request.getfixturevalue(fixture)
+    rc, doc = run_cli(capsys, "--url", srv.url, "--truncate", truncate, "--db", db)
+    v = by_check(doc)["pooling-livelock-risk"]
+    assert v["status"] == status, v["title"]
+    if status == "fail":
+        assert rc == 1 and v["evidence"]["preconditions"]["max_num_batched_tokens"]["source"] == "process"
