@@ -34,16 +34,23 @@ def test_bad_interval_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_prints_alert_and_clear_on_real_livelock(server_031_livelock, tmp_path: Path) -> None:  # noqa: ANN001
     srv = server_031_livelock
     proc = subprocess.Popen([sys.executable, "-m", "triage", "watch", "--url", srv.url, "--interval", "1",
-                             "--duration", "30", "--stall-seconds", "5", "--quiet", "--db", str(tmp_path / "w.db")],
+                             "--duration", "40", "--stall-seconds", "5", "--db", str(tmp_path / "w.db")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(3)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    deadline = time.time() + 60
+    while not any("engine " in ln for ln in lines) and time.time() < deadline:
+        time.sleep(0.2)  # the first sample is in: the watch is running
     text = f"cli watch {uuid.uuid4().hex} " + " ".join(f"word{i} lorem ipsum" for i in range(600))
     try:
-        httpx.post(srv.url + "/v1/embeddings", timeout=12,
+        httpx.post(srv.url + "/v1/embeddings", timeout=14,
                    json={"model": srv.served_model, "input": text, "truncate_prompt_tokens": 256})
     except httpx.TimeoutException:
         pass  # the abort: closing the connection frees the engine
-    out, _ = proc.communicate(timeout=60)
+    proc.wait(timeout=90)
+    reader.join(timeout=5)
+    out = "".join(lines)
     print(out)
     assert proc.returncode == 1, out
     assert "ENGINE STALLED since" in out and "running=1 waiting=0" in out
