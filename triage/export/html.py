@@ -130,7 +130,8 @@ def _body(doc: dict[str, Any]) -> tuple[str, str]:
         data_blocks.append(f'<script type="application/json" data-chart="{cid}">{fig_json}</script>')
     probes = view.probe_rows(doc)
     stats = view.sample_summary(doc)
-    config = view.config_rows(doc)
+    config, conflicts, sources = view.config_rows(doc), view.conflict_rows(doc), view.source_rows(doc)
+    meta = view.meta_rows(doc)
     body = "".join([
         f"<h1>vLLM embedding triage: run {esc(doc['run'].get('id'))}</h1>",
         f"<p class=\"verdict\">Verdict: {badge(v.status)} ({esc(counts)}): {esc(v.headline)}</p>",
@@ -144,7 +145,10 @@ def _body(doc: dict[str, Any]) -> tuple[str, str]:
         ("<h2>Engine stats</h2>" + _table(["", ""], stats.items())) if stats else "",
         "<h2>Effective config</h2>",
         _table(["key", "value", "source", "detail"], config) if config else "<p>No effective config recorded.</p>",
+        ("<h3>Conflicting evidence</h3>" + _table(["key", "chosen", "others"], conflicts)) if conflicts else "",
+        ("<h3>Evidence sources</h3>" + _table(["source", "state"], sources)) if sources else "",
         "<h2>Raw captures</h2>", _captures(doc),
+        ("<h2>Run details</h2>" + _table(["", ""], meta)) if meta else "",
         "<h2>Versions</h2>", _table(["component", "version"], view.versions(doc)),
     ])
     return body, "".join(data_blocks)

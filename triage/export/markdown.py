@@ -78,6 +78,13 @@ def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     out.append(table(["key", "value", "source", "detail"],
                      [(code(k), code(val), code(src), text(det)) for k, val, src, det in rows])
                if rows else "No effective config recorded.")
+    conflicts = view.conflict_rows(doc)
+    if conflicts:
+        out += ["### Conflicting evidence", table(["key", "chosen", "others"],
+                                                  [(code(k), code(c), code(o)) for k, c, o in conflicts])]
+    sources = view.source_rows(doc)
+    if sources:
+        out += ["### Evidence sources", table(["source", "state"], [(code(k), text(v)) for k, v in sources])]
     out.append("## Probes")
     probes = view.probe_rows(doc)
     out.append(table(["probe", "outcome", "HTTP", "duration s", "verdict after s", "recovery"],
@@ -92,6 +99,9 @@ def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
         out += ["## Raw captures", table(["kind", "name", "captured", "bytes"],
                                          [(code(c["kind"]), code(c.get("name") or ""), c.get("created_at") or "",
                                            str(len((c.get("content") or "").encode()))) for c in caps])]
+    meta = view.meta_rows(doc)
+    if meta:
+        out += ["## Run details", table(["", ""], [(code(k), code(val)) for k, val in meta])]
     out += ["## Versions", table(["component", "version"], [(code(k), code(val)) for k, val in view.versions(doc)])]
     body = "\n\n".join(out) + "\n"
     return redact_text(body, tuple(s for s in secrets if s)).encode("utf-8")

@@ -52,10 +52,18 @@ def value_text(v: Any) -> str:
     return json.dumps(v, sort_keys=True, default=str)
 
 
+def config_values(doc: dict[str, Any]) -> dict[str, Any]:
+    """The effective values: the engine stores {"values", "conflicts", "sources", "stated_args"};
+    a bare {key: {"value", "source", "detail"}} (older runs, tests) is read as the values."""
+    config = doc["run"].get("config") or {}
+    values = config.get("values")
+    return values if isinstance(values, dict) else config
+
+
 def config_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(key, value, source, detail) for each effective config entry, sorted by key."""
     rows = []
-    for key, entry in sorted((doc["run"].get("config") or {}).items()):
+    for key, entry in sorted(config_values(doc).items()):
         if isinstance(entry, dict) and "value" in entry:
             rows.append((key, value_text(entry.get("value")), str(entry.get("source") or ""),
                          str(entry.get("detail") or "")))
@@ -64,15 +72,33 @@ def config_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def source_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """(evidence source, "ok" or why it gave nothing), when the engine recorded them."""
+    sources = (doc["run"].get("config") or {}).get("sources")
+    return [(str(k), value_text(v)) for k, v in sorted(sources.items())] if isinstance(sources, dict) else []
+
+
+def conflict_rows(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(key, chosen "value (source)", the others) where sources disagreed."""
+    def fact(f: Any) -> str:
+        return f"{value_text(f.get('value'))} ({f.get('source')})" if isinstance(f, dict) else value_text(f)
+    conflicts = (doc["run"].get("config") or {}).get("conflicts")
+    if not isinstance(conflicts, list):
+        return []
+    return [(str(c.get("key")), fact(c.get("chosen")), "; ".join(fact(o) for o in c.get("others") or []))
+            for c in conflicts if isinstance(c, dict)]
+
+
 def versions(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """vLLM, hardware and tool versions from the config and run meta."""
-    config = doc["run"].get("config") or {}
+    config = config_values(doc)
+    meta = doc["run"].get("meta") or {}
     out = []
-    for key in VERSION_KEYS:
-        entry = config.get(key)
+    for key in VERSION_KEYS:  # the effective config first; a probe run keeps what it saw in meta
+        entry = config.get(key, meta.get(key))
         if entry is not None:
             out.append((key, value_text(entry.get("value") if isinstance(entry, dict) else entry)))
-    meta_versions = (doc["run"].get("meta") or {}).get("versions")
+    meta_versions = meta.get("versions")
     if isinstance(meta_versions, dict):
         out += [(str(k), value_text(v)) for k, v in sorted(meta_versions.items())]
     tool = doc.get("tool") or {}
@@ -86,7 +112,8 @@ def probe_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
         rec = (p.get("detail") or {}).get("recovery") or {}
         recovery = ""
         if rec:
-            recovery = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(rec.items()) if v is not None)
+            recovery = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(rec.items())
+                                 if v is not None and not isinstance(v, (list, dict)))  # polls: in the JSON
         rows.append({"probe": p["probe"], "outcome": p["outcome"],
                      "http_status": "" if p.get("http_status") is None else str(p["http_status"]),
                      "duration_s": _num(p.get("duration_s")),
@@ -106,6 +133,16 @@ def sample_summary(doc: dict[str, Any]) -> dict[str, str]:
         if vals:
             out[f"max {key}"] = _num(max(vals))
     return out
+
+
+def meta_rows(doc: dict[str, Any], limit: int = 300) -> list[tuple[str, str]]:
+    """The run's arguments and facts (meta), one line each, long values cut (the JSON has them whole)."""
+    rows = []
+    for k, v in sorted((doc["run"].get("meta") or {}).items()):
+        if k != "versions":
+            t = value_text(v)
+            rows.append((str(k), t if len(t) <= limit else t[:limit] + " …"))
+    return rows
 
 
 def target_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
