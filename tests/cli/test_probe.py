@@ -63,3 +63,21 @@ def test_text_conformance_passes_on_032(server_032_livelock: LabServer, tmp_path
                "conformance-overlong-400", "--db", str(tmp_path / "t.db")])
     text = capsys.readouterr().out
     assert rc == 0 and "conformance-v1-prefix" in text and "status: pass" in text
+
+
+@pytest.mark.real_server
+def test_api_key_env_is_used_and_never_stored(server_032_apikey: LabServer, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    args = list(server_032_apikey.args)
+    key = args[args.index("--api-key") + 1]
+    monkeypatch.setenv("VLLM_PROBE_TEST_KEY", key)
+    db = tmp_path / "t.db"
+    rc = main(["probe", "--url", server_032_apikey.url, "--api-key-env", "VLLM_PROBE_TEST_KEY", "--only",
+               "conformance-v1-prefix", "--format", "json", "--db", str(db)])
+    out = capsys.readouterr().out
+    assert rc == 0 and json.loads(out)["status"] == "pass"
+    assert key not in out
+    assert all(key.encode() not in f.read_bytes() for f in tmp_path.glob("t.db*"))
+    rc = main(["probe", "--url", server_032_apikey.url, "--only", "conformance-v1-prefix", "--db", str(db)])
+    assert rc == 2 and "401" in capsys.readouterr().out

@@ -39,6 +39,8 @@ def _check_031_matrix(srv: LabServer, store: Store) -> dict[str, str]:
     live = [f for f in res.findings if f.check == "probe-livelock"]
     assert len(live) == len(HANGS_031) and all(f.status == Status.FAIL for f in live)
     assert all({"samples", "time_to_verdict_s", "recovery"} <= set(f.evidence) for f in live)
+    recovery = next(f for f in res.findings if f.check == "probe-recovery")
+    assert recovery.status == Status.PASS and recovery.evidence["verdict"] == "refuted"  # no --gpu-reset needed
     matrix = next(f for f in res.findings if f.check == "probe-matrix")
     assert matrix.evidence["workaround_ok"] is True
     rec = store.get_run(res.run_id)

@@ -128,7 +128,8 @@ async def run_probes_async(spec: Any, sets: str | Iterable[str] | None = DEFAULT
         info, problem = await _discover(pc, getattr(spec, "model", None))
         result.target = info or {"url": pc.url, "model": getattr(spec, "model", None)}
         if store is not None:
-            t = store.find_or_add_target(pc.url, result.target.get("model"))
+            t = store.find_or_add_target(pc.url, result.target.get("model"),
+                                         getattr(spec, "truncate_prompt_tokens", None))
             meta = {"sets": names, "allow_hang": allow_hang, "stall_s": stall_s, "deadline_s": deadline_s,
                     "scrape_s": scrape_s, "only": list(only or []), **{k: v for k, v in info.items() if k != "url"}}
             result.run_id = store.start_run(t.id, "probe", meta).id
