@@ -83,10 +83,12 @@ def to_text(result: ProbeRunResult) -> str:
         ttv = "-" if o.time_to_verdict_s is None else o.time_to_verdict_s
         lines.append(f"  {o.outcome:<13} {o.probe:<40} {ttv} s{rec}")
     lines.append("")
+    shown: set[str] = set()
     for f in result.findings:
         lines.append(f"[{Status(f.status).value.upper():<7}] {f.check}: {f.title}")
         if f.fix and f.status in (Status.FAIL, Status.WARN, Status.ERROR):
-            lines.append(f"          fix: {f.fix}")
+            lines.append(f"          fix: {f.fix}" if f.fix not in shown else "          fix: as above")
+            shown.add(f.fix)
     lines.append(f"\nstatus: {result.status.value}")
     return "\n".join(lines)
 
