@@ -271,3 +271,21 @@ def test_real_url_alone_on_the_server_host(capsys, db: str, request, fixture: st
     assert v["status"] == status, v["title"]
     if status == "fail":
         assert rc == 1 and v["evidence"]["preconditions"]["max_num_batched_tokens"]["source"] == "process"
+
+
+def test_offline_qwen3_4b_on_recorded_h200(capsys, tmp_path: Path, db: str) -> None:
+    """The reference deployment: 0.31.0 image, max_model_len 32768, client truncates to 32768, on an H200."""
+    cmd = tmp_path / "docker.txt"
+    cmd.write_text("docker run --gpus all -p 8000:8000 --ipc=host vllm/vllm-openai:v0.31.0 \\\n"
+                   "  --model Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --max-model-len 32768\n")
+    nvml = Path(__file__).resolve().parents[1] / "fixtures" / "nvml" / "h200.json"
+    rc, doc = run_cli(capsys, "--cmdline-file", str(cmd), "--nvml-file", str(nvml), "--truncate", "-1", "--db", db)
+    f = by_check(doc)
+    v = f["pooling-livelock-risk"]
+    assert v["status"] == "fail" and rc == 1
+    budget = v["evidence"]["preconditions"]["max_num_batched_tokens"]
+    assert budget["value"] == 8192 and budget["source"] == "default-rule"  # H200: 140 GiB -> serve tier 8192
+    assert v["evidence"]["preconditions"]["enable_chunked_prefill"]["source"] == "default-rule"
+    assert "32767" in v["fix"]
+    assert f["gpu-memory"]["status"] == "pass"
+    assert f["backend"]["status"] == "pass" and "580.159.04" in f["backend"]["title"]
