@@ -28,6 +28,7 @@ class Reply:
     elapsed_s: float = 0.0
     error_kind: str | None = None  # refused | timeout | tls | dns | protocol | invalid-url
     error: str | None = None
+    location: str | None = None  # where a redirect points (redirects are reported, not followed)
 
     @property
     def ok(self) -> bool:
@@ -122,7 +123,7 @@ class VllmClient:
             r = self._http.request(method, url, **kw)
             text = r.text[:MAX_BODY_CHARS]
             return Reply(method, url, path, r.status_code, text, r.headers.get("content-type", ""),
-                         time.monotonic() - t0)
+                         time.monotonic() - t0, location=r.headers.get("location"))
         except Exception as e:  # httpx.HTTPError, ssl errors, bad URLs: all become a value
             return Reply(method, url, path, elapsed_s=time.monotonic() - t0, error_kind=_classify(e),
                          error=f"{type(e).__name__}: {e}"[:500])

@@ -157,3 +157,34 @@ def test_api_key_server_tokenize_gives_max_model_len_when_model_is_known() -> No
     res = server.collect(VllmClient("http://vllm.test:8000", transport=_apikey_transport()), model=model)
     assert res.facts["max_model_len"].value == 256
     assert res.facts["max_model_len"].detail == "POST /tokenize max_model_len"
+
+
+def test_embedding_timeout_while_health_answers_is_a_warning() -> None:
+    """Recorded 0.31.0 livelock pages; the embedding call times out in the transport (what a stuck engine does)."""
+    import httpx
+
+    inner = replay.transport("0.31.0-tiny-qwen3-livelock", metrics="metrics-livelock-9s.txt")
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        if req.url.path == "/v1/embeddings":
+            raise httpx.ReadTimeout("timed out", request=req)
+        return inner.handle_request(req)
+
+    res = server.collect(VllmClient("http://vllm.test:8000", transport=httpx.MockTransport(handler)))
+    f = _by_check(res)["server-embeddings"]
+    assert f.status == Status.WARN and f.evidence["num_requests_running"] == 1
+
+
+def test_redirect_is_named() -> None:
+    import httpx
+
+    inner = replay.transport("0.31.0-tiny-qwen3-livelock")
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        if req.url.path == "/v1/models":
+            return httpx.Response(308, headers={"location": "https://vllm.test/v1/models"})
+        return inner.handle_request(req)
+
+    res = server.collect(VllmClient("http://vllm.test:8000", transport=httpx.MockTransport(handler)))
+    f = _by_check(res)["server-is-vllm"]
+    assert f.status == Status.FAIL and "https://vllm.test/v1/models" in f.title

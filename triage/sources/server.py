@@ -122,7 +122,10 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
                                      "The server asks for a key; /version did not say it is vLLM",
                                      is_vllm_evidence, "Give the API key to check further."))
     else:
+        if models_r.location:
+            is_vllm_evidence["redirect_to"] = models_r.location
         why = ("GET /v1/models answered 404" if models_r.status_code == 404 else
+               f"GET /v1/models redirects to {models_r.location}" if models_r.location else
                f"GET /v1/models answered HTTP {models_r.status_code}" if not models_r.ok else
                "GET /v1/models did not answer the OpenAI JSON list")
         res.findings.append(_finding(
@@ -220,6 +223,18 @@ def _collect_embedding(client: VllmClient, res: SourceResult, model: str) -> Non
         res.add("runner", "pooling", "POST /v1/embeddings answered 200")
         if isinstance(emb, list):
             res.add("embedding_dim", len(emb), "POST /v1/embeddings")
+    elif r.error_kind == "timeout":
+        res.findings.append(_finding(
+            "server-embeddings", Status.WARN,
+            f"A 2-token /v1/embeddings request got no answer within {r.elapsed_s:.0f} s while /health answers",
+            {"POST /v1/embeddings": "timeout", "elapsed_s": round(r.elapsed_s, 1),
+             "num_requests_running": res.facts["num_requests_running"].value
+             if "num_requests_running" in res.facts else None,
+             "num_requests_waiting": res.facts["num_requests_waiting"].value
+             if "num_requests_waiting" in res.facts else None},
+            "The engine may be stuck: a livelocked request (running >= 1, waiting 0: vllm#55427) or one waiting "
+            "forever (running 0, waiting >= 1). Watch /metrics with `python -m triage watch`; aborting the stuck "
+            "client request frees the engine.", ["vllm#55427"]))
     elif r.status_code in (400, 404):
         jj = r.json() or {}
         msg = jj.get("error", {}).get("message") if isinstance(jj.get("error"), dict) else jj.get("message")
