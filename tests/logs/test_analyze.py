@@ -83,8 +83,10 @@ def test_kv_cache_too_small_startup_error() -> None:
         pytest.skip("recording missing")
     a = analyze_log(KV_TOO_SMALL_032, year=2026)
     f = _by_check(a)["log-kv-cache-too-small"]
-    assert f.status == Status.FAIL and f.evidence["max_len"] == "4096"
-    assert "max-model-len" in f.fix
+    assert f.status == Status.FAIL and f.evidence["max_len"] == "4096" and f.evidence["est"] == "1920"
+    assert "max-model-len" in f.fix and "1920" in f.fix
+    dead = _by_check(a)["log-engine-dead"]
+    assert dead.title == "EngineCore failed to start (root cause: log-kv-cache-too-small)"
 
 
 def test_series_timestamps_and_units() -> None:
@@ -111,3 +113,11 @@ def test_multi_megabyte_stream_stays_bounded() -> None:
     assert len(a.samples) <= 500
     assert peak < 20_000_000
     assert _by_check(a)["log-livelock-suspect"].evidence["episodes"] >= 1
+
+
+def test_startup_killed_is_engine_failed_to_start() -> None:
+    from tests.logs.real_logs import LOGS
+    a = analyze_log(LOGS / "0.32.0-tiny-qwen3-startup-killed.log", year=2026)
+    f = _by_check(a)["log-engine-dead"]
+    assert f.status == Status.FAIL and f.title.startswith("EngineCore failed to start")
+    assert _by_check(a)["log-engine-stats"].status == Status.UNKNOWN

@@ -237,8 +237,9 @@ def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
             if m:
                 hit = errors.get(check)
                 if hit is None:
-                    hit = errors[check] = ErrorHits(check, first_ts=rec.ts,
-                                                    groups={k: v for k, v in m.groupdict().items() if v is not None})
+                    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                    groups["matched"] = m.group(0)
+                    hit = errors[check] = ErrorHits(check, first_ts=rec.ts, groups=groups)
                 hit.count += 1
                 if len(hit.lines) < EVIDENCE_LINES:
                     hit.lines.append((rec.lineno, rec.raw[:500]))

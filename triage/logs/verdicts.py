@@ -13,7 +13,7 @@ log-livelock-suspect status, and why:
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from triage.findings import Finding, Status
 
@@ -122,7 +122,7 @@ def _stuck_waiting(eps: list["StallEpisode"], config: dict[str, Any]) -> Finding
                      "request. This is not the #55427 livelock (that one shows Running ≥ 1, Waiting 0)."))
 
 
-def _error_finding(hit: "ErrorHits", config: dict[str, Any]) -> Finding:
+def _error_finding(hit: "ErrorHits", config: dict[str, Any], root_causes: Sequence[str] = ()) -> Finding:
     lines = [{"line": n, "text": t} for n, t in hit.lines]
     ev: dict[str, Any] = {"count": hit.count, "lines": lines, "first_at": _fmt_ts(hit.first_ts), "source": "log"}
     ev.update(hit.groups)
@@ -152,12 +152,19 @@ def _error_finding(hit: "ErrorHits", config: dict[str, Any]) -> Finding:
                  "Raising max_num_batched_tokens to dodge #55427 OOMs small cards: prefer truncating to "
                  "max_model_len − 1 or upgrading."),
             refs=["vllm#55427 (report: 24576/65536 OOMed on 12 GiB)"])
+    at_start = "start" in hit.groups.get("matched", "") or "initialization" in hit.groups.get("matched", "")
+    if root_causes:
+        ev["root_cause_findings"] = list(root_causes)
+    cause = f" (root cause: {', '.join(root_causes)})" if root_causes else ""
     return Finding(
-        check="log-engine-dead", status=Status.FAIL, title="EngineCore died: the server answers 500/503 until restarted",
-        evidence=ev, refs=["vllm/v1/engine/exceptions.py EngineDeadError (0.8–0.32)"],
-        fix=("Read the stack trace above the first 'EngineCore encountered' line for the root cause (often OOM or "
-             "an unsupported head_dim), fix it, restart the server. /health answers 503 once the engine is dead."),
-        explanation="EngineDeadError is unrecoverable: every later request fails.")
+        check="log-engine-dead", status=Status.FAIL,
+        title=("EngineCore failed to start" if at_start else
+               "EngineCore died: the server answers 500/503 until restarted") + cause,
+        evidence=ev, refs=["vllm/v1/engine/exceptions.py EngineDeadError, core.py (0.8–0.32)"],
+        fix=("Fix the root cause shown by the other findings, then restart the server." if root_causes else
+             "Read the stack trace above the first EngineCore error line for the root cause (often OOM or an "
+             "unsupported head_dim), fix it, restart the server. /health answers 503 once the engine is dead."),
+        explanation="An EngineCore that failed or died does not recover: every later request fails.")
 
 
 def build_findings(config: dict[str, Any], episodes: list["StallEpisode"], errors: dict[str, "ErrorHits"],
@@ -169,9 +176,11 @@ def build_findings(config: dict[str, Any], episodes: list["StallEpisode"], error
         out.append(_livelock(live, config))
     if wait:
         out.append(_stuck_waiting(wait, config))
-    for check in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom", "log-engine-dead"):
-        if check in errors:
-            out.append(_error_finding(errors[check], config))
+    causes = [c for c in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom") if c in errors]
+    for check in causes:
+        out.append(_error_finding(errors[check], config))
+    if "log-engine-dead" in errors:
+        out.append(_error_finding(errors["log-engine-dead"], config, causes))
     by_status = summary["access"]["by_status"]
     n5 = sum(n for st, n in by_status.items() if st.startswith("5"))
     if n5:
