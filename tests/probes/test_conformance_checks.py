@@ -5,9 +5,8 @@ import pytest
 
 from triage.findings import Status
 from triage.probes import conformance_checks as cc
-from triage.probes import conformance_deploy as cd
 
-from .recorded import DIRS, exchange, page
+from .recorded import DIRS, exchange
 
 QWEN = DIRS[:2]
 
@@ -87,23 +86,6 @@ def test_usage_tokens_vs_tokenize(server: str) -> None:
     emb, tok = exchange(server, "embed-token-ids"), exchange(server, "tokenize")
     f = cc.usage_tokens(emb, tok)  # [101, 7592, 2088, 102] = "hello world" with specials: 4 tokens both
     assert f.status == Status.PASS, f.title
-
-
-@pytest.mark.parametrize("server", DIRS)
-def test_kv_sizing_from_cache_config_info(server: str) -> None:
-    f = cd.kv_sizing(page(server, "metrics-idle").cache_config, 256)
-    assert f.status == Status.PASS
-    assert f.evidence["verdict"] == ("not applicable" if "minilm" in server else "refuted")
-
-
-def test_kv_sizing_unknown_without_metrics() -> None:
-    assert cd.kv_sizing({}, 256).status == Status.UNKNOWN
-
-
-def test_batch_flag_indirect_when_server_info_is_off() -> None:
-    srv = QWEN[1]
-    f = cd.batch_flag(exchange(srv, "embed-list"), 2, exchange(srv, "server-info"))
-    assert f.status == Status.PASS and "indirect" in f.title
 
 
 def test_vectors_decode_base64_little_endian() -> None:
