@@ -6,6 +6,10 @@ unreachable (no connection). A stalled or slow probe is aborted by cancelling it
 task, which closes its own connection; vLLM then cancels the request in the engine. Recovery
 is verified after every abort: gauges back to 0, then a fresh salted SHORT request answers 200.
 Every wait here is bounded: by the deadline, the stall threshold, or the recovery timeout.
+
+The gauges are the server's, not the probe's: on a busy server other clients' progress keeps
+resetting the stall window, so a hang there ends as "slow" at the deadline (still aborted and
+checked for recovery). Before sending, the runner waits (bounded) for an idle engine.
 """
 from __future__ import annotations
 
