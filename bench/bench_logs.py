@@ -1,0 +1,76 @@
+"""Log post-mortem on a 100 MB log, streamed from disk: wall time, CPU time and peak memory.
+
+Builds the file by repeating a log recorded from the real 0.31.0 livelock server
+(tests/fixtures/real/logs/, start-up lines, stats lines, the stall and its silence, access
+lines) until it reaches --mb megabytes, written in chunks, so building it costs no memory.
+Then analyses it in a fresh child process (so its peak RSS is the parser's alone) and
+prints the figures; exits 1 when the peak RSS grows beyond --max-rss-mb.
+
+    python bench/bench_logs.py [--mb 100] [--max-rss-mb 200]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "tests" / "fixtures" / "real" / "logs" / "0.31.0-tiny-qwen3-livelock-livelock-031.log"
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+from triage.logs import analyze_log
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0, c0 = time.perf_counter(), time.process_time()
+a = analyze_log(sys.argv[1], year=2026)
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "rss_before_mb": base / 1024, "rss_peak_mb": peak / 1024,
+                  "lines": a.summary["lines"], "stats_lines": a.summary["stats"]["lines"],
+                  "points_kept": len(a.samples), "findings": [(f.check, f.status.value) for f in a.findings],
+                  "episodes": len(a.episodes)}))
+"""
+
+
+def build(path: Path, mb: int) -> int:
+    text = SOURCE.read_text()
+    target = mb * 1_000_000
+    n = 0
+    with open(path, "w") as f:
+        while n < target:
+            f.write(text)
+            n += len(text)
+    return n
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=int, default=100)
+    ap.add_argument("--max-rss-mb", type=float, default=200.0, help="limit on the child's peak RSS")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "big.log"
+        size = build(path, args.mb)
+        out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT)], capture_output=True, text=True,
+                             check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = json.loads(out.stdout)
+    mb = size / 1e6
+    print(f"log: {mb:.1f} MB, {r['lines']:,} lines, {r['stats_lines']:,} stats lines, "
+          f"{r['episodes']} stall episodes kept, {r['points_kept']:,} series points kept")
+    print(f"time: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU ({mb / r['wall_s']:.1f} MB/s wall, "
+          f"{mb / r['cpu_s']:.1f} MB/s CPU)")
+    print(f"memory: peak RSS {r['rss_peak_mb']:.0f} MB (interpreter + imports before parsing: "
+          f"{r['rss_before_mb']:.0f} MB; growth {r['rss_peak_mb'] - r['rss_before_mb']:.0f} MB)")
+    print(f"findings: {r['findings']}")
+    ok = r["rss_peak_mb"] <= args.max_rss_mb
+    print("OK" if ok else f"FAIL: peak RSS above {args.max_rss_mb} MB")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
