@@ -5,16 +5,16 @@ import streamlit as st
 
 from ui.components import session
 
-st.set_page_config(page_title="vLLM Embedding Triage", page_icon="🩺", layout="wide")
+st.set_page_config(page_title="vLLM Embedding Triage", page_icon=":material/troubleshoot:", layout="wide")
 
 PAGES = [
-    st.Page("ui/pages/target_page.py", title="Target", icon="🎯", default=True),
-    st.Page("ui/pages/checklist_page.py", title="Checklist", icon="🩺"),
-    st.Page("ui/pages/probes_page.py", title="Probes", icon="🧪"),
-    st.Page("ui/pages/stats_page.py", title="Engine stats", icon="📈"),
-    st.Page("ui/pages/logs_page.py", title="Logs", icon="📜"),
-    st.Page("ui/pages/history_page.py", title="History", icon="🗂️"),
-    st.Page("ui/pages/report_page.py", title="Report", icon="📄"),
+    st.Page("ui/pages/target_page.py", title="Target", icon=":material/my_location:", default=True),
+    st.Page("ui/pages/checklist_page.py", title="Checklist", icon=":material/checklist:"),
+    st.Page("ui/pages/probes_page.py", title="Probes", icon=":material/science:"),
+    st.Page("ui/pages/stats_page.py", title="Engine stats", icon=":material/monitoring:"),
+    st.Page("ui/pages/logs_page.py", title="Logs", icon=":material/article:"),
+    st.Page("ui/pages/history_page.py", title="History", icon=":material/history:"),
+    st.Page("ui/pages/report_page.py", title="Report", icon=":material/description:"),
 ]
 
 nav = st.navigation(PAGES)

@@ -45,7 +45,7 @@ def test_pages_filter_open(use_services, temp_db):
     assert at.dataframe[0].value["run"].tolist()[0] == 35
     at.selectbox(key="history.status").set_value("pass").run()
     assert "Page 1 of 2 · 30 runs" in [c.value for c in at.caption]  # the filter resets paging
-    assert set(at.dataframe[0].value["status"]) == {"✅ PASS"}
+    assert set(at.dataframe[0].value["status"]) == {"PASS"}
     at.selectbox(key="history.target").set_value(at.selectbox(key="history.target").options[1]).run()
     no_exception(at)
     at.selectbox(key="history.open").set_value(60).run()

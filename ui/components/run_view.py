@@ -39,8 +39,8 @@ def show_diff(diff: Any, only_changed: bool = True) -> None:
     st.subheader("Verdicts")
     if verdicts:
         st.dataframe([{"check": r.key,
-                       f"#{a.id}": verdict.label(r.left) if r.left else "—",
-                       f"#{b.id}": verdict.label(r.right) if r.right else "—",
+                       f"#{a.id}": verdict.plain(r.left) if r.left else "—",
+                       f"#{b.id}": verdict.plain(r.right) if r.right else "—",
                        "changed": "●" if r.changed else ""} for r in verdicts], hide_index=True, width="stretch")
     else:
         st.caption("No verdict changed.")

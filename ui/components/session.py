@@ -37,7 +37,7 @@ def require_target() -> Optional[TargetForm]:
     if t is None:
         st.info("No target yet. Open **Target** and enter the server URL first.")
         try:
-            st.page_link("ui/pages/target_page.py", label="Go to Target", icon="🎯")
+            st.page_link("ui/pages/target_page.py", label="Go to Target", icon=":material/my_location:")
         except Exception:  # a page run alone (tests) has no navigation to link into
             pass
     return t

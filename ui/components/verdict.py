@@ -8,7 +8,11 @@ import streamlit as st
 
 from triage.findings import worst
 
-ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "unknown": "❔", "error": "🛑", "running": "⏳"}
+# Material icons (bundled with Streamlit) rather than emoji: they render without an emoji font,
+# which headless Chromium on a server box (and many locked-down desktops) lacks.
+ICONS = {"pass": ":material/check_circle:", "warn": ":material/warning:", "fail": ":material/cancel:",
+         "unknown": ":material/help:", "error": ":material/error:", "running": ":material/hourglass_top:"}
+COLORS = {"pass": "green", "warn": "orange", "fail": "red", "unknown": "gray", "error": "red", "running": "blue"}
 LABELS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "UNKNOWN", "error": "ERROR", "running": "RUNNING"}
 
 
@@ -17,20 +21,27 @@ def status_str(status: Any) -> str:
 
 
 def label(status: Any) -> str:
+    """Markdown: a coloured icon and the status word (for headings, expanders, banners)."""
     s = status_str(status)
-    return f"{ICONS.get(s, '•')} {LABELS.get(s, s.upper())}"
+    return f":{COLORS.get(s, 'gray')}[{ICONS.get(s, '•')} {LABELS.get(s, s.upper())}]"
+
+
+def plain(status: Any) -> str:
+    """The status word alone (for table cells, which do not render Markdown)."""
+    s = status_str(status)
+    return LABELS.get(s, s.upper())
 
 
 def banner(status: Any, text: str) -> None:
     """The page's summary verdict: green pass, orange warn/unknown, red fail/error."""
     s = status_str(status)
-    msg = f"**{label(s)}** — {text}"
+    msg = f"**{LABELS.get(s, s.upper())}** — {text}"
     if s == "pass":
-        st.success(msg)
+        st.success(msg, icon=ICONS["pass"])
     elif s in ("fail", "error"):
-        st.error(msg)
+        st.error(msg, icon=ICONS[s])
     elif s in ("warn", "unknown"):
-        st.warning(msg)
+        st.warning(msg, icon=ICONS[s])
     else:
         st.info(msg)
 

@@ -7,7 +7,7 @@ from ui import services
 from ui.components import finding_card, session, verdict
 
 svc = services.get()
-st.title("🩺 Checklist")
+st.title("Checklist")
 st.caption("A guided walk in the design card's order. Each step shows its verdict, the evidence and where "
            "it came from, the fix, and what to answer when the evidence is missing.")
 
@@ -42,7 +42,7 @@ if run_clicked:
                 st.write(f"→ {title}")
             elif ev.kind == "finding" and ev.finding is not None:
                 findings.append(ev.finding)
-                st.write(f"{verdict.label(ev.finding.status)} {ev.finding.title}")
+                st.markdown(f"{verdict.label(ev.finding.status)} {ev.finding.title}")
             elif ev.kind == "error":
                 error = ev.message
         progress.progress(1.0, text="Done" if error is None else "Stopped")
@@ -65,7 +65,7 @@ if findings:
     top = verdict.worst_status(f.status for f in findings)
     worst = next(f for f in findings if verdict.status_str(f.status) == top)
     counts = {s: sum(1 for f in findings if verdict.status_str(f.status) == s) for s in verdict.LABELS}
-    tally = " · ".join(f"{verdict.ICONS[s]} {n}" for s, n in counts.items() if n)
+    tally = " · ".join(f"{n} {verdict.LABELS[s].lower()}" for s, n in counts.items() if n)
     with summary_slot.container():
         verdict.banner(worst.status, f"{worst.title}  ({tally})")
         if result["run_id"] is not None:

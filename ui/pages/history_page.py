@@ -10,7 +10,7 @@ PAGE_SIZE = 25
 STATUSES = ["any", "fail", "error", "warn", "unknown", "pass", "running"]
 
 svc = services.get()
-st.title("🗂️ History")
+st.title("History")
 
 try:
     targets = svc.saved_targets()
@@ -35,7 +35,7 @@ if page.total == 0:
     st.info("No runs yet. Run the **Checklist** or **Probes**, or analyze a log, and they appear here.")
     st.stop()
 
-st.dataframe([{"run": r.id, "status": verdict.label(r.status), "kind": r.kind, "target": r.target,
+st.dataframe([{"run": r.id, "status": verdict.plain(r.status), "kind": r.kind, "target": r.target,
                "model": r.model, "started": r.started_at, "summary": r.summary} for r in page.rows],
              hide_index=True, width="stretch")
 
@@ -44,7 +44,7 @@ ids = [r.id for r in page.rows]
 opened = session.open_run()
 default = ids.index(opened) if opened in ids else 0
 choice = st.selectbox("Run", ids, index=default, key="history.open", format_func=lambda i: f"#{i}")
-if st.button("Open", key="history.open_btn"):
+if st.button("Open run", key="history.open_btn"):
     session.set_open_run(choice)
     opened = choice
 if opened is not None:

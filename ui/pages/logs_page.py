@@ -7,7 +7,7 @@ from ui import services
 from ui.components import finding_card, log_input, session, verdict
 
 svc = services.get()
-st.title("📜 Logs")
+st.title("Logs")
 st.caption("A vLLM server log (start-up and the periodic `Engine 000: Avg prompt throughput …` lines): "
            "the effective config it reveals, the stats series, and a post-mortem.")
 

@@ -7,7 +7,7 @@ from ui import services
 from ui.components import finding_card, hang_confirm, session, verdict
 
 svc = services.get()
-st.title("🧪 Probes")
+st.title("Probes")
 st.caption("Real requests against the server, watched through /metrics with the shared stall rule.")
 
 target = session.require_target()
@@ -65,7 +65,7 @@ statuses = [p.status for p in res.probes] + \
 n_bad = sum(1 for s in statuses if s in ("fail", "error"))
 verdict.banner(verdict.worst_status(statuses),
                f"{len(res.probes)} probes, {n_bad} failed" + (f" · run #{res.run_id}" if res.run_id else ""))
-st.dataframe([{"probe": p.probe, "outcome": f"{verdict.ICONS.get(p.status, '•')} {p.outcome}",
+st.dataframe([{"probe": p.probe, "verdict": verdict.plain(p.status), "outcome": p.outcome,
                "http": p.http_status, "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s}
               for p in res.probes], hide_index=True, width="stretch")
 for f in res.findings:

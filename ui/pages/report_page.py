@@ -7,7 +7,7 @@ from ui import services
 from ui.components import run_view, session
 
 svc = services.get()
-st.title("📄 Report")
+st.title("Report")
 st.caption("Exports of the open run (the last checklist, probe run or log analysis, or the run opened in History). "
            "API keys are never in them.")
 

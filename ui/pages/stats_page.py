@@ -9,7 +9,7 @@ from ui import services
 from ui.components import session, verdict
 
 svc = services.get()
-st.title("📈 Engine stats")
+st.title("Engine stats")
 st.caption("running / waiting, prompt tokens/s, KV cache usage and latency quantiles, scraped from /metrics. "
            "A livelock (running ≥ 1, waiting 0, no progress) is marked on the time axis.")
 

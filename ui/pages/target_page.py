@@ -7,7 +7,7 @@ from ui import services
 from ui.components import session
 
 svc = services.get()
-st.title("🎯 Target")
+st.title("Target")
 st.caption("Which vLLM embedding server to diagnose. The API key is held in this browser session only; "
            "it is never written to the database or to reports.")
 
@@ -95,6 +95,6 @@ else:
     st.success(f"Target: **{current.url}** · model `{current.model or '?'}` · truncate_prompt_tokens {tpt_shown}"
                + (" · API key set (session only)" if current.api_key else ""))
     try:
-        st.page_link("ui/pages/checklist_page.py", label="Next: run the checklist", icon="🩺")
+        st.page_link("ui/pages/checklist_page.py", label="Next: run the checklist", icon=":material/checklist:")
     except Exception:  # a page run alone (tests) has no navigation
         pass
