@@ -8,6 +8,7 @@ figure when it is loaded); exits 1 when the median CPU time is above --limit.
 
     python bench/bench_chart.py [--samples 86400] [--repeat 5] [--limit 1.0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,9 @@ def day(n: int) -> tuple[list[MetricSample], list[dict]]:
     fields = [k for k in MetricSample.model_fields if k != "id"]
     protos = [{k: getattr(s, k) for k in fields} for s in base]
     rows = [MetricSample(**{**protos[i % len(protos)], "ts": t0 + i}) for i in range(n)]
-    alerts = [{"kind": "livelock", "since": t0 + n // 2, "confirmed_at": t0 + n // 2 + 5, "cleared_at": t0 + n // 2 + 60}]
+    alerts = [
+        {"kind": "livelock", "since": t0 + n // 2, "confirmed_at": t0 + n // 2 + 5, "cleared_at": t0 + n // 2 + 60}
+    ]
     return rows, alerts
 
 
@@ -58,9 +61,13 @@ def main() -> int:
         payload = fig.to_json()
         js.append(time.perf_counter() - t)
     pts = sum(len(tr.x) for tr in fig.data)
-    print(f"{args.samples:,} samples -> {len(fig.data)} traces, {pts:,} points plotted, JSON {len(payload) / 1e3:.0f} kB")
-    print(f"build: median {statistics.median(walls):.3f} s wall (min {min(walls):.3f}), "
-          f"median {statistics.median(cpus):.3f} s CPU; to_json median {statistics.median(js):.3f} s")
+    print(
+        f"{args.samples:,} samples -> {len(fig.data)} traces, {pts:,} points plotted, JSON {len(payload) / 1e3:.0f} kB"
+    )
+    print(
+        f"build: median {statistics.median(walls):.3f} s wall (min {min(walls):.3f}), "
+        f"median {statistics.median(cpus):.3f} s CPU; to_json median {statistics.median(js):.3f} s"
+    )
     ok = statistics.median(cpus) <= args.limit
     print("OK" if ok else f"FAIL: median CPU time above {args.limit} s")
     return 0 if ok else 1

@@ -8,6 +8,7 @@ prints the figures; exits 1 when the peak RSS grows beyond --max-rss-mb.
 
     python bench/bench_logs.py [--mb 100] [--max-rss-mb 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,16 +57,27 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "big.log"
         size = build(path, args.mb)
-        out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(ROOT)], capture_output=True, text=True,
-                             check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(path), str(ROOT)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
     r = json.loads(out.stdout)
     mb = size / 1e6
-    print(f"log: {mb:.1f} MB, {r['lines']:,} lines, {r['stats_lines']:,} stats lines, "
-          f"{r['episodes']} stall episodes kept, {r['points_kept']:,} series points kept")
-    print(f"time: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU ({mb / r['wall_s']:.1f} MB/s wall, "
-          f"{mb / r['cpu_s']:.1f} MB/s CPU)")
-    print(f"memory: peak RSS {r['rss_peak_mb']:.0f} MB (interpreter + imports before parsing: "
-          f"{r['rss_before_mb']:.0f} MB; growth {r['rss_peak_mb'] - r['rss_before_mb']:.0f} MB)")
+    print(
+        f"log: {mb:.1f} MB, {r['lines']:,} lines, {r['stats_lines']:,} stats lines, "
+        f"{r['episodes']} stall episodes kept, {r['points_kept']:,} series points kept"
+    )
+    print(
+        f"time: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU ({mb / r['wall_s']:.1f} MB/s wall, "
+        f"{mb / r['cpu_s']:.1f} MB/s CPU)"
+    )
+    print(
+        f"memory: peak RSS {r['rss_peak_mb']:.0f} MB (interpreter + imports before parsing: "
+        f"{r['rss_before_mb']:.0f} MB; growth {r['rss_peak_mb'] - r['rss_before_mb']:.0f} MB)"
+    )
     print(f"findings: {r['findings']}")
     ok = r["rss_peak_mb"] <= args.max_rss_mb
     print("OK" if ok else f"FAIL: peak RSS above {args.max_rss_mb} MB")

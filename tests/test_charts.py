@@ -1,4 +1,5 @@
 """Figures from recorded material: watch samples of recorded /metrics pages, a recorded log, probes."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,9 @@ D031 = REAL / "0.31.0-tiny-qwen3-livelock"
 def _watch_rows() -> tuple[list[MetricSample], list[dict]]:
     w = Watcher("http://127.0.0.1:9", interval=1, stall_s=5, client=httpx.Client())
     seq = ["idle", "after-requests"] + ["livelock-3s"] * 3 + ["livelock-9s"] * 6 + ["after-abort"]
-    rows = [s for i, p in enumerate(seq) for s in w.observe((D031 / f"metrics-{p}.txt").read_text(), 1000.0 + i).samples]
+    rows = [
+        s for i, p in enumerate(seq) for s in w.observe((D031 / f"metrics-{p}.txt").read_text(), 1000.0 + i).samples
+    ]
     return rows, w.alerts
 
 
@@ -51,9 +54,17 @@ def test_empty_figure_says_so() -> None:
 
 def test_day_of_one_second_samples_is_reduced_and_fast() -> None:
     rows, _ = _watch_rows()
-    base = [{"ts": 0.0, "num_requests_running": r.num_requests_running, "num_requests_waiting": r.num_requests_waiting,
-             "kv_cache_usage_perc": r.kv_cache_usage_perc, "prompt_throughput": r.prompt_throughput,
-             "extra_json": r.extra_json} for r in rows]
+    base = [
+        {
+            "ts": 0.0,
+            "num_requests_running": r.num_requests_running,
+            "num_requests_waiting": r.num_requests_waiting,
+            "kv_cache_usage_perc": r.kv_cache_usage_perc,
+            "prompt_throughput": r.prompt_throughput,
+            "extra_json": r.extra_json,
+        }
+        for r in rows
+    ]
     day = [dict(base[i % len(base)], ts=1_700_000_000.0 + i) for i in range(86_400)]
     t0 = time.perf_counter()
     fig = engine_stats_figure(day)
@@ -65,8 +76,15 @@ def test_day_of_one_second_samples_is_reduced_and_fast() -> None:
 
 def test_probe_timeline_from_recorded_probes() -> None:
     probes = [json.loads(p.read_text()) for p in sorted((REAL / "probes").glob("*.json"))]
-    rows = [{"probe": p["probe"], "outcome": p["outcome"], "time_to_verdict_s": p.get("time_to_verdict_s"),
-             "detail_json": json.dumps(p["detail"])} for p in probes]
+    rows = [
+        {
+            "probe": p["probe"],
+            "outcome": p["outcome"],
+            "time_to_verdict_s": p.get("time_to_verdict_s"),
+            "detail_json": json.dumps(p["detail"]),
+        }
+        for p in probes
+    ]
     fig = probe_timeline_figure(rows)
     assert len(fig.data) >= 3 * sum(1 for p in probes if p["detail"].get("samples"))
     assert any("livelock" in (t.name or "") for t in fig.data)

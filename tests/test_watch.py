@@ -1,4 +1,5 @@
 """Watcher on recorded /metrics pages (unit) and against the real 0.31.0 livelock server (real_server)."""
+
 from __future__ import annotations
 
 import json
@@ -109,12 +110,14 @@ def test_pure_helpers() -> None:
 
 # -- against the real 0.31.0 livelock server -----------------------------------------------------
 
+
 def _hang(url: str, model: str, hold_s: float, box: dict) -> None:
     text = f"watch test {uuid.uuid4().hex} " + " ".join(f"word{i} lorem ipsum" for i in range(600))
     try:
         with httpx.Client(timeout=hold_s) as c:
-            box["status"] = c.post(url + "/v1/embeddings",
-                                   json={"model": model, "input": text, "truncate_prompt_tokens": 256}).status_code
+            box["status"] = c.post(
+                url + "/v1/embeddings", json={"model": model, "input": text, "truncate_prompt_tokens": 256}
+            ).status_code
     except httpx.TimeoutException:
         box["status"] = "aborted"
     box["aborted_at"] = time.time()
@@ -162,9 +165,11 @@ def test_watch_alerts_on_real_livelock_and_clears_after_abort(server_031_liveloc
         w.close()
     assert box.get("status") == "aborted", box
     assert stalled_at is not None, "no stall alert"
-    print(f"alert {stalled_at - sent:.2f}s after send (threshold {stall_s}s, interval {interval}s); "
-          f"cleared {(cleared_at or 0) - box['aborted_at']:.2f}s after abort")
+    print(
+        f"alert {stalled_at - sent:.2f}s after send (threshold {stall_s}s, interval {interval}s); "
+        f"cleared {(cleared_at or 0) - box['aborted_at']:.2f}s after abort"
+    )
     # the alert comes within two intervals after the threshold (counted from the request's send)
-    assert stalled_at - sent <= stall_s + 2 * interval + 1.0, (stalled_at - sent)
+    assert stalled_at - sent <= stall_s + 2 * interval + 1.0, stalled_at - sent
     assert since is not None and since >= sent - interval
     assert cleared_at is not None and cleared_at - box["aborted_at"] <= 2 * interval + 1.0

@@ -6,12 +6,14 @@ or log episodes (start_ts / end_ts). Long series are reduced before plotting: ga
 by min/max per bucket (a stall plateau or a spike survives), window quantiles by stride (they
 are already smoothed). WebGL traces keep even the reduced figure light in the browser.
 """
+
 from __future__ import annotations
 
 import json
 import operator
-from datetime import datetime, timezone
-from typing import Any, Iterable, Optional, Sequence
+from datetime import datetime, UTC
+from typing import Any, Optional
+from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -24,8 +26,16 @@ except ImportError:  # pragma: no cover
     _np = None
 
 MAX_POINTS = 2000  # per trace, after min/max reduction
-_COLORS = {"running": "#d62728", "waiting": "#ff7f0e", "prompt": "#1f77b4", "kv": "#2ca02c",
-           "e2e": "#9467bd", "queue": "#8c564b", "prefill": "#17becf", "stall": "rgba(214,39,40,0.15)"}
+_COLORS = {
+    "running": "#d62728",
+    "waiting": "#ff7f0e",
+    "prompt": "#1f77b4",
+    "kv": "#2ca02c",
+    "e2e": "#9467bd",
+    "queue": "#8c564b",
+    "prefill": "#17becf",
+    "stall": "rgba(214,39,40,0.15)",
+}
 
 
 def _get(row: Any, name: str, default: Any = None) -> Any:
@@ -43,7 +53,7 @@ def _dt(ts: Sequence[float]) -> Any:
     """Time axis values; numpy datetime64 when numpy is there (plotly skips per-element validation)."""
     if _np is not None:
         return (_np.asarray(ts, dtype="float64") * 1000).astype("datetime64[ms]")
-    return [datetime.fromtimestamp(t, timezone.utc) for t in ts]
+    return [datetime.fromtimestamp(t, UTC) for t in ts]
 
 
 def _ys(ys: Sequence[Any]) -> Any:
@@ -72,9 +82,14 @@ def _series(rows: Sequence[Any]) -> dict[str, list[Any]]:
         tuples = [t for t in tuples if t[0] is not None]
     if not tuples:
         return {"ts": [], "running": [], "waiting": [], "kv": [], "prompt": []}
-    ts, running, waiting, kv, prompt = (list(c) for c in zip(*tuples))
-    return {"ts": ts, "running": running, "waiting": waiting,
-            "kv": [v * 100 if v is not None else None for v in kv], "prompt": prompt}
+    ts, running, waiting, kv, prompt = (list(c) for c in zip(*tuples, strict=True))
+    return {
+        "ts": ts,
+        "running": running,
+        "waiting": waiting,
+        "kv": [v * 100 if v is not None else None for v in kv],
+        "prompt": prompt,
+    }
 
 
 def _extra(row: Any) -> dict[str, Any]:
@@ -89,8 +104,9 @@ def _extra(row: Any) -> dict[str, Any]:
 
 def _line(x: Sequence[float], y: Sequence[Any], name: str, color: str, shape: str = "linear") -> go.Scattergl:
     xs, ys = downsample_minmax(x, y, MAX_POINTS)
-    return go.Scattergl(x=_dt(xs), y=_ys(ys), name=name, mode="lines", line={"color": color, "shape": shape},
-                        connectgaps=False)
+    return go.Scattergl(
+        x=_dt(xs), y=_ys(ys), name=name, mode="lines", line={"color": color, "shape": shape}, connectgaps=False
+    )
 
 
 def _alert_windows(alerts: Iterable[Any], last_ts: Optional[float]) -> list[tuple[float, float, float, str]]:
@@ -105,16 +121,31 @@ def _alert_windows(alerts: Iterable[Any], last_ts: Optional[float]) -> list[tupl
     return out
 
 
-def engine_stats_figure(samples: Sequence[Any], alerts: Iterable[Any] = (), *, title: str = "Engine stats",
-                        engine: Optional[str] = None) -> go.Figure:
+def engine_stats_figure(
+    samples: Sequence[Any], alerts: Iterable[Any] = (), *, title: str = "Engine stats", engine: Optional[str] = None
+) -> go.Figure:
     """Running/waiting, prompt tokens/s, KV cache usage and latency quantiles over time, with stall
     alerts shaded on the time axis. ``engine`` picks one engine label when samples mix several."""
     rows = [s for s in samples if engine is None or str(_get(s, "engine", "0")) == engine]
-    fig = make_subplots(rows=4, cols=1, shared_xaxes=True, vertical_spacing=0.04,
-                        subplot_titles=("Requests (running / waiting)", "Prompt tokens/s",
-                                        "KV cache usage %", "Latency (window quantiles, s)"))
-    fig.update_layout(title=title, height=820, hovermode="x unified", margin={"l": 60, "r": 20, "t": 70, "b": 40},
-                      legend={"orientation": "h", "y": -0.05})
+    fig = make_subplots(
+        rows=4,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.04,
+        subplot_titles=(
+            "Requests (running / waiting)",
+            "Prompt tokens/s",
+            "KV cache usage %",
+            "Latency (window quantiles, s)",
+        ),
+    )
+    fig.update_layout(
+        title=title,
+        height=820,
+        hovermode="x unified",
+        margin={"l": 60, "r": 20, "t": 70, "b": 40},
+        legend={"orientation": "h", "y": -0.05},
+    )
     if not rows:
         fig.add_annotation(text="No samples yet", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
         return fig
@@ -127,13 +158,33 @@ def engine_stats_figure(samples: Sequence[Any], alerts: Iterable[Any] = (), *, t
     _latency_traces(fig, rows)
     last = x[-1] if x else None
     for since, end, confirmed, kind in _alert_windows(alerts, last):
-        fig.add_vrect(x0=datetime.fromtimestamp(since, timezone.utc), x1=datetime.fromtimestamp(max(end, since + 1), timezone.utc),
-                      fillcolor=_COLORS["stall"], line_width=0, layer="below", row="all", col=1)
-        fig.add_vline(x=datetime.fromtimestamp(confirmed, timezone.utc).timestamp() * 1000, line_color=_COLORS["running"],
-                      line_dash="dot", row="all", col=1)
-        fig.add_annotation(x=datetime.fromtimestamp(confirmed, timezone.utc), y=1, yref="y domain", row=1, col=1,
-                           text=f"stalled: {kind}", showarrow=False, font={"color": _COLORS["running"]},
-                           xanchor="left")
+        fig.add_vrect(
+            x0=datetime.fromtimestamp(since, UTC),
+            x1=datetime.fromtimestamp(max(end, since + 1), UTC),
+            fillcolor=_COLORS["stall"],
+            line_width=0,
+            layer="below",
+            row="all",
+            col=1,
+        )
+        fig.add_vline(
+            x=datetime.fromtimestamp(confirmed, UTC).timestamp() * 1000,
+            line_color=_COLORS["running"],
+            line_dash="dot",
+            row="all",
+            col=1,
+        )
+        fig.add_annotation(
+            x=datetime.fromtimestamp(confirmed, UTC),
+            y=1,
+            yref="y domain",
+            row=1,
+            col=1,
+            text=f"stalled: {kind}",
+            showarrow=False,
+            font={"color": _COLORS["running"]},
+            xanchor="left",
+        )
     fig.update_yaxes(rangemode="tozero")
     return fig
 
@@ -151,20 +202,40 @@ def _latency_traces(fig: go.Figure, rows: Sequence[Any]) -> None:
         xs.append(t)
         for k in keys:
             cols[k].append(e.get(k))
-    colors = {"e2e_p50": _COLORS["e2e"], "e2e_p95": _COLORS["e2e"], "queue_p95": _COLORS["queue"],
-              "prefill_p95": _COLORS["prefill"]}
+    colors = {
+        "e2e_p50": _COLORS["e2e"],
+        "e2e_p95": _COLORS["e2e"],
+        "queue_p95": _COLORS["queue"],
+        "prefill_p95": _COLORS["prefill"],
+    }
     for k in keys:
         if any(v is not None for v in cols[k]):
             dash = "dot" if k.endswith("p50") else "solid"
-            fig.add_trace(go.Scattergl(x=_dt(xs), y=_ys(cols[k]), name=k.replace("_", " "), mode="lines",
-                                       line={"color": colors[k], "dash": dash}), row=4, col=1)
+            fig.add_trace(
+                go.Scattergl(
+                    x=_dt(xs),
+                    y=_ys(cols[k]),
+                    name=k.replace("_", " "),
+                    mode="lines",
+                    line={"color": colors[k], "dash": dash},
+                ),
+                row=4,
+                col=1,
+            )
 
 
-def probe_timeline_figure(probes: Sequence[Any], *, title: str = "Probes: engine gauges while each probe ran") -> go.Figure:
+def probe_timeline_figure(
+    probes: Sequence[Any], *, title: str = "Probes: engine gauges while each probe ran"
+) -> go.Figure:
     """One line per probe: running (solid) and waiting (dashed) against seconds since the probe sent,
     from ProbeResult.detail_json["samples"]; the verdict time is marked on each line."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("running / waiting", "prompt_tokens_total (flat = no progress)"))
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=("running / waiting", "prompt_tokens_total (flat = no progress)"),
+    )
     fig.update_layout(title=title, height=560, hovermode="closest", margin={"l": 60, "r": 20, "t": 70, "b": 40})
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
     shown = 0
@@ -178,13 +249,44 @@ def probe_timeline_figure(probes: Sequence[Any], *, title: str = "Probes: engine
         name = f"{_get(p, 'probe', f'probe {n}')} ({_get(p, 'outcome', '?')})"
         color = palette[n % len(palette)]
         t = [s.get("t") for s in samples]
-        fig.add_trace(go.Scatter(x=t, y=[s.get("running") for s in samples], name=name + " running", mode="lines+markers",
-                                 line={"color": color, "shape": "hv"}, legendgroup=name), row=1, col=1)
-        fig.add_trace(go.Scatter(x=t, y=[s.get("waiting") for s in samples], name=name + " waiting", mode="lines",
-                                 line={"color": color, "dash": "dash", "shape": "hv"}, legendgroup=name,
-                                 showlegend=False), row=1, col=1)
-        fig.add_trace(go.Scatter(x=t, y=[s.get("prompt_tokens_total") for s in samples], name=name + " prompt tokens",
-                                 mode="lines", line={"color": color}, legendgroup=name, showlegend=False), row=2, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=t,
+                y=[s.get("running") for s in samples],
+                name=name + " running",
+                mode="lines+markers",
+                line={"color": color, "shape": "hv"},
+                legendgroup=name,
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=t,
+                y=[s.get("waiting") for s in samples],
+                name=name + " waiting",
+                mode="lines",
+                line={"color": color, "dash": "dash", "shape": "hv"},
+                legendgroup=name,
+                showlegend=False,
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=t,
+                y=[s.get("prompt_tokens_total") for s in samples],
+                name=name + " prompt tokens",
+                mode="lines",
+                line={"color": color},
+                legendgroup=name,
+                showlegend=False,
+            ),
+            row=2,
+            col=1,
+        )
         ttv = _get(p, "time_to_verdict_s")
         if ttv is not None and _get(p, "outcome") not in ("ok", None):
             fig.add_vline(x=ttv, line_color=color, line_dash="dot")

@@ -1,10 +1,12 @@
 """Time-series arithmetic for engine stats: counter rates (with resets), histogram quantiles over a
 window, and min/max downsampling so a day of 1 s samples charts fast. Pure functions, no I/O."""
+
 from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 Hist = dict[str, float]  # {le: cumulative count, …, "sum": s, "count": n} as triage.vllm.metrics gives it
 
@@ -90,8 +92,9 @@ def bucket_bounds(n: int, max_points: int) -> list[tuple[int, int]]:
     return [(int(i * step), int((i + 1) * step)) for i in range(buckets)]
 
 
-def downsample_minmax(xs: Sequence[float], ys: Sequence[Optional[float]],
-                      max_points: int = 2000) -> tuple[list[float], list[Optional[float]]]:
+def downsample_minmax(
+    xs: Sequence[float], ys: Sequence[Optional[float]], max_points: int = 2000
+) -> tuple[list[float], list[Optional[float]]]:
     """At most ``max_points`` points: each bucket keeps its min and its max, in time order.
 
     Peaks and dips (a stall's running=1 plateau, a throughput spike) survive; an average would hide

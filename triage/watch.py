@@ -6,13 +6,15 @@ counter deltas (a drop = server restart, counted from 0); latency quantiles from
 deltas over ``window_s``. One Watcher serves the CLI (`python -m triage watch`) and the
 dashboard (call ``sample_once()`` on a timer).
 """
+
 from __future__ import annotations
 
 import json
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 import httpx
 
@@ -22,10 +24,13 @@ from triage.stall import LIVELOCK, StallDetector, StallSample, StallState
 from triage.store import MetricSample, Store
 from triage.vllm import metrics as vm
 
-LIVELOCK_FIXES = ("upgrade to vLLM >= 0.32.0, truncate inputs to max_model_len-1, "
-                  "or disable chunked prefill (vllm #55427)")
-WAITING_FIXES = ("raise --max-num-batched-tokens to >= the prompt length (chunked prefill is off), "
-                 "or give the KV cache room for one max_model_len sequence (vllm #39734)")
+LIVELOCK_FIXES = (
+    "upgrade to vLLM >= 0.32.0, truncate inputs to max_model_len-1, or disable chunked prefill (vllm #55427)"
+)
+WAITING_FIXES = (
+    "raise --max-num-batched-tokens to >= the prompt length (chunked prefill is off), "
+    "or give the KV cache room for one max_model_len sequence (vllm #39734)"
+)
 _SAMPLE_FIELDS = [k for k in MetricSample.model_fields if k != "id"]
 QUANTILES = {"e2e": vm.E2E_LATENCY, "queue": vm.QUEUE_TIME, "prefill": vm.PREFILL_TIME}
 
@@ -68,10 +73,14 @@ class WatchTick:
 def alert_message(kind: str, since: float, now: float, running: Optional[float], waiting: Optional[float]) -> str:
     r, w = int(running or 0), int(waiting or 0)
     if kind == LIVELOCK:
-        return (f"ENGINE STALLED since {hhmmss(since)}: running={r} waiting={w}, no progress for "
-                f"{now - since:.0f}s — abort the oldest request; fixes: {LIVELOCK_FIXES}")
-    return (f"REQUESTS STUCK WAITING since {hhmmss(since)}: running={r} waiting={w}, no progress for "
-            f"{now - since:.0f}s — abort the waiting request; fixes: {WAITING_FIXES}")
+        return (
+            f"ENGINE STALLED since {hhmmss(since)}: running={r} waiting={w}, no progress for "
+            f"{now - since:.0f}s — abort the oldest request; fixes: {LIVELOCK_FIXES}"
+        )
+    return (
+        f"REQUESTS STUCK WAITING since {hhmmss(since)}: running={r} waiting={w}, no progress for "
+        f"{now - since:.0f}s — abort the waiting request; fixes: {WAITING_FIXES}"
+    )
 
 
 class _EngineState:
@@ -86,11 +95,24 @@ class _EngineState:
 class Watcher:
     """Scrape one server's /metrics; ``sample_once()`` -> WatchTick; ``run()`` loops for a duration."""
 
-    def __init__(self, url: str, store: Optional[Store] = None, run_id: Optional[int] = None, interval: float = 1.0,
-                 stall_s: float = 5.0, api_key: Optional[str] = None, *, target_id: Optional[int] = None,
-                 window_s: float = 60.0, batch_size: int = 30, retention_s: Optional[float] = None,
-                 timeout_s: float = 5.0, verify_tls: bool = True, client: Optional[httpx.Client] = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        url: str,
+        store: Optional[Store] = None,
+        run_id: Optional[int] = None,
+        interval: float = 1.0,
+        stall_s: float = 5.0,
+        api_key: Optional[str] = None,
+        *,
+        target_id: Optional[int] = None,
+        window_s: float = 60.0,
+        batch_size: int = 30,
+        retention_s: Optional[float] = None,
+        timeout_s: float = 5.0,
+        verify_tls: bool = True,
+        client: Optional[httpx.Client] = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.url = url.rstrip("/")
         self.store, self.run_id, self.target_id = store, run_id, target_id
         self.interval, self.stall_s, self.window_s = interval, stall_s, window_s
@@ -141,9 +163,14 @@ class Watcher:
                 es = self._engines[label] = _EngineState(self.stall_s, self.window_s)
             row = self._row(label, snap, es, ts)
             tick.samples.append(row)
-            state = es.det.update(StallSample(ts=ts, running=snap.num_requests_running,
-                                              waiting=snap.num_requests_waiting,
-                                              counters=(snap.prompt_tokens_total, snap.request_success_total)))
+            state = es.det.update(
+                StallSample(
+                    ts=ts,
+                    running=snap.num_requests_running,
+                    waiting=snap.num_requests_waiting,
+                    counters=(snap.prompt_tokens_total, snap.request_success_total),
+                )
+            )
             ev = self._alert_transition(label, es, state, ts)
             if ev:
                 tick.events.append(ev)
@@ -162,9 +189,12 @@ class Watcher:
         prompt_rate = None
         if prev is not None:
             prompt_rate = counter_rate(prev.prompt_tokens_total, es.prev_ts, snap.prompt_tokens_total, ts)
-            extra["requests_per_s"] = counter_rate(prev.request_success_total, es.prev_ts, snap.request_success_total, ts)
-            extra["preemptions_per_s"] = counter_rate(prev.num_preemptions_total, es.prev_ts,
-                                                      snap.num_preemptions_total, ts)
+            extra["requests_per_s"] = counter_rate(
+                prev.request_success_total, es.prev_ts, snap.request_success_total, ts
+            )
+            extra["preemptions_per_s"] = counter_rate(
+                prev.num_preemptions_total, es.prev_ts, snap.num_preemptions_total, ts
+            )
             if (snap.prompt_tokens_total or 0) < (prev.prompt_tokens_total or 0):
                 extra["counter_reset"] = True
         for key, name in QUANTILES.items():
@@ -176,32 +206,56 @@ class Watcher:
                     if v is not None:
                         extra[f"{key}_p{int(q * 100)}"] = round(v, 6)
         self._aggregate(label, snap, prompt_rate, ts)
-        return MetricSample(run_id=self.run_id, target_id=self.target_id, engine=label, ts=ts, source="scrape",
-                            num_requests_running=snap.num_requests_running,
-                            num_requests_waiting=snap.num_requests_waiting,
-                            kv_cache_usage_perc=snap.kv_cache_usage_perc,
-                            prompt_tokens_total=snap.prompt_tokens_total,
-                            request_success_total=snap.request_success_total,
-                            num_preemptions_total=snap.num_preemptions_total, prompt_throughput=prompt_rate,
-                            extra_json=json.dumps({k: v for k, v in extra.items() if v is not None}))
+        return MetricSample(
+            run_id=self.run_id,
+            target_id=self.target_id,
+            engine=label,
+            ts=ts,
+            source="scrape",
+            num_requests_running=snap.num_requests_running,
+            num_requests_waiting=snap.num_requests_waiting,
+            kv_cache_usage_perc=snap.kv_cache_usage_perc,
+            prompt_tokens_total=snap.prompt_tokens_total,
+            request_success_total=snap.request_success_total,
+            num_preemptions_total=snap.num_preemptions_total,
+            prompt_throughput=prompt_rate,
+            extra_json=json.dumps({k: v for k, v in extra.items() if v is not None}),
+        )
 
     def _aggregate(self, label: str, snap: vm.EngineSnapshot, prompt_rate: Optional[float], ts: float) -> None:
-        a = self._agg.setdefault(label, {"samples": 0, "first_ts": ts, "max_running": 0.0, "max_waiting": 0.0,
-                                         "max_kv_cache_usage_perc": 0.0, "max_prompt_tokens_per_s": 0.0,
-                                         "_rate_sum": 0.0, "_rate_n": 0})
+        a = self._agg.setdefault(
+            label,
+            {
+                "samples": 0,
+                "first_ts": ts,
+                "max_running": 0.0,
+                "max_waiting": 0.0,
+                "max_kv_cache_usage_perc": 0.0,
+                "max_prompt_tokens_per_s": 0.0,
+                "_rate_sum": 0.0,
+                "_rate_n": 0,
+            },
+        )
         a["samples"] += 1
         a["last_ts"] = ts
-        for key, v in (("max_running", snap.num_requests_running), ("max_waiting", snap.num_requests_waiting),
-                       ("max_kv_cache_usage_perc", snap.kv_cache_usage_perc),
-                       ("max_prompt_tokens_per_s", prompt_rate)):
+        for key, v in (
+            ("max_running", snap.num_requests_running),
+            ("max_waiting", snap.num_requests_waiting),
+            ("max_kv_cache_usage_perc", snap.kv_cache_usage_perc),
+            ("max_prompt_tokens_per_s", prompt_rate),
+        ):
             if v is not None and v > a[key]:
                 a[key] = v
         if prompt_rate is not None:
             a["_rate_sum"] += prompt_rate
             a["_rate_n"] += 1
-        a["last"] = {"running": snap.num_requests_running, "waiting": snap.num_requests_waiting,
-                     "kv_cache_usage_perc": snap.kv_cache_usage_perc, "prompt_tokens_total": snap.prompt_tokens_total,
-                     "request_success_total": snap.request_success_total}
+        a["last"] = {
+            "running": snap.num_requests_running,
+            "waiting": snap.num_requests_waiting,
+            "kv_cache_usage_perc": snap.kv_cache_usage_perc,
+            "prompt_tokens_total": snap.prompt_tokens_total,
+            "request_success_total": snap.request_success_total,
+        }
 
     def summary(self) -> dict[str, Any]:
         """What the watch saw, bounded whatever its length: per engine maxima/means, alerts, counts."""
@@ -210,25 +264,51 @@ class Watcher:
             d = {k: v for k, v in a.items() if not k.startswith("_")}
             d["mean_prompt_tokens_per_s"] = a["_rate_sum"] / a["_rate_n"] if a["_rate_n"] else None
             engines[label] = d
-        return {"url": self.url, "ticks": self.ticks, "errors": self.errors, "interval_s": self.interval,
-                "stall_threshold_s": self.stall_s, "engines": engines, "alerts": [dict(a) for a in self.alerts]}
+        return {
+            "url": self.url,
+            "ticks": self.ticks,
+            "errors": self.errors,
+            "interval_s": self.interval,
+            "stall_threshold_s": self.stall_s,
+            "engines": engines,
+            "alerts": [dict(a) for a in self.alerts],
+        }
 
     def _alert_transition(self, label: str, es: _EngineState, state: StallState, ts: float) -> Optional[AlertEvent]:
         if state.stalled and es.alert is None:
             assert state.since is not None and state.kind is not None
-            es.alert = {"engine": label, "kind": state.kind, "since": state.since, "confirmed_at": ts,
-                        "cleared_at": None, "running": state.running, "waiting": state.waiting}
+            es.alert = {
+                "engine": label,
+                "kind": state.kind,
+                "since": state.since,
+                "confirmed_at": ts,
+                "cleared_at": None,
+                "running": state.running,
+                "waiting": state.waiting,
+            }
             self.alerts.append(es.alert)
-            return AlertEvent("stalled", label, state.kind, state.since, ts, state.running, state.waiting,
-                              ts - state.since, alert_message(state.kind, state.since, ts, state.running, state.waiting))
+            return AlertEvent(
+                "stalled",
+                label,
+                state.kind,
+                state.since,
+                ts,
+                state.running,
+                state.waiting,
+                ts - state.since,
+                alert_message(state.kind, state.since, ts, state.running, state.waiting),
+            )
         if es.alert is not None and not state.stalled:
             a, es.alert = es.alert, None
             a["cleared_at"] = ts
             self._record_finding(a)
-            msg = (f"cleared at {hhmmss(ts)}: {a['kind']} since {hhmmss(a['since'])} ended after "
-                   f"{ts - a['since']:.0f}s; now running={int(state.running or 0)} waiting={int(state.waiting or 0)}")
-            return AlertEvent("cleared", label, a["kind"], a["since"], ts, state.running, state.waiting,
-                              ts - a["since"], msg)
+            msg = (
+                f"cleared at {hhmmss(ts)}: {a['kind']} since {hhmmss(a['since'])} ended after "
+                f"{ts - a['since']:.0f}s; now running={int(state.running or 0)} waiting={int(state.waiting or 0)}"
+            )
+            return AlertEvent(
+                "cleared", label, a["kind"], a["since"], ts, state.running, state.waiting, ts - a["since"], msg
+            )
         return None
 
     def _record_finding(self, a: dict[str, Any]) -> None:
@@ -236,15 +316,28 @@ class Watcher:
             return
         livelock = a["kind"] == LIVELOCK
         end = a["cleared_at"]
-        self.store.add_finding(self.run_id, Finding(
-            check="watch-engine-stalled", status=Status.FAIL,
-            title=(f"Engine {a['engine']} {'livelocked' if livelock else 'stuck waiting'} from {hhmmss(a['since'])}"
-                   + (f" to {hhmmss(end)}" if end else " (still stalled when watch ended)")),
-            evidence={**a, "stall_threshold_s": self.stall_s, "interval_s": self.interval, "source": "scrape",
-                      "url": self.url},
-            fix=("Abort the oldest request (close its connection); then " + LIVELOCK_FIXES) if livelock
-            else ("Abort the waiting request; then " + WAITING_FIXES),
-            refs=["vllm#55427", "vllm#48039"] if livelock else ["vllm#39734"]))
+        self.store.add_finding(
+            self.run_id,
+            Finding(
+                check="watch-engine-stalled",
+                status=Status.FAIL,
+                title=(
+                    f"Engine {a['engine']} {'livelocked' if livelock else 'stuck waiting'} from {hhmmss(a['since'])}"
+                    + (f" to {hhmmss(end)}" if end else " (still stalled when watch ended)")
+                ),
+                evidence={
+                    **a,
+                    "stall_threshold_s": self.stall_s,
+                    "interval_s": self.interval,
+                    "source": "scrape",
+                    "url": self.url,
+                },
+                fix=("Abort the oldest request (close its connection); then " + LIVELOCK_FIXES)
+                if livelock
+                else ("Abort the waiting request; then " + WAITING_FIXES),
+                refs=["vllm#55427", "vllm#48039"] if livelock else ["vllm#39734"],
+            ),
+        )
 
     def _worst_state(self) -> StallState:
         for es in self._engines.values():
@@ -275,8 +368,12 @@ class Watcher:
         if self._own_client:
             self._client.close()
 
-    def run(self, duration_s: Optional[float] = None, on_tick: Optional[Callable[[WatchTick], None]] = None,
-            should_stop: Optional[Callable[[], bool]] = None) -> dict[str, Any]:
+    def run(
+        self,
+        duration_s: Optional[float] = None,
+        on_tick: Optional[Callable[[WatchTick], None]] = None,
+        should_stop: Optional[Callable[[], bool]] = None,
+    ) -> dict[str, Any]:
         """Sample every ``interval`` s until ``duration_s`` passed (None: until should_stop / Ctrl-C);
         returns ``summary()``. Ticks are not kept: a day at 1 s would be 86,400 of them."""
         start = time.monotonic()

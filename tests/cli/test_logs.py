@@ -1,4 +1,5 @@
 """`python -m triage logs` on recorded real logs: exit codes, JSON contract, text, stdin."""
+
 from __future__ import annotations
 
 import io
@@ -13,8 +14,10 @@ from triage.store import Store
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 LIVELOCK_031 = REAL / "logs" / "0.31.0-tiny-qwen3-livelock-livelock-031.log"
 STARTUP_032 = REAL / "0.32.0-tiny-qwen3-livelock" / "server.log"
-SEED = ("Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, "
-        "Running: 1 reqs, Waiting: 0 reqs\n")  # quoted from the issue
+SEED = (
+    "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, "
+    "Running: 1 reqs, Waiting: 0 reqs\n"
+)  # quoted from the issue
 
 
 def test_json_on_recorded_livelock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,8 +42,9 @@ def test_text_on_healthy_log(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 @pytest.mark.parametrize("fail_on,code", [("fail", 0), ("warn", 1)])
-def test_stdin_seed_line(fail_on: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stdin_seed_line(
+    fail_on: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(SEED))
     rc = main(["logs", "-", "--no-save", "--fail-on", fail_on])
     out = capsys.readouterr().out

@@ -1,4 +1,5 @@
 """`python -m triage watch`: exit codes offline; alert and clear lines against the real 0.31.0 livelock server."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_unreachable_url_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["watch", "--url", "http://127.0.0.1:9", "--interval", "0.2", "--duration", "0.5",
-               "--format", "json", "--db", str(tmp_path / "t.db")])
+    rc = main(
+        [
+            "watch",
+            "--url",
+            "http://127.0.0.1:9",
+            "--interval",
+            "0.2",
+            "--duration",
+            "0.5",
+            "--format",
+            "json",
+            "--db",
+            str(tmp_path / "t.db"),
+        ]
+    )
     cap = capsys.readouterr()
     assert rc == 2 and "every scrape" in cap.err
     assert json.loads(cap.out)["schema"] == CLI_SCHEMA
@@ -33,9 +47,28 @@ def test_bad_interval_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.timeout(180)
 def test_cli_prints_alert_and_clear_on_real_livelock(server_031_livelock, tmp_path: Path) -> None:  # noqa: ANN001
     srv = server_031_livelock
-    proc = subprocess.Popen([sys.executable, "-m", "triage", "watch", "--url", srv.url, "--interval", "1",
-                             "--duration", "40", "--stall-seconds", "5", "--db", str(tmp_path / "w.db")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "triage",
+            "watch",
+            "--url",
+            srv.url,
+            "--interval",
+            "1",
+            "--duration",
+            "40",
+            "--stall-seconds",
+            "5",
+            "--db",
+            str(tmp_path / "w.db"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
     reader.start()
@@ -44,8 +77,11 @@ def test_cli_prints_alert_and_clear_on_real_livelock(server_031_livelock, tmp_pa
         time.sleep(0.2)  # the first sample is in: the watch is running
     text = f"cli watch {uuid.uuid4().hex} " + " ".join(f"word{i} lorem ipsum" for i in range(600))
     try:
-        httpx.post(srv.url + "/v1/embeddings", timeout=14,
-                   json={"model": srv.served_model, "input": text, "truncate_prompt_tokens": 256})
+        httpx.post(
+            srv.url + "/v1/embeddings",
+            timeout=14,
+            json={"model": srv.served_model, "input": text, "truncate_prompt_tokens": 256},
+        )
     except httpx.TimeoutException:
         pass  # the abort: closing the connection frees the engine
     proc.wait(timeout=90)

@@ -1,4 +1,5 @@
 """Paths and lines of the recorded real logs the log tests read (see tests/fixtures/real/logs/README.md)."""
+
 from __future__ import annotations
 
 from pathlib import Path

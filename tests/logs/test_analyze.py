@@ -1,14 +1,22 @@
 """Post-mortem findings from the recorded real logs (and the issue's two seed lines)."""
+
 from __future__ import annotations
 
 import io
 import tracemalloc
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
-from tests.logs.real_logs import (HANG_FROM_IDLE_031, KV_TOO_SMALL_032, LIVELOCK_031, SEED_LINES, STARTUP_032,
-                                  STARTUP_BERT, WAITING_BERT)
+from tests.logs.real_logs import (
+    HANG_FROM_IDLE_031,
+    KV_TOO_SMALL_032,
+    LIVELOCK_031,
+    SEED_LINES,
+    STARTUP_032,
+    STARTUP_BERT,
+    WAITING_BERT,
+)
 from triage.findings import Status
 from triage.logs import analyze_log
 
@@ -92,7 +100,7 @@ def test_kv_cache_too_small_startup_error() -> None:
 def test_series_timestamps_and_units() -> None:
     a = analyze_log(LIVELOCK_031, year=2026)
     stall = next(p for p in a.samples if p.running == 1 and not p.made_progress)
-    assert stall.ts == datetime(2026, 11, 29, 21, 9, 7, tzinfo=timezone.utc).timestamp()
+    assert stall.ts == datetime(2026, 11, 29, 21, 9, 7, tzinfo=UTC).timestamp()
     assert stall.kv_cache_usage_perc == pytest.approx(0.002)
 
 
@@ -117,6 +125,7 @@ def test_multi_megabyte_stream_stays_bounded() -> None:
 
 def test_startup_killed_is_engine_failed_to_start() -> None:
     from tests.logs.real_logs import LOGS
+
     a = analyze_log(LOGS / "0.32.0-tiny-qwen3-startup-killed.log", year=2026)
     f = _by_check(a)["log-engine-dead"]
     assert f.status == Status.FAIL and f.title.startswith("EngineCore failed to start")

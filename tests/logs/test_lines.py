@@ -3,9 +3,10 @@
 The variants (colour codes, a docker ISO prefix, two records on one physical line) are made by
 wrapping lines recorded from the real 0.31.0 server, the way terminals and log shippers do.
 """
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -14,7 +15,7 @@ from triage.logs.lines import Clock, frame, iter_records
 
 STATS = first_line(LIVELOCK_031, "21:09:07 [loggers.py:320] Engine 000").rstrip("\n")
 ACCESS = first_line(LIVELOCK_031, '"POST /v1/embeddings HTTP/1.1" 200').rstrip("\n")
-TS_2126 = datetime(2026, 11, 29, 21, 9, 7, tzinfo=timezone.utc).timestamp()
+TS_2126 = datetime(2026, 11, 29, 21, 9, 7, tzinfo=UTC).timestamp()
 
 
 def test_vllm_record_header() -> None:
@@ -25,11 +26,14 @@ def test_vllm_record_header() -> None:
     assert rec.msg.startswith("Engine 000: Avg prompt throughput: 0.0 tokens/s")
 
 
-@pytest.mark.parametrize("wrapped", [
-    pytest.param("\x1b[32m" + STATS.replace("INFO", "INFO\x1b[0m", 1), id="ansi-colour"),
-    pytest.param("2026-11-29T21:09:07.123456789Z " + STATS, id="docker-timestamps"),
-    pytest.param(STATS + "\r\n", id="crlf"),
-])
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        pytest.param("\x1b[32m" + STATS.replace("INFO", "INFO\x1b[0m", 1), id="ansi-colour"),
+        pytest.param("2026-11-29T21:09:07.123456789Z " + STATS, id="docker-timestamps"),
+        pytest.param(STATS + "\r\n", id="crlf"),
+    ],
+)
 def test_wrapped_lines_keep_message_and_time(wrapped: str) -> None:
     [rec] = frame(wrapped, 1, Clock(2026))
     assert rec.msg.startswith("Engine 000: Avg prompt throughput: 0.0 tokens/s")

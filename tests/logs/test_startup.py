@@ -1,4 +1,5 @@
 """Start-up config from the recorded start-up logs of the lab's real servers."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,21 +10,59 @@ from triage.logs import extract_startup_config
 MODEL = "/root/.cache/vllm-triage/lab/models/tiny-qwen3"
 
 
-@pytest.mark.parametrize("path,expect", [
-    pytest.param(STARTUP_031, {"vllm_version": "0.31.0", "device": "cpu", "dtype": "float16", "max_model_len": 256,
-                               "max_num_batched_tokens": 128, "enable_chunked_prefill": True,
-                               "enable_prefix_caching": True, "pooling_type": "LAST", "kv_cache_size_tokens": 131072,
-                               "runner": "pooling", "convert": "embed", "model": MODEL, "served_model_name": MODEL,
-                               "tensor_parallel_size": 1, "data_parallel_size": 1,
-                               "kv_cache_memory_bytes": 67108864}, id="0.31.0-qwen3-livelock"),
-    pytest.param(STARTUP_032, {"vllm_version": "0.32.0", "device": "cpu", "max_model_len": 256,
-                               "max_num_batched_tokens": 128, "enable_chunked_prefill": True,
-                               "pooling_type": "LAST"}, id="0.32.0-qwen3-livelock"),
-    pytest.param(STARTUP_BERT, {"vllm_version": "0.32.0", "device": "cpu", "max_model_len": 256,
-                                "max_num_batched_tokens": 128, "enable_chunked_prefill": False,
-                                "enable_prefix_caching": False, "pooling_type": "MEAN", "runner": "pooling"},
-                 id="0.32.0-bert-chunked-prefill-disabled"),
-])
+@pytest.mark.parametrize(
+    "path,expect",
+    [
+        pytest.param(
+            STARTUP_031,
+            {
+                "vllm_version": "0.31.0",
+                "device": "cpu",
+                "dtype": "float16",
+                "max_model_len": 256,
+                "max_num_batched_tokens": 128,
+                "enable_chunked_prefill": True,
+                "enable_prefix_caching": True,
+                "pooling_type": "LAST",
+                "kv_cache_size_tokens": 131072,
+                "runner": "pooling",
+                "convert": "embed",
+                "model": MODEL,
+                "served_model_name": MODEL,
+                "tensor_parallel_size": 1,
+                "data_parallel_size": 1,
+                "kv_cache_memory_bytes": 67108864,
+            },
+            id="0.31.0-qwen3-livelock",
+        ),
+        pytest.param(
+            STARTUP_032,
+            {
+                "vllm_version": "0.32.0",
+                "device": "cpu",
+                "max_model_len": 256,
+                "max_num_batched_tokens": 128,
+                "enable_chunked_prefill": True,
+                "pooling_type": "LAST",
+            },
+            id="0.32.0-qwen3-livelock",
+        ),
+        pytest.param(
+            STARTUP_BERT,
+            {
+                "vllm_version": "0.32.0",
+                "device": "cpu",
+                "max_model_len": 256,
+                "max_num_batched_tokens": 128,
+                "enable_chunked_prefill": False,
+                "enable_prefix_caching": False,
+                "pooling_type": "MEAN",
+                "runner": "pooling",
+            },
+            id="0.32.0-bert-chunked-prefill-disabled",
+        ),
+    ],
+)
 def test_recorded_startup_logs(path, expect) -> None:  # noqa: ANN001
     cfg = extract_startup_config(path.read_text())
     for k, v in expect.items():
@@ -45,6 +84,7 @@ def test_lines_and_path_inputs_agree() -> None:
 
 def test_api_key_never_extracted() -> None:
     from pathlib import Path
+
     apikey = Path(STARTUP_031).parent.parent / "engine" / "0.32.0-tiny-qwen3-livelock-apikey"
     logs = sorted(apikey.glob("*.log"))
     if not logs:

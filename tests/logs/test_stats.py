@@ -1,4 +1,5 @@
 """The periodic stats line, read from recorded 0.31.0/0.32.0 lines (and their documented variants)."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,14 +23,20 @@ def test_recorded_bert_line_has_no_prefix_cache_field() -> None:
     assert (p.running, p.waiting, p.prefix_cache_hit_rate) == (0, 1, None)
 
 
-@pytest.mark.parametrize("line,engine,device", [
-    # vllm/v1/metrics/loggers.py: "GPU" when device_type == "cuda"; "{N} Engines Aggregated: " with DP
-    pytest.param(CPU_LINE.replace("CPU KV", "GPU KV"), "000", "GPU", id="gpu-kv-label"),
-    pytest.param(CPU_LINE.replace("Engine 000: ", "2 Engines Aggregated: "), "aggregated:2", "CPU", id="aggregated"),
-    pytest.param(CPU_LINE.replace(", Prefix cache hit rate: 0.0%", ""), "000", "CPU", id="no-optional"),
-    pytest.param(CPU_LINE.replace("Waiting: 0 reqs,", "Waiting: 0 reqs, Preemptions: 3,"), "000", "CPU",
-                 id="preemptions"),
-])
+@pytest.mark.parametrize(
+    "line,engine,device",
+    [
+        # vllm/v1/metrics/loggers.py: "GPU" when device_type == "cuda"; "{N} Engines Aggregated: " with DP
+        pytest.param(CPU_LINE.replace("CPU KV", "GPU KV"), "000", "GPU", id="gpu-kv-label"),
+        pytest.param(
+            CPU_LINE.replace("Engine 000: ", "2 Engines Aggregated: "), "aggregated:2", "CPU", id="aggregated"
+        ),
+        pytest.param(CPU_LINE.replace(", Prefix cache hit rate: 0.0%", ""), "000", "CPU", id="no-optional"),
+        pytest.param(
+            CPU_LINE.replace("Waiting: 0 reqs,", "Waiting: 0 reqs, Preemptions: 3,"), "000", "CPU", id="preemptions"
+        ),
+    ],
+)
 def test_documented_variants(line: str, engine: str, device: str) -> None:
     [p] = parse_stats(line)
     assert p.engine == engine and p.kv_device == device and p.running == 4

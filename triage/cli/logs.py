@@ -6,14 +6,16 @@ JSON (schema CLI_SCHEMA): {"schema", "run_id", "source", "status", "findings": [
 episodes: [...]}}. The file is streamed (bounded memory); only its head and tail are stored.
 Exit: 0 nothing reached --fail-on, 1 something did, 2 could not read the log.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
 from collections import deque
-from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator
+from datetime import datetime, UTC
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
 from triage.findings import reaches, worst
@@ -24,13 +26,20 @@ ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "erro
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("logs", help="post-mortem of a vLLM server log: stalls, errors, start-up config",
-                       description="Parse a vLLM server log (a file, or '-' for stdin): the periodic engine stats "
-                                   "lines, silences after a stalled line, known error texts, access lines and the "
-                                   "start-up configuration. Works when the server is gone.")
+    p = sub.add_parser(
+        "logs",
+        help="post-mortem of a vLLM server log: stalls, errors, start-up config",
+        description="Parse a vLLM server log (a file, or '-' for stdin): the periodic engine stats "
+        "lines, silences after a stalled line, known error texts, access lines and the "
+        "start-up configuration. Works when the server is gone.",
+    )
     p.add_argument("file", metavar="FILE|-", help="the log file, or '-' to read stdin")
-    p.add_argument("--stall-seconds", type=float, default=20.0,
-                   help="no-progress seconds on stats lines that confirm a stall (default 20 = two intervals)")
+    p.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=20.0,
+        help="no-progress seconds on stats lines that confirm a stall (default 20 = two intervals)",
+    )
     p.add_argument("--year", type=int, default=None, help="year of the log's MM-DD timestamps (default: this year)")
     p.add_argument("--no-save", action="store_true", help="do not store the analysis as a run in the database")
     add_db_arg(p)
@@ -68,7 +77,7 @@ class HeadTail:
 
 
 def _fmt_ts(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,13 +98,22 @@ def run(args: argparse.Namespace) -> int:
     run_id = None
     if not args.no_save:
         from triage.store import Store
-        run_id = save_analysis(Store(args.db), analysis, log_text=tee.text(),
-                               name="stdin" if args.file == "-" else args.file)
+
+        run_id = save_analysis(
+            Store(args.db), analysis, log_text=tee.text(), name="stdin" if args.file == "-" else args.file
+        )
     status = worst(f.status for f in analysis.findings).value
     if args.format == "json":
-        out = {"schema": CLI_SCHEMA, "run_id": run_id, "source": args.file, "status": status,
-               "findings": [f.to_dict() for f in analysis.findings], "config": analysis.config,
-               "config_provenance": analysis.config_provenance, "summary": analysis.summary}
+        out = {
+            "schema": CLI_SCHEMA,
+            "run_id": run_id,
+            "source": args.file,
+            "status": status,
+            "findings": [f.to_dict() for f in analysis.findings],
+            "config": analysis.config,
+            "config_provenance": analysis.config_provenance,
+            "summary": analysis.summary,
+        }
         json.dump(out, sys.stdout, indent=2, default=str)
         print()
     else:
@@ -105,8 +123,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> None:
     s = analysis.summary
-    print(f"log {source}: {s['lines']} lines, {_fmt_ts(s['first_ts'])} … {_fmt_ts(s['last_ts'])}"
-          + (f"  (run {run_id})" if run_id else ""))
+    print(
+        f"log {source}: {s['lines']} lines, {_fmt_ts(s['first_ts'])} … {_fmt_ts(s['last_ts'])}"
+        + (f"  (run {run_id})" if run_id else "")
+    )
     print(f"verdict: {status.upper()}")
     print()
     for f in analysis.findings:
@@ -127,9 +147,11 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
             print(f"  {k:24} {v}")
         print()
     st = s["stats"]
-    print(f"engine stats: {st['lines']} lines, engines {', '.join(st['engines']) or '-'}; "
-          f"max running {st['max_running']}, max waiting {st['max_waiting']}, "
-          f"max KV cache {_pct(st['max_kv_cache_usage_perc'])}, max prompt {st['max_prompt_throughput']} tokens/s")
+    print(
+        f"engine stats: {st['lines']} lines, engines {', '.join(st['engines']) or '-'}; "
+        f"max running {st['max_running']}, max waiting {st['max_waiting']}, "
+        f"max KV cache {_pct(st['max_kv_cache_usage_perc'])}, max prompt {st['max_prompt_throughput']} tokens/s"
+    )
     acc = s["access"]
     if acc["total"]:
         by = ", ".join(f"{k}: {v}" for k, v in sorted(acc["by_status"].items()))

@@ -7,6 +7,7 @@ engines: {label: {samples, max_running, …, last}}, alerts: [{engine, kind, sin
 cleared_at, running, waiting}]}, "events": [AlertEvent…]}.
 Exit: 0 no stall seen (or below --fail-on), 1 a stall alert was raised, 2 could not run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,17 +21,27 @@ from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("watch", help="sample /metrics live and alert when the engine stalls",
-                       description="Scrape a vLLM server's /metrics every --interval seconds, store the samples, "
-                                   "and apply the stall rule (running ≥ 1, waiting 0, no progress for "
-                                   "--stall-seconds) to real traffic.")
+    p = sub.add_parser(
+        "watch",
+        help="sample /metrics live and alert when the engine stalls",
+        description="Scrape a vLLM server's /metrics every --interval seconds, store the samples, "
+        "and apply the stall rule (running ≥ 1, waiting 0, no progress for "
+        "--stall-seconds) to real traffic.",
+    )
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between samples (default 1)")
     p.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: until Ctrl-C)")
-    p.add_argument("--stall-seconds", type=float, default=5.0, help="no-progress seconds that raise the alert (default 5)")
+    p.add_argument(
+        "--stall-seconds", type=float, default=5.0, help="no-progress seconds that raise the alert (default 5)"
+    )
     p.add_argument("--window", type=float, default=60.0, help="latency quantile window in seconds (default 60)")
-    p.add_argument("--retention", type=float, default=None, metavar="S",
-                   help="delete stored samples older than S seconds while watching (default: keep all)")
+    p.add_argument(
+        "--retention",
+        type=float,
+        default=None,
+        metavar="S",
+        help="delete stored samples older than S seconds while watching (default: keep all)",
+    )
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--quiet", action="store_true", help="print only alerts (text format)")
@@ -48,8 +59,10 @@ def _tick_line(t: WatchTick) -> str:
     rate = f"{s.prompt_throughput:.1f}" if s.prompt_throughput is not None else "-"
     kv = f"{s.kv_cache_usage_perc * 100:.1f}%" if s.kv_cache_usage_perc is not None else "-"
     state = f"  [{t.state.kind} since {hhmmss(t.state.since)}]" if t.state.kind and t.state.since else ""
-    return (f"{hhmmss(t.ts)}  engine {s.engine}: running={_n(s.num_requests_running)} waiting={_n(s.num_requests_waiting)} "
-            f"prompt_tokens/s={rate} kv={kv} prompt_tokens_total={_n(s.prompt_tokens_total)}{state}")
+    return (
+        f"{hhmmss(t.ts)}  engine {s.engine}: running={_n(s.num_requests_running)} waiting={_n(s.num_requests_waiting)} "
+        f"prompt_tokens/s={rate} kv={kv} prompt_tokens_total={_n(s.prompt_tokens_total)}{state}"
+    )
 
 
 def _n(v: float | None) -> str:
@@ -65,18 +78,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"watch: environment variable {args.api_key_env} is empty", file=sys.stderr)
         return 2
     from triage.store import Store
+
     try:
         store = Store(args.db)
     except Exception as e:  # a bad --db URL
         print(f"watch: cannot open the database: {e}", file=sys.stderr)
         return 2
     target = store.find_or_add_target(args.url.rstrip("/"))
-    run_rec = store.start_run(target.id, "watch", {"interval_s": args.interval, "stall_s": args.stall_seconds,
-                                                   "duration_s": args.duration, "window_s": args.window})
+    run_rec = store.start_run(
+        target.id,
+        "watch",
+        {
+            "interval_s": args.interval,
+            "stall_s": args.stall_seconds,
+            "duration_s": args.duration,
+            "window_s": args.window,
+        },
+    )
     assert run_rec.id is not None
-    watcher = Watcher(args.url, store, run_rec.id, interval=args.interval, stall_s=args.stall_seconds, api_key=api_key,
-                      target_id=target.id, window_s=args.window, retention_s=args.retention,
-                      verify_tls=not args.insecure)
+    watcher = Watcher(
+        args.url,
+        store,
+        run_rec.id,
+        interval=args.interval,
+        stall_s=args.stall_seconds,
+        api_key=api_key,
+        target_id=target.id,
+        window_s=args.window,
+        retention_s=args.retention,
+        verify_tls=not args.insecure,
+    )
     events: list[AlertEvent] = []
     text = args.format == "text"
 
@@ -89,8 +120,11 @@ def run(args: argparse.Namespace) -> int:
             print(_tick_line(t), flush=True)
 
     if text:
-        print(f"watching {args.url}/metrics every {args.interval:g}s, stall threshold {args.stall_seconds:g}s "
-              f"(run {run_rec.id})", flush=True)
+        print(
+            f"watching {args.url}/metrics every {args.interval:g}s, stall threshold {args.stall_seconds:g}s "
+            f"(run {run_rec.id})",
+            flush=True,
+        )
     try:
         summary = watcher.run(args.duration, on_tick=on_tick)
     except KeyboardInterrupt:
@@ -111,6 +145,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _dump(run_id: int, url: str, status: str, summary: dict[str, Any], events: list[AlertEvent]) -> None:
-    json.dump({"schema": CLI_SCHEMA, "run_id": run_id, "url": url, "status": status, "summary": summary,
-               "events": [e.to_dict() for e in events]}, sys.stdout, indent=2, default=str)
+    json.dump(
+        {
+            "schema": CLI_SCHEMA,
+            "run_id": run_id,
+            "url": url,
+            "status": status,
+            "summary": summary,
+            "events": [e.to_dict() for e in events],
+        },
+        sys.stdout,
+        indent=2,
+        default=str,
+    )
     print()

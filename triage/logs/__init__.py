@@ -1,4 +1,5 @@
 """Log post-mortem: stream a vLLM server log into stats series, stall episodes, findings and config."""
+
 from __future__ import annotations
 
 from triage.logs.analyze import LogAnalysis, StallEpisode, analyze_log
@@ -7,5 +8,15 @@ from triage.logs.persist import save_analysis, to_metric_samples
 from triage.logs.startup import extract_startup_config
 from triage.logs.stats import StatsPoint, parse_stats
 
-__all__ = ["LogAnalysis", "LogLine", "StallEpisode", "StatsPoint", "analyze_log", "extract_startup_config",
-           "iter_records", "parse_stats", "save_analysis", "to_metric_samples"]
+__all__ = [
+    "LogAnalysis",
+    "LogLine",
+    "StallEpisode",
+    "StatsPoint",
+    "analyze_log",
+    "extract_startup_config",
+    "iter_records",
+    "parse_stats",
+    "save_analysis",
+    "to_metric_samples",
+]

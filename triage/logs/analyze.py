@@ -9,6 +9,7 @@ DEBUG once two intervals in a row had zero throughput (vllm/v1/metrics/loggers.p
 and then nothing. A stall-shaped line followed by no further stats line (to the end of the
 log, or for a gap well beyond the stats interval) is therefore an episode too.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -57,12 +58,24 @@ class StallEpisode:
         return max(0.0, self.end_ts - self.start_ts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "engine": self.engine, "start_ts": self.start_ts, "start_line": self.start_line,
-                "last_stall_line": self.last_stall_line, "last_stall_ts": self.last_stall_ts,
-                "end_ts": self.end_ts, "end_line": self.end_line, "ended_by": self.ended_by,
-                "confirmed": self.confirmed, "silent": self.silent, "duration_s": self.duration_s,
-                "max_running": self.max_running, "max_waiting": self.max_waiting, "n_stats_lines": self.n_lines,
-                "lines": [{"line": n, "text": t} for n, t in self.lines]}
+        return {
+            "kind": self.kind,
+            "engine": self.engine,
+            "start_ts": self.start_ts,
+            "start_line": self.start_line,
+            "last_stall_line": self.last_stall_line,
+            "last_stall_ts": self.last_stall_ts,
+            "end_ts": self.end_ts,
+            "end_line": self.end_line,
+            "ended_by": self.ended_by,
+            "confirmed": self.confirmed,
+            "silent": self.silent,
+            "duration_s": self.duration_s,
+            "max_running": self.max_running,
+            "max_waiting": self.max_waiting,
+            "n_stats_lines": self.n_lines,
+            "lines": [{"line": n, "text": t} for n, t in self.lines],
+        }
 
 
 @dataclass
@@ -133,8 +146,14 @@ class _EngineTrack:
             self._close("progress" if p.made_progress else "shape-change", p.ts, p.lineno)
         if stalled_now:
             if self.open is None:
-                self.open = StallEpisode(kind=str(state.kind), engine=self.engine, start_ts=p.ts, start_line=p.lineno,
-                                         last_stall_line=p.lineno, last_stall_ts=p.ts)
+                self.open = StallEpisode(
+                    kind=str(state.kind),
+                    engine=self.engine,
+                    start_ts=p.ts,
+                    start_line=p.lineno,
+                    last_stall_line=p.lineno,
+                    last_stall_ts=p.ts,
+                )
             ep = self.open
             ep.last_stall_line, ep.last_stall_ts = p.lineno, p.ts
             ep.n_lines += 1
@@ -161,8 +180,9 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror")
 
 
-def analyze_log(source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | None = None,
-                max_samples: int = 20_000) -> LogAnalysis:
+def analyze_log(
+    source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | None = None, max_samples: int = 20_000
+) -> LogAnalysis:
     """Analyse a log (path, text, bytes, file object or iterable of lines) in one streaming pass."""
     from triage.logs.verdicts import build_findings  # verdicts import this module's types
 
@@ -218,16 +238,38 @@ def analyze_log(source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | 
     config = reader.config
     if kv_device and "device" not in config:
         dev = {"GPU": "cuda", "CPU": "cpu"}.get(kv_device, kv_device.lower())
-        reader.provenance["device"] = {"value": dev, "source": "log", "detail": f"{kv_device} KV cache usage in stats lines"}
+        reader.provenance["device"] = {
+            "value": dev,
+            "source": "log",
+            "detail": f"{kv_device} KV cache usage in stats lines",
+        }
         config = reader.config
     episodes = [ep for tr in tracks.values() for ep in tr.episodes]
     episodes.sort(key=lambda e: e.start_line)
     samples = sorted((p for s in series.values() for p in s.finish()), key=lambda p: p.lineno)
-    summary = _summary(n_lines, n_records, first_ts, last_ts, levels, tracks, series, samples, access,
-                       access_overflow, episodes, stall_s)
+    summary = _summary(
+        n_lines,
+        n_records,
+        first_ts,
+        last_ts,
+        levels,
+        tracks,
+        series,
+        samples,
+        access,
+        access_overflow,
+        episodes,
+        stall_s,
+    )
     findings = build_findings(config, episodes, errors, summary)
-    return LogAnalysis(findings=findings, config=config, samples=samples, summary=summary,
-                       config_provenance=reader.provenance, episodes=episodes)
+    return LogAnalysis(
+        findings=findings,
+        config=config,
+        samples=samples,
+        summary=summary,
+        config_provenance=reader.provenance,
+        episodes=episodes,
+    )
 
 
 def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
@@ -246,18 +288,30 @@ def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
                 return  # one kind per line: the first rule that matches owns it
 
 
-def _summary(n_lines: int, n_records: int, first_ts: Optional[float], last_ts: Optional[float],
-             levels: Counter[str], tracks: dict[str, _EngineTrack], series: dict[str, BoundedSeries],
-             samples: list[StatsPoint], access: Counter[tuple[str, str, str]], access_overflow: int,
-             episodes: list[StallEpisode], stall_s: float) -> dict[str, Any]:
+def _summary(
+    n_lines: int,
+    n_records: int,
+    first_ts: Optional[float],
+    last_ts: Optional[float],
+    levels: Counter[str],
+    tracks: dict[str, _EngineTrack],
+    series: dict[str, BoundedSeries],
+    samples: list[StatsPoint],
+    access: Counter[tuple[str, str, str]],
+    access_overflow: int,
+    episodes: list[StallEpisode],
+    stall_s: float,
+) -> dict[str, Any]:
     by_status: Counter[str] = Counter()
     for (_m, _p, st), n in access.items():
         by_status[st] += n
     top = [{"method": m, "path": p, "status": int(st), "count": n} for (m, p, st), n in access.most_common(15)]
     stats_lines = sum(t.n for t in tracks.values())
     return {
-        "lines": n_lines, "records": n_records,
-        "first_ts": first_ts, "last_ts": last_ts,
+        "lines": n_lines,
+        "records": n_records,
+        "first_ts": first_ts,
+        "last_ts": last_ts,
         "span_s": (last_ts - first_ts) if first_ts is not None and last_ts is not None else None,
         "levels": dict(levels),
         "stats": {
@@ -267,11 +321,15 @@ def _summary(n_lines: int, n_records: int, first_ts: Optional[float], last_ts: O
             "points_kept": len(samples),
             "max_running": max((p.running for p in samples), default=None),
             "max_waiting": max((p.waiting for p in samples), default=None),
-            "max_kv_cache_usage_perc": max((p.kv_cache_usage_perc for p in samples
-                                            if p.kv_cache_usage_perc is not None), default=None),
+            "max_kv_cache_usage_perc": max(
+                (p.kv_cache_usage_perc for p in samples if p.kv_cache_usage_perc is not None), default=None
+            ),
             "max_prompt_throughput": max((p.prompt_throughput for p in samples), default=None),
-            "mean_prompt_throughput": (sum(p.prompt_throughput * p.merged for p in samples) /
-                                       max(1, sum(p.merged for p in samples))) if samples else None,
+            "mean_prompt_throughput": (
+                sum(p.prompt_throughput * p.merged for p in samples) / max(1, sum(p.merged for p in samples))
+            )
+            if samples
+            else None,
             "last": _point_dict(samples[-1]) if samples else None,
         },
         "access": {"total": sum(access.values()) + access_overflow, "by_status": dict(by_status), "top": top},
@@ -282,6 +340,13 @@ def _summary(n_lines: int, n_records: int, first_ts: Optional[float], last_ts: O
 
 
 def _point_dict(p: StatsPoint) -> dict[str, Any]:
-    return {"line": p.lineno, "ts": p.ts, "engine": p.engine, "prompt_throughput": p.prompt_throughput,
-            "generation_throughput": p.generation_throughput, "running": p.running, "waiting": p.waiting,
-            "kv_cache_usage_perc": p.kv_cache_usage_perc}
+    return {
+        "line": p.lineno,
+        "ts": p.ts,
+        "engine": p.engine,
+        "prompt_throughput": p.prompt_throughput,
+        "generation_throughput": p.generation_throughput,
+        "running": p.running,
+        "waiting": p.waiting,
+        "kv_cache_usage_perc": p.kv_cache_usage_perc,
+    }

@@ -6,14 +6,16 @@ multi-megabyte line cannot blow memory). vLLM's own timestamps carry no year and
 are read as UTC in ``year`` (default: the current year, or the previous one when that would put
 them in the future), with a roll-over when the month goes backwards (31 Dec → 1 Jan).
 """
+
 from __future__ import annotations
 
 import io
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import IO, Iterable, Iterator, Optional, Union
+from typing import IO, Optional, Union
+from collections.abc import Iterable, Iterator
 
 from triage.vllm import logformats as lf
 
@@ -84,7 +86,7 @@ class Clock:
     def vllm(self, md: str, hms: str) -> Optional[float]:
         month, day = int(md[:2]), int(md[3:5])
         if self.year is None:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             self.year = now.year if (month, day) <= (now.month, now.day + 1) else now.year - 1
         if self._last_month is not None and month < self._last_month:
             self.year += 1
@@ -94,7 +96,7 @@ class Clock:
         ts = self._cache.get(key)
         if ts is None:
             try:
-                dt = datetime(self.year, month, day, int(hms[:2]), int(hms[3:5]), int(hms[6:8]), tzinfo=timezone.utc)
+                dt = datetime(self.year, month, day, int(hms[:2]), int(hms[3:5]), int(hms[6:8]), tzinfo=UTC)
             except ValueError:
                 return None
             ts = dt.timestamp()
@@ -113,7 +115,7 @@ class Clock:
             tz = tz if ":" in tz else tz[:3] + ":" + tz[3:]
             dt = datetime.fromisoformat(f"{date}T{time}{tz}")
         else:
-            dt = dt.replace(tzinfo=timezone.utc)
+            dt = dt.replace(tzinfo=UTC)
         ts = dt.timestamp()
         if frac:
             ts += float("0." + frac[:6])
@@ -130,7 +132,7 @@ def frame(raw: str, lineno: int, clock: Clock) -> list[LogLine]:
     m = lf.ISO_PREFIX_RE.match(body)
     if m:
         iso_ts = clock.iso(m["date"], m["time"], m["frac"], m["tz"])
-        body = body[m.end():]
+        body = body[m.end() :]
     parts = lf.EMBEDDED_RECORD_RE.split(body) if body.count(" pid=") > 1 else [body]
     out = []
     for part in parts:
@@ -143,7 +145,7 @@ def _record(body: str, raw: str, lineno: int, clock: Clock, iso_ts: Optional[flo
     m = lf.PROC_PREFIX_RE.match(body)
     if m:
         process, pid = m["proc"], int(m["pid"])
-        body = body[m.end():]
+        body = body[m.end() :]
     r = lf.VLLM_RECORD_RE.match(body)
     if r:
         ts = clock.vllm(r["md"], r["hms"])

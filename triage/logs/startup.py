@@ -7,20 +7,35 @@ with max_num_batched_tokens=N.`, `Resolved pooling config`, `… KV cache size: 
 last `Disabling chunked prefill for model without KVCache`, which overrides chunked prefill to
 False whatever was asked (encoder-only models, seen on 0.32.0 BERT).
 """
+
 from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 from triage.logs.lines import LogLine, LogSource, iter_records
 from triage.vllm import logformats as lf
 
 # non-default-args keys that are canonical config keys as they are
-_ARG_KEYS = ("model", "served_model_name", "runner", "convert", "max_model_len", "max_num_batched_tokens",
-             "max_num_seqs", "enable_chunked_prefill", "enable_prefix_caching", "dtype",
-             "gpu_memory_utilization", "kv_cache_memory_bytes", "tensor_parallel_size",
-             "data_parallel_size", "hf_overrides")
+_ARG_KEYS = (
+    "model",
+    "served_model_name",
+    "runner",
+    "convert",
+    "max_model_len",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "enable_chunked_prefill",
+    "enable_prefix_caching",
+    "dtype",
+    "gpu_memory_utilization",
+    "kv_cache_memory_bytes",
+    "tensor_parallel_size",
+    "data_parallel_size",
+    "hf_overrides",
+)
 _SECRET_ARG = re.compile(r"(?i)api[_-]?key|(?:^|_)token$|secret|password")
 
 
@@ -142,24 +157,42 @@ class StartupConfigReader:
         dtype = _config_value(cfg, "dtype")
         self._set("dtype", dtype.replace("torch.", "") if dtype else None, line, what + " dtype")
         self._set("max_model_len", _int(_config_value(cfg, "max_seq_len")), line, what + " max_seq_len")
-        self._set("tensor_parallel_size", _int(_config_value(cfg, "tensor_parallel_size")), line, what + " tensor_parallel_size")
-        self._set("data_parallel_size", _int(_config_value(cfg, "data_parallel_size")), line, what + " data_parallel_size")
+        self._set(
+            "tensor_parallel_size",
+            _int(_config_value(cfg, "tensor_parallel_size")),
+            line,
+            what + " tensor_parallel_size",
+        )
+        self._set(
+            "data_parallel_size", _int(_config_value(cfg, "data_parallel_size")), line, what + " data_parallel_size"
+        )
         dev = _config_value(cfg, "device_config")
         if dev:
             dev = dev.strip().lower()
-            self._set("device", dev if dev in ("cpu", "cuda", "rocm", "xpu", "tpu") else dev, line, what + " device_config")
-        self._set("enable_prefix_caching", _bool(_config_value(cfg, "enable_prefix_caching")), line,
-                  what + " enable_prefix_caching")
+            self._set(
+                "device", dev if dev in ("cpu", "cuda", "rocm", "xpu", "tpu") else dev, line, what + " device_config"
+            )
+        self._set(
+            "enable_prefix_caching",
+            _bool(_config_value(cfg, "enable_prefix_caching")),
+            line,
+            what + " enable_prefix_caching",
+        )
         if not self._chunked_disabled:
-            self._set("enable_chunked_prefill", _bool(_config_value(cfg, "enable_chunked_prefill")), line,
-                      what + " enable_chunked_prefill")
+            self._set(
+                "enable_chunked_prefill",
+                _bool(_config_value(cfg, "enable_chunked_prefill")),
+                line,
+                what + " enable_chunked_prefill",
+            )
         pm = lf.POOLER_TYPE_RE.search(cfg)
         if pm:
             self._set("pooling_type", pm["t"], line, what + " pooler_config")
 
 
-def extract_startup_config(text_or_lines: LogSource | Iterable[LogLine], *,
-                           with_provenance: bool = False) -> dict[str, Any]:
+def extract_startup_config(
+    text_or_lines: LogSource | Iterable[LogLine], *, with_provenance: bool = False
+) -> dict[str, Any]:
     """Canonical config keys read from a start-up log (text, path, file or lines).
 
     Plain ``{key: value}`` by default; ``with_provenance=True`` gives

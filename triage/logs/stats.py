@@ -1,8 +1,10 @@
 """The periodic `Engine NNN:` stats line as a value, and the bounded series built from many."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 from triage.stall import StallSample
 from triage.vllm import logformats as lf
@@ -39,7 +41,7 @@ def parse_stats(msg: str, lineno: int = 0, ts: Optional[float] = None) -> Iterat
     if "throughput" not in msg:
         return
     for m in lf.STATS_RE.finditer(msg):
-        tail = msg[m.end(): m.end() + 400]
+        tail = msg[m.end() : m.end() + 400]
         nxt = tail.find("Avg prompt throughput")
         if nxt >= 0:
             tail = tail[:nxt]
@@ -54,9 +56,13 @@ def parse_stats(msg: str, lineno: int = 0, ts: Optional[float] = None) -> Iterat
         else:
             engine = ""
         yield StatsPoint(
-            lineno=lineno, ts=ts, engine=engine,
-            prompt_throughput=float(m["prompt"]), generation_throughput=float(m["gen"]),
-            running=int(m["running"]), waiting=int(m["waiting"]),
+            lineno=lineno,
+            ts=ts,
+            engine=engine,
+            prompt_throughput=float(m["prompt"]),
+            generation_throughput=float(m["gen"]),
+            running=int(m["running"]),
+            waiting=int(m["waiting"]),
             kv_cache_usage_perc=float(kv["pct"]) / 100 if kv else None,
             kv_device=kv["device"] if kv else None,
             preemptions=int(pre.group(1)) if pre else None,
@@ -73,13 +79,18 @@ def _merge(a: StatsPoint, b: StatsPoint) -> StatsPoint:
         return y if x is None else x if y is None else max(x, y)
 
     return replace(
-        a, running=max(a.running, b.running), waiting=max(a.waiting, b.waiting),
+        a,
+        running=max(a.running, b.running),
+        waiting=max(a.waiting, b.waiting),
         prompt_throughput=(a.prompt_throughput * a.merged + b.prompt_throughput * b.merged) / n,
         generation_throughput=(a.generation_throughput * a.merged + b.generation_throughput * b.merged) / n,
         kv_cache_usage_perc=mx(a.kv_cache_usage_perc, b.kv_cache_usage_perc),
         preemptions=b.preemptions if b.preemptions is not None else a.preemptions,
-        prefix_cache_hit_rate=b.prefix_cache_hit_rate if b.prefix_cache_hit_rate is not None else a.prefix_cache_hit_rate,
-        merged=n)
+        prefix_cache_hit_rate=b.prefix_cache_hit_rate
+        if b.prefix_cache_hit_rate is not None
+        else a.prefix_cache_hit_rate,
+        merged=n,
+    )
 
 
 class BoundedSeries:

