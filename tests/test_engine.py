@@ -98,3 +98,19 @@ def test_api_key_never_reaches_the_database(store: Store, tmp_path: Path) -> Non
 def test_no_evidence_is_an_error_finding(store: Store) -> None:
     res = run_checklist(TargetSpec(), store)
     assert verdict(res.findings, "evidence").status == Status.ERROR
+
+
+LOG_031_DEFAULTS = (replay.ENGINE / "0.31.0-tiny-qwen3-defaults" / "startup.log").read_text()
+
+
+@pytest.mark.parametrize("truncate,status", [
+    pytest.param(4096, Status.FAIL, id="4096-hangs"),
+    pytest.param(-1, Status.FAIL, id="minus-one-hangs"),
+    pytest.param(4095, Status.PASS, id="4095-does-not"),
+])
+def test_031_defaults_log_uses_the_cpu_budget_rule(store: Store, truncate: int, status: Status) -> None:
+    res = run_checklist(TargetSpec(log_text=LOG_031_DEFAULTS, truncate_prompt_tokens=truncate), store)
+    v = verdict(res.findings)
+    assert v.status == status
+    budget = v.evidence["preconditions"]["max_num_batched_tokens"]
+    assert budget["value"] == 2048 and budget["source"] == "default-rule" and "CPU" in budget["detail"]
