@@ -9,19 +9,26 @@ from triage.findings import Finding
 from ui.components.verdict import label, status_str
 
 
-def evidence_rows(evidence: dict[str, Any]) -> list[dict[str, str]]:
-    """Flatten evidence into (what, value, source) rows; provenance dicts keep their source."""
-    rows = []
+def evidence_rows(evidence: dict[str, Any], prefix: str = "", depth: int = 0) -> list[dict[str, str]]:
+    """Flatten evidence into (what, value, source) rows; provenance dicts keep their source.
+
+    A dict of provenance dicts (e.g. a check's ``preconditions``) becomes one row per key, so every
+    value shows where it came from instead of one unreadable cell.
+    """
+    rows: list[dict[str, str]] = []
     for k, v in evidence.items():
         if k == "question":
             continue
-        if isinstance(v, dict) and "value" in v:
+        what = f"{prefix}{k}"
+        if isinstance(v, dict) and "value" in v and ("source" in v or "detail" in v):
             src = str(v.get("source") or "")
             if v.get("detail"):
                 src = f"{src}: {v['detail']}" if src else str(v["detail"])
-            rows.append({"what": str(k), "value": _short(v.get("value")), "source": src})
+            rows.append({"what": what, "value": _short(v.get("value")), "source": src})
+        elif isinstance(v, dict) and v and depth < 2 and any(isinstance(x, dict) for x in v.values()):
+            rows.extend(evidence_rows(v, f"{what}.", depth + 1))
         else:
-            rows.append({"what": str(k), "value": _short(v), "source": ""})
+            rows.append({"what": what, "value": _short(v), "source": ""})
     return rows
 
 

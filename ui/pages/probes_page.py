@@ -44,7 +44,8 @@ if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
             row["message"] = ev.message
         table.dataframe(list(rows.values()), hide_index=True, width="stretch")
 
-    with st.spinner(f"Running {', '.join(chosen)}… (a hung probe is aborted after {deadline_s:.0f} s)"):
+    with st.spinner(f"Running {', '.join(chosen)}… (a stalled probe is aborted after {stall_s:.0f} s without "
+                    f"progress, any probe after {deadline_s:.0f} s)"):
         try:
             res = svc.run_probes(target, chosen, allow_hang=bool(can_hang) and confirmed, stall_s=float(stall_s),
                                  deadline_s=float(deadline_s), on_event=on_event)
@@ -54,6 +55,7 @@ if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
         except services.ServiceError as e:
             st.session_state["probes.result"] = None
             st.error(str(e))
+    table.empty()  # the live progress gives way to the results below
 
 res = st.session_state.get("probes.result")
 if res is None:
@@ -68,8 +70,13 @@ verdict.banner(verdict.worst_status(statuses),
 st.dataframe([{"probe": p.probe, "verdict": verdict.plain(p.status), "outcome": p.outcome,
                "http": p.http_status, "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s}
               for p in res.probes], hide_index=True, width="stretch")
-for f in res.findings:
+not_pass = [f for f in res.findings if verdict.status_str(f.status) != "pass"]
+passing = [f for f in res.findings if verdict.status_str(f.status) == "pass"]
+for f in not_pass:
     finding_card.show(f)
+if passing:
+    with st.expander(f"{verdict.label('pass')} {len(passing)} passing findings"):
+        st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
 st.subheader("Evidence per probe")
 for p in res.probes:
     with st.expander(f"{p.probe} — {p.outcome}"):
