@@ -46,6 +46,8 @@ def register(sub: Any) -> None:
     p.add_argument("--log-file", metavar="F", help="the server's start-up log ('-' = stdin)")
     p.add_argument("--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of "
                                                          "this machine)")
+    p.add_argument("--local-gpu", action="store_true",
+                   help="read this machine's GPUs (NVML/amdsmi) as the server's; automatic for a loopback --url")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
     p.add_argument("--no-embed", action="store_true", help="do not send the one 2-token /v1/embeddings request")
@@ -93,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
     spec = TargetSpec(url=args.url, model=args.model, truncate_prompt_tokens=args.truncate, cmdline=cmdline,
                       log_text=log_text, api_key=api_key, verify_tls=not args.insecure, timeout_s=args.timeout,
-                      nvml_recorded=nvml_rec, embed_probe=not args.no_embed)
+                      nvml_recorded=nvml_rec, embed_probe=not args.no_embed,
+                      local_gpu=True if args.local_gpu else None)
     from triage.store import Store
 
     try:
