@@ -21,6 +21,7 @@ from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, save_analysis
 from triage.logs.persist import CAPTURE_MAX_CHARS
+from triage.redact import redact_obj, redact_text
 
 ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
 
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             "config_provenance": analysis.config_provenance,
             "summary": analysis.summary,
         }
-        json.dump(out, sys.stdout, indent=2, default=str)
+        json.dump(redact_obj(out), sys.stdout, indent=2, default=str)
         print()
     else:
         _print_text(analysis, args.file, run_id, status)
@@ -133,7 +134,7 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
         st = f.status.value if hasattr(f.status, "value") else str(f.status)
         print(f"[{ICON.get(st, st)}] {f.check}: {f.title}")
         for ln in (f.evidence.get("lines") or [])[:3]:
-            print(f"         line {ln['line']}: {ln['text'][:160]}")
+            print(f"         line {ln['line']}: {redact_text(ln['text'][:160])}")
         if f.fix and st in ("warn", "fail"):
             print(f"         fix: {f.fix}")
         if f.refs and st in ("warn", "fail"):

@@ -150,6 +150,11 @@ def _record(body: str, raw: str, lineno: int, clock: Clock, iso_ts: Optional[flo
     if r:
         ts = clock.vllm(r["md"], r["hms"])
         return LogLine(lineno, raw, r["msg"], ts if ts is not None else iso_ts, r["level"], process, pid)
+    if len(body) > 24 and ("INFO " in body or "WARNING " in body or "ERROR " in body or "DEBUG " in body):
+        r = lf.VLLM_RECORD_ANYWHERE_RE.search(body)
+        if r:
+            ts = clock.vllm(r["md"], r["hms"])
+            return LogLine(lineno, raw, r["msg"], ts if ts is not None else iso_ts, r["level"], process, pid)
     r2 = lf.LEVEL_ONLY_RE.match(body)
     if r2:
         return LogLine(lineno, raw, r2["msg"], iso_ts, r2["level"], process, pid)
