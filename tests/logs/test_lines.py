@@ -32,7 +32,7 @@ def test_vllm_record_header() -> None:
         pytest.param("\x1b[32m" + STATS.replace("INFO", "INFO\x1b[0m", 1), id="ansi-colour"),
         pytest.param("2026-11-29T21:09:07.123456789Z " + STATS, id="docker-timestamps"),
         pytest.param(STATS + "\r\n", id="crlf"),
-    pytest.param("Nov 29 21:09:07 gpu-node-1 vllm[5804]: " + STATS.split(") ", 1)[1], id="syslog-journald"),
+        pytest.param("Nov 29 21:09:07 gpu-node-1 vllm[5804]: " + STATS.split(") ", 1)[1], id="syslog-journald"),
     ],
 )
 def test_wrapped_lines_keep_message_and_time(wrapped: str) -> None:

@@ -30,7 +30,8 @@ VLLM_RECORD_RE = re.compile(
 # The same header behind a syslog/journald prefix (`Nov 29 21:00:25 host vllm[12]: INFO 11-29 …`).
 VLLM_RECORD_ANYWHERE_RE = re.compile(
     r"(?<![\w-])(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(?P<md>\d{2}-\d{2})\s+"
-    r"(?P<hms>\d{2}:\d{2}:\d{2})(?:[.,]\d+)?\s+\[?(?P<src>[\w./\-]+?)(?::(?P<lineno>\d+))?\]\s?(?P<msg>.*)$")
+    r"(?P<hms>\d{2}:\d{2}:\d{2})(?:[.,]\d+)?\s+\[?(?P<src>[\w./\-]+?)(?::(?P<lineno>\d+))?\]\s?(?P<msg>.*)$"
+)
 # A record without the date (some deployments override VLLM_LOGGING_CONFIG_PATH).
 LEVEL_ONLY_RE = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL):?\s+(?P<msg>.*)$")
 # Where a second record starts inside one physical line (interleaved process output).
