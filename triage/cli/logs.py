@@ -105,16 +105,7 @@ def run(args: argparse.Namespace) -> int:
         )
     status = worst(f.status for f in analysis.findings).value
     if args.format == "json":
-        out = {
-            "schema": CLI_SCHEMA,
-            "run_id": run_id,
-            "source": args.file,
-            "status": status,
-            "findings": [f.to_dict() for f in analysis.findings],
-            "config": analysis.config,
-            "config_provenance": analysis.config_provenance,
-            "summary": analysis.summary,
-        }
+        out = {"schema": CLI_SCHEMA, "run_id": run_id, "source": args.file, "status": status, **analysis.to_dict()}
         json.dump(redact_obj(out), sys.stdout, indent=2, default=str)
         print()
     else:

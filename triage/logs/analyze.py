@@ -98,6 +98,15 @@ class LogAnalysis:
     config_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     episodes: list[StallEpisode] = field(default_factory=list)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (what `python -m triage logs --format json` prints, less schema/run_id)."""
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "config": self.config,
+            "config_provenance": self.config_provenance,
+            "summary": self.summary,
+        }
+
 
 class _EngineTrack:
     """Per-engine stall tracking: the shared detector plus the silence rule."""
