@@ -27,3 +27,15 @@ def test_no_gpu_is_a_value_not_a_crash() -> None:
         pytest.skip("this machine has a GPU")
     assert res.unavailable.startswith("no GPU visible")
     assert not res.facts
+
+
+READ_NVML = H200.with_name("h200-read_nvml.json")
+
+
+@pytest.mark.skipif(not READ_NVML.exists(), reason="no engine recording from the H200")
+def test_engine_reader_output_from_the_real_h200_replays() -> None:
+    raw = json.loads(READ_NVML.read_text())
+    assert raw["backend"] == "cuda" and raw["gpus"][0]["name"] == "NVIDIA H200"
+    res = nvml.collect(raw)
+    assert res.facts["gpu_memory_total_bytes"].value == 150754820096
+    assert res.facts["cuda_version"].value == "13.0"
