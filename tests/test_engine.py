@@ -114,3 +114,17 @@ def test_031_defaults_log_uses_the_cpu_budget_rule(store: Store, truncate: int, 
     assert v.status == status
     budget = v.evidence["preconditions"]["max_num_batched_tokens"]
     assert budget["value"] == 2048 and budget["source"] == "default-rule" and "CPU" in budget["detail"]
+
+
+def test_a_crashing_check_becomes_an_error_finding(store: Store, monkeypatch) -> None:
+    import checks
+
+    def boom(cfg):
+        raise RuntimeError("bug in a check")
+
+    real = checks.registry
+    monkeypatch.setattr(checks, "registry", lambda: [checks.Check("boom", "a broken check", boom), *real()])
+    res = run_checklist(TargetSpec(log_text=LOG_031, truncate_prompt_tokens=256), store)
+    f = verdict(res.findings, "boom")
+    assert f.status == Status.ERROR and "bug in a check" in f.title
+    assert verdict(res.findings).status == Status.FAIL  # the others still ran

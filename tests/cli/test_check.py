@@ -289,3 +289,12 @@ def test_offline_qwen3_4b_on_recorded_h200(capsys, tmp_path: Path, db: str) -> N
     assert "32767" in v["fix"]
     assert f["gpu-memory"]["status"] == "pass"
     assert f["backend"]["status"] == "pass" and "580.159.04" in f["backend"]["title"]
+
+
+def test_log_from_stdin(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "triage", "check", "--log-file", "-", "--truncate", "256",
+                        "--format", "json", "--db", str(tmp_path / "x.db")], input=LOG_031.read_text(),
+                       capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert by_check(doc)["pooling-livelock-risk"]["status"] == "fail"
