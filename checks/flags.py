@@ -34,6 +34,12 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     elif runner == "pooling" and enc is False and convert in ("none",):
         out.append(Finding("flags-runner", Status.WARN, "--convert none on a causal LM served for pooling",
                            ev(cfg, "runner", "convert"), "Use --convert embed."))
+    if cfg.get("trust_remote_code") is True and "qwen3" in str(cfg.get("model") or "").lower():
+        out.append(Finding("flags-trust-remote-code", Status.WARN,
+                           "--trust-remote-code is not needed for Qwen3 embedding models",
+                           ev(cfg, "trust_remote_code", "model"),
+                           "Drop it: Qwen3-Embedding is Qwen3ForCausalLM, registered natively in vLLM (served with "
+                           "--runner pooling --convert embed); the flag only lets the hub run code on the host."))
     budget = cfg.get("max_num_batched_tokens")
     total = cfg.get("gpu_memory_total_bytes")
     if isinstance(budget, int) and budget >= 24576 and cfg.get("device") != "cpu" and \

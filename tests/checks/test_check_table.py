@@ -79,3 +79,8 @@ def test_h200_tier_in_gpu_memory_evidence() -> None:
 ])
 def test_flags(config: dict, ids: list[str]) -> None:
     assert [f.check for f in flags.check(C(**config))] == ids
+
+
+def test_trust_remote_code_myth() -> None:
+    out = flags.check(C(trust_remote_code=True, model="Qwen/Qwen3-Embedding-4B"))
+    assert [f.check for f in out] == ["flags-trust-remote-code"]

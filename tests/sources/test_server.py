@@ -188,3 +188,10 @@ def test_redirect_is_named() -> None:
     res = server.collect(VllmClient("http://vllm.test:8000", transport=httpx.MockTransport(handler)))
     f = _by_check(res)["server-is-vllm"]
     assert f.status == Status.FAIL and "https://vllm.test/v1/models" in f.title
+
+
+def test_model_not_served_is_a_finding() -> None:
+    client = VllmClient("http://vllm.test:8000", transport=replay.transport("0.32.0-tiny-qwen3-livelock"))
+    res = server.collect(client, model="Qwen/Qwen3-Embedding-4B")
+    f = _by_check(res)["server-model"]
+    assert f.status == Status.FAIL and "/root/.cache/vllm-triage/lab/models/tiny-qwen3" in f.evidence["served"]
