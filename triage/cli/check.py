@@ -117,7 +117,11 @@ def run(args: argparse.Namespace) -> int:
         elif ev.kind == "source":
             print(f"-- {ev.source}: {ev.message}")
 
-    result = run_checklist(spec, store, on_event=progress)
+    try:
+        result = run_checklist(spec, store, on_event=progress)
+    except Exception as e:  # the database went away mid-run: what was committed stays, the run could not finish
+        print(f"check: could not finish the run: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
     target = {"url": args.url, "model": args.model, "truncate_prompt_tokens": args.truncate,
               "api_key_given": bool(api_key), "cmdline_given": bool(cmdline), "log_given": bool(log_text)}
     code = 1 if any(reaches(f.status, args.fail_on) for f in result.findings) else 0
