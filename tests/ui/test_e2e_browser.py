@@ -207,5 +207,5 @@ def test_pass_on_0320(page, server_032_livelock):  # type: ignore[no-untyped-def
     walk_checklist(pg, "032")
     expect(pg.get_by_role("heading", name=re.compile(r"^7\. max_model_len vs truncate_prompt_tokens — .*PASS"))
            ).to_be_visible()
-    expect(pg.get_by_text("carries the fix for vllm#55427").first).to_be_visible()
+    expect(pg.locator("summary").filter(has_text="carries the fix for vllm#55427").first).to_be_visible()
     shot(pg, "032-2-checklist")
