@@ -141,7 +141,9 @@ def check(cfg: EffectiveConfig) -> Finding:
                     f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, budget {budget} < {mml}: any "
                     f"input of {mml}+ tokens hangs forever", fixes(cfg),
                     "The prompt is admitted as a partial chunk, reaches max_model_len - 1 computed tokens and is "
-                    "then given 0 tokens every step: running 1, waiting 0, /health 200, GPU idle.")
+                    "then given 0 tokens every step: running 1, waiting 0, /health 200, GPU idle."
+                    + (" With prefix caching on, a repeated identical prompt can hit the cache and not hang, so "
+                       "an occasional success proves nothing." if cfg.get("enable_prefix_caching") else ""))
     if budget == mml:
         return done(Status.WARN, f"Livelock risk (vllm#55427), timing-dependent: budget {budget} = max_model_len "
                     f"{mml}; a long input queued behind a short one hangs", fixes(cfg),
