@@ -86,18 +86,52 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
         "probes": [{"id": p.id, "probe": p.probe, "outcome": p.outcome, "started_at": iso(p.started_at),
                     "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s,
                     "http_status": p.http_status, "detail": _loads(p.detail_json, {})} for p in record.probes],
-        "samples": [{**{k: getattr(s, k) for k in SAMPLE_FIELDS}, "extra": _loads(s.extra_json, {})}
-                    for s in record.samples],
         "captures": [{"id": c.id, "kind": c.kind, "name": c.name, "created_at": iso(c.created_at),
                       "content": c.content} for c in record.captures],
     }
-    return redact_obj(doc, tuple(s for s in secrets if s))
+    secrets = tuple(s for s in secrets if s)
+    doc = redact_obj(doc, secrets)
+    doc["samples"] = _samples(record.samples, secrets)
+    return doc
+
+
+def _samples(samples: Iterable[MetricSample], secrets: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Samples are numbers plus two labels and an extra dict: redact only the strings, once per
+    distinct label (a day of 1 s samples is 86,400 rows; redact_obj on each costs seconds)."""
+    labels: dict[str, str] = {}
+
+    def label(v: Any) -> Any:
+        if not isinstance(v, str):
+            return v
+        if v not in labels:
+            labels[v] = redact_text(v, secrets)
+        return labels[v]
+
+    out = []
+    for s in samples:
+        row = {k: getattr(s, k) for k in SAMPLE_FIELDS}
+        row["engine"], row["source"] = label(row["engine"]), label(row["source"])
+        extra = s.extra_json
+        row["extra"] = redact_obj(_loads(extra, {}), secrets) if extra and extra != "{}" else {}
+        out.append(row)
+    return out
 
 
 def dumps(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
-    """Stable, pretty JSON; a last pass of the exact secrets over the text catches any escape form."""
-    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-    return redact_text(text, tuple(s for s in secrets if s)).encode("utf-8") + b"\n"
+    """Stable, pretty JSON, one line per metric sample (a long watch run stays a readable size);
+    a last pass of the exact secrets over the text catches any escape form."""
+    samples = doc.get("samples") or []
+    text = json.dumps({**doc, "samples": []}, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    if samples:
+        enc = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
+        rows = ",\n    ".join(map(enc.encode, samples))
+        for end in (",", ""):  # "samples" is followed by "schema", unless a caller's document ends there
+            key = f'\n  "samples": []{end}\n'
+            if key in text:
+                text = text.replace(key, f'\n  "samples": [\n    {rows}\n  ]{end}\n', 1)
+                break
+    secrets = tuple(s for s in secrets if s)
+    return (redact_text(text, secrets) if secrets else text).encode("utf-8") + b"\n"
 
 
 def render(record: RunRecord, secrets: Iterable[str] = ()) -> bytes:
