@@ -467,6 +467,15 @@ class Services:
     def export_formats(self) -> tuple[ExportFormat, ...]:
         return EXPORT_FORMATS
 
+    def export_name(self, run_id: int, fmt: str) -> tuple[str, str]:
+        """(file name, MIME type) of a run's export, without rendering it."""
+        f = next((x for x in EXPORT_FORMATS if x.id == fmt), ExportFormat(fmt, fmt, "application/octet-stream", fmt))
+        try:
+            exp = importlib.import_module("triage.export")
+            return exp.default_filename(run_id, fmt), exp.MEDIA_TYPES.get(fmt, f.mime)
+        except Exception:  # noqa: BLE001 - a name is still needed while the exporter is missing
+            return f"triage-run-{run_id}.{f.ext}", f.mime
+
     @_guard("Export")
     def export(self, run_id: int, fmt: str, secrets: tuple[str, ...] = ()) -> tuple[bytes, str, str]:
         """The run rendered by the report engine: (bytes, file name, MIME type)."""
@@ -477,8 +486,7 @@ class Services:
         data = exp.render(rec, fmt, secrets=tuple(x for x in secrets if x))
         if isinstance(data, str):
             data = data.encode()
-        name = exp.default_filename(run_id, fmt) if hasattr(exp, "default_filename") else f"triage-run-{run_id}.{fmt}"
-        mime = getattr(exp, "MEDIA_TYPES", {}).get(fmt, "application/octet-stream")
+        name, mime = self.export_name(run_id, fmt)
         return bytes(data), name, mime
 
 

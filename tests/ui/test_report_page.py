@@ -1,7 +1,7 @@
 """Report page: the open run as downloads in every format; the session's API key is passed as a secret."""
 from __future__ import annotations
 
-from ui.components import session
+from ui.components import report_file, session
 from ui.values import TargetForm
 from ui_apptest import no_exception, page
 from ui_fakes import URL, FakeServices
@@ -14,10 +14,20 @@ def test_downloads_for_open_run(use_services):
     at.session_state[session.TARGET_KEY] = TargetForm(URL, api_key="sk-secret-123")
     at.run()
     no_exception(at)
-    exports = [c[1] for c in fake.calls if c[0] == "export"]
-    assert [e[1] for e in exports] == ["md", "html", "json", "bundle"]
-    assert all(e[0] == 3 and e[2] == ("sk-secret-123",) for e in exports)
-    assert any("triage-run-3.zip" in c.value for c in at.caption)
+    assert not [c for c in fake.calls if c[0] == "export"], "files are rendered on click, not on every rerun"
+    assert [c.value for c in at.caption if c.value.startswith("triage-run-3")] == [
+        "triage-run-3.md", "triage-run-3.html", "triage-run-3.json", "triage-run-3.zip"]
+
+
+def test_deferred_file_carries_the_export_and_the_secret():
+    fake = FakeServices()
+    assert report_file.maker(fake, 3, "md", "sk-secret-123")() == b"run 3 as md"
+    assert fake.calls[-1] == ("export", (3, "md", ("sk-secret-123",)))
+
+
+def test_deferred_file_failure_is_readable():
+    fake = FakeServices(error="boom")
+    assert report_file.maker(fake, 3, "html", None)().startswith(b"Export of run 3 as html failed: boom")
 
 
 def test_no_run_yet(use_services):

@@ -167,7 +167,13 @@ class FakeServices:
     def export_formats(self) -> tuple[Any, ...]:
         return EXPORT_FORMATS
 
+    def export_name(self, run_id: int, fmt: str) -> tuple[str, str]:
+        f = next(x for x in EXPORT_FORMATS if x.id == fmt)
+        return f"triage-run-{run_id}.{f.ext}", f.mime
+
     def export(self, run_id: int, fmt: str, secrets: tuple[str, ...] = ()) -> tuple[bytes, str, str]:
         self.calls.append(("export", (run_id, fmt, secrets)))
+        if self.error:
+            raise services.ServiceError(self.error)
         f = next(x for x in EXPORT_FORMATS if x.id == fmt)
         return f"run {run_id} as {fmt}".encode(), f"triage-run-{run_id}.{f.ext}", f.mime

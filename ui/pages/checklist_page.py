@@ -66,8 +66,9 @@ if findings:
     worst = next(f for f in findings if verdict.status_str(f.status) == top)
     counts = {s: sum(1 for f in findings if verdict.status_str(f.status) == s) for s in verdict.LABELS}
     tally = " · ".join(f"{n} {verdict.LABELS[s].lower()}" for s, n in counts.items() if n)
+    headline = f"All {len(findings)} findings pass" if top == "pass" else worst.title
     with summary_slot.container():
-        verdict.banner(worst.status, f"{worst.title}  ({tally})")
+        verdict.banner(top, f"{headline}  ({tally})")
         if result["run_id"] is not None:
             st.caption(f"Saved as run #{result['run_id']} — open it in History or export it on Report.")
 elif not result["error"]:
