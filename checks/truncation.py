@@ -1,4 +1,5 @@
 """max_model_len against the truncate_prompt_tokens the client sends (the user states it)."""
+
 from __future__ import annotations
 
 from checks._util import ev, questions, truncate_state, version_of
@@ -14,30 +15,60 @@ def check(cfg: EffectiveConfig) -> Finding:
     state = truncate_state(cfg)
     mml = cfg.get("max_model_len")
     if state == "unknown":
-        return Finding(CHECK_ID, Status.UNKNOWN, "The client's truncate_prompt_tokens is not stated",
-                       {**evidence, "question": questions(["truncate_prompt_tokens"])[0]},
-                       "Pass --truncate N (what your client sends; -1 or none are valid answers).")
+        return Finding(
+            CHECK_ID,
+            Status.UNKNOWN,
+            "The client's truncate_prompt_tokens is not stated",
+            {**evidence, "question": questions(["truncate_prompt_tokens"])[0]},
+            "Pass --truncate N (what your client sends; -1 or none are valid answers).",
+        )
     if not isinstance(mml, int):
-        return Finding(CHECK_ID, Status.UNKNOWN, "max_model_len unknown",
-                       {**evidence, "question": questions(["max_model_len"])[0]}, "Give the server URL or the log.")
+        return Finding(
+            CHECK_ID,
+            Status.UNKNOWN,
+            "max_model_len unknown",
+            {**evidence, "question": questions(["max_model_len"])[0]},
+            "Give the server URL or the log.",
+        )
     if state == "none":
-        return Finding(CHECK_ID, Status.WARN, f"No truncation: inputs over {mml} tokens are rejected with HTTP 400",
-                       evidence, f"Send truncate_prompt_tokens {mml - 1} (not {mml}: see pooling-livelock-risk) if "
-                       "long documents should be embedded from their start rather than refused.",
-                       explanation="vLLM answers 400 \"This model's maximum context length is N tokens…\".")
+        return Finding(
+            CHECK_ID,
+            Status.WARN,
+            f"No truncation: inputs over {mml} tokens are rejected with HTTP 400",
+            evidence,
+            f"Send truncate_prompt_tokens {mml - 1} (not {mml}: see pooling-livelock-risk) if "
+            "long documents should be embedded from their start rather than refused.",
+            explanation='vLLM answers 400 "This model\'s maximum context length is N tokens…".',
+        )
     t = int(cfg.get("truncate_prompt_tokens"))
     if t > mml:
-        return Finding(CHECK_ID, Status.FAIL, f"truncate_prompt_tokens {t} > max_model_len {mml}: every request "
-                       "carrying it is rejected with HTTP 400", evidence, f"Send at most {mml - 1}.",
-                       explanation="vLLM: 'truncate_prompt_tokens value is greater than max_model_len'.")
+        return Finding(
+            CHECK_ID,
+            Status.FAIL,
+            f"truncate_prompt_tokens {t} > max_model_len {mml}: every request carrying it is rejected with HTTP 400",
+            evidence,
+            f"Send at most {mml - 1}.",
+            explanation="vLLM: 'truncate_prompt_tokens value is greater than max_model_len'.",
+        )
     if (t == -1 or t == mml) and (version_of(cfg) or (0, 0, 0)) >= LIVELOCK_FIXED_IN:
-        return Finding(CHECK_ID, Status.PASS, f"truncate_prompt_tokens {t} = max_model_len {mml}: fine on vLLM "
-                       ">= 0.32.0", evidence)
+        return Finding(
+            CHECK_ID, Status.PASS, f"truncate_prompt_tokens {t} = max_model_len {mml}: fine on vLLM >= 0.32.0", evidence
+        )
     if t == -1 or t == mml:
-        return Finding(CHECK_ID, Status.WARN, f"truncate_prompt_tokens {t} makes long inputs exactly max_model_len "
-                       f"({mml}) tokens", evidence, f"Send {mml - 1}: the livelock of vLLM < 0.32.0 needs a prompt of "
-                       "exactly max_model_len tokens.", ["vllm#55427"])
+        return Finding(
+            CHECK_ID,
+            Status.WARN,
+            f"truncate_prompt_tokens {t} makes long inputs exactly max_model_len ({mml}) tokens",
+            evidence,
+            f"Send {mml - 1}: the livelock of vLLM < 0.32.0 needs a prompt of exactly max_model_len tokens.",
+            ["vllm#55427"],
+        )
     if t < -1 or t == 0:
-        return Finding(CHECK_ID, Status.FAIL, f"truncate_prompt_tokens {t} is not valid", evidence,
-                       "Send a positive number below max_model_len, or -1.")
+        return Finding(
+            CHECK_ID,
+            Status.FAIL,
+            f"truncate_prompt_tokens {t} is not valid",
+            evidence,
+            "Send a positive number below max_model_len, or -1.",
+        )
     return Finding(CHECK_ID, Status.PASS, f"truncate_prompt_tokens {t} < max_model_len {mml}", evidence)

@@ -1,4 +1,5 @@
 """Effective config: source priority, provenance, conflicts and vLLM's default rules."""
+
 from __future__ import annotations
 
 import json
@@ -32,16 +33,40 @@ def test_versions_compare_as_versions() -> None:
     assert not cfg.conflicts
 
 
-@pytest.mark.parametrize("text,gpu,expect_budget,expect_chunked", [
-    pytest.param("vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed", H200, 8192, True,
-                 id="qwen3-h200-serve-8192"),
-    pytest.param("vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --no-enable-chunked-prefill "
-                 "--max-model-len 32768", H200, 32768, False, id="chunked-off-raises-budget"),
-    pytest.param("vllm serve BAAI/bge-base-en --runner pooling --max-model-len 512", H200, 8192, False,
-                 id="bert-chunked-off-by-default"),
-    pytest.param("vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --max-num-batched-tokens 4096",
-                 H200, 4096, True, id="stated-budget-kept"),
-])
+@pytest.mark.parametrize(
+    "text,gpu,expect_budget,expect_chunked",
+    [
+        pytest.param(
+            "vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed",
+            H200,
+            8192,
+            True,
+            id="qwen3-h200-serve-8192",
+        ),
+        pytest.param(
+            "vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --no-enable-chunked-prefill "
+            "--max-model-len 32768",
+            H200,
+            32768,
+            False,
+            id="chunked-off-raises-budget",
+        ),
+        pytest.param(
+            "vllm serve BAAI/bge-base-en --runner pooling --max-model-len 512",
+            H200,
+            8192,
+            False,
+            id="bert-chunked-off-by-default",
+        ),
+        pytest.param(
+            "vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --max-num-batched-tokens 4096",
+            H200,
+            4096,
+            True,
+            id="stated-budget-kept",
+        ),
+    ],
+)
 def test_default_rules(text: str, gpu: dict, expect_budget: int, expect_chunked: bool) -> None:
     cfg = merge([cmdline.collect(text), nvml.collect(gpu)])
     assert cfg.get("max_num_batched_tokens") == expect_budget

@@ -1,4 +1,5 @@
 """The engine end to end on recorded real material: events, storage as it goes, no secrets stored."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -14,8 +15,10 @@ from triage.store import Store
 LOG_031 = (replay.REAL / "0.31.0-tiny-qwen3-livelock" / "server.log").read_text()
 LOG_032 = (replay.REAL / "0.32.0-tiny-qwen3-livelock" / "server.log").read_text()
 LOG_BERT = (replay.REAL / "0.32.0-minilm-bert-waiting" / "server.log").read_text()
-CMD = ("vllm serve /root/.cache/vllm-triage/lab/models/tiny-qwen3 --runner pooling --convert embed "
-       "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill --enforce-eager")
+CMD = (
+    "vllm serve /root/.cache/vllm-triage/lab/models/tiny-qwen3 --runner pooling --convert embed "
+    "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill --enforce-eager"
+)
 
 
 @pytest.fixture()
@@ -27,21 +30,28 @@ def verdict(findings, check="pooling-livelock-risk"):
     return next(f for f in findings if f.check == check)
 
 
-@pytest.mark.parametrize("log,truncate,status", [
-    pytest.param(LOG_031, 256, Status.FAIL, id="0.31-256-fail"),
-    pytest.param(LOG_031, -1, Status.FAIL, id="0.31-minus-one-fail"),
-    pytest.param(LOG_031, 255, Status.PASS, id="0.31-255-pass"),
-    pytest.param(LOG_032, 256, Status.PASS, id="0.32-pass"),
-    pytest.param(LOG_BERT, 256, Status.PASS, id="bert-pass"),
-])
+@pytest.mark.parametrize(
+    "log,truncate,status",
+    [
+        pytest.param(LOG_031, 256, Status.FAIL, id="0.31-256-fail"),
+        pytest.param(LOG_031, -1, Status.FAIL, id="0.31-minus-one-fail"),
+        pytest.param(LOG_031, 255, Status.PASS, id="0.31-255-pass"),
+        pytest.param(LOG_032, 256, Status.PASS, id="0.32-pass"),
+        pytest.param(LOG_BERT, 256, Status.PASS, id="bert-pass"),
+    ],
+)
 def test_offline_cmdline_and_log(store: Store, log: str, truncate: int, status: Status) -> None:
     cmd = CMD if log is not LOG_BERT else None
     res = run_checklist(TargetSpec(cmdline=cmd, log_text=log, truncate_prompt_tokens=truncate), store)
     assert verdict(res.findings).status == status
     rec = store.get_run(res.run_id)
     assert [f.check for f in rec.findings] == [f.check for f in res.findings]
-    assert rec.run.status == max(res.findings, key=lambda f: ["pass", "unknown", "warn", "error", "fail"]
-                                 .index(f.status.value)).status.value
+    assert (
+        rec.run.status
+        == max(
+            res.findings, key=lambda f: ["pass", "unknown", "warn", "error", "fail"].index(f.status.value)
+        ).status.value
+    )
     assert rec.config["values"]["max_model_len"]["value"] == 256
     assert {c.kind for c in rec.captures} >= {"log"}
 
@@ -85,8 +95,13 @@ def test_conflicting_sources_are_a_finding(store: Store) -> None:
 
 def test_api_key_never_reaches_the_database(store: Store, tmp_path: Path) -> None:
     key = "sk-triage-test-0123456789"
-    spec = TargetSpec(url="http://vllm.test:8000", api_key=key, truncate_prompt_tokens=256,
-                      cmdline=CMD + f" --api-key {key}", local_gpu=False)
+    spec = TargetSpec(
+        url="http://vllm.test:8000",
+        api_key=key,
+        truncate_prompt_tokens=256,
+        cmdline=CMD + f" --api-key {key}",
+        local_gpu=False,
+    )
     seen: list[str] = []
     run_checklist(spec, store, transport=replay.transport("0.32.0-tiny-qwen3-livelock", seen=seen))
     assert any(s.endswith("auth=True") for s in seen)
@@ -103,11 +118,14 @@ def test_no_evidence_is_an_error_finding(store: Store) -> None:
 LOG_031_DEFAULTS = (replay.ENGINE / "0.31.0-tiny-qwen3-defaults" / "startup.log").read_text()
 
 
-@pytest.mark.parametrize("truncate,status", [
-    pytest.param(4096, Status.FAIL, id="4096-hangs"),
-    pytest.param(-1, Status.FAIL, id="minus-one-hangs"),
-    pytest.param(4095, Status.PASS, id="4095-does-not"),
-])
+@pytest.mark.parametrize(
+    "truncate,status",
+    [
+        pytest.param(4096, Status.FAIL, id="4096-hangs"),
+        pytest.param(-1, Status.FAIL, id="minus-one-hangs"),
+        pytest.param(4095, Status.PASS, id="4095-does-not"),
+    ],
+)
 def test_031_defaults_log_uses_the_cpu_budget_rule(store: Store, truncate: int, status: Status) -> None:
     res = run_checklist(TargetSpec(log_text=LOG_031_DEFAULTS, truncate_prompt_tokens=truncate), store)
     v = verdict(res.findings)

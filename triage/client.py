@@ -3,6 +3,7 @@
 Every call returns a ``Reply`` whose ``error_kind`` says what went wrong in the transport
 (refused, timeout, tls, dns, protocol, invalid-url) so sources can turn it into a finding.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,12 @@ def _classify(e: Exception) -> str:
         return "timeout"
     if isinstance(e, (ssl.SSLError,)) or "ssl" in text or "certificate" in text or "tls" in text:
         return "tls"
-    if "name or service not known" in text or "nodename nor servname" in text or "name resolution" in text \
-            or "getaddrinfo" in text:
+    if (
+        "name or service not known" in text
+        or "nodename nor servname" in text
+        or "name resolution" in text
+        or "getaddrinfo" in text
+    ):
         return "dns"
     if isinstance(e, httpx.ConnectError):
         return "refused"
@@ -80,16 +85,26 @@ def path_prefix_of(url: str) -> str:
 class VllmClient:
     """Thin httpx wrapper bound to one base URL; the API key travels only in the Authorization header."""
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, verify_tls: bool = True,
-                 timeout_s: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        verify_tls: bool = True,
+        timeout_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         headers = {"User-Agent": "vllm-triage"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        kw: dict[str, Any] = {"headers": headers, "verify": verify_tls,
-                              "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
-                              "follow_redirects": False}
+        kw: dict[str, Any] = {
+            "headers": headers,
+            "verify": verify_tls,
+            "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
+            "follow_redirects": False,
+        }
         if transport is not None:
             kw["transport"] = transport
         self._http = httpx.Client(**kw)
@@ -122,11 +137,25 @@ class VllmClient:
                 kw["timeout"] = timeout_s
             r = self._http.request(method, url, **kw)
             text = r.text[:MAX_BODY_CHARS]
-            return Reply(method, url, path, r.status_code, text, r.headers.get("content-type", ""),
-                         time.monotonic() - t0, location=r.headers.get("location"))
+            return Reply(
+                method,
+                url,
+                path,
+                r.status_code,
+                text,
+                r.headers.get("content-type", ""),
+                time.monotonic() - t0,
+                location=r.headers.get("location"),
+            )
         except Exception as e:  # httpx.HTTPError, ssl errors, bad URLs: all become a value
-            return Reply(method, url, path, elapsed_s=time.monotonic() - t0, error_kind=_classify(e),
-                         error=f"{type(e).__name__}: {e}"[:500])
+            return Reply(
+                method,
+                url,
+                path,
+                elapsed_s=time.monotonic() - t0,
+                error_kind=_classify(e),
+                error=f"{type(e).__name__}: {e}"[:500],
+            )
 
     def get(self, path: str, timeout_s: float | None = None) -> Reply:
         return self.request("GET", path, timeout_s=timeout_s)

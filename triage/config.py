@@ -6,6 +6,7 @@ asked, before vLLM resolved it), cmdline (what the user says they ran), nvml (th
 person triaging), then vLLM's default rules for values nobody stated. Disagreements between
 sources are kept as conflicts (the engine reports them as `config-conflict` findings).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,9 +20,22 @@ from triage.vllm.versions import parse_version
 PRIORITY = ("server", "log", "process", "cmdline", "nvml", "user", "default-rule")
 
 # keys whose disagreement between sources is worth a finding
-CONFLICT_KEYS = ("vllm_version", "max_model_len", "max_num_batched_tokens", "enable_chunked_prefill",
-                 "enable_prefix_caching", "runner", "convert", "pooling_type", "dtype", "device",
-                 "gpu_memory_utilization", "tensor_parallel_size", "data_parallel_size", "model")
+CONFLICT_KEYS = (
+    "vllm_version",
+    "max_model_len",
+    "max_num_batched_tokens",
+    "enable_chunked_prefill",
+    "enable_prefix_caching",
+    "runner",
+    "convert",
+    "pooling_type",
+    "dtype",
+    "device",
+    "gpu_memory_utilization",
+    "tensor_parallel_size",
+    "data_parallel_size",
+    "model",
+)
 
 
 @dataclass(frozen=True)
@@ -111,8 +125,12 @@ def merge(results: Iterable[SourceResult], user: dict[str, Any] | None = None) -
 
 def _explained(key: str, chosen: Fact, others: tuple[Fact, ...]) -> bool:
     """Differences vLLM itself causes are not conflicts (e.g. it turns chunked prefill off for BERT)."""
-    if key == "model" and any(isinstance(o.value, str) and isinstance(chosen.value, str) and
-                              (o.value.endswith(chosen.value) or chosen.value.endswith(o.value)) for o in others):
+    if key == "model" and any(
+        isinstance(o.value, str)
+        and isinstance(chosen.value, str)
+        and (o.value.endswith(chosen.value) or chosen.value.endswith(o.value))
+        for o in others
+    ):
         return True
     if key == "enable_chunked_prefill" and "without KVCache" in chosen.detail:
         return True
@@ -132,24 +150,37 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
     """Fill what vLLM would have chosen, only where we know the value was left to vLLM."""
     if not cfg.has("device") and cfg.get("local_gpu_backend") and cfg.get("gpu_count"):
         # nvml facts are merged only when the GPUs are the server host's (engine decides)
-        cfg.values["device"] = Fact("device", cfg.get("local_gpu_backend"), "nvml",
-                                    f"{cfg.get('gpu_name')} visible on the server host; assumed used by vLLM")
+        cfg.values["device"] = Fact(
+            "device",
+            cfg.get("local_gpu_backend"),
+            "nvml",
+            f"{cfg.get('gpu_name')} visible on the server host; assumed used by vLLM",
+        )
     if not cfg.has("runner") and cfg.get("convert") in ("embed", "classify"):
         _rule(cfg, "runner", "pooling", f"--convert {cfg.get('convert')} implies the pooling runner")
     encoder_only = defaults.is_encoder_only(cfg.get("model"), cfg.get("architecture"))
     if encoder_only is not None and not cfg.has("encoder_only"):
-        why = f"architecture {cfg.get('architecture')}" if cfg.get("architecture") else \
-            f"model name {cfg.get('model')!r}"
+        why = (
+            f"architecture {cfg.get('architecture')}" if cfg.get("architecture") else f"model name {cfg.get('model')!r}"
+        )
         _rule(cfg, "encoder_only", encoder_only, why)
-    if not cfg.has("pooling_type") and cfg.get("runner") == "pooling" and encoder_only is False \
-            and cfg.get("convert") == "embed":
+    if (
+        not cfg.has("pooling_type")
+        and cfg.get("runner") == "pooling"
+        and encoder_only is False
+        and cfg.get("convert") == "embed"
+    ):
         _rule(cfg, "pooling_type", "LAST", "causal LM with --convert embed: LAST pooling (seen in 0.31/0.32 logs)")
     ecp = cfg.fact("enable_chunked_prefill")
     if encoder_only is True and ecp is not None and ecp.value is True and ecp.source in ("process", "cmdline"):
         # asked for, but an encoder-only model has no KV cache: EngineCore turns it off at start
-        _rule(cfg, "enable_chunked_prefill", False,
-              f"asked for ({ecp.source}), but an encoder-only model has no KV cache: vLLM disables chunked "
-              "prefill at start ('Disabling chunked prefill for model without KVCache', v1/engine/core.py)")
+        _rule(
+            cfg,
+            "enable_chunked_prefill",
+            False,
+            f"asked for ({ecp.source}), but an encoder-only model has no KV cache: vLLM disables chunked "
+            "prefill at start ('Disabling chunked prefill for model without KVCache', v1/engine/core.py)",
+        )
     if cfg.get("runner") == "pooling":
         rule = defaults.chunked_prefill_default(encoder_only=encoder_only, pooling_type=cfg.get("pooling_type"))
         if rule is not None:
@@ -159,8 +190,11 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
     if _unstated(cfg, "max_num_batched_tokens"):
         tp = int(cfg.get("tensor_parallel_size") or 1) * int(cfg.get("pipeline_parallel_size") or 1)
         rule = defaults.max_num_batched_tokens_default(
-            device=cfg.get("device"), gpu_name=cfg.get("gpu_name"),
-            gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"), world_size=tp)
+            device=cfg.get("device"),
+            gpu_name=cfg.get("gpu_name"),
+            gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
+            world_size=tp,
+        )
         if rule is not None:
             value, detail = int(rule.value), rule.detail  # type: ignore[call-overload]
             if cfg.get("performance_mode") == "throughput":
@@ -175,5 +209,6 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
     if t == -1 and isinstance(mml, int):
         _rule(cfg, "truncate_effective", mml, "truncate_prompt_tokens -1 means max_model_len for pooling")
     elif isinstance(t, int) and t != -1:
-        cfg.values["truncate_effective"] = Fact("truncate_effective", t, cfg.values["truncate_prompt_tokens"].source,
-                                                "as sent by the client")
+        cfg.values["truncate_effective"] = Fact(
+            "truncate_effective", t, cfg.values["truncate_prompt_tokens"].source, "as sent by the client"
+        )

@@ -4,6 +4,7 @@
 prints them); every finding is committed to the store before its event is yielded, so a crash or
 an interrupted page loses nothing already seen. The API key lives only in TargetSpec (memory).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -91,8 +92,9 @@ def _user_facts(spec: TargetSpec) -> dict[str, Any]:
 
 def _gather(spec: TargetSpec, transport: httpx.BaseTransport | None) -> Iterator[SourceResult]:
     if spec.url:
-        client = VllmClient(spec.url, api_key=spec.api_key, verify_tls=spec.verify_tls, timeout_s=spec.timeout_s,
-                            transport=transport)
+        client = VllmClient(
+            spec.url, api_key=spec.api_key, verify_tls=spec.verify_tls, timeout_s=spec.timeout_s, transport=transport
+        )
         try:
             yield server.collect(client, model=spec.model, embed_probe=spec.embed_probe)
         finally:
@@ -113,27 +115,47 @@ def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
     out = []
     for c in cfg.conflicts:
         vals = ", ".join(f"{o.source} says {o.value!r}" for o in c.others)
-        out.append(Finding("config-conflict", Status.WARN,
-                           f"Sources disagree on {c.key}: {c.chosen.source} says {c.chosen.value!r}, {vals}",
-                           c.to_dict(),
-                           "The running server wins; the pasted command line or log may be from another start. "
-                           "Re-paste the current ones."))
+        out.append(
+            Finding(
+                "config-conflict",
+                Status.WARN,
+                f"Sources disagree on {c.key}: {c.chosen.source} says {c.chosen.value!r}, {vals}",
+                c.to_dict(),
+                "The running server wins; the pasted command line or log may be from another start. "
+                "Re-paste the current ones.",
+            )
+        )
     return out
 
 
-def iter_checklist(spec: TargetSpec, store: Store, *,
-                   transport: httpx.BaseTransport | None = None) -> Iterator[CheckEvent]:
+def iter_checklist(
+    spec: TargetSpec, store: Store, *, transport: httpx.BaseTransport | None = None
+) -> Iterator[CheckEvent]:
     """Run the checklist, storing each finding as it is produced, and yield an event per step.
 
     `transport` replaces the network (tests replay recorded responses through it)."""
     secrets = (spec.api_key,) if spec.api_key else ()
-    target = store.find_or_add_target(spec.url or OFFLINE_URL, spec.model,
-                                      spec.truncate_prompt_tokens if isinstance(spec.truncate_prompt_tokens, int)
-                                      else None, spec.cmdline, spec.label)
-    run = store.start_run(target.id, "check", {
-        "url": spec.url, "model": spec.model, "truncate_prompt_tokens": spec.truncate_prompt_tokens,
-        "api_key_given": bool(spec.api_key), "verify_tls": spec.verify_tls, "timeout_s": spec.timeout_s,
-        "has_cmdline": bool(spec.cmdline), "has_log": bool(spec.log_text)})
+    target = store.find_or_add_target(
+        spec.url or OFFLINE_URL,
+        spec.model,
+        spec.truncate_prompt_tokens if isinstance(spec.truncate_prompt_tokens, int) else None,
+        spec.cmdline,
+        spec.label,
+    )
+    run = store.start_run(
+        target.id,
+        "check",
+        {
+            "url": spec.url,
+            "model": spec.model,
+            "truncate_prompt_tokens": spec.truncate_prompt_tokens,
+            "api_key_given": bool(spec.api_key),
+            "verify_tls": spec.verify_tls,
+            "timeout_s": spec.timeout_s,
+            "has_cmdline": bool(spec.cmdline),
+            "has_log": bool(spec.log_text),
+        },
+    )
     run_id = int(run.id)  # type: ignore[arg-type]
     yield CheckEvent("started", run_id, message=f"run {run_id}")
 
@@ -146,18 +168,24 @@ def iter_checklist(spec: TargetSpec, store: Store, *,
         results.append(res)
         for cap in res.captures:
             store.add_capture(run_id, cap.kind, cap.content, cap.name, secrets)
-        yield CheckEvent("source", run_id, source=res.source,
-                         message=res.unavailable or f"{len(res.facts)} facts")
+        yield CheckEvent("source", run_id, source=res.source, message=res.unavailable or f"{len(res.facts)} facts")
         for f in res.findings:
             yield emit(f)
     if not spec.url and not spec.cmdline and not spec.log_text:
-        yield emit(Finding("evidence", Status.ERROR, "No evidence given",
-                           {}, "Give --url, --cmdline-file or --log-file."))
+        yield emit(
+            Finding("evidence", Status.ERROR, "No evidence given", {}, "Give --url, --cmdline-file or --log-file.")
+        )
     cfg = merge(results, _user_facts(spec))
     config = cfg.to_dict()
-    store.set_config(run_id, {"values": config, "conflicts": [c.to_dict() for c in cfg.conflicts],
-                              "sources": cfg.sources,
-                              "stated_args": sorted(cfg.stated_args) if cfg.stated_args is not None else None})
+    store.set_config(
+        run_id,
+        {
+            "values": config,
+            "conflicts": [c.to_dict() for c in cfg.conflicts],
+            "sources": cfg.sources,
+            "stated_args": sorted(cfg.stated_args) if cfg.stated_args is not None else None,
+        },
+    )
     yield CheckEvent("config", run_id, config=config)
     for f in _conflict_findings(cfg):
         yield emit(f)
@@ -166,8 +194,11 @@ def iter_checklist(spec: TargetSpec, store: Store, *,
             out = check.run(cfg)
             produced = out if isinstance(out, list) else [out]
         except Exception as e:  # a check bug must not lose the run: it becomes an error finding
-            produced = [Finding(check.id, Status.ERROR, f"Check {check.id} crashed: {type(e).__name__}: {e}",
-                                {"error": repr(e)})]
+            produced = [
+                Finding(
+                    check.id, Status.ERROR, f"Check {check.id} crashed: {type(e).__name__}: {e}", {"error": repr(e)}
+                )
+            ]
         for f in produced:
             yield emit(f)
     done = store.finish_run(run_id, summary=_summary(store, run_id))
@@ -182,8 +213,13 @@ def _summary(store: Store, run_id: int) -> str:
     return f"{live.status.value}: {live.title}" if live else ""
 
 
-def run_checklist(spec: TargetSpec, store: Store, on_event: Callable[[CheckEvent], None] | None = None, *,
-                  transport: httpx.BaseTransport | None = None) -> ChecklistResult:
+def run_checklist(
+    spec: TargetSpec,
+    store: Store,
+    on_event: Callable[[CheckEvent], None] | None = None,
+    *,
+    transport: httpx.BaseTransport | None = None,
+) -> ChecklistResult:
     """Run to the end; `on_event` sees each event as it happens."""
     findings: list[Finding] = []
     config: dict[str, Any] = {}

@@ -1,4 +1,5 @@
 """``python -m triage check``: JSON contract, exit codes, storage; offline on recorded logs and live on lab servers."""
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,11 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 LOG_031 = REAL / "0.31.0-tiny-qwen3-livelock" / "server.log"
 LOG_032 = REAL / "0.32.0-tiny-qwen3-livelock" / "server.log"
 LOG_BERT = REAL / "0.32.0-minilm-bert-waiting" / "server.log"
-LIVELOCK_CMD = ("vllm serve /root/.cache/vllm-triage/lab/models/tiny-qwen3 --host 127.0.0.1 --port 8000 "
-                "--runner pooling --kv-cache-memory-bytes 67108864 --enforce-eager --convert embed "
-                "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill")
+LIVELOCK_CMD = (
+    "vllm serve /root/.cache/vllm-triage/lab/models/tiny-qwen3 --host 127.0.0.1 --port 8000 "
+    "--runner pooling --kv-cache-memory-bytes 67108864 --enforce-eager --convert embed "
+    "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill"
+)
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
@@ -44,11 +47,15 @@ def db(tmp_path: Path) -> str:
 
 # -- offline: pasted command line + start-up log, no server -----------------------------------------
 
-@pytest.mark.parametrize("log,truncate,status,code", [
-    pytest.param(LOG_031, "256", "fail", 1, id="0.31-256"),
-    pytest.param(LOG_031, "255", "pass", 0, id="0.31-255"),
-    pytest.param(LOG_032, "256", "pass", 0, id="0.32"),
-])
+
+@pytest.mark.parametrize(
+    "log,truncate,status,code",
+    [
+        pytest.param(LOG_031, "256", "fail", 1, id="0.31-256"),
+        pytest.param(LOG_031, "255", "pass", 0, id="0.31-255"),
+        pytest.param(LOG_032, "256", "pass", 0, id="0.32"),
+    ],
+)
 def test_offline_verdicts(capsys, tmp_path: Path, db: str, log: Path, truncate: str, status: str, code: int) -> None:
     cmd = tmp_path / "cmd.txt"
     cmd.write_text(LIVELOCK_CMD)
@@ -79,21 +86,26 @@ def test_fail_on_warn(capsys, db: str) -> None:
 
 def test_guide_command_line_myths(capsys, tmp_path: Path, db: str) -> None:
     cmd = tmp_path / "guide.txt"
-    cmd.write_text("docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.31.0 vllm-entrypoint api_server "
-                   "--model Qwen/Qwen3-Embedding-4B --embedding-batch-size 64 --trust-remote-code")
+    cmd.write_text(
+        "docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.31.0 vllm-entrypoint api_server "
+        "--model Qwen/Qwen3-Embedding-4B --embedding-batch-size 64 --trust-remote-code"
+    )
     rc, doc = run_cli(capsys, "--cmdline-file", str(cmd), "--db", db)
     checks = [f["check"] for f in doc["findings"]]
     assert "flags-unknown" in checks and "flags-unknown-command" in checks and rc == 1
     assert by_check(doc)["vllm-version"]["evidence"]["vllm_version"]["source"] == "cmdline"
 
 
-@pytest.mark.parametrize("args", [
-    pytest.param([], id="no-evidence"),
-    pytest.param(["--log-file", "/nonexistent/x.log"], id="missing-file"),
-    pytest.param(["--url", "127.0.0.1:8000"], id="no-scheme"),
-    pytest.param(["--url", "http://127.0.0.1:1", "--api-key-env", "VLLM_TRIAGE_TEST_UNSET_VAR"], id="unset-env"),
-    pytest.param(["--log-file", str(LOG_031), "--truncate", "lots"], id="bad-truncate"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param([], id="no-evidence"),
+        pytest.param(["--log-file", "/nonexistent/x.log"], id="missing-file"),
+        pytest.param(["--url", "127.0.0.1:8000"], id="no-scheme"),
+        pytest.param(["--url", "http://127.0.0.1:1", "--api-key-env", "VLLM_TRIAGE_TEST_UNSET_VAR"], id="unset-env"),
+        pytest.param(["--log-file", str(LOG_031), "--truncate", "lots"], id="bad-truncate"),
+    ],
+)
 def test_could_not_run_exits_2(capsys, db: str, args: list[str]) -> None:
     os.environ.pop("VLLM_TRIAGE_TEST_UNSET_VAR", None)
     assert main(["check", "--db", db, *args]) == 2
@@ -116,14 +128,30 @@ def test_unreachable_port_is_a_stored_finding(capsys, db: str) -> None:
 
 
 def test_text_output_and_module_entry(tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "triage", "check", "--log-file", str(LOG_031), "--truncate", "256",
-                        "--db", str(tmp_path / "x.db")], capture_output=True, text=True, timeout=120,
-                       cwd=Path(__file__).resolve().parents[2])
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "triage",
+            "check",
+            "--log-file",
+            str(LOG_031),
+            "--truncate",
+            "256",
+            "--db",
+            str(tmp_path / "x.db"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert p.returncode == 1, p.stderr
     assert "[FAIL] pooling-livelock-risk" in p.stdout
 
 
 # -- real servers and real non-vLLM servers -----------------------------------------------------------
+
 
 class _Server:
     """A real HTTP server in a thread; `route(method, path, headers, body) -> (status, content_type, bytes)`."""
@@ -177,12 +205,14 @@ def test_non_vllm_http_server(capsys, db: str, not_vllm: _Server) -> None:
 
 def _proxy(upstream: str, metrics_body: bytes | None = None) -> _Server:
     """Forward to a real vLLM server; optionally replace /metrics by something that is not Prometheus text."""
+
     def route(method: str, path: str, headers: dict, body: bytes):
         if path == "/metrics" and metrics_body is not None:
             return 200, "text/plain", metrics_body
         fwd = {k: v for k, v in headers.items() if k.lower() in ("authorization", "content-type")}
         r = httpx.request(method, upstream + path, headers=fwd, content=body or None, timeout=30)
         return r.status_code, r.headers.get("content-type", "application/json"), r.content
+
     return _Server(route)
 
 
@@ -257,12 +287,15 @@ def test_real_garbage_metrics_behind_a_proxy(capsys, db: str, server_032_liveloc
 
 
 @pytest.mark.real_server
-@pytest.mark.parametrize("fixture,truncate,status", [
-    pytest.param("server_031_livelock", "256", "fail", id="0.31-256"),
-    pytest.param("server_031_livelock", "255", "pass", id="0.31-255"),
-    pytest.param("server_032_livelock", "256", "pass", id="0.32"),
-    pytest.param("server_032_bert_waiting", "256", "pass", id="bert"),
-])
+@pytest.mark.parametrize(
+    "fixture,truncate,status",
+    [
+        pytest.param("server_031_livelock", "256", "fail", id="0.31-256"),
+        pytest.param("server_031_livelock", "255", "pass", id="0.31-255"),
+        pytest.param("server_032_livelock", "256", "pass", id="0.32"),
+        pytest.param("server_032_bert_waiting", "256", "pass", id="bert"),
+    ],
+)
 def test_real_url_alone_on_the_server_host(capsys, db: str, request, fixture: str, truncate: str, status: str) -> None:
     """On the server's host the URL alone settles it: /proc gives the command line, no log needed."""
     srv = request.getfixturevalue(fixture)
@@ -276,8 +309,10 @@ def test_real_url_alone_on_the_server_host(capsys, db: str, request, fixture: st
 def test_offline_qwen3_4b_on_recorded_h200(capsys, tmp_path: Path, db: str) -> None:
     """The reference deployment: 0.31.0 image, max_model_len 32768, client truncates to 32768, on an H200."""
     cmd = tmp_path / "docker.txt"
-    cmd.write_text("docker run --gpus all -p 8000:8000 --ipc=host vllm/vllm-openai:v0.31.0 \\\n"
-                   "  --model Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --max-model-len 32768\n")
+    cmd.write_text(
+        "docker run --gpus all -p 8000:8000 --ipc=host vllm/vllm-openai:v0.31.0 \\\n"
+        "  --model Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --max-model-len 32768\n"
+    )
     nvml = Path(__file__).resolve().parents[1] / "fixtures" / "nvml" / "h200.json"
     rc, doc = run_cli(capsys, "--cmdline-file", str(cmd), "--nvml-file", str(nvml), "--truncate", "-1", "--db", db)
     f = by_check(doc)
@@ -292,9 +327,27 @@ def test_offline_qwen3_4b_on_recorded_h200(capsys, tmp_path: Path, db: str) -> N
 
 
 def test_log_from_stdin(tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "triage", "check", "--log-file", "-", "--truncate", "256",
-                        "--format", "json", "--db", str(tmp_path / "x.db")], input=LOG_031.read_text(),
-                       capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "triage",
+            "check",
+            "--log-file",
+            "-",
+            "--truncate",
+            "256",
+            "--format",
+            "json",
+            "--db",
+            str(tmp_path / "x.db"),
+        ],
+        input=LOG_031.read_text(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)
     assert by_check(doc)["pooling-livelock-risk"]["status"] == "fail"

@@ -3,6 +3,7 @@
 Routes are (method, path) from the recordings; a path nobody recorded gets the recorded answer vLLM
 gave for an unknown route (no-v1-prefix.json: 404 {"detail": "Not Found"}).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,15 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 ENGINE = REAL / "engine"
 
 # when several recordings share a route, the plain one wins
-PREFERRED = ("health.json", "load.json", "tokenize.json", "embed-single.json", "models.json", "version.json",
-             "server-info.json")
+PREFERRED = (
+    "health.json",
+    "load.json",
+    "tokenize.json",
+    "embed-single.json",
+    "models.json",
+    "version.json",
+    "server-info.json",
+)
 
 
 def _response(rec: dict) -> httpx.Response:
@@ -36,8 +44,9 @@ def load_routes(dirname: str | Path, metrics: str = "metrics-idle.txt") -> dict[
             continue
         routes.setdefault((rec["method"], rec["path"]), _response(rec))
     if (d / metrics).exists():
-        routes[("GET", "/metrics")] = httpx.Response(200, text=(d / metrics).read_text(),
-                                                     headers={"content-type": "text/plain; version=0.0.4"})
+        routes[("GET", "/metrics")] = httpx.Response(
+            200, text=(d / metrics).read_text(), headers={"content-type": "text/plain; version=0.0.4"}
+        )
     return routes
 
 
@@ -45,9 +54,12 @@ def not_found() -> httpx.Response:
     return _response(json.loads((REAL / "0.31.0-tiny-qwen3-livelock" / "no-v1-prefix.json").read_text()))
 
 
-def transport(dirname: str | Path, metrics: str = "metrics-idle.txt",
-              overrides: dict[tuple[str, str], httpx.Response] | None = None,
-              seen: list[str] | None = None) -> httpx.MockTransport:
+def transport(
+    dirname: str | Path,
+    metrics: str = "metrics-idle.txt",
+    overrides: dict[tuple[str, str], httpx.Response] | None = None,
+    seen: list[str] | None = None,
+) -> httpx.MockTransport:
     routes = load_routes(dirname, metrics)
     routes.update(overrides or {})
 

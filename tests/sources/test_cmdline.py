@@ -1,4 +1,5 @@
 """Command-line parsing the way vLLM's FlexibleArgumentParser does, against the recorded flag table."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,28 +12,58 @@ def facts(text: str) -> dict:
     return {k: f.value for k, f in cmdline.collect(text).facts.items()}
 
 
-@pytest.mark.parametrize("text,expect", [
-    pytest.param("vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --max-model-len 32768",
-                 {"model": "Qwen/Qwen3-Embedding-4B", "runner": "pooling", "convert": "embed", "max_model_len": 32768},
-                 id="plain"),
-    pytest.param("vllm serve m --max-model-len=32k --max_num_batched_tokens 2K",
-                 {"max_model_len": 32000, "max_num_batched_tokens": 2048}, id="equals-underscores-human-ints"),
-    pytest.param("vllm serve m --no-enable-chunked-prefill --enable-prefix-caching",
-                 {"enable_chunked_prefill": False, "enable_prefix_caching": True}, id="booleans"),
-    pytest.param("vllm serve m --hf-overrides '{\"is_matryoshka\": true}'",
-                 {"hf_overrides": {"is_matryoshka": True}, "is_matryoshka": True}, id="json-value"),
-    pytest.param("vllm serve m --hf-overrides.is_matryoshka true", {"is_matryoshka": True}, id="dotted-json"),
-    pytest.param("vllm serve m --served-model-name a b -tp=2 --pooler-config '{\"pooling_type\": \"MEAN\"}'",
-                 {"served_model_name": "a", "tensor_parallel_size": 2, "pooling_type": "MEAN"}, id="nargs-short"),
-    pytest.param("vllm serve \\\n  m \\\n  --max-model-len 256  # comment\n", {"model": "m", "max_model_len": 256},
-                 id="continuations"),
-    pytest.param("python -m vllm.entrypoints.openai.api_server --model /models/x --max-model-len 512",
-                 {"model": "/models/x", "max_model_len": 512}, id="python-entrypoint"),
-    pytest.param("docker run --gpus all -p 8000:8000 --ipc=host -e HF_TOKEN=hf_x vllm/vllm-openai:v0.31.0 "
-                 "--model Qwen/Qwen3-Embedding-4B --runner pooling",
-                 {"vllm_version": "0.31.0", "device": "cuda", "model": "Qwen/Qwen3-Embedding-4B",
-                  "docker_env": {"HF_TOKEN": "[REDACTED]"}}, id="docker"),
-])
+@pytest.mark.parametrize(
+    "text,expect",
+    [
+        pytest.param(
+            "vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed --max-model-len 32768",
+            {"model": "Qwen/Qwen3-Embedding-4B", "runner": "pooling", "convert": "embed", "max_model_len": 32768},
+            id="plain",
+        ),
+        pytest.param(
+            "vllm serve m --max-model-len=32k --max_num_batched_tokens 2K",
+            {"max_model_len": 32000, "max_num_batched_tokens": 2048},
+            id="equals-underscores-human-ints",
+        ),
+        pytest.param(
+            "vllm serve m --no-enable-chunked-prefill --enable-prefix-caching",
+            {"enable_chunked_prefill": False, "enable_prefix_caching": True},
+            id="booleans",
+        ),
+        pytest.param(
+            "vllm serve m --hf-overrides '{\"is_matryoshka\": true}'",
+            {"hf_overrides": {"is_matryoshka": True}, "is_matryoshka": True},
+            id="json-value",
+        ),
+        pytest.param("vllm serve m --hf-overrides.is_matryoshka true", {"is_matryoshka": True}, id="dotted-json"),
+        pytest.param(
+            'vllm serve m --served-model-name a b -tp=2 --pooler-config \'{"pooling_type": "MEAN"}\'',
+            {"served_model_name": "a", "tensor_parallel_size": 2, "pooling_type": "MEAN"},
+            id="nargs-short",
+        ),
+        pytest.param(
+            "vllm serve \\\n  m \\\n  --max-model-len 256  # comment\n",
+            {"model": "m", "max_model_len": 256},
+            id="continuations",
+        ),
+        pytest.param(
+            "python -m vllm.entrypoints.openai.api_server --model /models/x --max-model-len 512",
+            {"model": "/models/x", "max_model_len": 512},
+            id="python-entrypoint",
+        ),
+        pytest.param(
+            "docker run --gpus all -p 8000:8000 --ipc=host -e HF_TOKEN=hf_x vllm/vllm-openai:v0.31.0 "
+            "--model Qwen/Qwen3-Embedding-4B --runner pooling",
+            {
+                "vllm_version": "0.31.0",
+                "device": "cuda",
+                "model": "Qwen/Qwen3-Embedding-4B",
+                "docker_env": {"HF_TOKEN": "[REDACTED]"},
+            },
+            id="docker",
+        ),
+    ],
+)
 def test_parse(text: str, expect: dict) -> None:
     got = facts(text)
     for k, v in expect.items():

@@ -1,4 +1,5 @@
 """NVML source: the recorded H200 (tests/fixtures/nvml/h200.json) and 'no GPU visible' on this machine."""
+
 from __future__ import annotations
 
 import json

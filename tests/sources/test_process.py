@@ -1,4 +1,5 @@
 """The running server's own command line from /proc (only when it listens on this host)."""
+
 from __future__ import annotations
 
 import socket
@@ -49,5 +50,6 @@ def test_real_031_process(server_031_livelock) -> None:
     assert facts["max_num_batched_tokens"] == 128 and facts["enable_chunked_prefill"] is True
     assert facts["architecture"] == "Qwen3ForCausalLM"
     assert "max_num_batched_tokens" in res.stated_args
-    assert all(f.detail.startswith("/proc/") or k in ("server_pid", "device", "architecture")
-               for k, f in res.facts.items())
+    assert all(
+        f.detail.startswith("/proc/") or k in ("server_pid", "device", "architecture") for k, f in res.facts.items()
+    )

@@ -1,4 +1,5 @@
 """The live-server source on recorded real vLLM responses, and on real sockets for transport failures."""
+
 from __future__ import annotations
 
 import socket
@@ -22,11 +23,14 @@ def _by_check(res):
     return {f.check: f for f in res.findings}
 
 
-@pytest.mark.parametrize("dirname,version,prefix_caching", [
-    pytest.param("0.31.0-tiny-qwen3-livelock", "0.31.0", True, id="qwen3-0.31"),
-    pytest.param("0.32.0-tiny-qwen3-livelock", "0.32.0", True, id="qwen3-0.32"),
-    pytest.param("0.32.0-minilm-bert-waiting", "0.32.0", False, id="bert-0.32"),
-])
+@pytest.mark.parametrize(
+    "dirname,version,prefix_caching",
+    [
+        pytest.param("0.31.0-tiny-qwen3-livelock", "0.31.0", True, id="qwen3-0.31"),
+        pytest.param("0.32.0-tiny-qwen3-livelock", "0.32.0", True, id="qwen3-0.32"),
+        pytest.param("0.32.0-minilm-bert-waiting", "0.32.0", False, id="bert-0.32"),
+    ],
+)
 def test_recorded_server_gives_facts(dirname: str, version: str, prefix_caching: bool) -> None:
     res, _ = _collect(dirname)
     facts = {k: f.value for k, f in res.facts.items()}
@@ -126,8 +130,7 @@ def _apikey_transport():
     def handler(req: httpx.Request) -> httpx.Response:
         auth = req.headers.get("authorization", "")
         kind = "none" if not auth else ("right" if auth == "Bearer test-key-123" else "wrong")
-        f, r = recs.get((req.method, req.url.path, kind)) or recs.get((req.method, req.url.path, "none"),
-                                                                        (None, None))
+        f, r = recs.get((req.method, req.url.path, kind)) or recs.get((req.method, req.url.path, "none"), (None, None))
         if r is None:
             return replay.not_found()
         if req.url.path == "/metrics":
@@ -137,11 +140,14 @@ def _apikey_transport():
     return httpx.MockTransport(handler)
 
 
-@pytest.mark.parametrize("key,status,words", [
-    pytest.param(None, Status.ERROR, "requires an API key", id="no-key"),
-    pytest.param("wrong-key-000", Status.ERROR, "rejected", id="wrong-key"),
-    pytest.param("test-key-123", Status.PASS, "accepted", id="right-key"),
-])
+@pytest.mark.parametrize(
+    "key,status,words",
+    [
+        pytest.param(None, Status.ERROR, "requires an API key", id="no-key"),
+        pytest.param("wrong-key-000", Status.ERROR, "rejected", id="wrong-key"),
+        pytest.param("test-key-123", Status.PASS, "accepted", id="right-key"),
+    ],
+)
 def test_recorded_api_key_server(key, status, words) -> None:
     res = server.collect(VllmClient("http://vllm.test:8000", api_key=key, transport=_apikey_transport()))
     f = _by_check(res)["server-auth"]

@@ -1,4 +1,5 @@
 """Start-up log source on real recorded logs (tests/fixtures/real/*/server.log)."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,16 +8,38 @@ from tests.sources.replay import REAL
 from triage.sources import startup_log
 
 
-@pytest.mark.parametrize("dirname,expect", [
-    pytest.param("0.31.0-tiny-qwen3-livelock", {"vllm_version": "0.31.0", "device": "cpu", "max_model_len": 256,
-                                                "max_num_batched_tokens": 128, "enable_chunked_prefill": True,
-                                                "enable_prefix_caching": True, "pooling_type": "LAST",
-                                                "runner": "pooling", "convert": "embed", "dtype": "float16",
-                                                "kv_cache_size_tokens": 131072}, id="qwen3-0.31"),
-    pytest.param("0.32.0-minilm-bert-waiting", {"vllm_version": "0.32.0", "enable_chunked_prefill": False,
-                                                "pooling_type": "MEAN", "max_num_batched_tokens": 128},
-                 id="bert-0.32-chunked-disabled"),
-])
+@pytest.mark.parametrize(
+    "dirname,expect",
+    [
+        pytest.param(
+            "0.31.0-tiny-qwen3-livelock",
+            {
+                "vllm_version": "0.31.0",
+                "device": "cpu",
+                "max_model_len": 256,
+                "max_num_batched_tokens": 128,
+                "enable_chunked_prefill": True,
+                "enable_prefix_caching": True,
+                "pooling_type": "LAST",
+                "runner": "pooling",
+                "convert": "embed",
+                "dtype": "float16",
+                "kv_cache_size_tokens": 131072,
+            },
+            id="qwen3-0.31",
+        ),
+        pytest.param(
+            "0.32.0-minilm-bert-waiting",
+            {
+                "vllm_version": "0.32.0",
+                "enable_chunked_prefill": False,
+                "pooling_type": "MEAN",
+                "max_num_batched_tokens": 128,
+            },
+            id="bert-0.32-chunked-disabled",
+        ),
+    ],
+)
 @pytest.mark.parametrize("parser", ["issue5", "fallback"])
 def test_log_facts(dirname: str, expect: dict, parser: str) -> None:
     text = (REAL / dirname / "server.log").read_text()

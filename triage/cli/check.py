@@ -4,6 +4,7 @@ JSON: {"schema", "run_id", "target" (never the API key), "config" (effective, wi
 "status", "findings": [{"check", "status", "title", "evidence", "fix", "refs", "explanation"}]}.
 Exit: 0 nothing reached --fail-on, 1 something did, 2 could not run (bad arguments or inputs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,23 +32,36 @@ def _truncate(text: str) -> int | str:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("check", help="run the triage checklist against a server and/or its command line and log",
-                       description="Diagnose a vLLM embedding deployment from evidence: the live server, the "
-                                   "`vllm serve` command line and the start-up log. Sends no long request.")
-    p.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000 "
-                                 "(optional with --cmdline-file/--log-file)")
+    p = sub.add_parser(
+        "check",
+        help="run the triage checklist against a server and/or its command line and log",
+        description="Diagnose a vLLM embedding deployment from evidence: the live server, the "
+        "`vllm serve` command line and the start-up log. Sends no long request.",
+    )
+    p.add_argument(
+        "--url", help="server base URL, e.g. http://127.0.0.1:8000 (optional with --cmdline-file/--log-file)"
+    )
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
     p.add_argument("--model", help="model id your client sends (default: the first of /v1/models)")
-    p.add_argument("--truncate", type=_truncate, metavar="N|-1|none",
-                   help="truncate_prompt_tokens your client sends with /v1/embeddings")
-    p.add_argument("--cmdline-file", metavar="F", help="file with the vllm serve / docker run command line "
-                                                            "('-' = stdin)")
+    p.add_argument(
+        "--truncate",
+        type=_truncate,
+        metavar="N|-1|none",
+        help="truncate_prompt_tokens your client sends with /v1/embeddings",
+    )
+    p.add_argument(
+        "--cmdline-file", metavar="F", help="file with the vllm serve / docker run command line ('-' = stdin)"
+    )
     p.add_argument("--cmdline", metavar="TEXT", help="the command line as text")
     p.add_argument("--log-file", metavar="F", help="the server's start-up log ('-' = stdin)")
-    p.add_argument("--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of "
-                                                         "this machine)")
-    p.add_argument("--local-gpu", action="store_true",
-                   help="read this machine's GPUs (NVML/amdsmi) as the server's; automatic for a loopback --url")
+    p.add_argument(
+        "--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of this machine)"
+    )
+    p.add_argument(
+        "--local-gpu",
+        action="store_true",
+        help="read this machine's GPUs (NVML/amdsmi) as the server's; automatic for a loopback --url",
+    )
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
     p.add_argument("--no-embed", action="store_true", help="do not send the one 2-token /v1/embeddings request")
@@ -93,10 +107,19 @@ def run(args: argparse.Namespace) -> int:
         if api_key is None:
             print(f"check: environment variable {args.api_key_env} is not set", file=sys.stderr)
             return 2
-    spec = TargetSpec(url=args.url, model=args.model, truncate_prompt_tokens=args.truncate, cmdline=cmdline,
-                      log_text=log_text, api_key=api_key, verify_tls=not args.insecure, timeout_s=args.timeout,
-                      nvml_recorded=nvml_rec, embed_probe=not args.no_embed,
-                      local_gpu=True if args.local_gpu else None)
+    spec = TargetSpec(
+        url=args.url,
+        model=args.model,
+        truncate_prompt_tokens=args.truncate,
+        cmdline=cmdline,
+        log_text=log_text,
+        api_key=api_key,
+        verify_tls=not args.insecure,
+        timeout_s=args.timeout,
+        nvml_recorded=nvml_rec,
+        embed_probe=not args.no_embed,
+        local_gpu=True if args.local_gpu else None,
+    )
     from triage.store import Store
 
     try:
@@ -122,14 +145,26 @@ def run(args: argparse.Namespace) -> int:
     except Exception as e:  # the database went away mid-run: what was committed stays, the run could not finish
         print(f"check: could not finish the run: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
-    target = {"url": args.url, "model": args.model, "truncate_prompt_tokens": args.truncate,
-              "api_key_given": bool(api_key), "cmdline_given": bool(cmdline), "log_given": bool(log_text)}
+    target = {
+        "url": args.url,
+        "model": args.model,
+        "truncate_prompt_tokens": args.truncate,
+        "api_key_given": bool(api_key),
+        "cmdline_given": bool(cmdline),
+        "log_given": bool(log_text),
+    }
     code = 1 if any(reaches(f.status, args.fail_on) for f in result.findings) else 0
     if text:
         print(f"run {result.run_id}: {result.status.value} (stored in {store.url.split('///')[-1]}); exit {code}")
     else:
-        doc = {"schema": CLI_SCHEMA, "run_id": result.run_id, "target": target, "status": result.status.value,
-               "config": result.config, "findings": [finding_json(f) for f in result.findings]}
+        doc = {
+            "schema": CLI_SCHEMA,
+            "run_id": result.run_id,
+            "target": target,
+            "status": result.status.value,
+            "config": result.config,
+            "findings": [finding_json(f) for f in result.findings],
+        }
         secrets = (api_key,) if api_key else ()
         print(json.dumps(redact_obj(doc, secrets), indent=2, default=str))
     return code

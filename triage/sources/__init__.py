@@ -3,6 +3,7 @@
 Sources: ``server`` (live API), ``cmdline`` (pasted `vllm serve` / `docker run` text),
 ``startup_log`` (pasted start-up log), ``nvml`` (local GPUs). Each yields a SourceResult.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

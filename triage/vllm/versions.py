@@ -3,6 +3,7 @@
 Ranges were read from vLLM release wheels (vllm/v1/core/sched/scheduler.py at each tag) and the
 issue threads; see /work/shared/reference/vllm-embedding-facts.md §1.
 """
+
 from __future__ import annotations
 
 import re
