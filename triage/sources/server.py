@@ -8,13 +8,19 @@ so /health, /version and /metrics answer without a key.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from triage.client import Reply, VllmClient, origin_of, path_prefix_of
-from triage.findings import Finding, Status
-from triage.sources import RawCapture, SourceResult
-from triage.vllm.metrics import MetricsParseError, parse_metrics
+from triage.findings import Status
+from triage.sources import SourceResult
+from triage.sources.server_details import (
+    collect_embedding,
+    collect_metrics,
+    collect_server_info,
+    collect_tokenize,
+    finding as _finding,
+    keep as _cap,
+)
 
 SOURCE = "server"
 
@@ -41,31 +47,6 @@ _TRANSPORT_TEXT = {
         "Check the port: it may belong to another service.",
     ),
 }
-
-
-def _finding(
-    check: str,
-    status: Status,
-    title: str,
-    evidence: dict[str, Any],
-    fix: str = "",
-    explanation: str = "",
-    refs: list[str] | None = None,
-) -> Finding:
-    return Finding(
-        check=check, status=status, title=title, evidence=evidence, fix=fix, refs=refs or [], explanation=explanation
-    )
-
-
-def _cap(res: SourceResult, r: Reply) -> None:
-    body = r.text if not r.error_kind else r.error or ""
-    res.captures.append(
-        RawCapture(
-            "metrics-page" if r.path == "/metrics" and r.ok else "server-response",
-            f"{r.method} {r.path} -> {r.status_code or r.error_kind}",
-            body[:200_000],
-        )
-    )
 
 
 def _models_list(r: Reply) -> list[dict[str, Any]] | None:
@@ -243,161 +224,12 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
         if isinstance(chosen.get("max_model_len"), int):
             res.add("max_model_len", chosen["max_model_len"], "GET /v1/models data[].max_model_len")
 
-    _collect_metrics(client, res)
+    collect_metrics(client, res)
     if served is None and model:  # /tokenize is not under /v1, so it answers even when the key is missing
-        _collect_tokenize(client, res, model)
+        collect_tokenize(client, res, model)
     if served and models_r.ok:
-        _collect_tokenize(client, res, served)
+        collect_tokenize(client, res, served)
         if embed_probe:
-            _collect_embedding(client, res, served)
-    _collect_server_info(client, res)
+            collect_embedding(client, res, served)
+    collect_server_info(client, res)
     return res
-
-
-def _collect_metrics(client: VllmClient, res: SourceResult) -> None:
-    r = client.get("/metrics")
-    _cap(res, r)
-    if r.transport_failed or not r.ok:
-        res.findings.append(
-            _finding(
-                "metrics-parse",
-                Status.UNKNOWN,
-                f"/metrics is not available ({r.summary()})",
-                {"GET /metrics": r.status_code or r.error_kind},
-                "vLLM serves /metrics unless a proxy hides it; the stall rule needs it.",
-            )
-        )
-        return
-    try:
-        page = parse_metrics(r.text)
-    except MetricsParseError as e:
-        res.findings.append(
-            _finding(
-                "metrics-parse",
-                Status.ERROR,
-                "/metrics is not a Prometheus page",
-                {"error": str(e), "first_bytes": r.text[:200]},
-                "Check that the URL is the vLLM server itself, not a proxy or another app.",
-            )
-        )
-        return
-    if not page.has_vllm_metrics:
-        res.findings.append(
-            _finding(
-                "metrics-parse",
-                Status.WARN,
-                "/metrics carries no vllm: metrics",
-                {"bytes": len(r.text)},
-                "This is not a vLLM V1 server's /metrics page.",
-            )
-        )
-        return
-    cc = page.cache_config
-    res.findings.append(
-        _finding(
-            "metrics-parse",
-            Status.PASS,
-            "/metrics parsed",
-            {"engines": sorted(page.engines), "cache_config_labels": len(cc)},
-        )
-    )
-    detail = "/metrics vllm:cache_config_info"
-    if cc.get("enable_prefix_caching") in ("True", "False"):
-        res.add("enable_prefix_caching", cc["enable_prefix_caching"] == "True", detail)
-    for key, conv in (
-        ("gpu_memory_utilization", float),
-        ("kv_cache_size_tokens", int),
-        ("kv_cache_memory_bytes", int),
-        ("block_size", int),
-        ("num_gpu_blocks", int),
-    ):
-        try:
-            if cc.get(key) not in (None, "None", ""):
-                res.add(key, conv(float(cc[key])) if conv is int else conv(cc[key]), detail)
-        except ValueError:
-            pass
-    if len(page.engines) > 1:
-        res.add("data_parallel_size", len(page.engines), "/metrics engine labels")
-    snap = next(iter(page.engines.values()), None)
-    if snap is not None:
-        res.add("num_requests_running", snap.num_requests_running, "/metrics")
-        res.add("num_requests_waiting", snap.num_requests_waiting, "/metrics")
-
-
-def _collect_tokenize(client: VllmClient, res: SourceResult, model: str) -> None:
-    r = client.post("/tokenize", {"model": model, "prompt": "vllm-triage"})
-    _cap(res, r)
-    j = r.json() if r.ok else None
-    if isinstance(j, dict) and isinstance(j.get("max_model_len"), int) and "max_model_len" not in res.facts:
-        res.add("max_model_len", j["max_model_len"], "POST /tokenize max_model_len")
-
-
-def _collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None:
-    """One 2-token embedding: proves the pooling runner and gives the vector size; cannot trigger #55427."""
-    r = client.post("/v1/embeddings", {"model": model, "input": "vllm-triage"})
-    _cap(res, r)
-    j = r.json() if r.ok else None
-    if isinstance(j, dict) and isinstance(j.get("data"), list) and j["data"]:
-        emb = j["data"][0].get("embedding")
-        res.add("runner", "pooling", "POST /v1/embeddings answered 200")
-        if isinstance(emb, list):
-            res.add("embedding_dim", len(emb), "POST /v1/embeddings")
-    elif r.error_kind == "timeout":
-        res.findings.append(
-            _finding(
-                "server-embeddings",
-                Status.WARN,
-                f"A 2-token /v1/embeddings request got no answer within {r.elapsed_s:.0f} s while /health answers",
-                {
-                    "POST /v1/embeddings": "timeout",
-                    "elapsed_s": round(r.elapsed_s, 1),
-                    "num_requests_running": res.facts["num_requests_running"].value
-                    if "num_requests_running" in res.facts
-                    else None,
-                    "num_requests_waiting": res.facts["num_requests_waiting"].value
-                    if "num_requests_waiting" in res.facts
-                    else None,
-                },
-                "The engine may be stuck: a livelocked request (running >= 1, waiting 0: vllm#55427) or one waiting "
-                "forever (running 0, waiting >= 1). Watch /metrics with `python -m triage watch`; aborting the stuck "
-                "client request frees the engine.",
-                ["vllm#55427"],
-            )
-        )
-    elif r.status_code in (400, 404):
-        jj = r.json() or {}
-        msg = jj.get("error", {}).get("message") if isinstance(jj.get("error"), dict) else jj.get("message")
-        res.add("embeddings_error", str(msg or r.text[:300]), f"POST /v1/embeddings -> {r.status_code}")
-
-
-_SERVER_INFO_KEYS = {
-    "max_num_batched_tokens": int,
-    "max_num_seqs": int,
-    "enable_chunked_prefill": bool,
-    "enable_prefix_caching": bool,
-    "runner_type": str,
-    "tensor_parallel_size": int,
-    "data_parallel_size": int,
-    "gpu_memory_utilization": float,
-}
-
-
-def _collect_server_info(client: VllmClient, res: SourceResult) -> None:
-    """/server_info exists only with VLLM_SERVER_DEV_MODE=1; when it does, it states the full config."""
-    r = client.get("/server_info")
-    if not r.ok:
-        return
-    _cap(res, r)
-    for key, conv in _SERVER_INFO_KEYS.items():
-        m = re.search(rf"['\"]?{key}['\"]?\s*[:=]\s*['\"]?([\w.]+)", r.text)
-        if not m:
-            continue
-        raw = m.group(1)
-        try:
-            val: Any = (raw == "True" or raw == "true") if conv is bool else conv(raw)
-        except ValueError:
-            continue
-        res.add("runner" if key == "runner_type" else key, val, "GET /server_info")
-    dm = re.search(r"device_config['\"]?\s*[:=]\s*['\"]?(cuda|rocm|cpu|xpu|tpu)", r.text)
-    if dm:
-        res.add("device", dm.group(1), "GET /server_info")
