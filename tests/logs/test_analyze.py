@@ -130,3 +130,17 @@ def test_startup_killed_is_engine_failed_to_start() -> None:
     f = _by_check(a)["log-engine-dead"]
     assert f.status == Status.FAIL and f.title.startswith("EngineCore failed to start")
     assert _by_check(a)["log-engine-stats"].status == Status.UNKNOWN
+
+
+def test_head_dim_16_crash_on_first_request() -> None:
+    from tests.logs.real_logs import LOGS
+
+    a = analyze_log(LOGS / "0.32.0-tiny-qwen3-head-dim-16.log", year=2026)
+    checks = _by_check(a)
+    hd = checks["log-unsupported-head-dim"]
+    assert hd.status == Status.FAIL and hd.evidence["hd"] == "16" and "(16)" in hd.title
+    dead = checks["log-engine-dead"]
+    assert dead.title.startswith("EngineCore died") and dead.evidence["root_cause_findings"] == [
+        "log-unsupported-head-dim"
+    ]
+    assert checks["log-http-5xx"].evidence["count"] == 1
