@@ -196,7 +196,7 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
         return Finding(
             check=hit.check,
             status=Status.FAIL,
-            title=f"The attention backend does not support this model's head_dim"
+            title="The attention backend does not support this model's head_dim"
             + (f" ({hit.groups['hd']})" if hit.groups.get("hd") else ""),
             evidence=ev,
             refs=["vllm/v1/attention/backends/cpu_attn.py get_supported_head_sizes (0.31/0.32)"],
