@@ -69,3 +69,28 @@ def test_a_failed_import_writes_nothing(record: RunRecord, tmp_path: Path) -> No
     with pytest.raises(KeyError):
         import_run(fresh, doc)
     assert fresh.count_runs() == 0 and fresh.list_targets() == []
+
+
+def test_long_watch_run_round_trips_one_line_per_sample(store: Store, record: RunRecord, tmp_path: Path) -> None:
+    """Synthetic counts on top of the recorded run: 5,000 samples of 1 s with a latency extra."""
+    from triage.store import MetricSample
+    t0 = export_runs.T0 + 100
+    store.add_samples(MetricSample(run_id=record.run.id, engine="0", ts=t0 + i, num_requests_running=float(i % 2),
+                                   num_requests_waiting=0.0, prompt_tokens_total=float(i),
+                                   extra_json=json.dumps({"e2e_p95": 0.01 * i}))
+                      for i in range(5000))
+    rec = store.get_run(record.run.id)
+    assert rec is not None
+    text = render(rec, "json").decode()
+    assert text.count('\n    {"engine": "0", "extra": ') == 5004
+    fresh = Store(str(tmp_path / "fresh.db"))
+    again = fresh.get_run(import_run(fresh, json.loads(text)))
+    assert again is not None
+    assert comparable(json.loads(render(again, "json"))) == comparable(json.loads(text))
+
+
+def test_a_string_where_a_number_belongs_is_refused(record: RunRecord, tmp_path: Path) -> None:
+    doc = to_document(record)
+    doc["samples"][0]["ts"] = "sk-not-a-number"
+    with pytest.raises(ValueError):
+        import_run(Store(str(tmp_path / "fresh.db")), doc)

@@ -89,15 +89,18 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
         "captures": [{"id": c.id, "kind": c.kind, "name": c.name, "created_at": iso(c.created_at),
                       "content": c.content} for c in record.captures],
     }
+    return redact_document(doc, secrets, [{**{k: getattr(s, k) for k in SAMPLE_FIELDS},
+                                            "extra": _loads(s.extra_json, {})} for s in record.samples])
+
+
+def redact_document(doc: dict[str, Any], secrets: Iterable[str] = (),
+                    samples: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """redact_obj over the document; the samples (``samples``, else the document's) are numbers plus
+    two labels and an extra dict, so only their strings are redacted, once per distinct label
+    (a day of 1 s samples is 86,400 rows: redact_obj on each costs tens of seconds)."""
     secrets = tuple(s for s in secrets if s)
-    doc = redact_obj(doc, secrets)
-    doc["samples"] = _samples(record.samples, secrets)
-    return doc
-
-
-def _samples(samples: Iterable[MetricSample], secrets: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Samples are numbers plus two labels and an extra dict: redact only the strings, once per
-    distinct label (a day of 1 s samples is 86,400 rows; redact_obj on each costs seconds)."""
+    rows = (doc.get("samples") or []) if samples is None else samples
+    out = redact_obj({k: v for k, v in doc.items() if k != "samples"}, secrets)
     labels: dict[str, str] = {}
 
     def label(v: Any) -> Any:
@@ -107,13 +110,9 @@ def _samples(samples: Iterable[MetricSample], secrets: tuple[str, ...]) -> list[
             labels[v] = redact_text(v, secrets)
         return labels[v]
 
-    out = []
-    for s in samples:
-        row = {k: getattr(s, k) for k in SAMPLE_FIELDS}
-        row["engine"], row["source"] = label(row["engine"]), label(row["source"])
-        extra = s.extra_json
-        row["extra"] = redact_obj(_loads(extra, {}), secrets) if extra and extra != "{}" else {}
-        out.append(row)
+    out["samples"] = [{**row, "engine": label(row.get("engine")), "source": label(row.get("source")),
+                       "extra": redact_obj(row["extra"], secrets) if row.get("extra") else {}}
+                      for row in rows if isinstance(row, dict)]
     return out
 
 
@@ -193,7 +192,7 @@ def import_run(store: Store, data: dict[str, Any]) -> int:
     the original times and land all-or-nothing. Everything is redacted again on the way in,
     as every other write is.
     """
-    doc = redact_obj(validate(data))
+    doc = redact_document(validate(data))
     r = doc["run"]
     with Session(store.engine) as s:
         target_id = _target(s, doc["target"]) if doc.get("target") else None
@@ -217,7 +216,8 @@ def import_run(store: Store, data: dict[str, Any]) -> int:
                               duration_s=p.get("duration_s"), time_to_verdict_s=p.get("time_to_verdict_s"),
                               http_status=p.get("http_status"), detail_json=_dumps(p.get("detail") or {})))
         s.add_all(MetricSample(run_id=run_id, target_id=target_id, extra_json=_dumps(m.get("extra") or {}),
-                               **{k: m.get(k) for k in SAMPLE_FIELDS if m.get(k) is not None})
+                               **{k: (m[k] if k in ("engine", "source") else float(m[k]))  # numbers stay numbers
+                                  for k in SAMPLE_FIELDS if m.get(k) is not None})
                   for m in doc.get("samples") or [])
         for c in doc.get("captures") or []:
             s.add(Capture(run_id=run_id, kind=c["kind"], name=c.get("name") or "", content=c.get("content") or "",
