@@ -7,6 +7,17 @@ something the patterns no longer see).
 
 Round trip: ``to_document(get_run(import_run(store, doc)))`` equals ``doc`` except the
 database ids (``comparable()`` drops them) and ``exported_at``.
+
+Document (``run_format`` 1; readers refuse another ``run_format``; new optional keys do not bump it):
+  schema "vllm-triage/1", document "run", run_format 1, exported_at ISO-8601 UTC, tool {name, version}
+  run       {id, kind, status, started_at, finished_at, summary, config, meta}  (config as the engine
+            stored it: {"values": {key: {value, source, detail}}, "conflicts", "sources", "stated_args"})
+  target    {id, url, model, truncate_prompt_tokens, cmdline, label, created_at} | null
+  findings  [Finding.to_dict(): check, status, title, evidence, fix, refs, explanation]  (run order)
+  probes    [{id, probe, outcome, started_at, duration_s, time_to_verdict_s, http_status, detail}]
+  samples   [{engine, ts, source, num_requests_running, num_requests_waiting, kv_cache_usage_perc,
+              prompt_tokens_total, request_success_total, num_preemptions_total, prompt_throughput, extra}]
+  captures  [{id, kind, name, created_at, content}]
 """
 from __future__ import annotations
 
