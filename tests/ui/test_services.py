@@ -1,0 +1,135 @@
+"""ui.services against the real engine and Store (no fakes): error messages, paging, diffs, exports, logs."""
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from triage.findings import Finding, Status
+from triage.store import Store
+from ui import services
+from ui.services import RunDetail, ServiceError, Services, TargetForm
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # nothing listens once the socket closes
+
+
+def test_list_models_unreachable_is_a_plain_message(temp_db):
+    with pytest.raises(ServiceError) as e:
+        Services(temp_db).list_models(f"http://127.0.0.1:{_closed_port()}")
+    assert "Cannot connect" in str(e.value) and "Traceback" not in str(e.value)
+
+
+def test_list_models_rejects_a_url_without_scheme(temp_db):
+    with pytest.raises(ServiceError, match="must start with http"):
+        Services(temp_db).list_models("127.0.0.1:8000")
+
+
+@pytest.mark.parametrize(("code", "words"), [
+    pytest.param(401, "API key", id="401"),
+    pytest.param(404, "vllm serve", id="404"),
+    pytest.param(500, "HTTP 500", id="500"),
+])
+def test_http_status_messages(code, words):
+    assert words in services._http_status_message(code, "body")
+
+
+def test_checklist_unreachable_is_a_finding_not_a_crash(temp_db):
+    evs = list(Services(temp_db).iter_checklist(TargetForm(f"http://127.0.0.1:{_closed_port()}", "m", 256)))
+    assert evs[-1].kind == "done"
+    first = next(e.finding for e in evs if e.kind == "finding")
+    assert services.step_of(first.check) == "server" and first.status in (Status.ERROR, Status.FAIL)
+
+
+def test_checklist_without_engine_part_is_an_error_event(temp_db, monkeypatch):
+    def missing(module, feature):
+        raise services.NotAvailable(f"{feature} is not yet available")
+
+    monkeypatch.setattr(services, "_engine_part", missing)
+    evs = list(Services(temp_db).iter_checklist(TargetForm("http://x", "m", 256)))
+    assert [e.kind for e in evs] == ["error"] and "not yet available" in evs[0].message
+
+
+@pytest.mark.parametrize(("check", "step"), [
+    pytest.param("vllm-version", "version", id="version"),
+    pytest.param("pooling-livelock-risk", "truncation", id="livelock"),
+    pytest.param("truncate-vs-max-model-len", "truncation", id="truncation"),
+    pytest.param("server-auth", "server", id="auth"),
+    pytest.param("some-new-gpu-check", "gpu-memory", id="keyword"),
+    pytest.param("zzz", "flags", id="fallback"),
+])
+def test_step_of(check, step):
+    assert services.step_of(check) == step
+
+
+def test_list_runs_pages_in_sql_and_counts(temp_db):
+    st = Store(temp_db)
+    t = st.add_target("http://h:1", "m", 256)
+    for i in range(30):
+        r = st.start_run(t.id, "check")
+        st.add_finding(r.id, Finding("x", Status.FAIL if i % 3 == 0 else Status.PASS, "t"))
+        st.finish_run(r.id)
+    svc = Services(temp_db)
+    page = svc.list_runs(limit=25, offset=25)
+    assert page.total == 30 and [r.id for r in page.rows] == [5, 4, 3, 2, 1]
+    assert svc.count_runs(status="fail") == 10
+    assert svc.list_runs(status="fail", limit=3).rows[0].status == "fail"
+
+
+def _detail(run_id: int, version: str, status: str, nested: bool) -> RunDetail:
+    cfg = {"vllm_version": {"value": version, "source": "server"}, "max_model_len": {"value": 256, "source": "server"}}
+    stored = {"values": cfg, "conflicts": []} if nested else cfg
+    return RunDetail(run_id, "check", status, "", "u", "m", "", services.effective_config(stored), {},
+                     [Finding("pooling-livelock-risk", Status(status), "t")], [], 0)
+
+
+def test_diff_runs_shows_what_changed():
+    d = services.diff_runs(_detail(1, "0.31.0", "fail", True), _detail(2, "0.32.0", "pass", False))
+    assert [(r.key, r.left, r.right) for r in d.config if r.changed] == [("vllm_version", "0.31.0", "0.32.0")]
+    assert [(r.key, r.left, r.right) for r in d.verdicts] == [("pooling-livelock-risk", "fail", "pass")]
+
+
+def test_analyze_log_stores_a_run_and_never_reads_a_path(temp_db, tmp_path):
+    svc = Services(temp_db)
+    log = (FIXTURES / "0.31.0-tiny-qwen3-livelock" / "server.log").read_text()
+    on_disk = tmp_path / "server.log"
+    on_disk.write_text(log)
+    view = svc.analyze_log(str(on_disk))  # a pasted one-liner that happens to be a path: text, not a file
+    assert view.config == {} and view.run_id is not None
+    view = svc.analyze_log(log)
+    assert view.config.get("max_model_len", {}).get("value") == 256
+    assert svc.get_run(view.run_id).kind == "logs"
+
+
+def test_analyze_empty_log_is_a_message(temp_db):
+    with pytest.raises(ServiceError, match="empty"):
+        Services(temp_db).analyze_log("  \n")
+
+
+def test_export_real_formats_and_secret(temp_db):
+    st = Store(temp_db)
+    t = st.add_target("http://h:1", "m", 256)
+    r = st.start_run(t.id, "check")
+    st.add_finding(r.id, Finding("x", Status.WARN, "key sk-live-abcdefgh123 seen", {"note": "tok-777-secret"}))
+    st.finish_run(r.id)
+    svc = Services(temp_db)
+    for fmt in ("md", "html", "json", "bundle"):
+        data, name, mime = svc.export(r.id, fmt, secrets=("tok-777-secret",))
+        assert data and name.startswith(f"triage-run-{r.id}.") and mime
+        if fmt != "bundle":
+            assert b"tok-777-secret" not in data and b"sk-live-abcdefgh123" not in data
+    with pytest.raises(ServiceError, match="does not exist"):
+        svc.export(999, "md")
+
+
+def test_override_is_restored():
+    fake = object()
+    with services.override(fake):
+        assert services.get() is fake
+    assert isinstance(services.get(), Services)
