@@ -124,6 +124,10 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
     for f in analysis.findings:
         st = f.status.value if hasattr(f.status, "value") else str(f.status)
         print(f"[{ICON.get(st, st)}] {f.check}: {f.title}")
+        w = f.evidence.get("window")
+        if isinstance(w, dict) and w.get("timestamps"):
+            dur = f", {w['duration_s']:.0f} s" if w.get("duration_s") is not None else ""
+            print(f"         window: {w['start']} → {w['end'] or 'end of log'} ({w['ended_by']}{dur})")
         for ln in (f.evidence.get("lines") or [])[:3]:
             print(f"         line {ln['line']}: {redact_text(ln['text'][:160])}")
         if f.fix and st in ("warn", "fail"):
