@@ -32,12 +32,22 @@ def test_markdown_has_verdict_findings_config_probes_versions(record: RunRecord)
     pytest.param("<script>x</script>", "\\<script\\>x\\</script\\>", id="html"),
     pytest.param("a | b", "a \\| b", id="pipe-keeps-the-table"),
     pytest.param("line\nbreak", "line break", id="newline-keeps-the-row"),
-    pytest.param("# not a heading", "\\# not a heading", id="heading"),
+    pytest.param("1) mid-line", "1) mid-line", id="mid-line-list-marker-kept"),
     pytest.param("max_model_len", "max_model_len", id="intraword-underscore-readable"),
     pytest.param("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))", id="link"),
 ])
 def test_text_escapes(raw: str, expected: str) -> None:
     assert text(raw) == expected
+
+
+@pytest.mark.parametrize("raw, expected", [
+    pytest.param("# not a heading", "\\# not a heading", id="heading"),
+    pytest.param("1) not a list", "1\\) not a list", id="ordered-list"),
+    pytest.param("- not a bullet", "\\- not a bullet", id="bullet"),
+    pytest.param("> not a quote", "\\> not a quote", id="quote"),
+])
+def test_text_at_line_start_cannot_open_a_block(raw: str, expected: str) -> None:
+    assert text(raw, starts_line=True) == expected
 
 
 @pytest.mark.parametrize("raw, expected", [

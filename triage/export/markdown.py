@@ -18,10 +18,13 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~]|(?<!\w)_|_(?!\w))")
 _LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")
 
 
-def text(s: Any) -> str:
-    """Inline text: Markdown and HTML specials escaped, one line that cannot start a block."""
+def text(s: Any, starts_line: bool = False) -> str:
+    """Inline text: Markdown and HTML specials escaped, one line; at a line start it cannot open a block."""
     one_line = _MD_SPECIAL.sub(r"\\\1", str(s)).replace("\r", " ").replace("\n", " ")
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), one_line)
+    if not starts_line:
+        return one_line
+    return _LINE_START.sub(lambda m: m.group(1) + (m.group(2)[:-1] + "\\" + m.group(2)[-1] if m.group(2)[0].isdigit()
+                                                   else "\\" + m.group(2)), one_line)
 
 
 def code(s: Any) -> str:
@@ -49,7 +52,7 @@ def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
 def _finding(f: dict[str, Any]) -> str:
     parts = [f"### {f['status'].upper()}: {text(f['title'])} ({code(f['check'])})"]
     if f.get("explanation"):
-        parts.append(text(f["explanation"]))
+        parts.append(text(f["explanation"], starts_line=True))
     if f.get("evidence"):
         parts.append("Evidence:\n\n" + block(json.dumps(f["evidence"], indent=2, sort_keys=True, default=str), "json"))
     if f.get("fix"):
