@@ -12,6 +12,7 @@ Safety, in two layers:
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import html
 import json
@@ -158,12 +159,19 @@ def _sha256(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
+@functools.cache
+def _plotly_js() -> tuple[str, str]:
+    """plotly.js from the installed package (no CDN: the report works offline) and its CSP hash."""
+    js = get_plotlyjs()
+    return js, _sha256(js)
+
+
 def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     secrets = tuple(s for s in secrets if s)
     body, data = _body(doc)
     body, data = redact_text(body, secrets), redact_text(data, secrets)
-    plotly_js = get_plotlyjs()
-    csp = (f"default-src 'none'; script-src {_sha256(plotly_js)} {_sha256(_BOOT)}; style-src 'unsafe-inline'; "
+    plotly_js, plotly_hash = _plotly_js()
+    csp = (f"default-src 'none'; script-src {plotly_hash} {_sha256(_BOOT)}; style-src 'unsafe-inline'; "
            "img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
     title = esc(f"vLLM triage run {doc['run'].get('id')}: {view.verdict(doc).status}")
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
