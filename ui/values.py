@@ -62,7 +62,8 @@ STEPS: tuple[Step, ...] = (
     Step("server", "Server reachable", "Is the URL the server's root (http://host:port), is it up, and does it "
          "need an API key (`vllm serve --api-key`)?"),
     Step("version", "vLLM version", "Which vLLM version does the server run? (`GET /version`, or `pip show vllm`)"),
-    Step("backend", "Backend and runner", "Is the server on GPU, ROCm or CPU, and is it started with `--runner pooling`?"),
+    Step("backend", "Backend and runner",
+         "Is the server on GPU, ROCm or CPU, and is it started with `--runner pooling`?"),
     Step("gpu-memory", "GPU memory and KV cache",
          "Which GPU and how much memory? Paste `nvidia-smi` or the start-up log's KV cache lines."),
     Step("flags", "Serve flags", "Paste the exact `vllm serve …` command line on the Target page."),

@@ -61,7 +61,8 @@ class FakeServices:
         self.n_runs = n_runs
         self._features = features
         self.calls: list[tuple[str, Any]] = []
-        self.saved: list[SavedTarget] = [SavedTarget(1, URL, MODEL, 256, "vllm serve … --max-model-len 256", "lab 0.31")]
+        self.saved: list[SavedTarget] = [
+            SavedTarget(1, URL, MODEL, 256, "vllm serve … --max-model-len 256", "lab 0.31")]
 
     # the same surface as ui.services.Services -----------------------------------------------
     def features(self) -> dict[str, bool]:
@@ -128,7 +129,8 @@ class FakeServices:
         self.calls.append(("analyze_log", len(text)))
         if "not a log" in text:
             raise services.ServiceError("This does not look like a vLLM log (no vLLM lines found).")
-        return LogView([Finding("log-livelock-suspect", Status.FAIL, "Engine stalled: Running 1, Waiting 0, 0 tokens/s")],
+        stalled = Finding("log-livelock-suspect", Status.FAIL, "Engine stalled: Running 1, Waiting 0, 0 tokens/s")
+        return LogView([stalled],
                        {"max_model_len": {"value": 256, "source": "log", "detail": "non-default args"}},
                        [{"time": None, "running": 1, "waiting": 0, "prompt_throughput": 0.0}],
                        {"lines": 120}, 13)
@@ -152,7 +154,7 @@ class FakeServices:
         cfg = {"vllm_version": {"value": "0.31.0" if fail else "0.32.0", "source": "server"},
                "max_model_len": {"value": 256, "source": "server"}}
         return RunDetail(run_id, "check", "fail" if fail else "pass", "2026-11-29 21:00:00", URL, MODEL, "",
-                         cfg, {}, [LIVELOCK if fail else Finding("pooling-livelock-risk", Status.PASS, "Fixed in 0.32.0")],
+                         cfg, {}, [LIVELOCK if fail else Finding("pooling-livelock-risk", Status.PASS, "Fixed")],
                          [], 0)
 
     def compare_runs(self, left_id: int, right_id: int) -> Any:

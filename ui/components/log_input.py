@@ -15,7 +15,8 @@ def show(key: str, label: str = "vLLM log") -> Optional[str]:
     if up is not None:
         data = up.getvalue()
         if len(data) > MAX_BYTES:
-            st.error(f"The file is {len(data) // (1024 * 1024)} MiB; the limit here is {MAX_BYTES // (1024 * 1024)} MiB. "
+            mib = 1024 * 1024
+            st.error(f"The file is {len(data) // mib} MiB; the limit here is {MAX_BYTES // mib} MiB. "
                      "Use `python -m triage logs FILE` for bigger logs.")
             return None
         return data.decode("utf-8", errors="replace")

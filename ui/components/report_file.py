@@ -1,7 +1,8 @@
 """Deferred report files: the bytes are rendered when the download button is pressed, not on every rerun."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 from ui.services import ServiceError
 

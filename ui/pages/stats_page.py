@@ -49,7 +49,7 @@ def live_chart() -> None:
                    f"last scrape {datetime.now().strftime('%H:%M:%S')}")
     if view.latest:
         cols = st.columns(len(view.latest))
-        for col, (k, v) in zip(cols, view.latest.items()):
+        for col, (k, v) in zip(cols, view.latest.items(), strict=True):
             col.metric(k, "—" if v is None else (f"{v:.1f}" if isinstance(v, float) else v))
     if view.figure is not None:
         st.plotly_chart(view.figure, key="stats.chart", width="stretch")
