@@ -24,6 +24,16 @@ def _slug(s: str, limit: int = 60) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("._")[:limit] or "x"
 
 
+def _is_json(text: str) -> bool:
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def members(doc: dict[str, Any], secrets: Iterable[str] = ()) -> list[tuple[str, bytes, dict[str, Any]]]:
     """(path, bytes, manifest entry) for each file, in a stable order."""
     out: list[tuple[str, bytes, dict[str, Any]]] = [
@@ -38,7 +48,7 @@ def members(doc: dict[str, Any], secrets: Iterable[str] = ()) -> list[tuple[str,
     for i, c in enumerate(doc.get("captures") or [], 1):
         name = f"raw/{i:03d}-{_slug(c['kind'], 30)}" + (f"-{_slug(c['name'])}" if c.get("name") else "")
         if not re.search(r"\.(txt|log|json)$", name):
-            name += "." + _EXT.get(c["kind"], "txt")
+            name += "." + ("json" if _is_json(c.get("content") or "") else _EXT.get(c["kind"], "txt"))
         out.append((name, (c.get("content") or "").encode(),
                     {"kind": c["kind"], "name": c.get("name") or "", "captured_at": c.get("created_at")}))
     for i, p in enumerate(doc.get("probes") or [], 1):
