@@ -165,12 +165,15 @@ def test_watch_alerts_on_real_livelock_and_clears_after_abort(server_031_liveloc
         w.close()
     assert box.get("status") == "aborted", box
     assert stalled_at is not None, "no stall alert"
+    assert since is not None
     print(
-        f"alert {stalled_at - sent:.2f}s after send (threshold {stall_s}s, interval {interval}s); "
+        f"alert {stalled_at - sent:.2f}s after send, {stalled_at - since:.2f}s after the no-progress window opened "
+        f"(threshold {stall_s}s, interval {interval}s); "
         f"cleared {(cleared_at or 0) - (sent + hold_s):.2f}s after the client's abort at {hold_s}s"
     )
-    # the alert comes within two intervals after the threshold (counted from the request's send)
-    assert stalled_at - sent <= stall_s + 2 * interval + 1.0, stalled_at - sent
-    assert since is not None and since >= sent - interval
+    # within two intervals after the threshold, counted from the first sample without progress (other
+    # clients of the shared dev server can still move the counters for a while after our send)
+    assert stall_s <= stalled_at - since <= stall_s + 2 * interval + 0.5, stalled_at - since
+    assert sent - interval <= since <= sent + hold_s - stall_s
     # the client closes the connection at its timeout (sent + hold_s)
     assert cleared_at is not None and cleared_at - (sent + hold_s) <= 2 * interval + 1.0
