@@ -133,3 +133,49 @@ def test_override_is_restored():
     with services.override(fake):
         assert services.get() is fake
     assert isinstance(services.get(), Services)
+
+
+def test_list_models_401_names_the_api_key(temp_db):
+    """A real HTTP 401 on loopback (vLLM's body shape) becomes the API-key message."""
+    import http.server
+    import threading
+
+    class Deny(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": "Unauthorized"}')
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Deny)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(ServiceError, match="401 Unauthorized: the server wants an API key"):
+            Services(temp_db).list_models(f"http://127.0.0.1:{srv.server_address[1]}", api_key="wrong")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_saved_target_never_holds_the_api_key(temp_db):
+    svc = Services(temp_db)
+    form = svc.save_target(TargetForm("http://h:1/", "m", 256, cmdline="vllm serve m --api-key sk-abcdefgh12345678",
+                                      api_key="sk-abcdefgh12345678"))
+    assert form.target_id is not None and form.api_key == "sk-abcdefgh12345678"  # kept in the session only
+    raw = Path(temp_db).read_bytes()
+    assert b"sk-abcdefgh12345678" not in raw
+    assert [t.url for t in svc.saved_targets()] == ["http://h:1"]
+
+
+@pytest.mark.real_server
+def test_stats_tick_on_a_real_server(temp_db, server_032_livelock):
+    svc, session = Services(temp_db), {}
+    form = TargetForm(server_032_livelock.url, server_032_livelock.served_model, 256)
+    first = svc.stats_tick(form, session)
+    second = svc.stats_tick(form, session)
+    assert first.error is None and second.n_samples == 2 and second.figure is not None
+    assert set(second.latest) == {"running", "waiting", "prompt tokens/s", "KV cache %"}
+    session["watcher"].close()
