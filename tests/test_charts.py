@@ -88,3 +88,15 @@ def test_probe_timeline_from_recorded_probes() -> None:
     fig = probe_timeline_figure(rows)
     assert len(fig.data) >= 3 * sum(1 for p in probes if p["detail"].get("samples"))
     assert any("livelock" in (t.name or "") for t in fig.data)
+
+
+def test_two_engines_are_summed_per_scrape() -> None:
+    rows, _ = _watch_rows()
+    fields = [k for k in MetricSample.model_fields if k != "id"]
+    # the same recorded scrapes seen as engine "0" and engine "1" (a data-parallel server's page)
+    both = [MetricSample(**{**{k: getattr(r, k) for k in fields}, "engine": e}) for r in rows for e in ("0", "1")]
+    fig = engine_stats_figure(both)
+    assert "2 engines" in fig.layout.title.text
+    assert max(next(t for t in fig.data if t.name == "running").y) == 2
+    one = engine_stats_figure(both, engine="1")
+    assert max(next(t for t in one.data if t.name == "running").y) == 1

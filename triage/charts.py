@@ -92,6 +92,36 @@ def _series(rows: Sequence[Any]) -> dict[str, list[Any]]:
     }
 
 
+def _engine_labels(rows: Sequence[Any]) -> set[str]:
+    if not rows:
+        return set()
+    if isinstance(rows[0], dict):
+        return {str(r.get("engine", "0")) for r in rows}
+    try:
+        return {str(d.get("engine", "0")) for d in map(vars, rows)}
+    except TypeError:
+        return {str(getattr(r, "engine", "0")) for r in rows}
+
+
+def _sum_engines(c: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    acc: dict[float, list[Any]] = {}
+    for t, r, w, kv, p in zip(c["ts"], c["running"], c["waiting"], c["kv"], c["prompt"], strict=True):
+        a = acc.setdefault(t, [None, None, [], None])
+        a[0] = r if a[0] is None else a[0] + (r or 0)
+        a[1] = w if a[1] is None else a[1] + (w or 0)
+        if kv is not None:
+            a[2].append(kv)
+        a[3] = p if a[3] is None else a[3] + (p or 0)
+    ts = sorted(acc)
+    return {
+        "ts": ts,
+        "running": [acc[t][0] for t in ts],
+        "waiting": [acc[t][1] for t in ts],
+        "kv": [sum(acc[t][2]) / len(acc[t][2]) if acc[t][2] else None for t in ts],
+        "prompt": [acc[t][3] for t in ts],
+    }
+
+
 def _extra(row: Any) -> dict[str, Any]:
     e = _get(row, "extra_json")
     if isinstance(e, str) and e not in ("", "{}"):
@@ -127,6 +157,7 @@ def engine_stats_figure(
     """Running/waiting, prompt tokens/s, KV cache usage and latency quantiles over time, with stall
     alerts shaded on the time axis. ``engine`` picks one engine label when samples mix several."""
     rows = [s for s in samples if engine is None or str(_get(s, "engine", "0")) == engine]
+    labels = _engine_labels(rows) if engine is None else {engine}
     fig = make_subplots(
         rows=4,
         cols=1,
@@ -150,6 +181,9 @@ def engine_stats_figure(
         fig.add_annotation(text="No samples yet", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
         return fig
     c = _series(rows)
+    if len(labels) > 1:
+        c = _sum_engines(c)  # data parallel: one point per scrape, gauges and rates summed, KV averaged
+        fig.update_layout(title=f"{title} ({len(labels)} engines, summed)")
     x = c["ts"]
     fig.add_trace(_line(x, c["running"], "running", _COLORS["running"], "hv"), row=1, col=1)
     fig.add_trace(_line(x, c["waiting"], "waiting", _COLORS["waiting"], "hv"), row=1, col=1)
