@@ -73,3 +73,19 @@ def test_module_entry_point_writes_a_bundle(db: tuple[str, int], tmp_path: Path)
     assert f"wrote {out}" in proc.stderr
     with zipfile.ZipFile(io.BytesIO(out.read_bytes())) as zf:
         assert f"triage-run-{run_id}/manifest.json" in zf.namelist()
+
+
+@pytest.mark.real_server
+def test_check_then_report_then_import_on_031(server_031_livelock: object, tmp_path: Path) -> None:
+    """The headless path an SRE takes: check a real server, export the run, import it elsewhere."""
+    db, db2 = str(tmp_path / "a.db"), str(tmp_path / "b.db")
+    assert main(["check", "--url", server_031_livelock.url, "--truncate", "256", "--db", db]) == 1  # type: ignore[attr-defined]
+    bundle, first, again = tmp_path / "r.zip", tmp_path / "r.json", tmp_path / "r2.json"
+    assert main(["report", "latest", "--format", "bundle", "-o", str(bundle), "--db", db]) == 0
+    assert main(["report", "latest", "--format", "json", "-o", str(first), "--db", db]) == 0
+    assert main(["import", str(bundle), "--db", db2]) == 0
+    assert main(["report", "latest", "--format", "json", "-o", str(again), "--db", db2, "--fail-on", "fail"]) == 1
+    from triage.export.json_ import comparable
+    doc = json.loads(first.read_bytes())
+    assert comparable(json.loads(again.read_bytes())) == comparable(doc)
+    assert any(f["check"] == "pooling-livelock-risk" and f["status"] == "fail" for f in doc["findings"])
