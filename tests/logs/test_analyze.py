@@ -128,7 +128,8 @@ def test_startup_killed_is_engine_failed_to_start() -> None:
 
     a = analyze_log(LOGS / "0.32.0-tiny-qwen3-startup-killed.log", year=2026)
     f = _by_check(a)["log-engine-dead"]
-    assert f.status == Status.FAIL and f.title.startswith("EngineCore failed to start")
+    assert f.status == Status.FAIL and f.title.startswith("EngineCore failed to start (stopped by SIGTERM")
+    assert f.evidence["signal"]["name"] == "SIGTERM" and "timeout" in f.fix
     assert _by_check(a)["log-engine-stats"].status == Status.UNKNOWN
 
 

@@ -185,8 +185,9 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("log-unsupported-head-dim", lf.HEAD_DIM_RES),
     ("log-oom", lf.OOM_RES),
     ("log-engine-dead", lf.ENGINE_DEAD_RES),
+    ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
 )
-_ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror")
+_ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal")
 
 
 def analyze_log(

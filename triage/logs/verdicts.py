@@ -243,6 +243,30 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
     )
 
 
+def _stopped_by_signal(dead: Finding, sig: ErrorHits, summary: dict[str, Any]) -> Finding:
+    """An engine failure right after an outside stop request: a supervisor gave up on the start-up."""
+    name = sig.groups.get("sig", "a signal")
+    ev = dict(dead.evidence)
+    ev["signal"] = {"name": name, "line": sig.lines[0][0] if sig.lines else None, "at": _fmt_ts(sig.first_ts)}
+    started = summary.get("first_ts")
+    after = f" {sig.first_ts - started:.0f} s after the log began" if started and sig.first_ts else ""
+    if after:
+        ev["signal"]["seconds_after_log_start"] = round(sig.first_ts - started, 1)  # type: ignore[operator]
+    return Finding(
+        check=dead.check,
+        status=dead.status,
+        title=f"{dead.title} (stopped by {name}{after})",
+        evidence=ev,
+        refs=dead.refs,
+        fix=(
+            f"Something outside vLLM sent {name} while it was starting: a start-up or liveness timeout (Kubernetes "
+            "probes, systemd TimeoutStartSec, a `timeout` wrapper) shorter than the start-up. Give start-up more "
+            "time (model load, profiling and torch.compile; --enforce-eager skips the compile) and retry."
+        ),
+        explanation=dead.explanation,
+    )
+
+
 def build_findings(
     config: dict[str, Any], episodes: list[StallEpisode], errors: dict[str, ErrorHits], summary: dict[str, Any]
 ) -> list[Finding]:
@@ -257,7 +281,11 @@ def build_findings(
     for check in causes:
         out.append(_error_finding(errors[check], config))
     if "log-engine-dead" in errors:
-        out.append(_error_finding(errors["log-engine-dead"], config, causes))
+        dead = _error_finding(errors["log-engine-dead"], config, causes)
+        sig = errors.get("signal")
+        if sig is not None and not causes:
+            dead = _stopped_by_signal(dead, sig, summary)
+        out.append(dead)
     by_status = summary["access"]["by_status"]
     n5 = sum(n for st, n in by_status.items() if st.startswith("5"))
     if n5:

