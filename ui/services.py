@@ -14,20 +14,29 @@ import importlib
 import io
 import os
 import threading
-from datetime import datetime
-from typing import Any, Optional
 from collections.abc import Callable, Iterator
+from typing import Any, Optional
 
-from triage.findings import Finding, Status, worst
-from triage.store import DB_ENV, RunRecord, Store, default_db_url, to_url
-
-
+from triage.findings import Finding, worst
+from triage.store import DB_ENV, Store, default_db_url, to_url
+from ui.adapters import (
+    diff_runs,
+    effective_config,
+    finding_of,
+    http_status_message,
+    iso,
+    plain_error,
+    probe_relay,
+    probe_view,
+    run_detail,
+    sample_row,
+    step_of,
+)
+from ui.errors import NotAvailable, ServiceError
 from ui.values import (  # re-exported: pages import one module
-    CHECK_STEPS,
     EXPORT_FORMATS,
     OUTCOME_STATUS,
     PROBE_SETS,
-    STEP_KEYWORDS,
     STEPS,
     ChecklistEvent,
     DiffRow,
@@ -51,15 +60,8 @@ from ui.values import (  # re-exported: pages import one module
 __all__ = ["EXPORT_FORMATS", "OUTCOME_STATUS", "PROBE_SETS", "STEPS", "ChecklistEvent", "DiffRow", "ExportFormat",
            "LogView", "ModelInfo", "NotAvailable", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
            "RunDiff", "RunPage", "RunRow", "SavedTarget", "ServiceError", "Services", "StatsView", "Step",
-           "TargetForm", "get", "override", "set_override", "step_of"]
-
-
-class ServiceError(Exception):
-    """Something the user must read: unreachable server, 401, a log that is not a vLLM log."""
-
-
-class NotAvailable(ServiceError):
-    """The engine part behind this feature is not in the tree yet."""
+           "TargetForm", "diff_runs", "effective_config", "get", "override", "plain_error", "set_override",
+           "step_of"]
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -84,34 +86,8 @@ def _has(module: str, attr: str) -> bool:
         return False
 
 
-def plain_error(e: BaseException) -> str:
-    """An engine exception as one line a user can act on."""
-    if isinstance(e, ServiceError):
-        return str(e)
-    try:
-        import httpx
-    except ImportError:  # pragma: no cover
-        httpx = None  # type: ignore[assignment]
-    if httpx is not None:
-        if isinstance(e, httpx.ConnectError):
-            return f"Cannot connect to the server: {e}. Is the URL right and the server up?"
-        if isinstance(e, httpx.TimeoutException):
-            return f"The server did not answer in time ({type(e).__name__})."
-        if isinstance(e, httpx.HTTPStatusError):
-            return _http_status_message(e.response.status_code, e.response.text)
-    msg = str(e) or type(e).__name__
-    name = type(e).__name__
-    return msg if name in msg or name in ("ValueError", "RuntimeError") else f"{name}: {msg}"
 
 
-def _http_status_message(code: int, body: str = "") -> str:
-    if code == 401:
-        return "401 Unauthorized: the server wants an API key (vllm serve --api-key). Enter it on the Target page."
-    if code == 403:
-        return "403 Forbidden: the API key was refused."
-    if code == 404:
-        return "404 Not Found: is this a vLLM OpenAI-compatible server (vllm serve), and is the URL its root?"
-    return f"HTTP {code}: {body[:300]}"
 
 
 def _guard(feature: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -133,56 +109,14 @@ def _guard(feature: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return deco
 
 
-def _iso(dt: Any) -> str:
-    if dt is None:
-        return ""
-    try:
-        return dt.strftime("%Y-%m-%d %H:%M:%S")
-    except AttributeError:
-        return str(dt)
 
 
-def step_of(check_id: str) -> str:
-    """Which checklist step a finding belongs to."""
-    if check_id in CHECK_STEPS:
-        return CHECK_STEPS[check_id]
-    cid = check_id.lower()
-    for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags", "server"):
-        if any(k in cid for k in STEP_KEYWORDS[step]):
-            return step
-    return "flags"
 
 
-def _finding(obj: Any) -> Optional[Finding]:
-    if obj is None:
-        return None
-    if isinstance(obj, Finding):
-        return obj
-    if isinstance(obj, dict) and "check" in obj:
-        return Finding.from_dict(obj)
-    return None
 
 
-def _probe_view(p: Any) -> ProbeView:
-    import json
-
-    if isinstance(p, dict):
-        return ProbeView(p.get("probe", "?"), str(p.get("outcome", "?")), p.get("duration_s"),
-                         p.get("time_to_verdict_s"), p.get("http_status"), dict(p.get("detail") or {}))
-    detail = getattr(p, "detail", None)
-    if detail is None:
-        raw = getattr(p, "detail_json", None)
-        detail = json.loads(raw) if raw else {}
-    return ProbeView(str(getattr(p, "probe", getattr(p, "name", "?"))), str(getattr(p, "outcome", "?")),
-                     getattr(p, "duration_s", None), getattr(p, "time_to_verdict_s", None),
-                     getattr(p, "http_status", None), dict(detail or {}))
 
 
-def _config_value(v: Any) -> Any:
-    """An effective config value without its provenance wrapper."""
-    if isinstance(v, dict) and "value" in v:
-        return v["value"]
-    return v
 
 
 # -- the service ---------------------------------------------------------------------------
@@ -236,7 +170,7 @@ class Services:
         except httpx.HTTPError as e:
             raise ServiceError(plain_error(e)) from e
         if r.status_code != 200:
-            raise ServiceError(_http_status_message(r.status_code, r.text))
+            raise ServiceError(http_status_message(r.status_code, r.text))
         try:
             data = r.json().get("data") or []
         except ValueError as e:
@@ -290,7 +224,7 @@ class Services:
             for ev in eng.iter_checklist(spec, self.store):
                 run_id = getattr(ev, "run_id", None) or run_id
                 kind = getattr(ev, "kind", "")
-                f = _finding(getattr(ev, "finding", None))
+                f = finding_of(getattr(ev, "finding", None))
                 if f is not None:
                     findings.append(f)
                     step = step_of(f.check)
@@ -322,7 +256,7 @@ class Services:
             raise ServiceError("The seed matrix can hang the server: confirm it before running.")
         run = _probes_entry()
         spec = self._spec(form, for_probes=True)
-        relay = _probe_relay(on_event)
+        relay = probe_relay(on_event)
         try:
             res = run(spec, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s, deadline_s=deadline_s,
                       store=self.store, on_event=relay)
@@ -332,10 +266,10 @@ class Services:
         probes: list[ProbeView] = []
         if run_id is not None:
             rec = self.store.get_run(run_id, with_samples=False)
-            probes = [_probe_view(p) for p in rec.probes] if rec else []
+            probes = [probe_view(p) for p in rec.probes] if rec else []
         if not probes:
-            probes = [_probe_view(o.to_dict() if hasattr(o, "to_dict") else o) for o in getattr(res, "outcomes", [])]
-        findings = [f for f in (_finding(x) for x in getattr(res, "findings", []) or []) if f]
+            probes = [probe_view(o.to_dict() if hasattr(o, "to_dict") else o) for o in getattr(res, "outcomes", [])]
+        findings = [f for f in (finding_of(x) for x in getattr(res, "findings", []) or []) if f]
         return ProbeRunView(run_id, probes, findings)
 
     # -- engine stats ------------------------------------------------------------------------
@@ -398,20 +332,21 @@ class Services:
             res = logs.analyze_log(io.StringIO(text))
         except Exception as e:
             raise ServiceError(f"This does not look like a vLLM log ({plain_error(e)}).") from e
-        findings = [f for f in (_finding(x) for x in getattr(res, "findings", []) or []) if f]
+        findings = [f for f in (finding_of(x) for x in getattr(res, "findings", []) or []) if f]
         config = dict(getattr(res, "config_provenance", None) or getattr(res, "config", {}) or {})
         points = list(getattr(res, "samples", []) or [])
-        samples = [_sample_dict(p) for p in points]
+        samples = [sample_row(p) for p in points]
         summary = getattr(res, "summary", {}) or {}
         summary = {k: v for k, v in summary.items() if k != "episodes"} if isinstance(summary, dict) else {
             "summary": str(summary)}
+        stats = summary.get("stats") if isinstance(summary.get("stats"), dict) else {}
+        if not config and not summary.get("levels") and not stats.get("lines"):
+            raise ServiceError(f"This does not look like a vLLM log: none of its {summary.get('lines', '?')} lines "
+                               "is a vLLM log record (no log levels, start-up config or engine stats lines).")
         run_id = None
         if save:
-            if hasattr(logs, "save_analysis"):
-                run_id = logs.save_analysis(self.store, res, log_text=text, name="dashboard-paste.log",
-                                            target_id=target_id, secrets=tuple(x for x in secrets if x))
-            else:
-                run_id = self._save_log_run(text, target_id, findings, config)
+            run_id = logs.save_analysis(self.store, res, log_text=text, name="dashboard-paste.log",
+                                        target_id=target_id, secrets=tuple(x for x in secrets if x))
         figure = None
         if points and _has("triage.charts", "engine_stats_figure") and hasattr(logs, "to_metric_samples"):
             try:
@@ -420,25 +355,13 @@ class Services:
                 figure = None
         return LogView(findings, config, samples, dict(summary), run_id, figure)
 
-    def _save_log_run(self, text: str, target_id: int | None, findings: list[Finding], config: dict[str, Any]) -> int:
-        st = self.store
-        run = st.start_run(target_id, "logs", {"source": "dashboard"})
-        assert run.id is not None
-        st.add_capture(run.id, "log", text, name="pasted.log")
-        if config:
-            st.set_config(run.id, config)
-        for f in findings:
-            st.add_finding(run.id, f)
-        st.finish_run(run.id, worst(f.status for f in findings).value)
-        return run.id
-
     # -- history -----------------------------------------------------------------------------
     @_guard("History")
     def list_runs(self, *, target_id: int | None = None, status: str | None = None,
                   limit: int = 25, offset: int = 0) -> RunPage:
         """One page of runs, newest first (LIMIT/OFFSET in SQL; the count is one SQL COUNT)."""
         st = self.store
-        rows = [RunRow(int(r.id or 0), r.kind, r.status, _iso(r.started_at), _iso(r.finished_at) or None,
+        rows = [RunRow(int(r.id or 0), r.kind, r.status, iso(r.started_at), iso(r.finished_at) or None,
                        (t.label or t.url) if t else "—", t.model if t else None, r.summary)
                 for r, t in st.list_runs(target_id=target_id, status=status or None, limit=limit, offset=offset)]
         total = st.count_runs(target_id=target_id, status=status or None)
@@ -451,7 +374,7 @@ class Services:
     @_guard("Opening the run")
     def get_run(self, run_id: int) -> RunDetail | None:
         rec = self.store.get_run(run_id, with_samples=True)
-        return _detail(rec) if rec else None
+        return run_detail(rec) if rec else None
 
     @_guard("Comparing runs")
     def compare_runs(self, left_id: int, right_id: int) -> RunDiff:
@@ -498,84 +421,14 @@ def _probes_entry() -> Callable[..., Any]:
     return _engine_part("triage.probes.api", "Probes").run_probes  # type: ignore[no-any-return]
 
 
-def _probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any], None]:
-    """Turn the runner's ProbeEvent(kind, probe, data) into a line the page can show."""
-
-    def relay(ev: Any) -> None:
-        if on_event is None:
-            return
-        kind = str(getattr(ev, "kind", "?"))
-        probe = getattr(ev, "probe", None) or "run"
-        d = dict(getattr(ev, "data", {}) or {})
-        if kind == "sample":
-            pe = ProbeEvent(probe, "running", f"running {d.get('running')}, waiting {d.get('waiting')}, "
-                            f"prompt tokens {d.get('prompt_tokens_total')}", d.get("t"))
-        elif kind == "probe-started":
-            pe = ProbeEvent(probe, "running", str(d.get("description") or d.get("set") or ""), 0.0)
-        elif kind == "verdict":
-            pe = ProbeEvent(probe, str(d.get("outcome")), f"http {d.get('http_status')}" if d.get("http_status")
-                            else "", d.get("time_to_verdict_s"))
-        elif kind == "aborted":
-            pe = ProbeEvent(probe, "aborted", f"verdict {d.get('verdict')}; aborted, checking recovery…",
-                            d.get("aborted_at_s"))
-        elif kind == "finding":
-            pe = ProbeEvent(f"finding {probe}", str(d.get("status")), str(d.get("title") or ""))
-        elif kind in ("run-started", "run-finished"):
-            pe = ProbeEvent("run", kind, str(d.get("summary") or d.get("model") or ""))
-        else:
-            pe = ProbeEvent(probe, kind, "")
-        try:
-            on_event(pe)
-        except Exception:  # noqa: BLE001 - a progress display must never break the run
-            pass
-
-    return relay
 
 
-def _sample_dict(s: Any) -> dict[str, Any]:
-    """A stats point (log) or metric sample as a row: time, running, waiting, throughput, KV usage."""
-    if isinstance(s, dict):
-        d = dict(s)
-    elif hasattr(s, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        d = asdict(s)
-    elif hasattr(s, "model_dump"):
-        d = s.model_dump()
-    else:
-        return {"value": s}
-    ts = d.get("ts")
-    return {"time": datetime.fromtimestamp(ts) if isinstance(ts, (int, float)) else None,
-            "engine": d.get("engine"), "line": d.get("lineno"),
-            "running": d.get("running", d.get("num_requests_running")),
-            "waiting": d.get("waiting", d.get("num_requests_waiting")),
-            "prompt_throughput": d.get("prompt_throughput"),
-            "generation_throughput": d.get("generation_throughput"),
-            "kv_cache_usage_perc": d.get("kv_cache_usage_perc")}
 
 
-def effective_config(stored: dict[str, Any]) -> dict[str, Any]:
-    """The {key: {value, source, detail}} part of a stored config (checklist runs nest it under "values")."""
-    vals = stored.get("values")
-    return dict(vals) if isinstance(vals, dict) else dict(stored)
 
 
-def _detail(rec: RunRecord) -> RunDetail:
-    r, t = rec.run, rec.target
-    return RunDetail(int(r.id or 0), r.kind, r.status, _iso(r.started_at), (t.label or t.url) if t else "—",
-                     t.model if t else None, r.summary, effective_config(rec.config), rec.meta, list(rec.findings),
-                     [_probe_view(p) for p in rec.probes], len(rec.samples))
 
 
-def diff_runs(a: RunDetail, b: RunDetail) -> RunDiff:
-    """What changed between two runs: effective config values and verdicts per check."""
-    cfg = [DiffRow(k, _config_value(a.config.get(k)), _config_value(b.config.get(k)),
-                   _config_value(a.config.get(k)) != _config_value(b.config.get(k)))
-           for k in sorted(set(a.config) | set(b.config))]
-    va = {f.check: Status(f.status).value for f in a.findings}
-    vb = {f.check: Status(f.status).value for f in b.findings}
-    verdicts = [DiffRow(k, va.get(k), vb.get(k), va.get(k) != vb.get(k)) for k in list(dict.fromkeys([*va, *vb]))]
-    return RunDiff(a, b, cfg, verdicts)
 
 
 # -- which implementation pages get --------------------------------------------------------

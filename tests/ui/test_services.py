@@ -8,7 +8,7 @@ import pytest
 
 from triage.findings import Finding, Status
 from triage.store import Store
-from ui import services
+from ui import adapters, services
 from ui.services import RunDetail, ServiceError, Services, TargetForm
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -37,7 +37,7 @@ def test_list_models_rejects_a_url_without_scheme(temp_db):
     pytest.param(500, "HTTP 500", id="500"),
 ])
 def test_http_status_messages(code, words):
-    assert words in services._http_status_message(code, "body")
+    assert words in adapters.http_status_message(code, "body")
 
 
 def test_checklist_unreachable_is_a_finding_not_a_crash(temp_db):
@@ -222,3 +222,10 @@ def test_stats_alert_on_a_real_livelock(temp_db, server_031_livelock):
     assert view is not None and view.alert, "no stall alert while a [SHORT, LONG] request hung"
     assert view.alert["kind"] == "livelock" and "STALLED" in (view.alert["message"] or "")
     assert view.figure.layout.shapes, "the stall is not marked on the time axis"
+
+
+def test_not_a_vllm_log_is_a_message(temp_db):
+    svc = Services(temp_db)
+    with pytest.raises(ServiceError, match="does not look like a vLLM log"):
+        svc.analyze_log("hello world\nthis is a shopping list\n")
+    assert svc.count_runs() == 0

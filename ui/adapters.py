@@ -1,0 +1,177 @@
+"""Engine values in, page values out: the pure conversions behind ui.services (no I/O, no Streamlit).
+
+Each function here accepts the engine's shapes (dataclasses, stored rows, dicts) and returns the
+plain values of ui.values, so a change in an engine type is absorbed in one place.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Optional
+from collections.abc import Callable
+
+from triage.findings import Finding, Status
+from triage.store import RunRecord
+from ui.errors import ServiceError
+from ui.values import CHECK_STEPS, STEP_KEYWORDS, DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
+
+
+def plain_error(e: BaseException) -> str:
+    """An engine exception as one line a user can act on."""
+    if isinstance(e, ServiceError):
+        return str(e)
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover
+        httpx = None  # type: ignore[assignment]
+    if httpx is not None:
+        if isinstance(e, httpx.ConnectError):
+            return f"Cannot connect to the server: {e}. Is the URL right and the server up?"
+        if isinstance(e, httpx.TimeoutException):
+            return f"The server did not answer in time ({type(e).__name__})."
+        if isinstance(e, httpx.HTTPStatusError):
+            return http_status_message(e.response.status_code, e.response.text)
+    msg = str(e) or type(e).__name__
+    name = type(e).__name__
+    return msg if name in msg or name in ("ValueError", "RuntimeError") else f"{name}: {msg}"
+
+
+def http_status_message(code: int, body: str = "") -> str:
+    if code == 401:
+        return "401 Unauthorized: the server wants an API key (vllm serve --api-key). Enter it on the Target page."
+    if code == 403:
+        return "403 Forbidden: the API key was refused."
+    if code == 404:
+        return "404 Not Found: is this a vLLM OpenAI-compatible server (vllm serve), and is the URL its root?"
+    return f"HTTP {code}: {body[:300]}"
+
+
+def iso(dt: Any) -> str:
+    if dt is None:
+        return ""
+    try:
+        return dt.strftime("%Y-%m-%d %H:%M:%S")
+    except AttributeError:
+        return str(dt)
+
+
+def step_of(check_id: str) -> str:
+    """Which checklist step a finding belongs to."""
+    if check_id in CHECK_STEPS:
+        return CHECK_STEPS[check_id]
+    cid = check_id.lower()
+    for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags", "server"):
+        if any(k in cid for k in STEP_KEYWORDS[step]):
+            return step
+    return "flags"
+
+
+def finding_of(obj: Any) -> Optional[Finding]:
+    if obj is None:
+        return None
+    if isinstance(obj, Finding):
+        return obj
+    if isinstance(obj, dict) and "check" in obj:
+        return Finding.from_dict(obj)
+    return None
+
+
+def probe_view(p: Any) -> ProbeView:
+
+    if isinstance(p, dict):
+        return ProbeView(p.get("probe", "?"), str(p.get("outcome", "?")), p.get("duration_s"),
+                         p.get("time_to_verdict_s"), p.get("http_status"), dict(p.get("detail") or {}))
+    detail = getattr(p, "detail", None)
+    if detail is None:
+        raw = getattr(p, "detail_json", None)
+        detail = json.loads(raw) if raw else {}
+    return ProbeView(str(getattr(p, "probe", getattr(p, "name", "?"))), str(getattr(p, "outcome", "?")),
+                     getattr(p, "duration_s", None), getattr(p, "time_to_verdict_s", None),
+                     getattr(p, "http_status", None), dict(detail or {}))
+
+
+def config_value(v: Any) -> Any:
+    """An effective config value without its provenance wrapper."""
+    if isinstance(v, dict) and "value" in v:
+        return v["value"]
+    return v
+
+
+def probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any], None]:
+    """Turn the runner's ProbeEvent(kind, probe, data) into a line the page can show."""
+
+    def relay(ev: Any) -> None:
+        if on_event is None:
+            return
+        kind = str(getattr(ev, "kind", "?"))
+        probe = getattr(ev, "probe", None) or "run"
+        d = dict(getattr(ev, "data", {}) or {})
+        if kind == "sample":
+            pe = ProbeEvent(probe, "running", f"running {d.get('running')}, waiting {d.get('waiting')}, "
+                            f"prompt tokens {d.get('prompt_tokens_total')}", d.get("t"))
+        elif kind == "probe-started":
+            pe = ProbeEvent(probe, "running", str(d.get("description") or d.get("set") or ""), 0.0)
+        elif kind == "verdict":
+            pe = ProbeEvent(probe, str(d.get("outcome")), f"http {d.get('http_status')}" if d.get("http_status")
+                            else "", d.get("time_to_verdict_s"))
+        elif kind == "aborted":
+            pe = ProbeEvent(probe, "aborted", f"verdict {d.get('verdict')}; aborted, checking recovery…",
+                            d.get("aborted_at_s"))
+        elif kind == "finding":
+            pe = ProbeEvent(f"finding {probe}", str(d.get("status")), str(d.get("title") or ""))
+        elif kind in ("run-started", "run-finished"):
+            pe = ProbeEvent("run", kind, str(d.get("summary") or d.get("model") or ""))
+        else:
+            pe = ProbeEvent(probe, kind, "")
+        try:
+            on_event(pe)
+        except Exception:  # noqa: BLE001 - a progress display must never break the run
+            pass
+
+    return relay
+
+
+def sample_row(s: Any) -> dict[str, Any]:
+    """A stats point (log) or metric sample as a row: time, running, waiting, throughput, KV usage."""
+    if isinstance(s, dict):
+        d = dict(s)
+    elif hasattr(s, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        d = asdict(s)
+    elif hasattr(s, "model_dump"):
+        d = s.model_dump()
+    else:
+        return {"value": s}
+    ts = d.get("ts")
+    return {"time": datetime.fromtimestamp(ts) if isinstance(ts, (int, float)) else None,
+            "engine": d.get("engine"), "line": d.get("lineno"),
+            "running": d.get("running", d.get("num_requests_running")),
+            "waiting": d.get("waiting", d.get("num_requests_waiting")),
+            "prompt_throughput": d.get("prompt_throughput"),
+            "generation_throughput": d.get("generation_throughput"),
+            "kv_cache_usage_perc": d.get("kv_cache_usage_perc")}
+
+
+def effective_config(stored: dict[str, Any]) -> dict[str, Any]:
+    """The {key: {value, source, detail}} part of a stored config (checklist runs nest it under "values")."""
+    vals = stored.get("values")
+    return dict(vals) if isinstance(vals, dict) else dict(stored)
+
+
+def run_detail(rec: RunRecord) -> RunDetail:
+    r, t = rec.run, rec.target
+    return RunDetail(int(r.id or 0), r.kind, r.status, iso(r.started_at), (t.label or t.url) if t else "—",
+                     t.model if t else None, r.summary, effective_config(rec.config), rec.meta, list(rec.findings),
+                     [probe_view(p) for p in rec.probes], len(rec.samples))
+
+
+def diff_runs(a: RunDetail, b: RunDetail) -> RunDiff:
+    """What changed between two runs: effective config values and verdicts per check."""
+    cfg = [DiffRow(k, config_value(a.config.get(k)), config_value(b.config.get(k)),
+                   config_value(a.config.get(k)) != config_value(b.config.get(k)))
+           for k in sorted(set(a.config) | set(b.config))]
+    va = {f.check: Status(f.status).value for f in a.findings}
+    vb = {f.check: Status(f.status).value for f in b.findings}
+    verdicts = [DiffRow(k, va.get(k), vb.get(k), va.get(k) != vb.get(k)) for k in list(dict.fromkeys([*va, *vb]))]
+    return RunDiff(a, b, cfg, verdicts)
