@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from triage.logs.analyze import LogAnalysis, StallEpisode, analyze_log
+from triage.logs.analyze import LogAnalysis, analyze_log
+from triage.logs.episodes import StallEpisode
 from triage.logs.lines import LogLine, iter_records
 from triage.logs.persist import save_analysis, to_metric_samples
 from triage.logs.startup import extract_startup_config

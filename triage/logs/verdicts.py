@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from triage.findings import Finding, Status
 
 if TYPE_CHECKING:
-    from triage.logs.analyze import ErrorHits, StallEpisode
+    from triage.logs.analyze import ErrorHits
+    from triage.logs.episodes import StallEpisode
 
 LIVELOCK_REFS = [
     "vllm#55427",
