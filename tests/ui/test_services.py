@@ -100,8 +100,8 @@ def test_analyze_log_stores_a_run_and_never_reads_a_path(temp_db, tmp_path):
     log = (FIXTURES / "0.31.0-tiny-qwen3-livelock" / "server.log").read_text()
     on_disk = tmp_path / "server.log"
     on_disk.write_text(log)
-    view = svc.analyze_log(str(on_disk))  # a pasted one-liner that happens to be a path: text, not a file
-    assert view.config == {} and view.run_id is not None
+    with pytest.raises(ServiceError, match="does not look like a vLLM log"):
+        svc.analyze_log(str(on_disk))  # a pasted one-liner that happens to be a path: text, never opened
     view = svc.analyze_log(log)
     assert view.config.get("max_model_len", {}).get("value") == 256
     assert svc.get_run(view.run_id).kind == "logs"
