@@ -14,7 +14,7 @@ from typing import Any, Optional
 from triage.findings import Finding
 from triage.logs.lines import LogLine, LogSource, iter_records
 from triage.logs.startup import StartupConfigReader
-from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, _EngineTrack
+from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.stats import BoundedSeries, StatsPoint, parse_stats
 from triage.vllm import logformats as lf
 
@@ -67,7 +67,7 @@ def analyze_log(
 
     reader = StartupConfigReader()
     series: dict[str, BoundedSeries] = {}
-    tracks: dict[str, _EngineTrack] = {}
+    tracks: dict[str, EngineTrack] = {}
     errors: dict[str, ErrorHits] = {}
     access: Counter[tuple[str, str, str]] = Counter()
     access_overflow = 0
@@ -91,7 +91,7 @@ def analyze_log(
                 found = True
                 tr = tracks.get(p.engine)
                 if tr is None:
-                    tr = tracks[p.engine] = _EngineTrack(p.engine, stall_s)
+                    tr = tracks[p.engine] = EngineTrack(p.engine, stall_s)
                     series[p.engine] = BoundedSeries(max_samples)
                 tr.add(p)
                 tr.add_line(rec.lineno, msg[:400])
@@ -173,7 +173,7 @@ def _summary(
     first_ts: Optional[float],
     last_ts: Optional[float],
     levels: Counter[str],
-    tracks: dict[str, _EngineTrack],
+    tracks: dict[str, EngineTrack],
     series: dict[str, BoundedSeries],
     samples: list[StatsPoint],
     access: Counter[tuple[str, str, str]],

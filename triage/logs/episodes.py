@@ -73,7 +73,7 @@ class StallEpisode:
         }
 
 
-class _EngineTrack:
+class EngineTrack:
     """Per-engine stall tracking: the shared detector plus the silence rule."""
 
     def __init__(self, engine: str, threshold_s: float) -> None:
