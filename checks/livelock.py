@@ -171,9 +171,15 @@ def check(cfg: EffectiveConfig) -> Finding:
                     "rule": tier.detail,
                     "would_chunk": int(tier.value) < mml,
                 }  # type: ignore[call-overload]
+        hint = evidence.get("if_left_default")
+        tail = (
+            f"; if left to vLLM's default ({hint['max_num_batched_tokens']}) it is at risk"
+            if hint and hint["would_chunk"]
+            else ""
+        )
         return done(
             Status.UNKNOWN,
-            "Pooling livelock risk unknown: " + ", ".join(missing) + " not known",
+            "Pooling livelock risk unknown: " + ", ".join(missing) + " not known" + tail,
             "Answer: " + " ".join(evidence["questions"]),
         )
 

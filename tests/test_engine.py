@@ -146,3 +146,16 @@ def test_a_crashing_check_becomes_an_error_finding(store: Store, monkeypatch) ->
     f = verdict(res.findings, "boom")
     assert f.status == Status.ERROR and "bug in a check" in f.title
     assert verdict(res.findings).status == Status.FAIL  # the others still ran
+
+
+def test_dev_mode_server_alone_knows_chunked_prefill_but_asks_for_the_budget(store: Store) -> None:
+    spec = TargetSpec(url="http://vllm.test:8000", truncate_prompt_tokens=4096, local_gpu=False)
+    res = run_checklist(spec, store, transport=replay.transport(replay.ENGINE / "0.31.0-tiny-qwen3-defaults-devmode"))
+    v = verdict(res.findings)
+    assert v.status == Status.UNKNOWN
+    assert v.evidence["preconditions"]["enable_chunked_prefill"]["source"] == "server"
+    assert v.evidence["if_left_default"] == {
+        "max_num_batched_tokens": 2048,
+        "rule": "CPU backend: 2048 x world_size 1 (arg_utils.get_batch_defaults)",
+        "would_chunk": True,
+    }

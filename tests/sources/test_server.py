@@ -201,3 +201,14 @@ def test_model_not_served_is_a_finding() -> None:
     res = server.collect(client, model="Qwen/Qwen3-Embedding-4B")
     f = _by_check(res)["server-model"]
     assert f.status == Status.FAIL and "/root/.cache/vllm-triage/lab/models/tiny-qwen3" in f.evidence["served"]
+
+
+def test_recorded_server_info_in_dev_mode() -> None:
+    """0.31.0 defaults profile with VLLM_SERVER_DEV_MODE=1: /server_info states the resolved config."""
+    res, _ = _collect(str(replay.ENGINE / "0.31.0-tiny-qwen3-defaults-devmode"))
+    facts = {k: (f.value, f.detail) for k, f in res.facts.items()}
+    assert facts["enable_chunked_prefill"] == (True, "GET /server_info vllm_config")
+    assert facts["device"] == ("cpu", "GET /server_info vllm_config")
+    assert facts["pooling_type"][0] == "LAST"
+    assert facts["max_model_len"][0] == 4096
+    assert "max_num_batched_tokens" not in facts  # the scheduler config is not in /server_info

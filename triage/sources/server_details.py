@@ -158,34 +158,42 @@ def collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None
         res.add("embeddings_error", str(msg or r.text[:300]), f"POST /v1/embeddings -> {r.status_code}")
 
 
-_SERVER_INFO_KEYS = {
-    "max_num_batched_tokens": int,
-    "max_num_seqs": int,
-    "enable_chunked_prefill": bool,
-    "enable_prefix_caching": bool,
-    "runner_type": str,
-    "tensor_parallel_size": int,
-    "data_parallel_size": int,
-    "gpu_memory_utilization": float,
+# Fields of /server_info's "vllm_config" string (the same repr as the log's engine config line; read
+# from a real 0.31.0 server with VLLM_SERVER_DEV_MODE=1). It does not carry the scheduler config, so
+# max_num_batched_tokens is not among them.
+_SERVER_INFO_FIELDS: dict[str, tuple[str, str]] = {
+    "enable_chunked_prefill": (r"enable_chunked_prefill=(True|False)", "bool"),
+    "enable_prefix_caching": (r"enable_prefix_caching=(True|False)", "bool"),
+    "max_model_len": (r"max_seq_len=(\d+)", "int"),
+    "device": (r"device_config=(cuda|rocm|cpu|xpu|tpu)", "str"),
+    "dtype": (r"dtype=(?:torch\.)?(\w+)", "str"),
+    "tensor_parallel_size": (r"tensor_parallel_size=(\d+)", "int"),
+    "data_parallel_size": (r"data_parallel_size=(\d+)", "int"),
+    "pooling_type": (r"seq_pooling_type='(\w+)'", "str"),
 }
 
 
 def collect_server_info(client: VllmClient, res: SourceResult) -> None:
-    """/server_info exists only with VLLM_SERVER_DEV_MODE=1; when it does, it states the full config."""
+    """/server_info exists only with VLLM_SERVER_DEV_MODE=1: the resolved config and the host's GPUs."""
     r = client.get("/server_info")
     if not r.ok:
         return
     keep(res, r)
-    for key, conv in _SERVER_INFO_KEYS.items():
-        m = re.search(rf"['\"]?{key}['\"]?\s*[:=]\s*['\"]?([\w.]+)", r.text)
-        if not m:
-            continue
-        raw = m.group(1)
-        try:
-            val: Any = (raw == "True" or raw == "true") if conv is bool else conv(raw)
-        except ValueError:
-            continue
-        res.add("runner" if key == "runner_type" else key, val, "GET /server_info")
-    dm = re.search(r"device_config['\"]?\s*[:=]\s*['\"]?(cuda|rocm|cpu|xpu|tpu)", r.text)
-    if dm:
-        res.add("device", dm.group(1), "GET /server_info")
+    body = r.json()
+    if not isinstance(body, dict):
+        return
+    cfg = body.get("vllm_config")
+    if isinstance(cfg, str):
+        for key, (rx, kind) in _SERVER_INFO_FIELDS.items():
+            m = re.search(rx, cfg)
+            if m:
+                raw = m.group(1)
+                val: Any = raw == "True" if kind == "bool" else int(raw) if kind == "int" else raw
+                res.add(key, val, "GET /server_info vllm_config")
+    env = body.get("system_env")
+    if isinstance(env, dict):
+        if env.get("nvidia_driver_version"):
+            res.add("driver_version", str(env["nvidia_driver_version"]), "GET /server_info system_env")
+        if env.get("nvidia_gpu_models"):
+            first = str(env["nvidia_gpu_models"]).splitlines()[0]
+            res.add("gpu_name", first.split(":", 1)[-1].strip(), "GET /server_info system_env nvidia_gpu_models")
