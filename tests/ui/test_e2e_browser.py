@@ -209,3 +209,22 @@ def test_pass_on_0320(page, server_032_livelock):  # type: ignore[no-untyped-def
            ).to_be_visible()
     expect(pg.locator("summary").filter(has_text="carries the fix for vllm#55427").first).to_be_visible()
     shot(pg, "032-2-checklist")
+
+
+def test_seed_matrix_behind_confirmation_finds_the_livelock_on_0310(page, server_031_livelock):  # type: ignore[no-untyped-def]
+    pg, srv = page, server_031_livelock
+    enter_target(pg, srv, "031-seed")
+    nav(pg, "Probes")
+    pg.get_by_text("Conformance", exact=True).click()
+    pg.get_by_text("Throughput", exact=True).click()
+    pg.get_by_text("Seed matrix (livelock reproduction)", exact=True).click()
+    expect(pg.get_by_text(re.compile("hangs the engine for up to 30 seconds"))).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_role("button", name="Run probes")).to_be_disabled()
+    pg.get_by_text(re.compile("^I understand: it can hang the server")).click()
+    expect(pg.get_by_role("button", name="Run probes")).to_be_enabled(timeout=SLOW)
+    shot(pg, "031-seed-1-confirm")
+    pg.get_by_role("button", name="Run probes").click()
+    banner = pg.get_by_test_id("stAlertContentError").filter(has_text=re.compile(r"\d+ probes, \d+ failed"))
+    expect(banner).to_be_visible(timeout=400_000)
+    expect(pg.locator("summary").filter(has_text=re.compile(r"— livelock$")).first).to_be_visible()
+    shot(pg, "031-seed-2-livelock")

@@ -40,7 +40,7 @@ def _short(v: Any, n: int = 300) -> str:
 def show(f: Finding, question: Optional[str] = None, expanded: bool = False) -> None:
     """Render one finding; ``question`` is asked when the evidence was missing (status unknown)."""
     s = status_str(f.status)
-    with st.expander(f"{label(s)} · {f.title}  `{f.check}`", expanded=expanded or s in ("fail", "error")):
+    with st.expander(f"{label(s)} · {f.title}  `{f.check}`", expanded=expanded):
         if f.explanation:
             st.markdown(f.explanation)
         rows = evidence_rows(f.evidence)

@@ -84,7 +84,7 @@ for i, step in enumerate(steps, 1):
     if not fs:
         st.info(f"No evidence for this step. **To decide it:** {step.question}")
     for f in fs:
-        finding_card.show(f, question=step.question)
+        finding_card.show(f, question=step.question, expanded=f is worst and top != "pass")
 for extra in [k for k in by_step if k not in {s.id for s in steps}]:
     for f in by_step[extra]:
         finding_card.show(f)

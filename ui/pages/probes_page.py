@@ -72,8 +72,8 @@ st.dataframe([{"probe": p.probe, "verdict": verdict.plain(p.status), "outcome": 
               for p in res.probes], hide_index=True, width="stretch")
 not_pass = [f for f in res.findings if verdict.status_str(f.status) != "pass"]
 passing = [f for f in res.findings if verdict.status_str(f.status) == "pass"]
-for f in not_pass:
-    finding_card.show(f)
+for i, f in enumerate(not_pass):
+    finding_card.show(f, expanded=i == 0)
 if passing:
     with st.expander(f"{verdict.label('pass')} {len(passing)} passing findings"):
         st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
