@@ -14,9 +14,14 @@ _PATTERNS = [
     re.compile(r"(?i)([\"']?api_key[\"']?\s*[:=]\s*\[?\s*[\"']?)([^\"',}\s)\]]+)"),
     # FOO_KEY=value, FOO_TOKEN=value, FOO_SECRET=value (env dumps, docker -e)
     re.compile(r"(?i)(\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"',}\[]+)"),
+    # credentials in a URL: scheme://user:password@host
+    re.compile(r"(://[^/\s:@]+:)([^@\s/]+)(?=@)"),
     # OpenAI-style keys seen bare
     re.compile(r"()(\bsk-[A-Za-z0-9_\-]{8,})"),
 ]
+
+
+_SECRET_KEY = re.compile(r"(?i)(api[_-]?key$|^authorization$|_token$|_key$|secret|password)")
 
 
 def redact_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
@@ -36,8 +41,9 @@ def redact_obj(obj: Any, secrets: list[str] | tuple[str, ...] = ()) -> Any:
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
-            if isinstance(k, str) and re.search(r"(?i)(api[_-]?key|authorization|_token$|_key$|secret|password)", k):
-                out[k] = REDACTED if v not in (None, "", False) else v
+            # only string values are secrets: api_key_required=True / api_key_given=True stay readable
+            if isinstance(k, str) and isinstance(v, str) and v and _SECRET_KEY.search(k):
+                out[k] = REDACTED
             else:
                 out[k] = redact_obj(v, secrets)
         return out

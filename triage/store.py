@@ -165,7 +165,7 @@ class Store:
     # -- targets -----------------------------------------------------------------------------
     def add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
                    cmdline: str | None = None, label: str | None = None) -> Target:
-        t = Target(url=url, model=model, truncate_prompt_tokens=truncate_prompt_tokens,
+        t = Target(url=redact_text(url), model=model, truncate_prompt_tokens=truncate_prompt_tokens,
                    cmdline=redact_text(cmdline) if cmdline else None, label=label)
         with Session(self.engine) as s:
             s.add(t)
