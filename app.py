@@ -17,6 +17,7 @@ PAGES = [
     st.Page("ui/pages/report_page.py", title="Report", icon=":material/description:"),
 ]
 
+session.keep_form_values()
 nav = st.navigation(PAGES)
 with st.sidebar:
     t = session.target()

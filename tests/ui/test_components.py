@@ -95,3 +95,17 @@ def test_app_navigation_lists_every_page(use_services):
         at.switch_page(f"ui/pages/{page}_page.py").run()
         no_exception(at)
         assert at.title[0].value == title
+
+
+def test_target_form_survives_a_page_switch(use_services):
+    from ui_fakes import FakeServices
+
+    use_services(FakeServices())
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+    at.text_input(key="target.url").set_value("http://10.0.0.7:8000").run()
+    at.text_input(key="target.tpt").set_value("4096").run()
+    at.switch_page("ui/pages/checklist_page.py").run()
+    at.switch_page("ui/pages/target_page.py").run()
+    no_exception(at)
+    assert at.text_input(key="target.url").value == "http://10.0.0.7:8000"
+    assert at.text_input(key="target.tpt").value == "4096"

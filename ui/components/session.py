@@ -31,7 +31,20 @@ def set_open_run(run_id: Optional[int]) -> None:
     st.session_state[OPEN_RUN_KEY] = run_id
 
 
-def require_target() -> Optional[TargetForm]:
+# Form fields that must survive a visit to another page. Streamlit drops the state of widgets a run
+# did not draw; writing the value back as plain session state on every run keeps it.
+KEEP = ("target.url", "target.api_key", "target.model_manual", "target.model_pick", "target.tpt", "target.cmdline",
+        "target.log", "target.label", "history.target", "history.status")
+
+
+def keep_form_values(keys: tuple[str, ...] = KEEP) -> None:
+    """Call once per run (app.py) before the page: the listed widget values outlive page switches."""
+    for k in keys:
+        if k in st.session_state:
+            st.session_state[k] = st.session_state[k]
+
+
+def require_target() -> TargetForm | None:
     """The target, or an explicit empty state pointing at the Target page."""
     t = target()
     if t is None:
