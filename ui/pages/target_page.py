@@ -48,6 +48,8 @@ if st.button("Fetch models", key="target.fetch", disabled=not url):
 models = st.session_state.get("target.models") or []
 if models:
     labels = [f"{m.id}  (max_model_len {m.max_model_len})" if m.max_model_len else m.id for m in models]
+    if st.session_state.get("target.model_pick") not in labels:  # a kept pick from another server's list
+        st.session_state.pop("target.model_pick", None)
     picked = st.selectbox("Model (from /v1/models)", labels, key="target.model_pick")
     model = models[labels.index(picked)].id if picked in labels else models[0].id
 else:
