@@ -40,19 +40,13 @@ from triage.sources import startup_log
         ),
     ],
 )
-@pytest.mark.parametrize("parser", ["issue5", "fallback"])
-def test_log_facts(dirname: str, expect: dict, parser: str) -> None:
+def test_log_facts(dirname: str, expect: dict) -> None:
     text = (REAL / dirname / "server.log").read_text()
-    if parser == "fallback":
-        got = {k: v["value"] for k, v in startup_log._fallback(text).items()}
-    else:
-        res = startup_log.collect(text)
-        got = {k: f.value for k, f in res.facts.items()}
-        assert all(f.source == "log" for f in res.facts.values())
-        assert "max_model_len" in (res.stated_args or set())
+    res = startup_log.collect(text)
+    got = {k: f.value for k, f in res.facts.items()}
+    assert all(f.source == "log" for f in res.facts.values())
+    assert "max_model_len" in (res.stated_args or set())
     for k, v in expect.items():
-        if parser == "fallback" and k in ("runner", "convert") and k not in got:
-            continue
         assert got.get(k) == v, (k, got.get(k))
 
 
