@@ -13,7 +13,7 @@ from collections.abc import Callable
 from triage.findings import Finding, Status
 from triage.store import RunRecord
 from ui.errors import ServiceError
-from ui.values import CHECK_STEPS, STEP_KEYWORDS, DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
+from ui.values import CHECK_PREFIXES, CHECK_STEPS, STEP_KEYWORDS, DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
 
 
 def plain_error(e: BaseException) -> str:
@@ -59,6 +59,9 @@ def step_of(check_id: str) -> str:
     """Which checklist step a finding belongs to."""
     if check_id in CHECK_STEPS:
         return CHECK_STEPS[check_id]
+    for prefix, step in CHECK_PREFIXES.items():
+        if check_id.startswith(prefix):
+            return step
     cid = check_id.lower()
     for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags", "server"):
         if any(k in cid for k in STEP_KEYWORDS[step]):

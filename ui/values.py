@@ -80,6 +80,7 @@ CHECK_STEPS: dict[str, str] = {
     "server-is-vllm": "server",
     "server-model": "server",
     "server-api-prefix": "server",
+    "server-embeddings": "server",
     "invalid-url": "server",
     "metrics-parse": "server",
     "vllm-version": "version",
@@ -90,8 +91,12 @@ CHECK_STEPS: dict[str, str] = {
     "evidence": "flags",
     "chunked-prefill": "chunked-prefill",
     "truncate-vs-max-model-len": "truncation",
+    "truncation": "truncation",
+    "budget-below-max-model-len": "chunked-prefill",
     "pooling-livelock-risk": "truncation",
 }
+# Families of check ids by prefix (flags-runner is a flag check, not a backend one).
+CHECK_PREFIXES: dict[str, str] = {"server-": "server", "flags-": "flags", "metrics-": "server"}
 STEP_KEYWORDS: dict[str, tuple[str, ...]] = {
     "server": ("server", "metrics", "url"),
     "version": ("version",),

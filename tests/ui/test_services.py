@@ -61,6 +61,10 @@ def test_checklist_without_engine_part_is_an_error_event(temp_db, monkeypatch):
     pytest.param("pooling-livelock-risk", "truncation", id="livelock"),
     pytest.param("truncate-vs-max-model-len", "truncation", id="truncation"),
     pytest.param("server-auth", "server", id="auth"),
+    pytest.param("truncation", "truncation", id="truncation-id"),
+    pytest.param("budget-below-max-model-len", "chunked-prefill", id="budget"),
+    pytest.param("flags-runner", "flags", id="flags-runner"),
+    pytest.param("server-embeddings", "server", id="server-embeddings"),
     pytest.param("some-new-gpu-check", "gpu-memory", id="keyword"),
     pytest.param("zzz", "flags", id="fallback"),
 ])
