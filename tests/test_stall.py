@@ -47,3 +47,9 @@ def test_log_samples_use_throughput() -> None:
           StallSample(20, 1, 0, made_progress=False)]
     st = classify(ss, 10)
     assert st.kind == LIVELOCK and st.since == 0 and st.confirmed_at == 10
+
+
+def test_running_with_queue_behind_and_no_progress_is_livelock() -> None:
+    """#55427 under load: the stuck request runs, later ones wait behind it."""
+    st = classify([StallSample(float(t), 1, 3, (36, 7)) for t in range(7)], 5)
+    assert st.kind == LIVELOCK and st.stalled

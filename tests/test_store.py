@@ -31,3 +31,12 @@ def test_list_runs_pages_newest_first(tmp_path: Path) -> None:
     page = st.list_runs(limit=3, offset=3)
     assert [r.id for r, _ in page] == ids[::-1][3:6]
     assert st.count_runs() == 7 and st.latest_run_id() == ids[-1]
+
+
+def test_retention_can_be_limited_to_one_target(tmp_path: Path) -> None:
+    from triage.store import MetricSample
+    st = Store(str(tmp_path / "t.db"))
+    st.add_samples([MetricSample(target_id=1, ts=1.0), MetricSample(target_id=2, ts=1.0),
+                    MetricSample(target_id=1, ts=100.0)])
+    assert st.delete_samples_before(50.0, target_id=1) == 1
+    assert [s.target_id for s in st.samples_for(target_id=2)] == [2]

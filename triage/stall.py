@@ -1,7 +1,8 @@
 """The one stall rule, shared by probes, ``watch`` and the log post-mortem.
 
-livelock:      running >= 1, waiting == 0, and no progress for >= threshold seconds
-               (vllm #55427 signature: a pooling request stuck at max_model_len - 1 tokens).
+livelock:      running >= 1 and no progress for >= threshold seconds; waiting is 0 in the
+               plain #55427 signature (a pooling request stuck at max_model_len - 1 tokens)
+               and >= 1 when later requests queue behind the stuck one.
 stuck-waiting: waiting >= 1, running == 0, and no progress for >= threshold seconds
                (a prompt the scheduler can never admit, e.g. BERT with chunked prefill forced
                off and a budget below the prompt length, or #39734 KV capacity).
@@ -45,7 +46,8 @@ def _shape(s: StallSample) -> Optional[str]:
     r, w = s.running or 0, s.waiting or 0
     if s.running is None and s.waiting is None:
         return None
-    if r >= 1 and w == 0:
+    if r >= 1:
+        # waiting >= 1 beside it is #55427 under load: later requests queued behind the stuck one
         return LIVELOCK
     if w >= 1 and r == 0:
         return STUCK_WAITING

@@ -316,10 +316,15 @@ class Store:
                 q = q.where(MetricSample.ts >= since)
             return list(s.exec(q.order_by(MetricSample.ts)))
 
-    def delete_samples_before(self, ts: float) -> int:
-        """Retention: drop samples older than ts; returns how many went."""
+    def delete_samples_before(self, ts: float, *, target_id: int | None = None, run_id: int | None = None) -> int:
+        """Retention: drop samples older than ts (of one target or run when given); returns how many went."""
         from sqlmodel import delete
+        q = delete(MetricSample).where(MetricSample.ts < ts)  # type: ignore[arg-type]
+        if target_id is not None:
+            q = q.where(MetricSample.target_id == target_id)  # type: ignore[arg-type]
+        if run_id is not None:
+            q = q.where(MetricSample.run_id == run_id)  # type: ignore[arg-type]
         with Session(self.engine) as s:
-            res = s.exec(delete(MetricSample).where(MetricSample.ts < ts))  # type: ignore[call-overload]
+            res = s.exec(q)  # type: ignore[call-overload]
             s.commit()
             return int(res.rowcount or 0)

@@ -356,7 +356,11 @@ class Watcher:
         now = self._clock()
         if self.retention_s and now - self._last_retention > 60:
             self._last_retention = now
-            self.store.delete_samples_before(now - self.retention_s)
+            # this watch's own series only: other targets keep their history
+            if self.target_id is not None:
+                self.store.delete_samples_before(now - self.retention_s, target_id=self.target_id)
+            else:
+                self.store.delete_samples_before(now - self.retention_s, run_id=self.run_id)
         return n
 
     def close(self) -> None:
