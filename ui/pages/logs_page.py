@@ -42,8 +42,9 @@ verdict.banner(verdict.worst_status(statuses) if statuses else "pass",
 st.subheader("Findings")
 if not res.findings:
     st.caption("No findings.")
+headline = next((f for f in res.findings if verdict.status_str(f.status) != "pass"), None)
 for f in res.findings:
-    finding_card.show(f)
+    finding_card.show(f, expanded=f is headline)
 st.subheader("Start-up config")
 if res.config:
     st.dataframe(finding_card.evidence_rows(res.config), hide_index=True, width="stretch")
