@@ -58,3 +58,14 @@ def test_not_yet_available(use_services):
     at = _with_target(page("checklist")).run()
     no_exception(at)
     assert any("not yet available" in i.value for i in at.info)
+
+
+def test_results_of_another_target_are_not_shown(use_services):
+    use_services(FakeServices())
+    at = _with_target(page("checklist")).run()
+    at.button(key="checklist.run").click().run()
+    assert at.subheader
+    at.session_state[session.TARGET_KEY] = TargetForm("http://other:8000", MODEL, 256)
+    at.run()
+    no_exception(at)
+    assert not at.subheader and any("Press **Run checklist**" in i.value for i in at.info)

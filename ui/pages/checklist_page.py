@@ -54,6 +54,8 @@ if run_clicked:
         session.set_open_run(run_id)
 
 result = st.session_state.get("checklist.result")
+if result and result["target"] != target.url:  # the last walk was against another server
+    result = None
 if not result:
     summary_slot.info("Press **Run checklist** to walk the steps against this target.")
     st.stop()

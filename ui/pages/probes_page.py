@@ -49,7 +49,7 @@ if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
         try:
             res = svc.run_probes(target, chosen, allow_hang=bool(can_hang) and confirmed, stall_s=float(stall_s),
                                  deadline_s=float(deadline_s), on_event=on_event)
-            st.session_state["probes.result"] = res
+            st.session_state["probes.result"] = (target.url, res)
             if res.run_id is not None:
                 session.set_open_run(res.run_id)
         except services.ServiceError as e:
@@ -57,7 +57,8 @@ if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
             st.error(str(e))
     table.empty()  # the live progress gives way to the results below
 
-res = st.session_state.get("probes.result")
+kept = st.session_state.get("probes.result")
+res = kept[1] if kept and kept[0] == target.url else None  # results of another server are not shown
 if res is None:
     st.info("Pick the probe sets and press **Run probes**.")
     st.stop()
