@@ -270,7 +270,13 @@ class Services:
         if not probes:
             probes = [probe_view(o.to_dict() if hasattr(o, "to_dict") else o) for o in getattr(res, "outcomes", [])]
         findings = [f for f in (finding_of(x) for x in getattr(res, "findings", []) or []) if f]
-        return ProbeRunView(run_id, probes, findings)
+        figure = None
+        if any(p.detail.get("samples") for p in probes) and _has("triage.charts", "probe_timeline_figure"):
+            try:
+                figure = _engine_part("triage.charts", "Charts").probe_timeline_figure(probes)
+            except Exception:  # noqa: BLE001 - the per-probe tables below still carry the samples
+                figure = None
+        return ProbeRunView(run_id, probes, findings, figure)
 
     # -- engine stats ------------------------------------------------------------------------
     def stats_tick(self, form: TargetForm, session: dict[str, Any], stall_s: float = 5.0,

@@ -172,6 +172,7 @@ class ProbeRunView:
     run_id: Optional[int]
     probes: list[ProbeView]
     findings: list[Finding]
+    figure: Any = None  # engine gauges while each probe ran (the charts module), when any probe has samples
 
 
 @dataclass(frozen=True)

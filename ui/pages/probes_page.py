@@ -78,6 +78,9 @@ for i, f in enumerate(not_pass):
 if passing:
     with st.expander(f"{verdict.label('pass')} {len(passing)} passing findings"):
         st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
+if res.figure is not None:
+    st.subheader("Engine gauges while each probe ran")
+    st.plotly_chart(res.figure, key="probes.timeline", width="stretch")
 st.subheader("Evidence per probe")
 for p in res.probes:
     with st.expander(f"{p.probe} — {p.outcome}"):
