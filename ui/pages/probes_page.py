@@ -65,9 +65,11 @@ if res is None:
 
 statuses = [p.status for p in res.probes] + \
            [verdict.status_str(f.status) for f in res.findings]
-n_bad = sum(1 for s in statuses if s in ("fail", "error"))
+bad_probes = sum(1 for p in res.probes if p.status in ("fail", "error"))
+bad_findings = sum(1 for f in res.findings if verdict.status_str(f.status) in ("fail", "error"))
 verdict.banner(verdict.worst_status(statuses),
-               f"{len(res.probes)} probes, {n_bad} failed" + (f" · run #{res.run_id}" if res.run_id else ""))
+               f"{len(res.probes)} probes, {bad_probes} failed · {bad_findings} failing findings"
+               + (f" · run #{res.run_id}" if res.run_id else ""))
 st.dataframe([{"probe": p.probe, "verdict": verdict.plain(p.status), "outcome": p.outcome,
                "http": p.http_status, "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s}
               for p in res.probes], hide_index=True, width="stretch")
