@@ -105,7 +105,7 @@ def shot(pg, name: str) -> None:  # type: ignore[no-untyped-def]
     h = pg.evaluate("() => { const m = document.querySelector('[data-testid=stMain]');"
                     " return m ? m.scrollHeight : document.body.scrollHeight; }")
     pg.set_viewport_size({"width": 1400, "height": max(1000, min(int(h) + 40, 12000))})
-    pg.wait_for_timeout(300)
+    pg.wait_for_timeout(1500 if pg.locator(".js-plotly-plot").count() else 300)  # plotly draws late
     pg.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
     pg.set_viewport_size({"width": 1400, "height": 1000})
 
