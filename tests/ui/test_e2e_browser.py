@@ -230,4 +230,5 @@ def test_seed_matrix_behind_confirmation_finds_the_livelock_on_0310(page, server
     expect(banner).to_be_visible(timeout=400_000)
     expect(pg.locator("summary").filter(has_text=re.compile(r"— livelock$")).first).to_be_visible()
     expect(pg.get_by_role("heading", name="Engine gauges while each probe ran")).to_be_visible()
+    expect(pg.locator(".js-plotly-plot .main-svg").first).to_be_attached(timeout=SLOW)
     shot(pg, "031-seed-2-livelock")
