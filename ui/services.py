@@ -356,7 +356,9 @@ class Services:
         figure = None
         if points and _has("triage.charts", "engine_stats_figure") and hasattr(logs, "to_metric_samples"):
             try:
-                figure = _engine_part("triage.charts", "Charts").engine_stats_figure(logs.to_metric_samples(points))
+                # the log's stall episodes are shaded on the time axis
+                figure = _engine_part("triage.charts", "Charts").engine_stats_figure(
+                    logs.to_metric_samples(points), alerts=list(getattr(res, "episodes", []) or []))
             except Exception:  # noqa: BLE001 - the table below still shows the series
                 figure = None
         return LogView(findings, config, samples, dict(summary), run_id, figure)
