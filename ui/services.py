@@ -158,24 +158,25 @@ class Services:
     # -- target ------------------------------------------------------------------------------
     @_guard("Listing models")
     def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[ModelInfo]:
-        """GET /v1/models: the model ids the server serves, with their max_model_len."""
-        import httpx
+        """GET /v1/models through the engine's client: the model ids served, with their max_model_len."""
+        from triage.client import VllmClient
 
         url = url.strip().rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise ServiceError("The server URL must start with http:// or https:// (for example http://127.0.0.1:8000).")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        try:
-            r = httpx.get(f"{url}/v1/models", headers=headers, timeout=timeout_s)
-        except httpx.HTTPError as e:
-            raise ServiceError(plain_error(e)) from e
+        with VllmClient(url, api_key=api_key or None, timeout_s=timeout_s) as client:
+            r = client.get("/v1/models")
+        if r.transport_failed:
+            kinds = {"refused": "Cannot connect to the server (connection refused): is the URL right, the server up?",
+                     "timeout": "The server did not answer /v1/models in time.",
+                     "tls": "TLS error talking to the server: check https vs http and the certificate."}
+            raise ServiceError(kinds.get(r.error_kind or "", f"Cannot reach the server: {r.error}"))
         if r.status_code != 200:
-            raise ServiceError(http_status_message(r.status_code, r.text))
-        try:
-            data = r.json().get("data") or []
-        except ValueError as e:
-            raise ServiceError("The server answered /v1/models with something that is not JSON: is it vLLM?") from e
-        return [ModelInfo(str(m.get("id")), m.get("root"), m.get("max_model_len")) for m in data]
+            raise ServiceError(http_status_message(r.status_code or 0, r.text))
+        body = r.json()
+        if not isinstance(body, dict):
+            raise ServiceError("The server answered /v1/models with something that is not JSON: is it vLLM?")
+        return [ModelInfo(str(m.get("id")), m.get("root"), m.get("max_model_len")) for m in body.get("data") or []]
 
     @_guard("Saved targets")
     def saved_targets(self) -> list[SavedTarget]:
