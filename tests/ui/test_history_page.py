@@ -75,3 +75,17 @@ def test_compare_missing_run_is_a_message(use_services):
     at.button(key="history.compare").click().run()
     no_exception(at)
     assert any("does not exist" in e.value for e in at.error)
+
+
+def test_comparison_survives_a_rerun(use_services, temp_db):
+    """The side-by-side stays when another widget reruns the page (it used to vanish)."""
+    _fill(temp_db, 2)
+    use_services(Services(temp_db))
+    at = page("history").run()
+    at.number_input(key="history.left").set_value(1)
+    at.number_input(key="history.right").set_value(2)
+    at.button(key="history.compare").click().run()
+    n = len(at.dataframe)
+    at.toggle(key="history.only_changed").set_value(False).run()
+    no_exception(at)
+    assert len(at.dataframe) == n

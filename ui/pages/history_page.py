@@ -65,6 +65,8 @@ left = c1.number_input("Left run #", min_value=1, step=1, value=ids[1] if len(id
 right = c2.number_input("Right run #", min_value=1, step=1, value=ids[0], key="history.right")
 only_changed = c3.toggle("Only what changed", value=True, key="history.only_changed")
 if st.button("Compare", key="history.compare"):
+    st.session_state["history.comparing"] = True  # keep showing it across reruns (toggle, paging)
+if st.session_state.get("history.comparing"):
     try:
         run_view.show_diff(svc.compare_runs(int(left), int(right)), only_changed=only_changed)
     except services.ServiceError as e:
