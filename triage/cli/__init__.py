@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 CLI_SCHEMA = "vllm-triage/1"
@@ -49,6 +50,25 @@ def main(argv: list[str] | None = None) -> int:
 def add_db_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=None,
                    help="SQLite path or SQLAlchemy URL (default: $VLLM_TRIAGE_DB or the user data dir)")
+
+
+def add_api_key_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
+
+
+class ArgError(ValueError):
+    """A command-line value that cannot be used; the command prints it and exits 2."""
+
+
+def api_key_from_env(args: argparse.Namespace) -> str | None:
+    """The API key named by --api-key-env (None when not asked for); an unset or empty variable is an ArgError."""
+    name = getattr(args, "api_key_env", None)
+    if not name:
+        return None
+    key = os.environ.get(name)
+    if not key:
+        raise ArgError(f"environment variable {name} (--api-key-env) is not set or empty")
+    return key
 
 
 def add_format_args(p: argparse.ArgumentParser, fail_on: bool = True) -> None:

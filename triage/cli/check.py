@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.cli import CLI_SCHEMA, ArgError, add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
 from triage.engine import CheckEvent, TargetSpec, run_checklist
 from triage.findings import Finding, reaches
 from triage.redact import redact_obj
@@ -41,7 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--url", help="server base URL, e.g. http://127.0.0.1:8000 (optional with --cmdline-file/--log-file)"
     )
-    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
+    add_api_key_arg(p)
     p.add_argument("--model", help="model id your client sends (default: the first of /v1/models)")
     p.add_argument(
         "--truncate",
@@ -101,12 +100,11 @@ def run(args: argparse.Namespace) -> int:
     if args.url and "://" not in args.url:
         print(f"check: --url needs a scheme, e.g. http://{args.url}", file=sys.stderr)
         return 2
-    api_key = None
-    if args.api_key_env:
-        api_key = os.environ.get(args.api_key_env)
-        if api_key is None:
-            print(f"check: environment variable {args.api_key_env} is not set", file=sys.stderr)
-            return 2
+    try:
+        api_key = api_key_from_env(args)
+    except ArgError as e:
+        print(f"check: {e}", file=sys.stderr)
+        return 2
     spec = TargetSpec(
         url=args.url,
         model=args.model,

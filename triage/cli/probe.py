@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.cli import CLI_SCHEMA, ArgError, add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
 from triage.findings import Status, reaches
 from triage.probes import (
     HANG_REASON,
@@ -27,7 +26,7 @@ def register(sub: Any) -> None:
                        description="Send live probes to a vLLM embedding server while watching /metrics. "
                                    "The seed matrix can hang vLLM <= 0.31.0 until aborted: it needs --allow-hang.")
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
-    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
+    add_api_key_arg(p)
     p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")
     p.add_argument("--set", dest="sets", action="append", choices=[*SETS, "all"],
                    help="probe set (repeatable; default: conformance)")
@@ -102,12 +101,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"refusing to run the seed matrix: {HANG_REASON}", file=sys.stderr)
             return 2
-    api_key = None
-    if args.api_key_env:
-        api_key = os.environ.get(args.api_key_env)
-        if not api_key:
-            print(f"environment variable {args.api_key_env} is not set or empty", file=sys.stderr)
-            return 2
+    try:
+        api_key = api_key_from_env(args)
+    except ArgError as e:
+        print(f"probe: {e}", file=sys.stderr)
+        return 2
     spec = ProbeTarget(url=args.url, model=args.model, truncate_prompt_tokens=args.truncate_prompt_tokens,
                        api_key=api_key, verify_tls=not args.insecure)
     store = Store(args.db) if args.db else Store()

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.cli import CLI_SCHEMA, ArgError, add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
 from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss
 
 
@@ -42,7 +41,7 @@ def register(sub: Any) -> None:
         metavar="S",
         help="delete stored samples older than S seconds while watching (default: keep all)",
     )
-    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
+    add_api_key_arg(p)
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--quiet", action="store_true", help="print only alerts (text format)")
     add_db_arg(p)
@@ -73,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
     if args.interval <= 0 or args.stall_seconds <= 0:
         print("watch: --interval and --stall-seconds must be > 0", file=sys.stderr)
         return 2
-    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
-    if args.api_key_env and not api_key:
-        print(f"watch: environment variable {args.api_key_env} is empty", file=sys.stderr)
+    try:
+        api_key = api_key_from_env(args)
+    except ArgError as e:
+        print(f"watch: {e}", file=sys.stderr)
         return 2
     from triage.store import Store
 
