@@ -54,13 +54,18 @@ def test_pages_filter_open(use_services, temp_db):
     assert any("Run #60" in s.value for s in at.success)
 
 
-def test_compare_two_runs(use_services, temp_db):
+def _compared(use_services, temp_db):
+    """The History page of two stored runs after pressing Compare on #1 vs #2."""
     _fill(temp_db, 2)
     use_services(Services(temp_db))
     at = page("history").run()
     at.number_input(key="history.left").set_value(1)
     at.number_input(key="history.right").set_value(2)
-    at.button(key="history.compare").click().run()
+    return at.button(key="history.compare").click().run()
+
+
+def test_compare_two_runs(use_services, temp_db):
+    at = _compared(use_services, temp_db)
     no_exception(at)
     verdicts, config = at.dataframe[-2].value, at.dataframe[-1].value
     assert verdicts.iloc[0]["check"] == "pooling-livelock-risk"
@@ -79,12 +84,7 @@ def test_compare_missing_run_is_a_message(use_services):
 
 def test_comparison_survives_a_rerun(use_services, temp_db):
     """The side-by-side stays when another widget reruns the page (it used to vanish)."""
-    _fill(temp_db, 2)
-    use_services(Services(temp_db))
-    at = page("history").run()
-    at.number_input(key="history.left").set_value(1)
-    at.number_input(key="history.right").set_value(2)
-    at.button(key="history.compare").click().run()
+    at = _compared(use_services, temp_db)
     n = len(at.dataframe)
     at.toggle(key="history.only_changed").set_value(False).run()
     no_exception(at)
