@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from triage.config import EffectiveConfig
-from triage.vllm.versions import Version, parse_version
+from triage.catalogue.versions import Version, parse_version
 
 QUESTIONS = {
     "vllm_version": "Which vLLM version does the server run? (GET /version, the log's first lines, or the image tag)",

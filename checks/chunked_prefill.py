@@ -8,6 +8,7 @@ than the budget sits in WAITING forever.
 from __future__ import annotations
 
 from checks._util import ev, questions
+from triage.catalogue import POOLING_LIVELOCK
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
@@ -47,7 +48,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 f"Chunked prefill is ON ({src})",
                 evidence,
                 explanation="Long prompts are split across steps of max_num_batched_tokens tokens; "
-                "on vLLM < 0.32.0 that is a precondition of the pooling livelock "
+                f"on vLLM {POOLING_LIVELOCK.affected_text} that is a precondition of the pooling livelock "
                 "(see pooling-livelock-risk).",
             )
         )

@@ -1,7 +1,7 @@
 """The pooling livelock verdict (vllm#55427), from evidence alone: no request is sent.
 
 Preconditions (facts §1, read from vllm/v1/core/sched/scheduler.py at each tag): runner pooling;
-chunked prefill on; vLLM >= 0.10.2 and < 0.32.0 (fixed by #48039 in 0.32.0); a prompt of exactly
+chunked prefill on; an affected vLLM (the catalogue record's range); a prompt of exactly
 max_model_len tokens (truncate_prompt_tokens == max_model_len, or -1); and a budget that can
 leave that prompt chunked. budget < max_model_len chunks it on its own (deterministic on 0.31.0:
 budget 128/256 with max_model_len 256, and the 0.31.0 defaults 2048 vs 4096); budget ==
@@ -16,48 +16,15 @@ from typing import Any
 from checks._util import QUESTIONS, truncate_state, version_of
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
+from triage.catalogue import POOLING_LIVELOCK, fmt
 from triage.vllm.defaults import max_num_batched_tokens_default
-from triage.vllm.versions import LIVELOCK_FIRST_AFFECTED, LIVELOCK_FIXED_IN, POOLING_LIVELOCK, fmt
 
 CHECK_ID = "pooling-livelock-risk"
-REFS = list(POOLING_LIVELOCK.refs)
+REFS = list(POOLING_LIVELOCK.refs)  # the finding carries the record's refs
 
 
 def fixes(cfg: EffectiveConfig) -> str:
-    mml = cfg.get("max_model_len")
-    n = f"{mml - 1}" if isinstance(mml, int) else "max_model_len - 1"
-    budget = cfg.get("max_num_batched_tokens")
-    if isinstance(mml, int):
-        tier = max_num_batched_tokens_default(
-            device=cfg.get("device"),
-            gpu_name=cfg.get("gpu_name"),
-            gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
-        )
-        base = tier.value if tier is not None else "the device default"
-        raised = f" = {max(mml, int(tier.value))}" if tier is not None else ""  # type: ignore[call-overload]
-        cost = (
-            f"with no --max-num-batched-tokens vLLM then uses max(max_model_len {mml}, {base}){raised} "
-            "tokens per step: a whole max-length prompt is prefilled in one step, which needs that much "
-            "activation memory (24576/65536 OOMed at start on a 12 GiB card)"
-        )
-        bf = cfg.fact("max_num_batched_tokens")
-        stated = (cfg.stated_args is not None and "max_num_batched_tokens" in cfg.stated_args) or (
-            bf is not None and bf.source != "default-rule"
-        )
-        if isinstance(budget, int) and budget < mml and stated:
-            cost += (
-                f"; drop --max-num-batched-tokens {budget} or raise it to >= {mml}: with chunked prefill off "
-                "vLLM refuses a budget below max_model_len at start (SchedulerConfig.verify_max_model_len)"
-            )
-    else:
-        cost = "vLLM then raises max_num_batched_tokens to max(max_model_len, default), which costs activation memory"
-    return (
-        f"1) Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)} (fix vllm#48039). "
-        f"2) Until then send truncate_prompt_tokens = {n} (max_model_len - 1) instead of "
-        f"{cfg.get('truncate_prompt_tokens')}. "
-        f"3) Or serve with --no-enable-chunked-prefill: {cost}. "
-        "Not a fix: raising --max-num-batched-tokens (OOM risk), nvidia-smi --gpu-reset (the GPU is idle)."
-    )
+    return POOLING_LIVELOCK.fix(cfg)
 
 
 def _pre(cfg: EffectiveConfig, key: str, holds: bool | None, shown: Any = None) -> dict[str, Any]:
@@ -79,7 +46,8 @@ def check(cfg: EffectiveConfig) -> Finding:
     budget = cfg.get("max_num_batched_tokens")
     tstate = truncate_state(cfg)
     t_eff = cfg.get("truncate_effective")
-    version_buggy = None if v is None else (LIVELOCK_FIRST_AFFECTED <= v < LIVELOCK_FIXED_IN)
+    vstatus = POOLING_LIVELOCK.version_status(v)
+    version_buggy = {"affected": True, "fixed": False, "older": False}.get(vstatus)
     exact_len: bool | None
     if tstate == "unknown" or (tstate == "int" and not isinstance(mml, int)):
         exact_len = None
@@ -95,9 +63,7 @@ def check(cfg: EffectiveConfig) -> Finding:
             cfg,
             "vllm_version",
             version_buggy,
-            None
-            if v is None
-            else f"{fmt(v)} (affected: >= {fmt(LIVELOCK_FIRST_AFFECTED)}, < {fmt(LIVELOCK_FIXED_IN)})",
+            None if v is None else POOLING_LIVELOCK.version_note(v),
         ),
         "runner": _pre(cfg, "runner", None if runner is None else runner == "pooling"),
         "enable_chunked_prefill": _pre(cfg, "enable_chunked_prefill", chunked),
@@ -124,25 +90,32 @@ def check(cfg: EffectiveConfig) -> Finding:
             else ""
         )
         reasons.append(f"Chunked prefill is off{why}: a prompt is never split, so it cannot livelock")
-    if v is not None and v >= LIVELOCK_FIXED_IN:
-        reasons.append(f"vLLM {fmt(v)} carries the fix for vllm#55427 (vllm#48039, 0.32.0)")
+    if vstatus == "fixed":
+        reasons.append(f"vLLM {fmt(v)} carries the fix for {POOLING_LIVELOCK.refs[0]} ({POOLING_LIVELOCK.fixed_text})")
     if tstate == "int" and isinstance(t_eff, int) and isinstance(mml, int) and t_eff < mml:
-        extra = " (the workaround for vllm#55427)" if version_buggy else ""
+        extra = f" (the workaround for {POOLING_LIVELOCK.refs[0]})" if version_buggy else ""
         reasons.append(f"truncate_prompt_tokens {t_eff} < max_model_len {mml}{extra}")
     if reasons:
         evidence["settled_by"] = reasons
         title = reasons[0] + ("; also " + "; ".join(reasons[1:]) if reasons[1:] else "")
         keep = (
-            "Keep truncating below max_model_len until the server runs vLLM >= 0.32.0."
+            f"Keep truncating below max_model_len until the server runs {POOLING_LIVELOCK.fixed_text}."
             if version_buggy and len(reasons) == 1 and "truncate" in reasons[0]
             else ""
         )
         return done(Status.PASS, title, keep)
-    if v is not None and v < LIVELOCK_FIRST_AFFECTED:
+    if vstatus == "older":
         return done(
             Status.UNKNOWN,
             f"vLLM {fmt(v)} is older than the releases this rule was read from",
-            f"Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)}.",
+            f"Upgrade to {POOLING_LIVELOCK.fixed_text}.",
+        )
+    if vstatus == "unknown" and v is not None:
+        return done(
+            Status.UNKNOWN,
+            f"vLLM {POOLING_LIVELOCK.version_note(v)}",
+            "A pre-release may or may not carry the fix: check the build's commit against "
+            f"{POOLING_LIVELOCK.fix_ref}, or run the seed probes.",
         )
 
     missing = [
@@ -195,7 +168,7 @@ def check(cfg: EffectiveConfig) -> Finding:
     if budget < mml:
         return done(
             Status.FAIL,
-            f"Livelock risk (vllm#55427): vLLM {fmt(v)}, chunked prefill on, "
+            f"Livelock risk ({POOLING_LIVELOCK.refs[0]}): vLLM {fmt(v)}, chunked prefill on, "
             f"truncate_prompt_tokens "
             f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, budget {budget} < {mml}: any "
             f"input of {mml}+ tokens hangs forever",
@@ -212,14 +185,14 @@ def check(cfg: EffectiveConfig) -> Finding:
     if budget == mml:
         return done(
             Status.WARN,
-            f"Livelock risk (vllm#55427), timing-dependent: budget {budget} = max_model_len "
+            f"Livelock risk ({POOLING_LIVELOCK.refs[0]}), timing-dependent: budget {budget} = max_model_len "
             f"{mml}; a long input queued behind a short one hangs",
             fixes(cfg),
             "[SHORT, LONG] hung 1 of 4 tries sequentially and 2 of 2 under concurrency on 0.31.0.",
         )
     return done(
         Status.WARN,
-        f"Livelock risk (vllm#55427) under load: budget {budget} > max_model_len {mml}, but a "
+        f"Livelock risk ({POOLING_LIVELOCK.refs[0]}) under load: budget {budget} > max_model_len {mml}, but a "
         f"{mml}-token input hangs when in-flight tokens leave less than {mml} of the budget",
         fixes(cfg),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from checks._util import ev, questions, truncate_state, version_of
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
-from triage.vllm.versions import LIVELOCK_FIXED_IN
+from triage.catalogue import POOLING_LIVELOCK
 
 CHECK_ID = "truncate-vs-max-model-len"
 
@@ -50,9 +50,12 @@ def check(cfg: EffectiveConfig) -> Finding:
             f"Send at most {mml - 1}.",
             explanation="vLLM: 'truncate_prompt_tokens value is greater than max_model_len'.",
         )
-    if (t == -1 or t == mml) and (version_of(cfg) or (0, 0, 0)) >= LIVELOCK_FIXED_IN:
+    if (t == -1 or t == mml) and POOLING_LIVELOCK.version_status(version_of(cfg)) == "fixed":
         return Finding(
-            CHECK_ID, Status.PASS, f"truncate_prompt_tokens {t} = max_model_len {mml}: fine on vLLM >= 0.32.0", evidence
+            CHECK_ID,
+            Status.PASS,
+            f"truncate_prompt_tokens {t} = max_model_len {mml}: fine on {POOLING_LIVELOCK.fixed_text}",
+            evidence,
         )
     if t == -1 or t == mml:
         return Finding(
@@ -60,8 +63,9 @@ def check(cfg: EffectiveConfig) -> Finding:
             Status.WARN,
             f"truncate_prompt_tokens {t} makes long inputs exactly max_model_len ({mml}) tokens",
             evidence,
-            f"Send {mml - 1}: the livelock of vLLM < 0.32.0 needs a prompt of exactly max_model_len tokens.",
-            ["vllm#55427"],
+            f"Send {mml - 1}: the livelock of vLLM {POOLING_LIVELOCK.affected_text} needs a prompt of exactly "
+            "max_model_len tokens.",
+            [POOLING_LIVELOCK.refs[0]],
         )
     if t < -1 or t == 0:
         return Finding(

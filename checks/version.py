@@ -1,11 +1,11 @@
-"""vLLM version against the known pooling bugs and their version ranges (triage/vllm/versions.py)."""
+"""vLLM version against the catalogue's version-bound failure modes (triage.catalogue)."""
 
 from __future__ import annotations
 
 from checks._util import ev, questions, version_of
+from triage.catalogue import MODES, POOLING_LIVELOCK, RELATED_REPORTS, fmt
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
-from triage.vllm.versions import LIVELOCK_FIRST_AFFECTED, LIVELOCK_FIXED_IN, REPORTED, bugs_affecting, fmt
 
 CHECK_ID = "vllm-version"
 
@@ -21,37 +21,50 @@ def check(cfg: EffectiveConfig) -> Finding:
             {**evidence, "question": questions(["vllm_version"])[0]},
             "Give the server URL, the start-up log or the command line (docker image tag).",
         )
-    bugs = bugs_affecting(v)
-    if bugs:
-        b = bugs[0]
+    bound = [m for m in MODES.values() if m.version_bound]
+    hits = [m for m in bound if m.version_status(v) == "affected"]
+    unsure = [m for m in bound if m.version_status(v) == "unknown"]
+    if hits:
+        m = hits[0]
         return Finding(
             CHECK_ID,
             Status.WARN,
-            f"vLLM {fmt(v)} carries the pooling livelock bug (vllm#{b.id})",
+            f"vLLM {fmt(v)} carries the pooling livelock bug ({m.refs[0]})",
             {
                 **evidence,
-                "affected_range": f">= {fmt(LIVELOCK_FIRST_AFFECTED)}, < {fmt(LIVELOCK_FIXED_IN)}",
-                "fixed_in": fmt(LIVELOCK_FIXED_IN),
-                "reported_related": [f"{r} ({d}{', seen on ' + s if s else ''})" for r, s, d in REPORTED],
+                "affected_range": m.affected_text,
+                "fixed_in": fmt(m.fixed_in),
+                "failure_modes": [h.id for h in hits],
+                "reported_related": [f"{r} ({d}{', seen on ' + s if s else ''})" for r, s, d in RELATED_REPORTS],
             },
-            f"Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)}. Whether this deployment can hit the bug is the "
+            f"Upgrade to {m.fixed_text}. Whether this deployment can hit the bug is the "
             "pooling-livelock-risk verdict.",
-            list(b.refs),
-            explanation=f"{b.title}; {b.note}.",
+            list(m.refs),
+            explanation=f"{m.title}. {m.mechanism}",
         )
-    if v < LIVELOCK_FIRST_AFFECTED:
+    if unsure:
+        m = unsure[0]
+        return Finding(
+            CHECK_ID,
+            Status.UNKNOWN,
+            f"vLLM {m.version_note(v)}",
+            {**evidence, "affected_range": m.affected_text, "fixed_in": fmt(m.fixed_in)},
+            f"Check the build's commit against {m.fix_ref}, or upgrade to a release: {m.fixed_text}.",
+            list(m.refs),
+        )
+    if POOLING_LIVELOCK.version_status(v) == "older":
         return Finding(
             CHECK_ID,
             Status.WARN,
             f"vLLM {fmt(v)} is older than any release these checks were read from",
             evidence,
-            f"Upgrade to vLLM >= {fmt(LIVELOCK_FIXED_IN)}.",
-            ["vllm#48039"],
+            f"Upgrade to {POOLING_LIVELOCK.fixed_text}.",
+            [POOLING_LIVELOCK.fix_ref or ""],
         )
     return Finding(
         CHECK_ID,
         Status.PASS,
-        f"vLLM {fmt(v)} carries the pooling livelock fix (vllm#48039)",
-        {**evidence, "fixed_in": fmt(LIVELOCK_FIXED_IN)},
-        refs=["vllm#48039", "vllm#55427"],
+        f"vLLM {fmt(v)} carries the pooling livelock fix ({POOLING_LIVELOCK.fix_ref})",
+        {**evidence, "fixed_in": fmt(POOLING_LIVELOCK.fixed_in)},
+        refs=[POOLING_LIVELOCK.fix_ref or "", POOLING_LIVELOCK.refs[0]],
     )

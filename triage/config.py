@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from triage.sources import Fact, SourceResult
 from triage.vllm import defaults
-from triage.vllm.versions import parse_version
+from triage.catalogue.versions import parse_version
 
 PRIORITY = ("server", "log", "process", "cmdline", "nvml", "user", "default-rule")
 

@@ -15,13 +15,16 @@ class Status(str, Enum):  # noqa: UP042 - str mixin keeps json.dumps and == "fai
     ERROR = "error"
 
 
-# Severity for --fail-on and the summary verdict. "error" (could not run the check) ranks
-# beside "fail" for exit codes only when asked; unknown ranks below warn.
-_SEVERITY = {Status.PASS: 0, Status.UNKNOWN: 1, Status.WARN: 2, Status.FAIL: 3, Status.ERROR: 3}
+# The one severity order, least to most severe. "error" (the check could not run) ranks just
+# below "fail"; "unknown" (evidence missing) below "warn". Exit codes, the summary verdict and
+# report sorting all read it.
+ORDER: tuple[Status, ...] = (Status.PASS, Status.UNKNOWN, Status.WARN, Status.ERROR, Status.FAIL)
+_RANK = {s: i for i, s in enumerate(ORDER)}
+FAIL_ON = {"warn": Status.WARN, "fail": Status.ERROR}  # --fail-on level -> the least status that reaches it
 
 
 def severity(status: Status | str) -> int:
-    return _SEVERITY[Status(status)]
+    return _RANK[Status(status)]
 
 
 @dataclass(frozen=True)
@@ -55,17 +58,10 @@ class Finding:
 
 
 def worst(statuses: Iterable[Status | str]) -> Status:
-    """The most severe status (pass when empty); fail beats error beats warn beats unknown."""
-    order = [Status.PASS, Status.UNKNOWN, Status.WARN, Status.ERROR, Status.FAIL]
-    best = Status.PASS
-    for s in statuses:
-        s = Status(s)
-        if order.index(s) > order.index(best):
-            best = s
-    return best
+    """The most severe status (pass when empty)."""
+    return max((Status(s) for s in statuses), key=severity, default=Status.PASS)
 
 
 def reaches(status: Status | str, fail_on: str) -> bool:
-    """True when a finding's status reaches the --fail-on level (warn|fail)."""
-    threshold = {"warn": 2, "fail": 3}[fail_on]
-    return severity(status) >= threshold
+    """True when a finding's status reaches the --fail-on level (warn|fail; error counts as fail)."""
+    return severity(status) >= severity(FAIL_ON[fail_on])

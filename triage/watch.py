@@ -18,19 +18,13 @@ from collections.abc import Callable
 
 import httpx
 
+from triage.catalogue import explain_stall
 from triage.findings import Finding, Status
 from triage.series import WindowedHistogram, counter_rate
 from triage.stall import LIVELOCK, StallDetector, StallSample, StallState
 from triage.store import MetricSample, Store
 from triage.vllm import metrics as vm
 
-LIVELOCK_FIXES = (
-    "upgrade to vLLM >= 0.32.0, truncate inputs to max_model_len-1, or disable chunked prefill (vllm #55427)"
-)
-WAITING_FIXES = (
-    "raise --max-num-batched-tokens to >= the prompt length (chunked prefill is off), "
-    "or give the KV cache room for one max_model_len sequence (vllm #39734)"
-)
 _SAMPLE_FIELDS = [k for k in MetricSample.model_fields if k != "id"]
 QUANTILES = {"e2e": vm.E2E_LATENCY, "queue": vm.QUEUE_TIME, "prefill": vm.PREFILL_TIME}
 
@@ -70,16 +64,15 @@ class WatchTick:
     error: Optional[str] = None
 
 
-def alert_message(kind: str, since: float, now: float, running: Optional[float], waiting: Optional[float]) -> str:
+def alert_message(
+    kind: str, since: float, now: float, running: Optional[float], waiting: Optional[float], version: Any = None
+) -> str:
     r, w = int(running or 0), int(waiting or 0)
-    if kind == LIVELOCK:
-        return (
-            f"ENGINE STALLED since {hhmmss(since)}: running={r} waiting={w}, no progress for "
-            f"{now - since:.0f}s — abort the oldest request; fixes: {LIVELOCK_FIXES}"
-        )
+    mode = explain_stall(kind, version)
+    head = "ENGINE STALLED" if kind == LIVELOCK else "REQUESTS STUCK WAITING"
     return (
-        f"REQUESTS STUCK WAITING since {hhmmss(since)}: running={r} waiting={w}, no progress for "
-        f"{now - since:.0f}s — abort the waiting request; fixes: {WAITING_FIXES}"
+        f"{head} since {hhmmss(since)}: running={r} waiting={w}, no progress for "
+        f"{now - since:.0f}s — {mode.now} {mode.fix()} ({', '.join(mode.refs[:2]) or mode.id})"
     )
 
 
@@ -117,6 +110,7 @@ class Watcher:
         self.store, self.run_id, self.target_id = store, run_id, target_id
         self.interval, self.stall_s, self.window_s = interval, stall_s, window_s
         self.batch_size, self.retention_s = batch_size, retention_s
+        self.vllm_version: Optional[str] = None  # when known, a stall is attributed by the catalogue
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = client or httpx.Client(timeout=timeout_s, verify=verify_tls, headers=headers)
         self._own_client = client is None
@@ -296,7 +290,7 @@ class Watcher:
                 state.running,
                 state.waiting,
                 ts - state.since,
-                alert_message(state.kind, state.since, ts, state.running, state.waiting),
+                alert_message(state.kind, state.since, ts, state.running, state.waiting, self.vllm_version),
             )
         if es.alert is not None and not state.stalled:
             a, es.alert = es.alert, None
@@ -315,6 +309,7 @@ class Watcher:
         if self.store is None or self.run_id is None:
             return
         livelock = a["kind"] == LIVELOCK
+        mode = explain_stall(a["kind"], self.vllm_version)
         end = a["cleared_at"]
         self.store.add_finding(
             self.run_id,
@@ -332,10 +327,8 @@ class Watcher:
                     "source": "scrape",
                     "url": self.url,
                 },
-                fix=("Abort the oldest request (close its connection); then " + LIVELOCK_FIXES)
-                if livelock
-                else ("Abort the waiting request; then " + WAITING_FIXES),
-                refs=["vllm#55427", "vllm#48039"] if livelock else ["vllm#39734"],
+                fix=mode.fix(now=True),
+                refs=list(mode.refs),
             ),
         )
 

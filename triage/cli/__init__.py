@@ -9,8 +9,9 @@ import argparse
 import importlib
 import os
 import sys
+from triage import SCHEMA
 
-CLI_SCHEMA = "vllm-triage/1"
+CLI_SCHEMA = SCHEMA
 
 # Each module registers its own sub-command; the order is the help order.
 COMMAND_MODULES = ["check", "probe", "watch", "logs", "report", "import_", "lab"]

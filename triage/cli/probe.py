@@ -24,7 +24,7 @@ from triage.store import Store
 def register(sub: Any) -> None:
     p = sub.add_parser("probe", help="send live probes: the #55427 seed matrix, API conformance, throughput",
                        description="Send live probes to a vLLM embedding server while watching /metrics. "
-                                   "The seed matrix can hang vLLM <= 0.31.0 until aborted: it needs --allow-hang.")
+                                   "The seed matrix can hang an affected vLLM until aborted: it needs --allow-hang.")
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
     add_api_key_arg(p)
     p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")

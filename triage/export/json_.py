@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from triage import __version__
+from triage import SCHEMA, __version__
 from triage.findings import Finding, Status
 from triage.redact import redact_obj, redact_text
 from triage.store import (
@@ -42,7 +42,6 @@ from triage.store import (
     Target,
 )
 
-SCHEMA = "vllm-triage/1"  # equal to triage.cli.CLI_SCHEMA; the engine does not import the CLI
 DOCUMENT = "run"
 RUN_FORMAT = 1  # bump on any incompatible change of the document below
 

@@ -5,9 +5,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from triage.findings import Status, severity, worst
+from triage.findings import ORDER, Status, severity, worst
 
-STATUS_ORDER = [Status.FAIL, Status.ERROR, Status.WARN, Status.UNKNOWN, Status.PASS]
+STATUS_ORDER = list(reversed(ORDER))  # most severe first
 
 # Versions worth a line in a ticket, in this order, from the effective config.
 VERSION_KEYS = ("vllm_version", "device", "gpu_name", "gpu_memory_total_bytes", "driver_version", "cuda_version")
@@ -27,7 +27,7 @@ def verdict(doc: dict[str, Any]) -> Verdict:
     for f in findings:
         counts[f["status"]] = counts.get(f["status"], 0) + 1
     status = worst(f["status"] for f in findings).value if findings else (doc["run"].get("status") or "unknown")
-    bad = [f for f in findings if severity(f["status"]) >= 2]
+    bad = [f for f in findings if severity(f["status"]) >= severity(Status.WARN)]
     if doc["run"].get("summary"):
         headline = doc["run"]["summary"]
     elif bad:

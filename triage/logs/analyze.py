@@ -15,17 +15,10 @@ from triage.findings import Finding
 from triage.logs.lines import LogLine, LogSource, iter_records
 from triage.logs.startup import StartupConfigReader
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
+from triage.logs.hits import ErrorHits
 from triage.logs.stats import BoundedSeries, StatsPoint, parse_stats
+from triage.logs.verdicts import build_findings
 from triage.vllm import logformats as lf
-
-
-@dataclass
-class ErrorHits:
-    check: str
-    count: int = 0
-    lines: list[tuple[int, str]] = field(default_factory=list)
-    groups: dict[str, str] = field(default_factory=dict)  # named regex groups of the first hit
-    first_ts: Optional[float] = None
 
 
 @dataclass
@@ -63,8 +56,6 @@ def analyze_log(
     source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | None = None, max_samples: int = 20_000
 ) -> LogAnalysis:
     """Analyse a log (path, text, bytes, file object or iterable of lines) in one streaming pass."""
-    from triage.logs.verdicts import build_findings  # verdicts import this module's types
-
     reader = StartupConfigReader()
     series: dict[str, BoundedSeries] = {}
     tracks: dict[str, EngineTrack] = {}

@@ -17,32 +17,13 @@ from datetime import datetime, UTC
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Sequence
 
+from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, POOLING_LIVELOCK, STUCK_WAITING, UNSUPPORTED_HEAD_DIM
 from triage.findings import Finding, Status
 
+from triage.logs.hits import ErrorHits
+
 if TYPE_CHECKING:
-    from triage.logs.analyze import ErrorHits
     from triage.logs.episodes import StallEpisode
-
-LIVELOCK_REFS = [
-    "vllm#55427",
-    "vllm#48039 (fix, in 0.32.0)",
-    "affected: 0.25.1–0.31.0 (and 0.10.2–0.23.0)",
-    "vllm#29496",
-    "vllm#47971",
-]
-LIVELOCK_FIX = (
-    "Now: abort the oldest in-flight request (close its client connection) — the engine frees at once. "
-    "Then one of: upgrade to vLLM ≥ 0.32.0 (fix PR #48039); or make clients truncate to max_model_len − 1 "
-    "tokens (truncate_prompt_tokens = max_model_len − 1, never −1 or max_model_len); or disable chunked prefill "
-    "(--no-enable-chunked-prefill; vLLM then raises max_num_batched_tokens to max_model_len, which costs memory)."
-)
-STUCK_WAITING_FIX = (
-    "Now: abort the waiting request (close its client connection). Then make every prompt admissible: with chunked "
-    "prefill off (encoder-only models: 'Disabling chunked prefill for model without KVCache') a prompt longer than "
-    "max_num_batched_tokens is never scheduled — raise --max-num-batched-tokens to ≥ max_model_len or drop the "
-    "flag; a prompt larger than the KV cache (vllm#39734) needs a bigger KV cache or a smaller max_model_len."
-)
-
 
 def _fmt_ts(ts: Optional[float]) -> Optional[str]:
     if ts is None:
@@ -50,17 +31,9 @@ def _fmt_ts(ts: Optional[float]) -> Optional[str]:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _version_tuple(v: Any) -> Optional[tuple[int, ...]]:
-    try:
-        return tuple(int(x) for x in str(v).split("+")[0].split(".")[:3])
-    except ValueError:
-        return None
-
-
 def livelock_preconditions(config: dict[str, Any]) -> dict[str, Any]:
     """Which #55427 preconditions the log's own start-up lines show (None = not in the log)."""
-    ver = _version_tuple(config.get("vllm_version")) if config.get("vllm_version") else None
-    affected = None if ver is None else ((0, 25, 1) <= ver <= (0, 31, 99) or (0, 10, 2) <= ver <= (0, 23, 99))
+    affected = POOLING_LIVELOCK.affects(config.get("vllm_version"))
     runner = config.get("runner")
     pooling = (
         None
@@ -125,13 +98,12 @@ def _livelock(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
         if not worst.confirmed
         else f"Engine livelocked{when}: Running {worst.max_running}, Waiting 0, 0.0 tokens/s",
         evidence=ev,
-        fix=LIVELOCK_FIX,
-        refs=list(LIVELOCK_REFS),
+        fix=POOLING_LIVELOCK.fix(config, now=True),
+        refs=list(POOLING_LIVELOCK.refs),
         explanation=(
             "A stats line shows requests running, none waiting and zero prompt and generation throughput; "
-            f"{why}. That is the pooling livelock of vllm #55427 (≤ 0.31.0): a prompt of exactly "
-            "max_model_len tokens admitted as a partial chunk stops at max_model_len − 1 and is given 0 "
-            "tokens every step. "
+            f"{why}. That is the pooling livelock of {POOLING_LIVELOCK.refs[0]} "
+            f"({POOLING_LIVELOCK.affected_text}): {POOLING_LIVELOCK.mechanism} "
             + (
                 "The log's start-up lines show every precondition (affected version, "
                 "pooling runner, chunked prefill on)."
@@ -166,12 +138,9 @@ def _stuck_waiting(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
         title=f"Request stuck in WAITING{when}: Running 0, Waiting {worst.max_waiting}, 0.0 tokens/s"
         + ("" if worst.confirmed else ", then silence"),
         evidence=ev,
-        fix=STUCK_WAITING_FIX,
-        refs=["vllm#39734"],
-        explanation=(
-            "Requests wait, none runs, and nothing is computed: the scheduler cannot admit the head "
-            "request. This is not the #55427 livelock (that one shows Running ≥ 1, Waiting 0)."
-        ),
+        fix=STUCK_WAITING.fix(now=True),
+        refs=list(STUCK_WAITING.refs),
+        explanation=STUCK_WAITING.mechanism,
     )
 
 
@@ -180,18 +149,15 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
     ev: dict[str, Any] = {"count": hit.count, "lines": lines, "first_at": _fmt_ts(hit.first_ts), "source": "log"}
     ev.update(hit.groups)
     if hit.check == "log-kv-cache-too-small":
-        est = hit.groups.get("est")
         return Finding(
             check=hit.check,
             status=Status.FAIL,
             title=f"Start-up refused: one max_model_len ({hit.groups.get('max_len')}) sequence needs "
             f"{hit.groups.get('need')} GiB KV cache, only {hit.groups.get('avail')} GiB available",
             evidence=ev,
-            refs=["vllm/v1/core/kv_cache_utils.py (0.8–0.32)"],
-            fix=(f"Lower --max-model-len (vLLM estimates {est} fits)" if est else "Lower --max-model-len")
-            + ", or give the KV cache more memory (--gpu-memory-utilization; on CPU --kv-cache-memory-bytes or "
-            "VLLM_CPU_KVCACHE_SPACE), or shard the model (--tensor-parallel-size).",
-            explanation="vLLM checks at start-up that one sequence of max_model_len tokens fits the KV cache.",
+            refs=list(KV_CACHE_TOO_SMALL.refs),
+            fix=KV_CACHE_TOO_SMALL.fix(hit.groups),
+            explanation=KV_CACHE_TOO_SMALL.mechanism,
         )
     if hit.check == "log-unsupported-head-dim":
         return Finding(
@@ -200,26 +166,18 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
             title="The attention backend does not support this model's head_dim"
             + (f" ({hit.groups['hd']})" if hit.groups.get("hd") else ""),
             evidence=ev,
-            refs=["vllm/v1/attention/backends/cpu_attn.py get_supported_head_sizes (0.31/0.32)"],
-            fix=(
-                "Serve a model whose head_dim the backend supports (CPU: 32, 64, 80, 96, 112, 128, 160, 192, 224, "
-                "256, 512), or pick another attention backend (VLLM_ATTENTION_BACKEND) on GPU."
-            ),
-            explanation="The server may start and then fail on the first request with HTTP 500.",
+            refs=list(UNSUPPORTED_HEAD_DIM.refs),
+            fix=UNSUPPORTED_HEAD_DIM.fix(),
+            explanation=UNSUPPORTED_HEAD_DIM.mechanism,
         )
     if hit.check == "log-oom":
         return Finding(
             check=hit.check,
             status=Status.FAIL,
-            title="Out of memory",
+            title=OOM.title,
             evidence=ev,
-            fix=(
-                "Lower --gpu-memory-utilization headroom use, --max-num-batched-tokens, --max-num-seqs or "
-                "--max-model-len; on CPU set --kv-cache-memory-bytes / VLLM_CPU_KVCACHE_SPACE to what the host has. "
-                "Raising max_num_batched_tokens to dodge #55427 OOMs small cards: prefer truncating to "
-                "max_model_len − 1 or upgrading."
-            ),
-            refs=["vllm#55427 (report: 24576/65536 OOMed on 12 GiB)"],
+            fix=OOM.fix(),
+            refs=list(OOM.refs),
         )
     at_start = "start" in hit.groups.get("matched", "") or "initialization" in hit.groups.get("matched", "")
     if root_causes:
@@ -233,14 +191,13 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
         )
         + cause,
         evidence=ev,
-        refs=["vllm/v1/engine/exceptions.py EngineDeadError, core.py (0.8–0.32)"],
+        refs=list(ENGINE_DEAD.refs),
         fix=(
             "Fix the root cause shown by the other findings, then restart the server."
             if root_causes
-            else "Read the stack trace above the first EngineCore error line for the root cause (often OOM or an "
-            "unsupported head_dim), fix it, restart the server. /health answers 503 once the engine is dead."
+            else ENGINE_DEAD.fix()
         ),
-        explanation="An EngineCore that failed or died does not recover: every later request fails.",
+        explanation=ENGINE_DEAD.mechanism,
     )
 
 

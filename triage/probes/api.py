@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 import httpx
 
+from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Finding, Status
 from triage.probes import conformance, seed, throughput
 from triage.probes.client import ProbeClient, ProbeSetupError
@@ -25,7 +26,8 @@ from triage.store import Store
 
 SETS = ("seed", "conformance", "throughput")
 DEFAULT_SETS = ("conformance",)
-HANG_REASON = ("the seed matrix sends requests that livelock vLLM <= 0.31.0 (vllm #55427): each hang holds "
+HANG_REASON = (f"the seed matrix sends requests that livelock vLLM {POOLING_LIVELOCK.affected_text} "
+               f"({POOLING_LIVELOCK.refs[0]}): each hang holds "
                "a request slot and burns a CPU core until the probe aborts it (after the stall threshold). "
                "Run it only against a server you may disturb, and pass --allow-hang (allow_hang=True).")
 _SET_RUNNERS: dict[str, Callable[..., AsyncIterator[ProbeOutcome | Finding]]] = {

@@ -12,6 +12,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any, Optional
 
+from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Finding, Status
 from triage.probes.client import Exchange
 
@@ -169,7 +170,8 @@ def overlong_400(ex: Exchange, max_model_len: int, tokens: int) -> Finding:
                    f"a {tokens}-token input without truncation is rejected with 400 (max_model_len {max_model_len})"
                    if ok else f"a {tokens}-token input without truncation answered {ex.status}: {msg[:120]}",
                    ev(ex, max_model_len=max_model_len, input_tokens=tokens),
-                   "Send truncate_prompt_tokens (max_model_len - 1 on vLLM <= 0.31.0) or split long documents.")
+                   f"Send truncate_prompt_tokens (max_model_len - 1 on vLLM {POOLING_LIVELOCK.affected_text}) or split "
+                   "long documents.")
 
 
 def truncate_too_big_400(ex: Exchange, max_model_len: int) -> Finding:

@@ -12,23 +12,13 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, ProbeOutcome
 from triage.stall import LIVELOCK, STUCK_WAITING
 
 SET = "seed"
-LIVELOCK_REFS = ["vllm#55427", "vllm#48039 (fix, in 0.32.0)", "vllm#47971", "vllm#29496",
-                 "buggy: 0.25.1-0.31.0 (and 0.10.2-0.23.0)"]
-LIVELOCK_FIX = ("Upgrade vLLM to >= 0.32.0 (fix PR #48039); until then send truncate_prompt_tokens = "
-                "max_model_len - 1 instead of max_model_len or -1, or serve without chunked prefill "
-                "(--no-enable-chunked-prefill; costs memory: the budget becomes max(max_model_len, default)). "
-                "Abort the stuck request (close the client connection) to free the engine now; "
-                "nvidia-smi --gpu-reset is the wrong tool (the GPU is idle).")
-STUCK_FIX = ("A prompt longer than the batch budget that cannot be chunked never gets scheduled. Raise "
-             "--max-num-batched-tokens to at least max_model_len (or drop the budget override), or "
-             "truncate inputs below the budget. For encoder-only models (BERT) vLLM turns chunked "
-             "prefill off, so --enable-chunked-prefill does not help; see also vllm#39734 (KV capacity).")
 CONCURRENCY = 4
 
 
@@ -98,24 +88,20 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
     for o in livelocks:
         out.append(Finding(
             "probe-livelock", Status.FAIL,
-            f"{o.description}: livelock (vllm #55427): running >= 1, waiting 0, no progress; verdict after "
-            f"{o.time_to_verdict_s} s", _evidence(o, max_model_len, version), LIVELOCK_FIX, LIVELOCK_REFS,
-            "A pooling request of exactly max_model_len tokens that is admitted as a partial chunk reaches "
-            "max_model_len - 1 computed tokens and is then scheduled 0 tokens every step "
-            "(vllm/v1/core/sched/scheduler.py reserves a sampled-token slot pooling never uses). "
-            "/health keeps answering 200 meanwhile."))
+            f"{o.description}: livelock ({POOLING_LIVELOCK.refs[0]}): running >= 1, waiting 0, no progress; "
+            f"verdict after {o.time_to_verdict_s} s", _evidence(o, max_model_len, version),
+            _livelock_fix(max_model_len, o.extra.get("truncate_prompt_tokens")), list(POOLING_LIVELOCK.refs),
+            POOLING_LIVELOCK.mechanism))
     if not livelocks and ran:
         out.append(Finding("probe-livelock", Status.PASS, f"no livelock in {len(ran)} seed probes",
                            {"cases": {o.probe: o.outcome for o in ran}, "vllm_version": version,
-                            "max_model_len": max_model_len}, refs=["vllm#55427"]))
+                            "max_model_len": max_model_len}, refs=[POOLING_LIVELOCK.refs[0]]))
     for o in stuck:
         out.append(Finding(
             "probe-stuck-waiting", Status.FAIL,
             f"{o.description}: stuck waiting (running 0, waiting >= 1, no progress): not #55427",
-            _evidence(o, max_model_len, version), STUCK_FIX, ["vllm#39734"],
-            "The request never leaves the WAITING queue: the scheduler cannot admit it at all (e.g. a "
-            "prompt longer than max_num_batched_tokens with chunked prefill off). This is a different "
-            "bug from the #55427 livelock, which shows running 1, waiting 0."))
+            _evidence(o, max_model_len, version), STUCK_MODE.fix(now=True), list(STUCK_MODE.refs),
+            STUCK_MODE.mechanism))
     aborted = [o for o in ran if o.recovery is not None]
     failed = [o for o in aborted if not o.recovery.get("recovered")]  # type: ignore[union-attr]
     for o in failed:
@@ -123,7 +109,7 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
                            f"{o.probe}: the server did not recover after the abort",
                            {"probe": o.probe, "recovery": o.recovery, "outcome": o.outcome},
                            "Restart the server; look for other stuck clients (the gauges did not return to 0 "
-                           "or a fresh request failed).", ["vllm#55427"]))
+                           "or a fresh request failed).", [POOLING_LIVELOCK.refs[0]]))
     if aborted and not failed:
         times = [o.recovery["recovered_after_abort_s"] for o in aborted]  # type: ignore[index]
         out.append(Finding("probe-recovery", Status.PASS,
@@ -151,5 +137,11 @@ def matrix_finding(ran: list[ProbeOutcome], max_model_len: int, version: str | N
     return Finding("probe-matrix", status, title,
                    {"cases": cases, "workaround_ok": workaround_ok, "max_model_len": max_model_len,
                     "vllm_version": version},
-                   LIVELOCK_FIX if any(o.outcome == LIVELOCK for o in hangs) else (STUCK_FIX if hangs else ""),
-                   ["vllm#55427"])
+                   _livelock_fix(max_model_len, max_model_len) if any(o.outcome == LIVELOCK for o in hangs)
+                   else (STUCK_MODE.fix(now=True) if hangs else ""),
+                   [POOLING_LIVELOCK.refs[0]])
+
+
+def _livelock_fix(max_model_len: int, truncate_prompt_tokens: Any) -> str:
+    return POOLING_LIVELOCK.fix({"max_model_len": max_model_len, "truncate_prompt_tokens": truncate_prompt_tokens},
+                                now=True)

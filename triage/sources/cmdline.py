@@ -15,7 +15,7 @@ from typing import Any
 
 from triage.sources import RawCapture, SourceResult
 from triage.vllm import flags as vflags
-from triage.vllm.versions import parse_version
+from triage.catalogue.versions import parse_version
 
 SOURCE = "cmdline"
 

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from triage.catalogue import POOLING_LIVELOCK
+
 
 def show(key: str, deadline_s: float) -> bool:
     st.warning(
         f"The seed matrix sends a prompt of exactly max_model_len tokens after a short one (vllm #55427). "
-        f"On an affected server (vLLM 0.25.1 … 0.31.0 with chunked prefill) this **hangs the engine for up to "
+        f"On an affected server (vLLM {POOLING_LIVELOCK.affected_text} with chunked prefill) this "
+        f"**hangs the engine for up to "
         f"{deadline_s:.0f} seconds**: other requests queue behind it. The probe then **aborts** the request "
         f"(closes the connection), which frees the engine, and checks that it recovered. "
         f"Do not run it against a production server under load."

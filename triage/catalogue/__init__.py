@@ -1,0 +1,46 @@
+"""The catalogue of known failure modes of vLLM embedding deployments: one record per mode.
+
+Every verdict path (checklist, probes, watch, log post-mortem, fleet, reports, dashboard) reads a
+mode's wording, affected versions, refs and fix from its record here; none keeps a copy. A new
+failure mode is one `FailureMode` in `triage.catalogue.records` plus the readers of its evidence.
+"""
+
+from __future__ import annotations
+
+from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.records import (
+    ENGINE_DEAD,
+    ENGINE_STALL,
+    KV_CACHE_TOO_SMALL,
+    MODES,
+    OOM,
+    POOLING_LIVELOCK,
+    RELATED_REPORTS,
+    STUCK_WAITING,
+    UNSUPPORTED_HEAD_DIM,
+    explain_stall,
+    get,
+    mode_for_check,
+)
+from triage.catalogue.versions import Version, VersionRange, fmt, parse_version
+
+__all__ = [
+    "ConfigLike",
+    "ENGINE_DEAD",
+    "ENGINE_STALL",
+    "FailureMode",
+    "KV_CACHE_TOO_SMALL",
+    "MODES",
+    "OOM",
+    "POOLING_LIVELOCK",
+    "RELATED_REPORTS",
+    "STUCK_WAITING",
+    "UNSUPPORTED_HEAD_DIM",
+    "Version",
+    "VersionRange",
+    "explain_stall",
+    "fmt",
+    "get",
+    "mode_for_check",
+    "parse_version",
+]

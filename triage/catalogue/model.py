@@ -1,0 +1,105 @@
+"""The shape of one catalogue record: a known failure mode and what every verdict path needs of it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol
+
+from triage.catalogue.versions import Version, VersionRange, fmt, parse_version
+
+
+class ConfigLike(Protocol):
+    """What a fix reads: the effective config, or a log's start-up dict (both have ``get``)."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class FailureMode:
+    """One known failure mode: what it is, which releases it hits, how each source shows it, the fix.
+
+    ``evidence`` maps a source (checklist, probe, watch, log, fleet, …) to what proves the mode
+    there. ``findings`` are the check ids of the findings that report it, so reports can group
+    findings by root cause. ``fix_for`` computes the fix from the config when it depends on it;
+    ``now`` is what to do while it is happening (a hung engine), before the lasting fix.
+    """
+
+    id: str
+    title: str
+    mechanism: str
+    refs: tuple[str, ...] = ()
+    affected: tuple[VersionRange, ...] = ()
+    fixed_in: Optional[Version] = None
+    fix_ref: Optional[str] = None
+    evidence: Mapping[str, str] = field(default_factory=dict)
+    findings: tuple[str, ...] = ()
+    now: str = ""
+    fix_text: str = ""
+    fix_for: Optional[Callable[[ConfigLike], str]] = None
+
+    @property
+    def version_bound(self) -> bool:
+        return bool(self.affected)
+
+    @property
+    def affected_text(self) -> str:
+        """'>= 0.10.2, < 0.32.0' (ranges joined with ' or '); 'any version' when not version-bound."""
+        return " or ".join(str(r) for r in self.affected) or "any version"
+
+    def affects(self, version: object) -> Optional[bool]:
+        """True/False for a known release; None when the version is unknown or a boundary pre-release."""
+        if not self.affected:
+            return True
+        v = parse_version(version)
+        if v is None:
+            return None
+        answers = [r.contains(v) for r in self.affected]
+        if any(a is True for a in answers):
+            return True
+        return None if any(a is None for a in answers) else False
+
+    def version_status(self, version: object) -> str:
+        """'affected' | 'fixed' | 'older' | 'unknown' (unknown version or boundary pre-release)."""
+        v = parse_version(version)
+        a = self.affects(v)
+        if a is None:
+            return "unknown"
+        if a:
+            return "affected"
+        if self.fixed_in is not None and v is not None and v >= self.fixed_in:
+            return "fixed"
+        return "older"
+
+    def version_note(self, version: object) -> str:
+        """'0.31.0 (affected: >= 0.10.2, < 0.32.0)' — the version beside the range it was judged on."""
+        v = parse_version(version)
+        status = self.version_status(v)
+        shown = fmt(v) if v is not None else "unknown version"
+        if status == "unknown" and v is not None:
+            return f"{shown} (a pre-release of a boundary of {self.affected_text}: check the commit)"
+        return f"{shown} ({status}: {self.affected_text})"
+
+    @property
+    def fixed_text(self) -> str:
+        """'vLLM >= 0.32.0 (fix vllm#48039)'; '' when no release fixes it."""
+        if self.fixed_in is None:
+            return ""
+        return f"vLLM >= {fmt(self.fixed_in)}" + (f" (fix {self.fix_ref})" if self.fix_ref else "")
+
+    def fix(self, cfg: Optional[ConfigLike] = None, *, now: bool = False) -> str:
+        """The lasting fix for this config; with ``now``, what to do first while it is happening."""
+        text = self.fix_for(cfg if cfg is not None else {}) if self.fix_for else self.fix_text
+        return f"Now: {self.now} Then: {text}" if now and self.now else text
+
+    def summary(self) -> dict[str, Any]:
+        """The record as plain data (JSON, reports, the dashboard)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "mechanism": self.mechanism,
+            "affected": self.affected_text if self.affected else None,
+            "fixed_in": fmt(self.fixed_in) if self.fixed_in else None,
+            "refs": list(self.refs),
+            "evidence": dict(self.evidence),
+        }

@@ -1,0 +1,235 @@
+"""The records of the catalogue: each known failure mode written once, with its sources.
+
+Facts: shared/reference/vllm-embedding-facts.md (§1 mechanism and versions, §2 defaults) and
+real-vllm-on-cpu.md (what lab servers showed). Version ranges were read from vLLM release
+wheels (vllm/v1/core/sched/scheduler.py at each tag) and the issue threads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.versions import Version, VersionRange
+from triage.vllm.defaults import max_num_batched_tokens_default
+
+LIVELOCK = "livelock"  # stall kinds, as triage.stall names them
+STUCK_WAITING_KIND = "stuck-waiting"
+
+
+def _livelock_fix(cfg: ConfigLike) -> str:
+    mml = cfg.get("max_model_len")
+    n = f"{mml - 1}" if isinstance(mml, int) else "max_model_len - 1"
+    budget = cfg.get("max_num_batched_tokens")
+    if isinstance(mml, int):
+        tier = max_num_batched_tokens_default(
+            device=cfg.get("device"),
+            gpu_name=cfg.get("gpu_name"),
+            gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
+        )
+        base = tier.value if tier is not None else "the device default"
+        raised = f" = {max(mml, int(tier.value))}" if tier is not None else ""  # type: ignore[call-overload]
+        cost = (
+            f"with no --max-num-batched-tokens vLLM then uses max(max_model_len {mml}, {base}){raised} "
+            "tokens per step: a whole max-length prompt is prefilled in one step, which needs that much "
+            "activation memory (24576/65536 OOMed at start on a 12 GiB card)"
+        )
+        fact = getattr(cfg, "fact", None)
+        bf = fact("max_num_batched_tokens") if fact else None
+        stated_args = getattr(cfg, "stated_args", None)
+        stated = (stated_args is not None and "max_num_batched_tokens" in stated_args) or (
+            bf is not None and bf.source != "default-rule"
+        )
+        if isinstance(budget, int) and budget < mml and stated:
+            cost += (
+                f"; drop --max-num-batched-tokens {budget} or raise it to >= {mml}: with chunked prefill off "
+                "vLLM refuses a budget below max_model_len at start (SchedulerConfig.verify_max_model_len)"
+            )
+    else:
+        cost = "vLLM then raises max_num_batched_tokens to max(max_model_len, default), which costs activation memory"
+    t = cfg.get("truncate_prompt_tokens")
+    instead = f" instead of {t}" if t not in (None, "unknown") else " instead of max_model_len or -1"
+    return (
+        f"1) Upgrade to {POOLING_LIVELOCK.fixed_text}. "
+        f"2) Until then send truncate_prompt_tokens = {n} (max_model_len - 1){instead}. "
+        f"3) Or serve with --no-enable-chunked-prefill: {cost}. "
+        "Not a fix: raising --max-num-batched-tokens (OOM risk), nvidia-smi --gpu-reset (the GPU is idle)."
+    )
+
+
+POOLING_LIVELOCK = FailureMode(
+    id="pooling-livelock",
+    title="Pooling request of exactly max_model_len tokens livelocks the scheduler (vllm#55427)",
+    mechanism=(
+        "The scheduler reserves one sampled-token slot per pooling request although pooling never samples. "
+        "A prompt of exactly max_model_len tokens admitted as a partial chunk reaches max_model_len - 1 "
+        "computed tokens and is then given 0 tokens every step: running 1, waiting 0, 0.0 tokens/s, "
+        "/health 200, GPU idle; every later request queues behind it until the stuck one is aborted."
+    ),
+    # Buggy `1 if not is_diffusion else 0` read in 0.25.1 … 0.31.0; a hard `-1` with the same effect in
+    # 0.10.2 … 0.23.0; reports on 0.10.2, 0.11.2, 0.13.0 (#47971, #29496, #31206); nothing in between
+    # carried the fix, so one range up to the fix release.
+    affected=(VersionRange.of("0.10.2", "0.32.0"),),
+    fixed_in=Version("0.32.0"),
+    fix_ref="vllm#48039",
+    refs=("vllm#55427", "vllm#48039", "vllm#47971", "vllm#24704", "vllm#29496", "vllm#31206"),
+    evidence={
+        "checklist": "runner pooling, chunked prefill on, an affected version, truncation to exactly "
+        "max_model_len (or -1) and a budget that chunks that prompt",
+        "probe": "[SHORT, LONG] with truncate_prompt_tokens = max_model_len never returns; /metrics shows "
+        "running >= 1, no progress; max_model_len - 1 returns",
+        "watch": "running >= 1 with no progress for the stall window",
+        "log": "'Running: N reqs, Waiting: 0 reqs' at 0.0 tokens/s, then silence (the line drops to DEBUG)",
+        "fleet": "a replica's running gauge >= 1 with frozen progress counters for the stall window",
+    },
+    findings=(
+        "pooling-livelock-risk",
+        "truncate-vs-max-model-len",
+        "log-livelock-suspect",
+        "watch-engine-stalled",
+        "probe-matrix",
+        "probe-livelock",
+    ),
+    now="abort the oldest in-flight request (close its client connection): the engine frees at once.",
+    fix_for=_livelock_fix,
+)
+
+STUCK_WAITING = FailureMode(
+    id="stuck-waiting",
+    title="A request the scheduler can never admit waits forever",
+    mechanism=(
+        "Requests wait, none runs, nothing is computed: the head request can never be scheduled. With chunked "
+        "prefill off (encoder-only models: 'Disabling chunked prefill for model without KVCache') a prompt "
+        "longer than max_num_batched_tokens is never admitted; a prompt larger than the KV cache (vllm#39734) "
+        "neither. Not #55427 (that one shows Running >= 1, Waiting 0); seen on 0.32.0 too."
+    ),
+    refs=("vllm#39734",),
+    evidence={
+        "checklist": "chunked prefill off and max_num_batched_tokens < max_model_len",
+        "probe": "a prompt longer than the budget never returns; /metrics shows running 0, waiting >= 1",
+        "watch": "waiting >= 1, running 0, no progress for the stall window",
+        "log": "'Running: 0 reqs, Waiting: N reqs' at 0.0 tokens/s",
+        "fleet": "a replica's waiting gauge >= 1, running 0, frozen progress counters",
+    },
+    findings=("budget-below-max-model-len", "log-stuck-waiting", "probe-stuck-waiting"),
+    now="abort the waiting request (close its client connection).",
+    fix_text=(
+        "Make every prompt admissible: raise --max-num-batched-tokens to >= max_model_len (or drop the budget "
+        "override), or truncate inputs below the budget; for encoder-only models (BERT) vLLM turns chunked "
+        "prefill off, so --enable-chunked-prefill does not help. A prompt larger than the KV cache (vllm#39734) "
+        "needs a bigger KV cache or a smaller max_model_len."
+    ),
+)
+
+ENGINE_STALL = FailureMode(
+    id="engine-stall",
+    title="The engine made no progress with requests in flight, on a version without a known stall bug",
+    mechanism=(
+        "Running or waiting requests and no progress for the stall window, on a server whose version carries "
+        "the fix for vllm#55427. A single very long step (a budget as large as the prompt on a slow device) "
+        "looks the same to /metrics; a real hang needs its own report."
+    ),
+    evidence={
+        "watch": "no progress for the stall window with requests in flight",
+        "probe": "a request outlived the stall window",
+        "log": "stats lines with requests in flight at 0.0 tokens/s",
+    },
+    now="look at the server's process CPU and GPU utilization: a busy engine is computing one long step.",
+    fix_text=(
+        "Compare the stall with the expected step time (prompt length / measured prefill rate); if the engine is "
+        "idle, capture the request and the server log and report it to vLLM."
+    ),
+)
+
+KV_CACHE_TOO_SMALL = FailureMode(
+    id="kv-cache-too-small",
+    title="Start-up refused: one max_model_len sequence does not fit the KV cache",
+    mechanism="vLLM checks at start-up that one sequence of max_model_len tokens fits the KV cache.",
+    refs=("vllm/v1/core/kv_cache_utils.py (0.8–0.32)",),
+    evidence={"log": "'To serve at least one request with the model's max seq len (…) … KV cache is needed'"},
+    findings=("log-kv-cache-too-small",),
+    fix_for=lambda g: (
+        (f"Lower --max-model-len (vLLM estimates {g.get('est')} fits)" if g.get("est") else "Lower --max-model-len")
+        + ", or give the KV cache more memory (--gpu-memory-utilization; on CPU --kv-cache-memory-bytes or "
+        "VLLM_CPU_KVCACHE_SPACE), or shard the model (--tensor-parallel-size)."
+    ),
+)
+
+UNSUPPORTED_HEAD_DIM = FailureMode(
+    id="unsupported-head-dim",
+    title="The attention backend does not support this model's head_dim",
+    mechanism="The server may start and then fail on the first request with HTTP 500.",
+    refs=("vllm/v1/attention/backends/cpu_attn.py get_supported_head_sizes (0.31/0.32)",),
+    evidence={"log": "'Head size N is not supported' from the attention backend"},
+    findings=("log-unsupported-head-dim",),
+    fix_text=(
+        "Serve a model whose head_dim the backend supports (CPU: 32, 64, 80, 96, 112, 128, 160, 192, 224, "
+        "256, 512), or pick another attention backend (VLLM_ATTENTION_BACKEND) on GPU."
+    ),
+)
+
+OOM = FailureMode(
+    id="oom",
+    title="Out of memory",
+    mechanism="An allocation failed: weights, KV cache and one step's activations must fit together.",
+    refs=("vllm#55427 (report: 24576/65536 OOMed on 12 GiB)",),
+    evidence={"log": "'CUDA out of memory' / 'OutOfMemoryError'"},
+    findings=("log-oom",),
+    fix_text=(
+        "Lower --gpu-memory-utilization headroom use, --max-num-batched-tokens, --max-num-seqs or "
+        "--max-model-len; on CPU set --kv-cache-memory-bytes / VLLM_CPU_KVCACHE_SPACE to what the host has. "
+        "Raising max_num_batched_tokens to dodge #55427 OOMs small cards: prefer truncating to "
+        "max_model_len − 1 or upgrading."
+    ),
+)
+
+ENGINE_DEAD = FailureMode(
+    id="engine-dead",
+    title="EngineCore failed or died: every later request fails until a restart",
+    mechanism="An EngineCore that failed or died does not recover: every later request fails.",
+    refs=("vllm/v1/engine/exceptions.py EngineDeadError, core.py (0.8–0.32)",),
+    evidence={"log": "'EngineCore failed to start' / 'EngineCore encountered an issue'", "probe": "HTTP 500/503"},
+    findings=("log-engine-dead",),
+    fix_text=(
+        "Read the stack trace above the first EngineCore error line for the root cause (often OOM or an "
+        "unsupported head_dim), fix it, restart the server. /health answers 503 once the engine is dead."
+    ),
+)
+
+# Reported on one release each; their full range is not known, so the version check mentions them as
+# related when the server is older than the livelock fix: (ref, seen on, what).
+RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
+    ("vllm#42381", "0.20.1", "deadlock after a validation error at max_model_len+1"),
+    ("vllm#39734", "", "request larger than the KV cache but within max_model_len waits forever"),
+    ("vllm#16334", "", "hangs with data parallel > 1"),
+    ("vllm#25568", "", "crash with ~6000 inputs in one request"),
+)
+
+MODES: dict[str, FailureMode] = {
+    m.id: m
+    for m in (POOLING_LIVELOCK, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL, UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD)
+}
+_BY_CHECK: dict[str, str] = {c: m.id for m in MODES.values() for c in m.findings}
+
+
+def get(mode_id: str) -> FailureMode:
+    return MODES[mode_id]
+
+
+def mode_for_check(check_id: str) -> Optional[FailureMode]:
+    """The failure mode a finding's check id reports, when it reports one."""
+    mid = _BY_CHECK.get(check_id)
+    return MODES[mid] if mid else None
+
+
+def explain_stall(kind: Optional[str], version: Any = None) -> FailureMode:
+    """Which mode a measured stall is: #55427 only where the version can have it.
+
+    A livelock-shaped stall on a version that carries the fix is `ENGINE_STALL`, never #55427; an
+    unknown version keeps #55427 as the suspect (the verdict says the version is unknown).
+    """
+    if kind == STUCK_WAITING_KIND:
+        return STUCK_WAITING
+    if kind == LIVELOCK and POOLING_LIVELOCK.affects(version) is not False:
+        return POOLING_LIVELOCK
+    return ENGINE_STALL
