@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange
 from triage.vllm.defaults import max_num_batched_tokens_default
 
@@ -207,7 +208,8 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 
 MODES: dict[str, FailureMode] = {
     m.id: m
-    for m in (POOLING_LIVELOCK, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL, UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD)
+    for m in (POOLING_LIVELOCK, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL, UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD,
+              *VECTOR_MODES)
 }
 _BY_CHECK: dict[str, str] = {c: m.id for m in MODES.values() for c in m.findings}
 

@@ -1,0 +1,194 @@
+"""Catalogue records for wrong vectors and client misconfiguration: "200 OK, but retrieval got worse".
+
+Facts: shared/reference/clients.md (LangChain's token ids, measured against lab servers),
+vllm-embedding-facts.md §3/§6 and real-vllm-on-cpu.md (what a server answers). The probes in
+triage/probes/vectors.py, clients.py and openwebui.py read wording, refs and fixes from here.
+"""
+
+from __future__ import annotations
+
+from triage.catalogue.model import ConfigLike, FailureMode
+
+LANGCHAIN_SETTING = "check_embedding_ctx_length"
+
+
+def _pooling_fix(cfg: ConfigLike) -> str:
+    model = cfg.get("model_pooling")
+    server = cfg.get("server_pooling")
+    if not model:
+        return ("Serve with the pooling the model was trained with: read its 1_Pooling/config.json (sentence-"
+                "transformers) or model card, and pass it as --pooler-config '{\"pooling_type\": \"…\"}'.")
+    said = f" instead of {server}" if server else ""
+    return (f"Serve with the model's own pooling {model}{said}: drop the --pooler-config override, or pass "
+            f"--pooler-config '{{\"pooling_type\": \"{model}\"}}' (vLLM 0.31/0.32; --override-pooler-config "
+            "was its older name). Re-embed the corpus after the change: old and new vectors do not mix.")
+
+
+def _client_ids_fix(cfg: ConfigLike) -> str:
+    client = cfg.get("client") or "LangChain OpenAIEmbeddings"
+    return (f"{client}: set {LANGCHAIN_SETTING}=False (it then sends text, and vLLM tokenizes with the model's "
+            "own tokenizer); the client-side length check is tiktoken's, not the model's, so truncate on the "
+            "server instead (truncate_prompt_tokens, via model_kwargs / extra_body). Re-embed what was embedded "
+            "with token ids.")
+
+
+def _openwebui_fix(cfg: ConfigLike) -> str:
+    problem = cfg.get("problem")
+    base = cfg.get("base_url") or "http://<host>:<port>"
+    if problem == "missing-v1":
+        return (f"Set the embedding Base URL (RAG_OPENAI_API_BASE_URL) to {base.rstrip('/')}/v1: Open WebUI "
+                "appends /embeddings to it, and vLLM serves /v1/embeddings only.")
+    if problem == "model-name":
+        served = cfg.get("served") or []
+        return (f"Set the embedding model (RAG_EMBEDDING_MODEL) to the id the server lists on /v1/models "
+                f"({', '.join(map(str, served)) or 'see GET /v1/models'}), or serve with --served-model-name "
+                f"{cfg.get('model') or '<the name Open WebUI sends>'}.")
+    if problem == "api-key":
+        return ("Set the embedding API key (RAG_OPENAI_API_KEY) to the server's --api-key (vLLM answers 401 "
+                "without it).")
+    if problem == "batch":
+        return "Lower the embedding batch size in Open WebUI (RAG_EMBEDDING_BATCH_SIZE) to what the server takes."
+    return ("Base URL ending in /v1, the served model id from /v1/models, the server's API key "
+            "(RAG_OPENAI_API_BASE_URL, RAG_EMBEDDING_MODEL, RAG_OPENAI_API_KEY).")
+
+
+CLIENT_TOKEN_IDS = FailureMode(
+    id="client-token-ids",
+    title="The client sends tiktoken token ids instead of text (LangChain check_embedding_ctx_length)",
+    mechanism=(
+        "LangChain's OpenAIEmbeddings pre-tokenizes every input with tiktoken (cl100k_base for a model it "
+        "does not know) and sends OpenAI token ids. vLLM embeds them as ids of its own vocabulary: with a "
+        "vocabulary smaller than cl100k's (~100k) it answers 400 'Token id … is out of vocabulary'; with a "
+        "larger one (Qwen3: ~151k) it answers 200 with confident vectors of unrelated tokens (cosine ~0 with "
+        "the text's own vector)."
+    ),
+    refs=("langchain-ai/langchain#12854",),
+    evidence={
+        "clients": "the client's vector for a text has cosine < 0.99 with a plain request's vector of the same "
+        "text, or the client's request fails with 400 'out of vocabulary'",
+        "log": "requests whose input is lists of integers from a client that was given text",
+    },
+    findings=("clients-langchain-defaults", "clients-langchain-no-ctx-check"),
+    fix_for=_client_ids_fix,
+)
+
+POOLING_MISMATCH = FailureMode(
+    id="pooling-mismatch",
+    title="The server pools or normalizes differently from the model's own configuration",
+    mechanism=(
+        "An embedding model is trained with one pooling (sentence-transformers 1_Pooling/config.json: MEAN, "
+        "CLS or last token) and usually L2 normalization. When vLLM resolves another one (a --pooler-config "
+        "override, a checkpoint without its pooling files, an architecture default) every vector is still a "
+        "vector of the right size: nothing fails, retrieval quality drops."
+    ),
+    refs=("vllm#15929", "vllm#16892", "vllm#45995"),
+    evidence={
+        "vectors": "the server's vector for a text differs (cosine < 0.99) from a reference computed with "
+        "transformers and the model's own pooling; or the norm differs from what the pooling config says",
+        "model-files": "modules.json / 1_Pooling/config.json / config.json name another pooling than the one "
+        "the server resolved",
+        "log": "'Resolved pooling config: pooling_type=X(source=…)' differs from the model's pooling",
+        "cmdline": "--pooler-config '{\"pooling_type\": …}' other than the model's",
+    },
+    findings=("vectors-model-pooling", "vectors-reference", "vectors-norm"),
+    fix_for=_pooling_fix,
+)
+
+NAN_VECTORS = FailureMode(
+    id="nan-vectors",
+    title="NaN or infinite values in embeddings (fp16 overflow)",
+    mechanism=(
+        "Activations that overflow float16 become inf/NaN; JSON cannot carry them, so vLLM answers 500 "
+        "'Out of range float values are not JSON compliant', or a base64 client receives NaN silently."
+    ),
+    refs=("vllm#16892",),
+    evidence={"vectors": "a returned value is NaN/inf, or a 500 'Out of range float values'"},
+    findings=("vectors-finite",),
+    fix_text=("Serve in bfloat16 or float32 (--dtype bfloat16 / --dtype float32) instead of float16; keep inputs "
+              "within max_model_len."),
+)
+
+MISSING_EOS = FailureMode(
+    id="missing-eos",
+    title="LAST-token pooling without the EOS token at the end of the input",
+    mechanism=(
+        "Last-token pooling (Qwen3-Embedding) takes the hidden state of the final token; the model was trained "
+        "with <|endoftext|> appended. A tokenizer (or an old tokenizer_config) that does not append it pools "
+        "the last word instead: vectors are valid-looking and worse."
+    ),
+    refs=("vllm#16892", "QwenLM/Qwen3-Embedding#54", "QwenLM/Qwen3-Embedding#122"),
+    evidence={"vectors": "/tokenize output does not end with the tokenizer's EOS id while pooling is LAST"},
+    findings=("vectors-eos",),
+    fix_text=("Use the model's current tokenizer files (they append EOS), or append the EOS text to every input "
+              "on the client side; re-embed the corpus."),
+)
+
+DIMENSIONS_NOT_MATRYOSHKA = FailureMode(
+    id="dimensions-not-matryoshka",
+    title="`dimensions` sent to a model that is not Matryoshka",
+    mechanism=(
+        "vLLM refuses `dimensions` (400 'does not support Matryoshka embeddings') unless the model declares "
+        "Matryoshka support; forcing it with --hf-overrides '{\"is_matryoshka\": true}' on a model not trained "
+        "that way returns truncated vectors of poor quality."
+    ),
+    evidence={"vectors": "the dimension differs from what the model declares",
+              "clients": "a client setting `dimensions` gets 400"},
+    findings=("vectors-dimension",),
+    fix_text=("Drop `dimensions` from the client (LangChain: dimensions=None; LiteLLM: no dimensions=) unless the "
+              "model card says Matryoshka; then serve with --hf-overrides '{\"is_matryoshka\": true}'."),
+)
+
+BASE64_TRUNCATED = FailureMode(
+    id="base64-truncated",
+    title="base64 embeddings decoded with the wrong element type or cut by a proxy",
+    mechanism=(
+        "With encoding_format=base64 vLLM sends little-endian float32 bytes. A proxy or client that decodes "
+        "them as another type, or re-encodes and cuts the string, hands the application a vector of the wrong "
+        "length (a quarter, or a half) or of the wrong values."
+    ),
+    evidence={"clients": "the base64 vector's length or values differ from the float vector of the same text"},
+    findings=("clients-openai-base64",),
+    fix_text=("Decode base64 as little-endian float32 (numpy.frombuffer(b, dtype='<f4')), or ask for "
+              "encoding_format='float' through proxies that rewrite bodies."),
+)
+
+UNSTABLE_VECTORS = FailureMode(
+    id="unstable-vectors",
+    title="The same text gets different vectors (repeat, batch or chunked-prefill path)",
+    mechanism=(
+        "A text's vector should not depend on when or with what it is sent: cosine >= 0.999 for the same text "
+        "twice, >= 0.99 alone vs inside a batch (batch-invariance noise is expected below that), and a long "
+        "input taking the chunked-prefill path twice must agree. Larger drift points at a numerics or "
+        "scheduling bug (prefix cache, chunked prefill) in the serving stack."
+    ),
+    refs=("vllm#16892",),
+    evidence={"vectors": "cosine below the threshold between two vectors of one text"},
+    findings=("vectors-repeat", "vectors-batch-invariance", "vectors-long-repeat", "vectors-ranking"),
+    fix_text=("Capture both requests and the server's flags and report them; meanwhile serve with "
+              "--no-enable-prefix-caching / --no-enable-chunked-prefill to see which path drifts, or in float32."),
+)
+
+OPENWEBUI_MISCONFIG = FailureMode(
+    id="openwebui-misconfig",
+    title="Open WebUI's embedding settings do not reach the vLLM server",
+    mechanism=(
+        "Open WebUI's OpenAI embedding engine POSTs {base}/embeddings with {model, input: [batch of texts]}. "
+        "The deployment guide's base http://localhost:8000 (no /v1) gets 404 {'detail': 'Not Found'}; a model "
+        "name other than the served id gets 404 'model does not exist'; a server with --api-key and no key in "
+        "Open WebUI gets 401."
+    ),
+    evidence={"clients": "the same request Open WebUI sends answers 404/401"},
+    findings=("clients-openwebui",),
+    fix_for=_openwebui_fix,
+)
+
+VECTOR_MODES: tuple[FailureMode, ...] = (
+    CLIENT_TOKEN_IDS,
+    POOLING_MISMATCH,
+    NAN_VECTORS,
+    MISSING_EOS,
+    DIMENSIONS_NOT_MATRYOSHKA,
+    BASE64_TRUNCATED,
+    UNSTABLE_VECTORS,
+    OPENWEBUI_MISCONFIG,
+)
