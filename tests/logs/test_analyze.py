@@ -1,6 +1,5 @@
 """Post-mortem findings from the recorded real logs (and the issue's two seed lines)."""
 
-from triage.catalogue import POOLING_LIVELOCK
 from __future__ import annotations
 
 import io
@@ -18,6 +17,7 @@ from tests.logs.real_logs import (
     STARTUP_BERT,
     WAITING_BERT,
 )
+from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Status
 from triage.logs import analyze_log
 
