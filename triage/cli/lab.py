@@ -1,4 +1,4 @@
-"""``python -m triage lab install|models|up|down|status``: the real-vLLM lab from the command line."""
+"""``python -m triage lab …``: the real-vLLM lab (install, models, up, down, status, prometheus, postgres)."""
 from __future__ import annotations
 
 import argparse
@@ -45,7 +45,91 @@ def register(sub: argparse._SubParsersAction) -> None:
     ps = lab.add_parser("status", help="list running lab servers")
     ps.add_argument("--format", choices=["text", "json"], default="text")
     ps.set_defaults(func=_status)
+    _register_services(lab)
     p.set_defaults(func=lambda a: (p.print_help(sys.stderr), 2)[1])
+
+
+def _register_services(lab: argparse._SubParsersAction) -> None:
+    """`lab prometheus up|down|status` and `lab postgres up|down|status`: the fleet's real parts."""
+    pp = lab.add_parser("prometheus", help="a real Prometheus scraping lab servers (127.0.0.1, 2 s scrapes)")
+    ppc = pp.add_subparsers(dest="prometheus_command", metavar="up|down|status")
+    ppu = ppc.add_parser("up", help="start Prometheus; prints its URL")
+    ppu.add_argument("--scrape", nargs="+", default=[], metavar="URL", help="servers whose /metrics to scrape")
+    ppu.add_argument("--interval", type=float, default=2.0, help="scrape interval in seconds (default 2)")
+    ppu.add_argument("--rules", nargs="*", default=[], metavar="FILE", help="rule files to evaluate")
+    ppu.set_defaults(func=_prom_up)
+    ppd = ppc.add_parser("down", help="stop lab Prometheus (by PID, port or URL; all by default)")
+    ppd.add_argument("which", nargs="?", default="all")
+    ppd.set_defaults(func=_prom_down)
+    ppc.add_parser("status", help="list lab Prometheus instances").set_defaults(func=_prom_status)
+    pp.set_defaults(func=lambda a: (pp.print_help(sys.stderr), 2)[1])
+
+    pg = lab.add_parser("postgres", help="a throw-away PostgreSQL cluster on 127.0.0.1 (for VLLM_TRIAGE_DB)")
+    pgc = pg.add_subparsers(dest="postgres_command", metavar="up|down|status")
+    pgc.add_parser("up", help="initdb and start a cluster; prints its SQLAlchemy URL").set_defaults(func=_pg_up)
+    pgd = pgc.add_parser("down", help="stop lab PostgreSQL (by PID or port; all by default)")
+    pgd.add_argument("which", nargs="?", default="all")
+    pgd.set_defaults(func=_pg_down)
+    pgc.add_parser("status", help="list lab PostgreSQL clusters").set_defaults(func=_pg_status)
+    pg.set_defaults(func=lambda a: (pg.print_help(sys.stderr), 2)[1])
+
+
+def _prom_up(args: argparse.Namespace) -> int:
+    from triage.lab import prometheus
+    try:
+        p = prometheus.up(args.scrape, interval_s=args.interval, rule_files=args.rules)
+    except LabError as e:
+        _say(f"error: {e}")
+        return 2
+    _say(f"prometheus pid {p.pid}, dir {p.dir}, scraping {', '.join(args.scrape) or 'nothing'}")
+    print(p.url)
+    return 0
+
+
+def _prom_down(args: argparse.Namespace) -> int:
+    from triage.lab import prometheus
+    stopped = prometheus.down(args.which)
+    for p in stopped:
+        print(f"stopped prometheus {p.url} (pid {p.pid})")
+    if not stopped:
+        _say("no matching lab prometheus running")
+    return 0
+
+
+def _prom_status(args: argparse.Namespace) -> int:
+    from triage.lab import prometheus
+    for p in prometheus.status():
+        print(f"{p.url}\tpid {p.pid}\tscraping {' '.join(p.scrape)}")
+    return 0
+
+
+def _pg_up(args: argparse.Namespace) -> int:
+    from triage.lab import postgres
+    try:
+        pg = postgres.up()
+    except LabError as e:
+        _say(f"error: {e}")
+        return 2
+    _say(f"postgres pid {pg.pid}, dir {pg.dir}; use it with VLLM_TRIAGE_DB={pg.url()}")
+    print(pg.url())
+    return 0
+
+
+def _pg_down(args: argparse.Namespace) -> int:
+    from triage.lab import postgres
+    stopped = postgres.down(args.which)
+    for pg in stopped:
+        print(f"stopped postgres {pg.url()} (pid {pg.pid})")
+    if not stopped:
+        _say("no matching lab postgres running")
+    return 0
+
+
+def _pg_status(args: argparse.Namespace) -> int:
+    from triage.lab import postgres
+    for pg in postgres.status():
+        print(f"{pg.url()}\tpid {pg.pid}")
+    return 0
 
 
 def _install(args: argparse.Namespace) -> int:
