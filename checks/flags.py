@@ -1,8 +1,12 @@
-"""Flags: unknown options and guide myths, runner/convert for a causal model, settings known to OOM."""
+"""Flags: removed/renamed and unknown options, guide myths, runner/convert, settings known to OOM or to blind triage.
+
+Wording, refs and fixes come from the catalogue (triage/catalogue/startup.py).
+"""
 
 from __future__ import annotations
 
 from checks._util import ev
+from triage.catalogue.startup import GENERATE_RUNNER, LOG_STATS_DISABLED, REMOVED_FLAG, STARTUP_OOM
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 from triage.vllm.defaults import GiB
@@ -24,7 +28,23 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 m["why"],
             )
         )
+    removed = cfg.get("cmdline_removed_flags") or []
+    if removed:
+        out.append(
+            Finding(
+                "flags-removed",
+                Status.FAIL,
+                "Removed or renamed: " + ", ".join(r["option"] for r in removed),
+                {"removed": removed, "source": "cmdline"},
+                REMOVED_FLAG.fix({"removed": removed}),
+                list(REMOVED_FLAG.refs),
+                REMOVED_FLAG.mechanism,
+            )
+        )
+    gone = {r["option"] for r in removed}
     for u in unknown:
+        if u["option"] in gone:
+            continue
         out.append(
             Finding(
                 "flags-unknown",
@@ -44,8 +64,9 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 Status.WARN,
                 "No --runner for a causal model: vLLM serves it for generation",
                 ev(cfg, "model", "runner", "convert"),
-                "Serve an embedding model built on a causal LM (Qwen3-Embedding: Qwen3ForCausalLM) with "
-                "--runner pooling --convert embed.",
+                GENERATE_RUNNER.fix(),
+                list(GENERATE_RUNNER.refs),
+                GENERATE_RUNNER.mechanism,
             )
         )
     elif runner not in (None, "pooling") and runner != "auto":
@@ -55,7 +76,9 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 Status.FAIL,
                 f"--runner {runner}: /v1/embeddings needs the pooling runner",
                 ev(cfg, "runner", "convert"),
-                "Use --runner pooling (and --convert embed for a causal LM).",
+                GENERATE_RUNNER.fix(),
+                list(GENERATE_RUNNER.refs),
+                GENERATE_RUNNER.mechanism,
             )
         )
     elif runner == "pooling" and enc is False and convert in ("none",):
@@ -93,9 +116,9 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 Status.WARN,
                 f"--max-num-batched-tokens {budget} is known to OOM at start on small GPUs",
                 ev(cfg, "max_num_batched_tokens", "gpu_memory_total_bytes"),
-                "Keep the budget at the default unless the card has room: 24576 and 65536 OOMed at "
-                "start on a 12 GiB card (vllm#55427 thread); raising it is not a livelock fix.",
-                ["vllm#55427"],
+                STARTUP_OOM.fix(cfg),
+                list(STARTUP_OOM.refs),
+                STARTUP_OOM.mechanism,
             )
         )
     util = cfg.get("gpu_memory_utilization")
@@ -107,6 +130,18 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 f"--gpu-memory-utilization {util} leaves almost nothing for activations and other processes",
                 ev(cfg, "gpu_memory_utilization"),
                 "Use 0.9 (the default) or lower when the GPU is shared.",
+            )
+        )
+    if cfg.get("disable_log_stats") is True:
+        out.append(
+            Finding(
+                "flags-log-stats",
+                Status.WARN,
+                "--disable-log-stats: the server log will have no engine stats lines",
+                ev(cfg, "disable_log_stats"),
+                LOG_STATS_DISABLED.fix(),
+                list(LOG_STATS_DISABLED.refs),
+                LOG_STATS_DISABLED.mechanism,
             )
         )
     if not out:

@@ -2,7 +2,9 @@
 `python -m vllm.entrypoints.openai.api_server …`), parsed the way vLLM's FlexibleArgumentParser does.
 
 Unknown options and guide myths become facts (`cmdline_unknown_flags`, `cmdline_myths`) that the
-`flags` check turns into findings; the API key's value is never kept.
+`flags` check turns into findings; options and pooler-config fields vLLM removed or renamed (data:
+triage/vllm/serve_flags.json) also become `cmdline_removed_flags` [{"option", "use", "refs"}]
+(catalogue mode `removed-flag`); the API key's value is never kept.
 """
 
 from __future__ import annotations
@@ -234,13 +236,19 @@ def parse_args(args: list[str]) -> tuple[dict[str, Any], list[dict[str, str]], l
             opt, dotted = opt.split(".", 1)
         spec, negated = vflags.lookup(opt)
         if spec is None:
+            gone = vflags.removed(opt)
             why = vflags.MYTH_FLAGS.get(
                 vflags.normalize_option(opt),
-                "vLLM's parser has no such option "
+                gone.why()
+                if gone
+                else "vLLM's parser has no such option "
                 f"(checked against vllm serve {', '.join(vflags.read_from())}); "
                 "vllm serve would exit with 'unrecognized arguments'.",
             )
-            unknown.append({"option": opt, "why": why})
+            entry: dict[str, Any] = {"option": opt, "why": why}
+            if gone:
+                entry["removed"] = {"use": gone.use, "refs": list(gone.refs), "absent_in": list(gone.absent_in)}
+            unknown.append(entry)
             if not eq and i < len(args) and not _is_option(args[i]):
                 i += 1  # its value, most likely
             continue
@@ -274,6 +282,24 @@ def parse_args(args: list[str]) -> tuple[dict[str, Any], list[dict[str, str]], l
     return values, unknown, positionals
 
 
+def _removed_seen(unknown: list[dict[str, Any]], values: dict[str, Any]) -> list[dict[str, Any]]:
+    """Removed/renamed options and removed JSON fields (`--pooler-config '{"normalize": …}'`) on this line."""
+    out = [
+        {"option": u["option"], "use": u["removed"]["use"], "refs": u["removed"]["refs"]}
+        for u in unknown
+        if u.get("removed")
+    ]
+    for dest in ("pooler_config",):
+        val = values.get(dest)
+        if isinstance(val, dict):
+            option = "--" + dest.replace("_", "-")
+            for field in val:
+                r = vflags.removed_field(option, str(field))
+                if r is not None:
+                    out.append({"option": r.name, "use": f"{option} {r.use}", "refs": list(r.refs)})
+    return out
+
+
 def collect(text: str) -> SourceResult:
     """Parse pasted command-line text into facts with source 'cmdline'."""
     res = SourceResult(SOURCE)
@@ -286,6 +312,9 @@ def collect(text: str) -> SourceResult:
     values, unknown, positionals = parse_args(args)
     if unknown:
         res.add("cmdline_unknown_flags", unknown, "not in vllm serve's parser")
+    gone = _removed_seen(unknown, values)
+    if gone:
+        res.add("cmdline_removed_flags", gone, "serve_flags.json removed/removed_fields")
     if positionals and "model" not in values:
         values["model"] = positionals[0]
     if "model_tag" in values:

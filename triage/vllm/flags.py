@@ -27,13 +27,11 @@ class FlagSpec:
     since: str = "0.31.0"
 
 
-# Flags people copy from guides that vLLM does not have, with what to use instead.
+# Flags people copy from guides that vLLM never had, with what to use instead. Options vLLM HAD and
+# removed or renamed are data: serve_flags.json "removed" (see `removed()`).
 MYTH_FLAGS: dict[str, str] = {
     "--embedding-batch-size": "vLLM has no such flag: batching is --max-num-batched-tokens (tokens per step) "
     "and --max-num-seqs (requests per step).",
-    "--task": "--task was removed: serve an embedding model with --runner pooling (and --convert embed for a "
-    "causal LM such as Qwen3-Embedding).",
-    "--disable-log-requests": "removed: request logging is off unless --enable-log-requests is given.",
 }
 
 # Entry points from guides that are not vLLM commands.
@@ -96,3 +94,52 @@ def lookup(option: str) -> tuple[FlagSpec | None, bool | None]:
 
 def all_options() -> list[str]:
     return sorted(_table()[0])
+
+
+@dataclass(frozen=True)
+class Removed:
+    """An option (or a JSON field of one, or a request field) vLLM had and no longer has."""
+
+    option: str  # --task, or the option/endpoint holding the field (--pooler-config, /v1/embeddings)
+    use: str  # what replaces it
+    field: str | None = None
+    deprecated_in: str | None = None
+    absent_in: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.option} {self.field}" if self.field else self.option
+
+    def why(self) -> str:
+        was = f"deprecated in {self.deprecated_in}, " if self.deprecated_in else ""
+        return (
+            f"{self.name} was removed ({was}absent in vLLM {', '.join(self.absent_in)}): use {self.use}. "
+            "vllm serve exits at start with 'unrecognized arguments' on a removed option."
+        )
+
+
+@lru_cache(maxsize=1)
+def _removed() -> tuple[dict[str, Removed], dict[tuple[str, str], Removed]]:
+    data = json.loads(_DATA.read_text())
+    opts = {
+        r["option"]: Removed(r["option"], r["use"], None, r.get("deprecated_in"), tuple(r.get("absent_in", ())),
+                             tuple(r.get("refs", ())))
+        for r in data.get("removed", ())
+    }
+    fields = {
+        (r["option"], r["field"]): Removed(r["option"], r["use"], r["field"], r.get("deprecated_in"),
+                                           tuple(r.get("absent_in", ())), tuple(r.get("refs", ())))
+        for r in data.get("removed_fields", ())
+    }
+    return opts, fields
+
+
+def removed(option: str) -> Removed | None:
+    """The record of a removed/renamed option (`--task`, `--override-pooler-config`), else None."""
+    return _removed()[0].get(normalize_option(option))
+
+
+def removed_field(option: str, field: str) -> Removed | None:
+    """A removed JSON field of an option or request (`--pooler-config` `normalize`), else None."""
+    return _removed()[1].get((normalize_option(option), field))

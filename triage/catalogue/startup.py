@@ -1,0 +1,306 @@
+"""Start-up, configuration and throughput failure modes of embedding servers (issue 14), one record each.
+
+Facts: vLLM 0.31.0/0.32.0 wheels (paths in each record's refs), lab servers (recordings under
+tests/fixtures/real/startup/ and tests/fixtures/nvml/), and the vLLM issue threads in `refs`.
+Where a verdict needs a value from the config, the fix is a function of it (`fix_for`); every
+finding that reports one of these modes reads title, refs and fix from here.
+"""
+
+from __future__ import annotations
+
+from triage.catalogue.model import ConfigLike, FailureMode
+
+
+def _removed_flag_fix(cfg: ConfigLike) -> str:
+    """One line per removed or renamed option seen (cfg["removed"]: [{"option", "use"}])."""
+    seen = cfg.get("removed") or []
+    if not seen:
+        return (
+            "Replace removed options: --task embed -> --runner pooling (plus --convert embed for a causal LM); "
+            "--override-pooler-config -> --pooler-config; the pooler/request field normalize -> use_activation."
+        )
+    return "; ".join(f"{r['option']} -> {r['use']}" for r in seen) + "."
+
+
+REMOVED_FLAG = FailureMode(
+    id="removed-flag",
+    title="A flag or field vLLM no longer has (removed or renamed)",
+    mechanism=(
+        "vllm serve parses its options strictly: an option it no longer has ends the start at once with "
+        "'unrecognized arguments' (exit code 2, before any model is loaded); a removed PoolerConfig field "
+        "(normalize) fails config validation; a removed request field answers 400. Guides written for older "
+        "releases keep --task embed and --override-pooler-config alive."
+    ),
+    # Not a bug with an `affected` range (the version check reads those as bugs to upgrade past): which
+    # releases lack each option is data in triage/vllm/serve_flags.json ("removed", "absent_in").
+    refs=("vllm#21470", "vllm#25181", "vllm#32243", "vllm#35603", "vllm#53467"),
+    evidence={
+        "cmdline": "an option in the removed/renamed table (triage/vllm/serve_flags.json 'removed') or a "
+        "pooler-config field in its 'removed_fields'",
+        "log": "'error: unrecognized arguments: --task embed' (0.31+ adds 'Hint: --task is not a vllm serve "
+        "option…'); 'Parameter `normalize` was removed; use `use_activation` instead.'",
+        "api": "400 'Parameter `normalize` was removed…' for a request that sends normalize",
+    },
+    findings=("flags-removed", "log-removed-flag"),
+    fix_for=_removed_flag_fix,
+)
+
+GENERATE_RUNNER = FailureMode(
+    id="generate-runner",
+    title="An embedding checkpoint served as a text generator (no --runner pooling --convert embed)",
+    mechanism=(
+        "A *ForCausalLM architecture (Qwen3-Embedding is Qwen3ForCausalLM) defaults to the generate runner: "
+        "the server starts, answers /health and /v1/models, but has no embed task, so /v1/embeddings is "
+        "refused and /v1/completions answers instead."
+    ),
+    refs=("vllm#19250", "vllm#21614", "vllm#21704", "vllm#43061"),
+    evidence={
+        "cmdline": "no --runner pooling for a causal-LM checkpoint (or --runner generate)",
+        "log": "'Supported tasks: [...]' without 'embed' (e.g. ['generate']); engine config runner_type generate",
+        "api": "/v1/embeddings answers 4xx (no embed task) while /v1/completions answers 200",
+    },
+    findings=("flags-runner", "log-generate-runner", "api-generate-runner"),
+    fix_text="Serve it with --runner pooling --convert embed (vllm serve MODEL --runner pooling --convert embed).",
+)
+
+
+def _max_len_fix(cfg: ConfigLike) -> str:
+    derived = cfg.get("derived_max_model_len")
+    asked = cfg.get("asked_max_model_len")
+    cap = f" (at most {derived}, the model's {cfg.get('derived_key') or 'max_position_embeddings'})" if derived else ""
+    head = f"Lower --max-model-len {asked}" if asked else "Lower --max-model-len"
+    return (
+        f"{head} to what the model supports{cap}; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 only for models whose "
+        "position encoding really extends (RoPE scaling), never to silence the check. Clients without truncation "
+        "get 400 'maximum context length' for longer inputs: send truncate_prompt_tokens (<= max_model_len - 1 "
+        "on vLLM < 0.32.0, vllm#55427) or split documents."
+    )
+
+
+MAX_MODEL_LEN = FailureMode(
+    id="max-model-len-vs-model",
+    title="max_model_len against the model: above its maximum the server refuses; below the card clients get 400",
+    mechanism=(
+        "vLLM derives max_model_len from the config (max_position_embeddings, capped by the tokenizer's "
+        "model_max_length, or sentence_bert_config max_seq_length). A larger --max-model-len refuses to start "
+        "('User-specified max_model_len (N) is greater than the derived max_model_len …'); a derived value "
+        "smaller than the model card ('Changing max_model_len from … to …') makes longer inputs from clients "
+        "without truncation fail with 400 'This model's maximum context length is N tokens'."
+    ),
+    refs=("vllm#19798", "vllm#25865", "vllm/config/model.py _get_and_verify_max_len (0.31/0.32)"),
+    evidence={
+        "cmdline": "--max-model-len above the model's max_position_embeddings (when known)",
+        "log": "'User-specified max_model_len (N) is greater than the derived max_model_len (…=M …)'; "
+        "'Changing max_model_len from A to B'",
+        "api": "400 'This model's maximum context length is N tokens. However, your prompt contains …'",
+    },
+    findings=("log-max-model-len", "api-max-context-length"),
+    fix_for=_max_len_fix,
+)
+
+MATRYOSHKA = FailureMode(
+    id="matryoshka-undeclared",
+    title="`dimensions` rejected: the model's config does not declare Matryoshka support",
+    mechanism=(
+        "A request with `dimensions` is refused with 400 'Model … does not support Matryoshka embeddings' "
+        "unless the config declares is_matryoshka / matryoshka_dimensions. Qwen3-Embedding is trained for "
+        "32-2560 dimensions but its config does not say so."
+    ),
+    refs=("vllm#16331", "vllm/pooling_params.py (0.31/0.32)"),
+    evidence={
+        "cmdline": "no --hf-overrides is_matryoshka while the client sends dimensions",
+        "log": "'does not support Matryoshka embeddings' in a request error",
+        "api": "400 'Model … does not support Matryoshka embeddings' for a request with dimensions",
+    },
+    findings=("log-matryoshka", "api-matryoshka"),
+    fix_text=(
+        "Only where the model really is Matryoshka-trained (Qwen3-Embedding: 32-2560): serve with "
+        "--hf-overrides '{\"is_matryoshka\": true}' (or '{\"matryoshka_dimensions\": [...]}'). Otherwise drop "
+        "`dimensions` from the client: truncating a non-Matryoshka vector ruins retrieval."
+    ),
+)
+
+
+def _shared_gpu_fix(cfg: ConfigLike) -> str:
+    free, total = cfg.get("free_gib"), cfg.get("total_gib")
+    try:
+        share = max(0.05, float(free) / float(total) - 0.02)  # leave a little for the CUDA context
+        fits = f" ({float(free):.1f} of {float(total):.1f} GiB free: at most about {share:.2f})"
+    except (TypeError, ValueError, ZeroDivisionError):
+        fits = ""
+    return (
+        f"Lower --gpu-memory-utilization to the share of TOTAL memory this server may take{fits}, or free the "
+        "memory other processes hold (nvidia-smi lists them), or give the server its own GPU "
+        "(CUDA_VISIBLE_DEVICES). The value is a share of the whole card, not of what is free."
+    )
+
+
+SHARED_GPU_MEMORY = FailureMode(
+    id="gpu-memory-shared",
+    title="Start-up refused on a shared GPU: free memory below the --gpu-memory-utilization share",
+    mechanism=(
+        "gpu_memory_utilization is a share of the card's TOTAL memory; at start vLLM requires that much to be "
+        "free. Beside another model (or a leftover process) the server stops with 'Free memory on device … "
+        "is less than desired GPU memory utilization'."
+    ),
+    refs=("vllm#20305", "vllm/v1/worker/utils.py request_memory (0.31/0.32)"),
+    evidence={
+        "nvml": "free memory < total x gpu_memory_utilization, and the other processes holding memory",
+        "cmdline": "--gpu-memory-utilization (default 0.9)",
+        "log": "'Free memory on device cuda:0 (F/T GiB) on startup is less than desired GPU memory "
+        "utilization (U, R GiB)'",
+    },
+    findings=("gpu-memory-shared", "log-gpu-memory-shared"),
+    fix_for=_shared_gpu_fix,
+)
+
+POOLING_OVERRIDES = FailureMode(
+    id="pooling-overrides",
+    title="The engine changed pooling-related settings on its own",
+    mechanism=(
+        "For pooling models vLLM turns features off or changes them without an error: chunked prefill and "
+        "prefix caching are off for encoder-only models and MEAN/CLS pooling ('Disabling chunked prefill for "
+        "model without KVCache'; older releases: 'Only 'last' pooling supports chunked prefill and prefix "
+        "caching; disabling both'), full CUDA graphs become PIECEWISE ('Pooling models do not support full "
+        "cudagraphs'), and a user budget can be overwritten (vllm#23004). The settings asked for are not the "
+        "ones running."
+    ),
+    refs=("vllm#23004", "vllm/config/model.py is_chunked_prefill_supported (0.31/0.32)", "vllm/v1/engine/core.py"),
+    evidence={
+        "log": "the override lines above, and the engine config line's enable_chunked_prefill / "
+        "enable_prefix_caching against the non-default args",
+        "cmdline": "--enable-chunked-prefill / --enable-prefix-caching / a budget on a model that cannot use them",
+        "effective config": "the value the engine runs with, beside what was asked",
+    },
+    findings=("log-pooling-overrides",),
+    fix_text=(
+        "Plan with the values the engine runs with (the effective config): for an encoder-only or MEAN/CLS model "
+        "drop --enable-chunked-prefill and keep --max-num-batched-tokens >= max_model_len (a longer prompt can "
+        "never be scheduled otherwise); for full CUDA graphs nothing to do (PIECEWISE is what pooling gets)."
+    ),
+)
+
+DTYPE = FailureMode(
+    id="dtype-fallback",
+    title="The weights run in another dtype than the checkpoint (fp32 downcast, fp16 fallback)",
+    mechanism=(
+        "dtype auto downcasts an fp32 checkpoint to bf16/fp16; on GPUs without bf16 (compute capability < 8.0: "
+        "T4, V100) vLLM falls back to float16 ('Falling back to torch.float16') or refuses bf16, and fp16 "
+        "overflows in some embedding models give NaN vectors."
+    ),
+    refs=("vllm#18342", "vllm#48231", "vllm/platforms/cuda.py (0.31/0.32)", "vllm/config/model.py (dtype)"),
+    evidence={
+        "log": "'Falling back to torch.float16', 'Downcasting torch.float32 to torch.float16', 'Bfloat16 is only "
+        "supported on GPUs with compute capability of at least 8.0'",
+        "nvml": "compute capability < 8.0 (no bf16)",
+        "api": "an embedding with NaN/null values",
+    },
+    findings=("log-dtype", "gpu-dtype"),
+    fix_text=(
+        "Pin the dtype: --dtype bfloat16 where the GPU has it (compute capability >= 8.0); on older GPUs "
+        "--dtype float32 for models that overflow in fp16 (check a canary vector for NaN), --dtype float16 only "
+        "after such a check."
+    ),
+)
+
+
+def _throughput_fix(cfg: ConfigLike) -> str:
+    cause = cfg.get("cause")
+    if cause == "budget":
+        return (
+            "Raise --max-num-seqs / --max-num-batched-tokens to cover the batch sizes clients send (the engine is "
+            "saturated while requests queue), or add replicas."
+        )
+    return (
+        "The API server process (tokenization, JSON) saturates one core before the engine: start more API "
+        "server processes with --api-server-count N (vLLM >= 0.31 has it), send lists of inputs per request "
+        "instead of one input per request, and use encoding_format base64 to shrink responses."
+    )
+
+
+THROUGHPUT_BOTTLENECK = FailureMode(
+    id="throughput-bottleneck",
+    title="Throughput capped by the API server process or by a too-small batch budget",
+    mechanism=(
+        "For small encoders the front-end (one API server process: HTTP, tokenization, JSON) is slower than the "
+        "engine: requests/s stops growing with concurrency while that process sits at ~100 % of one core and "
+        "the GPU is mostly idle. With a budget (max_num_seqs, max_num_batched_tokens) smaller than what clients "
+        "send, requests queue in the engine instead (waiting > 0, engine busy)."
+    ),
+    refs=("vllm#26641", "vllm#31678"),
+    evidence={
+        "probe": "the concurrency sweep: requests/s flat between the last two steps while p95 latency grows",
+        "process": "the API server process near 100 % of one core (psutil, local server)",
+        "nvml": "GPU utilization low during the sweep",
+        "cmdline": "no --api-server-count; small --max-num-seqs / --max-num-batched-tokens",
+        "metrics": "num_requests_waiting > 0 during the sweep (budget-bound)",
+    },
+    findings=("throughput", "throughput-bottleneck"),
+    fix_for=_throughput_fix,
+)
+
+
+def _startup_oom_fix(cfg: ConfigLike) -> str:
+    budget, mml = cfg.get("max_num_batched_tokens"), cfg.get("max_model_len")
+    b = f" {budget}" if budget else ""
+    m = f" {mml}" if mml else ""
+    return (
+        f"The start-up profile runs one step of max_num_batched_tokens{b} tokens (max_model_len{m}): lower "
+        "--max-num-batched-tokens (the default for the card is enough; 24576/65536 OOMed a 12 GiB card in "
+        "vllm#55427) or --max-model-len, or lower --gpu-memory-utilization so activations fit beside the KV "
+        "cache. Raising the budget is not a fix for vllm#55427: truncate to max_model_len - 1 or upgrade."
+    )
+
+
+STARTUP_OOM = FailureMode(
+    id="startup-oom",
+    title="Out of memory at start-up: one profiling step of max_num_batched_tokens does not fit",
+    mechanism=(
+        "At start vLLM profiles one forward pass of max_num_batched_tokens tokens (with chunked prefill off: "
+        "max(max_model_len, default)); activations scale with that budget, so a large budget or a large "
+        "max_model_len without chunked prefill OOMs before the server ever listens."
+    ),
+    refs=("vllm#55427", "vllm/v1/worker/gpu_worker.py determine_available_memory (0.31/0.32)"),
+    evidence={
+        "log": "'CUDA out of memory' / OutOfMemoryError before 'Starting vLLM API server', with the budget in "
+        "non-default args",
+        "cmdline": "--max-num-batched-tokens >= 24576 on a card < 24 GiB, or --no-enable-chunked-prefill with a "
+        "large max_model_len",
+        "nvml": "the card's total memory",
+    },
+    findings=("log-startup-oom", "flags-oom-risk"),
+    fix_for=_startup_oom_fix,
+)
+
+LOG_STATS_DISABLED = FailureMode(
+    id="log-stats-disabled",
+    title="--disable-log-stats: the log has no engine stats lines for a post-mortem",
+    mechanism=(
+        "--disable-log-stats turns off the periodic 'Engine 000: Avg prompt throughput …' line (and the V1 "
+        "stat loggers behind it), so a log cannot show a stall, a queue or throughput; a quiet log is then no "
+        "evidence of health."
+    ),
+    refs=("vllm/engine/arg_utils.py disable_log_stats (0.31/0.32)",),
+    evidence={
+        "cmdline": "--disable-log-stats",
+        "log": "non-default args {'disable_log_stats': True} and no stats line",
+    },
+    findings=("log-stats-disabled", "flags-log-stats"),
+    fix_text=(
+        "Drop --disable-log-stats (the stats line costs one log line per VLLM_LOG_STATS_INTERVAL s), or watch the "
+        "live server instead (`python -m triage watch`) and scrape /metrics."
+    ),
+)
+
+STARTUP_MODES: tuple[FailureMode, ...] = (
+    REMOVED_FLAG,
+    GENERATE_RUNNER,
+    MAX_MODEL_LEN,
+    MATRYOSHKA,
+    SHARED_GPU_MEMORY,
+    POOLING_OVERRIDES,
+    DTYPE,
+    THROUGHPUT_BOTTLENECK,
+    STARTUP_OOM,
+    LOG_STATS_DISABLED,
+)
