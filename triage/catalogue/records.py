@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange
 from triage.vllm.defaults import max_num_batched_tokens_default
@@ -209,7 +210,7 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 MODES: dict[str, FailureMode] = {
     m.id: m
     for m in (POOLING_LIVELOCK, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL, UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD,
-              *VECTOR_MODES)
+              *VECTOR_MODES, *STARTUP_MODES)  # STARTUP_MODES: triage/catalogue/startup.py (issue 14)
 }
 _BY_CHECK: dict[str, str] = {c: m.id for m in MODES.values() for c in m.findings}
 
