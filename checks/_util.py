@@ -1,4 +1,8 @@
-"""Small helpers shared by the checks: evidence rows and the livelock fix text."""
+"""Small helpers shared by the checks: evidence rows and the questions that missing evidence asks.
+
+A question carries the canonical config key(s) whose answer settles it (``{"key", "keys", "text"}``);
+the CLI's ``--answer KEY=VALUE`` and the Checklist page's inputs answer by those keys (triage.answers).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ QUESTIONS = {
     "truncate_prompt_tokens": "What truncate_prompt_tokens does your client send with /v1/embeddings? "
     "(--truncate N, -1, or none)",
     "gpu_memory_total_bytes": "Which GPU does the server run on, and how much memory has it? "
-    "(run triage on the server host, or pass the NVML record)",
+    "(run triage on the server host, pass the NVML record, or state the card and its memory)",
 }
 
 
@@ -31,8 +35,19 @@ def version_of(cfg: EffectiveConfig) -> Version | None:
     return parse_version(cfg.get("vllm_version"))
 
 
-def questions(missing: list[str]) -> list[str]:
-    return [QUESTIONS.get(k, f"What is {k}?") for k in missing]
+# a question answered by more than its own key: which GPU decides the memory and vLLM's batch-budget tier
+ANSWER_KEYS: dict[str, tuple[str, ...]] = {
+    "gpu_memory_total_bytes": ("gpu_name", "gpu_memory_total_bytes"),
+}
+
+
+def question(key: str) -> dict[str, Any]:
+    """{"key": the key it asks for, "keys": every key that answers it, "text": the question}."""
+    return {"key": key, "keys": list(ANSWER_KEYS.get(key, (key,))), "text": QUESTIONS.get(key, f"What is {key}?")}
+
+
+def questions(missing: list[str]) -> list[dict[str, Any]]:
+    return [question(k) for k in missing]
 
 
 def truncate_state(cfg: EffectiveConfig) -> str:

@@ -18,14 +18,14 @@ def check(cfg: EffectiveConfig) -> Finding:
                 CHECK_ID,
                 Status.UNKNOWN,
                 f"Backend not stated; this machine has {cfg.get('gpu_name')}",
-                {**evidence, "question": questions(["device"])[0]},
+                {**evidence, "questions": questions(["device"])},
                 "Give the start-up log to confirm the server's device.",
             )
         return Finding(
             CHECK_ID,
             Status.UNKNOWN,
             "Backend unknown",
-            {**evidence, "question": questions(["device"])[0]},
+            {**evidence, "questions": questions(["device"])},
             "Give the start-up log (its engine config line names device_config).",
         )
     if device == "cpu":

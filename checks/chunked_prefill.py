@@ -33,7 +33,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 CHECK_ID,
                 Status.UNKNOWN,
                 "Chunked prefill state unknown",
-                {**evidence, "question": questions(["enable_chunked_prefill"])[0]},
+                {**evidence, "questions": questions(["enable_chunked_prefill"])},
                 "Give the start-up log or the command line.",
             )
         ]

@@ -82,8 +82,9 @@ def check(cfg: EffectiveConfig) -> Finding:
             CHECK_ID,
             Status.UNKNOWN,
             "GPU memory unknown",
-            {**evidence, "question": questions(["gpu_memory_total_bytes"])[0]},
-            "Run triage on the server host (NVML) or give the start-up log.",
+            {**evidence, "questions": questions(["gpu_memory_total_bytes"])},
+            "Run triage on the server host (NVML), give the start-up log, or state the GPU "
+            "(--answer gpu_name=… --answer gpu_memory_total_bytes=12GiB, or the Checklist page's GPU picker).",
         )
     name = str(cfg.get("model") or "").lower()
     shape = next((s for frag, s in KNOWN_MODELS.items() if frag in name), None)
@@ -95,9 +96,15 @@ def check(cfg: EffectiveConfig) -> Finding:
             f"GPU has {_gib(total)}; cannot size the plan without {missing}",
             {
                 **evidence,
-                "question": questions(["max_model_len"])[0]
+                "questions": questions(["max_model_len"])
                 if not isinstance(mml, int)
-                else "How many parameters, layers, KV heads and head_dim has the model?",
+                else [
+                    {
+                        "key": None,
+                        "keys": [],
+                        "text": "How many parameters, layers, KV heads and head_dim has the model?",
+                    }
+                ],
             },
         )
     params, layers, kv_heads, head_dim = shape

@@ -3,20 +3,20 @@
 Preconditions (facts §1, read from vllm/v1/core/sched/scheduler.py at each tag): runner pooling;
 chunked prefill on; an affected vLLM (the catalogue record's range); a prompt of exactly
 max_model_len tokens (truncate_prompt_tokens == max_model_len, or -1); and a budget that can
-leave that prompt chunked. budget < max_model_len chunks it on its own (deterministic on 0.31.0:
-budget 128/256 with max_model_len 256, and the 0.31.0 defaults 2048 vs 4096); budget ==
-max_model_len hangs when a short request is ahead of it ([SHORT, LONG] 1 of 4 tries, 2 of 2 under
-concurrency); a larger budget only when in-flight tokens fill it (under load).
+leave that prompt chunked. The grade (budget <= max_model_len FAIL, larger WARN) is the record's
+rule, `triage.catalogue.records.pooling_livelock_grade`; a budget left to vLLM comes from the GPU
+tier rule (triage.vllm.defaults), whether the GPU was read by NVML or stated by the user.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from checks._util import QUESTIONS, truncate_state, version_of
+from checks._util import questions, truncate_state, version_of
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 from triage.catalogue import POOLING_LIVELOCK, fmt
+from triage.catalogue.records import pooling_livelock_grade
 from triage.vllm.defaults import max_num_batched_tokens_default
 
 CHECK_ID = "pooling-livelock-risk"
@@ -57,7 +57,7 @@ def check(cfg: EffectiveConfig) -> Finding:
         exact_len = isinstance(t_eff, int) and isinstance(mml, int) and t_eff == mml
     budget_chunks: bool | None = None
     if isinstance(budget, int) and isinstance(mml, int):
-        budget_chunks = budget < mml
+        budget_chunks = pooling_livelock_grade(budget, mml).status == Status.FAIL
     pre = {
         "vllm_version": _pre(
             cfg,
@@ -131,7 +131,12 @@ def check(cfg: EffectiveConfig) -> Finding:
         if val is None
     ]
     if missing:
-        evidence["questions"] = [QUESTIONS[k] for k in missing]
+        asked = list(missing)
+        device = cfg.get("device")
+        if "max_num_batched_tokens" in missing and device != "cpu" and not cfg.get("gpu_memory_total_bytes"):
+            # vLLM's default budget follows from the GPU (triage.vllm.defaults): stating the GPU answers it too
+            asked += ["gpu_memory_total_bytes"] if device else ["device", "gpu_memory_total_bytes"]
+        evidence["questions"] = questions(asked)
         if missing == ["max_num_batched_tokens"] and isinstance(mml, int):
             tier = max_num_batched_tokens_default(
                 device=cfg.get("device"),
@@ -142,7 +147,7 @@ def check(cfg: EffectiveConfig) -> Finding:
                 evidence["if_left_default"] = {
                     "max_num_batched_tokens": tier.value,
                     "rule": tier.detail,
-                    "would_chunk": int(tier.value) < mml,
+                    "would_chunk": pooling_livelock_grade(int(tier.value), mml).status == Status.FAIL,
                 }  # type: ignore[call-overload]
         hint = evidence.get("if_left_default")
         tail = (
@@ -153,7 +158,7 @@ def check(cfg: EffectiveConfig) -> Finding:
         return done(
             Status.UNKNOWN,
             "Pooling livelock risk unknown: " + ", ".join(missing) + " not known" + tail,
-            "Answer: " + " ".join(evidence["questions"]),
+            "Answer: " + " ".join(q["text"] for q in evidence["questions"]),
         )
 
     assert isinstance(mml, int) and isinstance(budget, int)
@@ -165,13 +170,17 @@ def check(cfg: EffectiveConfig) -> Finding:
             fixes(cfg),
         )
     # exact_len is True here: truncation makes long inputs exactly max_model_len tokens
-    if budget < mml:
+    grade = pooling_livelock_grade(budget, mml)
+    evidence["grade"] = {"status": grade.status.value, "chunked_when": grade.chunked_when, "rule": grade.reason}
+    bf = cfg.fact("max_num_batched_tokens")
+    if bf is not None and bf.source == "default-rule":
+        evidence["budget_tier"] = bf.detail  # which tier of vLLM's default gave the budget, and from whose GPU
+    ref = POOLING_LIVELOCK.refs[0]
+    if grade.status == Status.FAIL:
         return done(
             Status.FAIL,
-            f"Livelock risk ({POOLING_LIVELOCK.refs[0]}): vLLM {fmt(v)}, chunked prefill on, "
-            f"truncate_prompt_tokens "
-            f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, budget {budget} < {mml}: any "
-            f"input of {mml}+ tokens hangs forever",
+            f"Livelock ({ref}): vLLM {fmt(v)}, chunked prefill on, truncate_prompt_tokens "
+            f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, {grade.reason}",
             fixes(cfg),
             "The prompt is admitted as a partial chunk, reaches max_model_len - 1 computed tokens and is "
             "then given 0 tokens every step: running 1, waiting 0, /health 200, GPU idle."
@@ -182,17 +191,4 @@ def check(cfg: EffectiveConfig) -> Finding:
                 else ""
             ),
         )
-    if budget == mml:
-        return done(
-            Status.WARN,
-            f"Livelock risk ({POOLING_LIVELOCK.refs[0]}), timing-dependent: budget {budget} = max_model_len "
-            f"{mml}; a long input queued behind a short one hangs",
-            fixes(cfg),
-            "[SHORT, LONG] hung 1 of 4 tries sequentially and 2 of 2 under concurrency on 0.31.0.",
-        )
-    return done(
-        Status.WARN,
-        f"Livelock risk ({POOLING_LIVELOCK.refs[0]}) under load: budget {budget} > max_model_len {mml}, but a "
-        f"{mml}-token input hangs when in-flight tokens leave less than {mml} of the budget",
-        fixes(cfg),
-    )
+    return done(Status.WARN, f"Livelock risk ({ref}) under load: {grade.reason}", fixes(cfg))

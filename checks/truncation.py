@@ -19,7 +19,7 @@ def check(cfg: EffectiveConfig) -> Finding:
             CHECK_ID,
             Status.UNKNOWN,
             "The client's truncate_prompt_tokens is not stated",
-            {**evidence, "question": questions(["truncate_prompt_tokens"])[0]},
+            {**evidence, "questions": questions(["truncate_prompt_tokens"])},
             "Pass --truncate N (what your client sends; -1 or none are valid answers).",
         )
     if not isinstance(mml, int):
@@ -27,7 +27,7 @@ def check(cfg: EffectiveConfig) -> Finding:
             CHECK_ID,
             Status.UNKNOWN,
             "max_model_len unknown",
-            {**evidence, "question": questions(["max_model_len"])[0]},
+            {**evidence, "questions": questions(["max_model_len"])},
             "Give the server URL or the log.",
         )
     if state == "none":

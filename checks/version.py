@@ -18,7 +18,7 @@ def check(cfg: EffectiveConfig) -> Finding:
             CHECK_ID,
             Status.UNKNOWN,
             "vLLM version unknown",
-            {**evidence, "question": questions(["vllm_version"])[0]},
+            {**evidence, "questions": questions(["vllm_version"])},
             "Give the server URL, the start-up log or the command line (docker image tag).",
         )
     bound = [m for m in MODES.values() if m.version_bound]
@@ -29,7 +29,9 @@ def check(cfg: EffectiveConfig) -> Finding:
         return Finding(
             CHECK_ID,
             Status.WARN,
-            f"vLLM {fmt(v)} carries the pooling livelock bug ({m.refs[0]})",
+            f"vLLM {fmt(v)} carries the pooling livelock bug ({m.refs[0]})"
+            if m is POOLING_LIVELOCK
+            else f"vLLM {fmt(v)} is affected by: {m.title} ({m.refs[0] if m.refs else m.id})",
             {
                 **evidence,
                 "affected_range": m.affected_text,

@@ -72,7 +72,7 @@ def test_server_alone_asks_for_the_budget(store: Store) -> None:
     res = run_checklist(spec, store, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
     v = verdict(res.findings)
     assert v.status == Status.UNKNOWN
-    assert any("max_num_batched_tokens" in q for q in v.evidence["questions"])
+    assert any(q["key"] == "max_num_batched_tokens" for q in v.evidence["questions"])
 
 
 def test_events_stream_in_order_and_each_finding_is_stored_first(store: Store) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
 
+from triage.answers import STATED, facts as answer_facts
 from triage.sources import Fact, SourceResult
 from triage.vllm import defaults
 from triage.catalogue.versions import parse_version
@@ -88,6 +89,11 @@ class EffectiveConfig:
 
 
 def _same(a: Any, b: Any, key: str = "") -> bool:
+    if key == "gpu_memory_total_bytes" and isinstance(a, int) and isinstance(b, int) and a > 0 and b > 0:
+        return abs(a - b) / max(a, b) < 0.1  # NVML reports a little less than the size a card is sold as
+    if key == "gpu_name" and isinstance(a, str) and isinstance(b, str):
+        x, y = a.strip().lower(), b.strip().lower()
+        return x in y or y in x  # 'RTX 3080 Ti' is 'NVIDIA GeForce RTX 3080 Ti'
     if isinstance(a, str) and isinstance(b, str):
         if key == "vllm_version":
             return parse_version(a) == parse_version(b)
@@ -95,8 +101,16 @@ def _same(a: Any, b: Any, key: str = "") -> bool:
     return bool(a == b)
 
 
-def merge(results: Iterable[SourceResult], user: dict[str, Any] | None = None) -> EffectiveConfig:
-    """Merge source facts by PRIORITY, record conflicts, then fill unstated values by vLLM's default rules."""
+def merge(
+    results: Iterable[SourceResult], user: dict[str, Any] | None = None, answers: dict[str, Any] | None = None
+) -> EffectiveConfig:
+    """Merge source facts by PRIORITY, record conflicts, then fill unstated values by vLLM's default rules.
+
+    ``user``: what the target states (its truncation, model); ``answers``: the user's answers to the
+    checklist's questions, already typed by triage.answers. Both are facts ``user`` / ``stated by user``.
+    Stronger evidence overrides an answer, and every answer it overrides with another value is kept as a
+    conflict (any key, not only CONFLICT_KEYS), so the override is always visible.
+    """
     results = list(results)
     cfg = EffectiveConfig()
     by_key: dict[str, list[Fact]] = {}
@@ -107,15 +121,22 @@ def merge(results: Iterable[SourceResult], user: dict[str, Any] | None = None) -
             by_key.setdefault(f.key, []).append(f)
         if r.stated_args is not None:
             stated = (stated or set()) | r.stated_args
+    for f in answer_facts(answers or {}):
+        by_key.setdefault(f.key, []).append(f)
     for k, v in (user or {}).items():
         if v is not None:
-            by_key.setdefault(k, []).append(Fact(k, v, "user", "stated by the user"))
+            by_key.setdefault(k, []).append(Fact(k, v, "user", STATED))
     for key, facts in by_key.items():
         facts.sort(key=lambda f: PRIORITY.index(f.source) if f.source in PRIORITY else len(PRIORITY))
         chosen = facts[0]
         cfg.values[key] = chosen
-        if key in CONFLICT_KEYS:
-            others = tuple(f for f in facts[1:] if not _same(f.value, chosen.value, key))
+        overridden = chosen.source != "user" and any(f.source == "user" for f in facts)
+        if key in CONFLICT_KEYS or overridden:
+            others = tuple(
+                f
+                for f in facts[1:]
+                if not _same(f.value, chosen.value, key) and (key in CONFLICT_KEYS or f.source == "user")
+            )
             if others and not _explained(key, chosen, others):
                 cfg.conflicts.append(Conflict(key, chosen, others))
     cfg.stated_args = stated
@@ -197,6 +218,12 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
         )
         if rule is not None:
             value, detail = int(rule.value), rule.detail  # type: ignore[call-overload]
+            gm = cfg.fact("gpu_memory_total_bytes")
+            if gm is not None and cfg.get("device") in ("cuda", "rocm"):
+                # which tier, and from whose GPU: an NVML reading or a stated GPU go through the same rule
+                gn = cfg.fact("gpu_name")
+                who = f"{gn.value}, " if gn is not None else ""
+                detail = f"{detail} [GPU {who}{gm.value / defaults.GiB:.0f} GiB: {gm.source}, {gm.detail}]"
             if cfg.get("performance_mode") == "throughput":
                 value, detail = value * 2, detail + "; x2 for --performance-mode throughput"
             mml = cfg.get("max_model_len")

@@ -43,6 +43,7 @@ class TargetSpec:
     local_process: bool | None = None  # None: read the server's /proc cmdline when it is on this host
     embed_probe: bool = True  # one 2-token /v1/embeddings request (shows the pooling runner)
     label: str | None = None
+    answers: dict[str, Any] | None = None  # the user's answers, typed by triage.answers (facts "stated by user")
 
 
 @dataclass(frozen=True)
@@ -115,14 +116,20 @@ def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
     out = []
     for c in cfg.conflicts:
         vals = ", ".join(f"{o.source} says {o.value!r}" for o in c.others)
+        if any(o.source == "user" for o in c.others):  # an answer overridden by stronger evidence
+            fix = f"Your answer for {c.key} was overridden by the {c.chosen.source} evidence; correct the answer."
+        else:
+            fix = (
+                "The running server wins; the pasted command line or log may be from another start. "
+                "Re-paste the current ones."
+            )
         out.append(
             Finding(
                 "config-conflict",
                 Status.WARN,
                 f"Sources disagree on {c.key}: {c.chosen.source} says {c.chosen.value!r}, {vals}",
                 c.to_dict(),
-                "The running server wins; the pasted command line or log may be from another start. "
-                "Re-paste the current ones.",
+                fix,
             )
         )
     return out
@@ -154,6 +161,7 @@ def iter_checklist(
             "timeout_s": spec.timeout_s,
             "has_cmdline": bool(spec.cmdline),
             "has_log": bool(spec.log_text),
+            "answers": dict(spec.answers or {}),
         },
     )
     run_id = int(run.id)  # type: ignore[arg-type]
@@ -175,7 +183,7 @@ def iter_checklist(
         yield emit(
             Finding("evidence", Status.ERROR, "No evidence given", {}, "Give --url, --cmdline-file or --log-file.")
         )
-    cfg = merge(results, _user_facts(spec))
+    cfg = merge(results, _user_facts(spec), spec.answers)
     config = cfg.to_dict()
     store.set_config(
         run_id,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from checks import livelock
+from triage.catalogue import POOLING_LIVELOCK
+from triage.catalogue.records import pooling_livelock_grade
 from triage.config import EffectiveConfig
 from triage.findings import Status
 
@@ -44,7 +46,11 @@ def cfg(**over) -> EffectiveConfig:
             [],
             id="0.31-cpu-defaults",
         ),
-        pytest.param({"max_num_batched_tokens": 256}, Status.WARN, ["timing-dependent"], id="budget-equals-len"),
+        # the reported deployment (2048 = 2048): the record's grade is FAIL, not "timing-dependent"
+        pytest.param(
+            {"max_num_batched_tokens": 256}, Status.FAIL, ["#55427", "256 = max_model_len 256"], id="budget-equals-len"
+        ),
+        pytest.param({"max_num_batched_tokens": 257}, Status.WARN, ["under load"], id="budget-one-above-len"),
         pytest.param({"max_num_batched_tokens": 2048}, Status.WARN, ["under load"], id="budget-above-len"),
         pytest.param(
             {"truncate_prompt_tokens": "none", "truncate_effective": ...},
@@ -104,4 +110,33 @@ def test_fail_names_the_three_fixes_and_preconditions() -> None:
 
 def test_unknown_asks_the_question() -> None:
     f = livelock.check(cfg(truncate_prompt_tokens=..., truncate_effective=...))
-    assert any("truncate_prompt_tokens" in q for q in f.evidence["questions"])
+    assert [q["key"] for q in f.evidence["questions"]] == ["truncate_prompt_tokens"]
+    assert "truncate_prompt_tokens" in f.evidence["questions"][0]["text"]
+
+
+def test_unknown_budget_asks_for_the_budget_or_the_gpu() -> None:
+    f = livelock.check(cfg(max_num_batched_tokens=...))
+    qs = {q["key"]: q["keys"] for q in f.evidence["questions"]}
+    assert qs["max_num_batched_tokens"] == ["max_num_batched_tokens"]
+    assert qs["device"] == ["device"]
+    assert qs["gpu_memory_total_bytes"] == ["gpu_name", "gpu_memory_total_bytes"]
+
+
+@pytest.mark.parametrize(
+    "budget,mml",
+    [
+        pytest.param(128, 256, id="below"),
+        pytest.param(256, 256, id="equal"),
+        pytest.param(257, 256, id="above-by-one"),
+        pytest.param(16384, 2048, id="far-above"),
+    ],
+)
+def test_grade_is_the_records(budget: int, mml: int) -> None:
+    """The check's status is the catalogue's grading rule, whatever the numbers."""
+    grade = pooling_livelock_grade(budget, mml)
+    assert grade.status == (Status.FAIL if budget <= mml else Status.WARN)
+    c = cfg(max_model_len=mml, max_num_batched_tokens=budget, truncate_prompt_tokens=mml, truncate_effective=mml)
+    f = livelock.check(c)
+    assert f.status == grade.status
+    assert f.evidence["grade"]["rule"] == grade.reason and grade.reason in f.title
+    assert f.fix == POOLING_LIVELOCK.fix(c)

@@ -7,12 +7,14 @@ wheels (vllm/v1/core/sched/scheduler.py at each tag) and the issue threads.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage.catalogue.model import ConfigLike, FailureMode
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange
+from triage.findings import Status
 from triage.vllm.defaults import max_num_batched_tokens_default
 
 LIVELOCK = "livelock"  # stall kinds, as triage.stall names them
@@ -95,6 +97,44 @@ POOLING_LIVELOCK = FailureMode(
     now="abort the oldest in-flight request (close its client connection): the engine frees at once.",
     fix_for=_livelock_fix,
 )
+
+@dataclass(frozen=True)
+class LivelockGrade:
+    """How bad #55427 is for a deployment where every other precondition holds (see pooling_livelock_grade)."""
+
+    status: Status
+    chunked_when: str  # when the exactly-max_model_len prompt gets chunked: "always" | "behind another" | "load"
+    reason: str
+
+
+def pooling_livelock_grade(budget: int, max_model_len: int) -> LivelockGrade:
+    """The grading rule of POOLING_LIVELOCK, given runner pooling, chunked prefill on, an affected version and
+    prompts of exactly max_model_len tokens: budget <= max_model_len is FAIL, budget > max_model_len is WARN.
+
+    budget < max_model_len chunks the prompt on its own (0.31.0 lab: 128/256 of 256, and the CPU default
+    2048 of 4096, hung every time). budget == max_model_len is the reported deployment (2048 = 2048 on a
+    12 GiB card): any request ahead of the long one leaves it less than max_model_len, and under concurrent
+    [SHORT, LONG] load it hung 2 of 2 (1 of 4 sequentially), so it is FAIL, not "timing-dependent".
+    A larger budget chunks it only when in-flight tokens fill the budget: WARN.
+    """
+    if budget < max_model_len:
+        return LivelockGrade(
+            Status.FAIL, "always", f"budget {budget} < {max_model_len}: every such prompt is chunked and hangs"
+        )
+    if budget == max_model_len:
+        return LivelockGrade(
+            Status.FAIL,
+            "behind another",
+            f"budget {budget} = max_model_len {max_model_len}: any request scheduled with it leaves it a partial "
+            "chunk, and under concurrent load it hangs every time",
+        )
+    return LivelockGrade(
+        Status.WARN,
+        "load",
+        f"budget {budget} > max_model_len {max_model_len}: it hangs only when in-flight tokens leave less than "
+        f"{max_model_len} of the budget (under load)",
+    )
+
 
 STUCK_WAITING = FailureMode(
     id="stuck-waiting",

@@ -2,7 +2,9 @@
 
 JSON: {"schema", "run_id", "target" (never the API key), "config" (effective, with provenance),
 "status", "findings": [{"check", "status", "title", "evidence", "fix", "refs", "explanation"}]}.
-Exit: 0 nothing reached --fail-on, 1 something did, 2 could not run (bad arguments or inputs).
+Exit: 0 nothing reached --fail-on, 1 something did, 2 could not run (bad arguments or inputs, an
+unknown --answer key or a malformed value). ``--answer KEY=VALUE`` states what the evidence lacks
+(parsed by triage.answers, shared with the dashboard); JSON "target" echoes the typed answers.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from triage.answers import KEYS as ANSWER_KEYS, AnswerError, parse_answers
 from triage.cli import CLI_SCHEMA, ArgError, add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
 from triage.engine import CheckEvent, TargetSpec, run_checklist
 from triage.findings import Finding, reaches
@@ -28,6 +31,10 @@ def _truncate(text: str) -> int | str:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--truncate takes an integer, -1 or none, not {text!r}") from None
+
+
+def answer_keys() -> list[str]:
+    return list(ANSWER_KEYS)
 
 
 def register(sub: Any) -> None:
@@ -60,6 +67,15 @@ def register(sub: Any) -> None:
         "--local-gpu",
         action="store_true",
         help="read this machine's GPUs (NVML/amdsmi) as the server's; automatic for a loopback --url",
+    )
+    p.add_argument(
+        "--answer",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="answer a checklist question (repeatable), e.g. gpu_name='NVIDIA GeForce RTX 3080 Ti', "
+        "gpu_memory_total_bytes=12GiB, vllm_version=0.28.0, max_num_batched_tokens=2048; "
+        "keys: " + ", ".join(answer_keys()),
     )
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
@@ -94,6 +110,11 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"check: cannot read input: {e}", file=sys.stderr)
         return 2
+    try:
+        answers = parse_answers(args.answer)
+    except AnswerError as e:
+        print(f"check: --answer: {e}", file=sys.stderr)
+        return 2
     if not (args.url or cmdline or log_text):
         print("check: give --url, or --cmdline-file/--cmdline/--log-file for offline triage", file=sys.stderr)
         return 2
@@ -117,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         nvml_recorded=nvml_rec,
         embed_probe=not args.no_embed,
         local_gpu=True if args.local_gpu else None,
+        answers=answers or None,
     )
     from triage.store import Store
 
@@ -150,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
         "api_key_given": bool(api_key),
         "cmdline_given": bool(cmdline),
         "log_given": bool(log_text),
+        "answers": answers,
     }
     code = 1 if any(reaches(f.status, args.fail_on) for f in result.findings) else 0
     if text:
