@@ -351,3 +351,88 @@ def test_log_from_stdin(tmp_path: Path) -> None:
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)
     assert by_check(doc)["pooling-livelock-risk"]["status"] == "fail"
+
+
+# -- --answer: the user answers the checklist's questions (triage.answers) --------------------------
+
+SEED_CMD = (
+    "docker run --gpus all -p 8094:8000 vllm/vllm-openai:v{v} Qwen/Qwen3-Embedding-4B "
+    "--runner pooling --convert embed --max-model-len 2048"
+)
+SEED_GPU = ["--answer", "gpu_name=NVIDIA GeForce RTX 3080 Ti", "--answer", "gpu_memory_total_bytes=12GiB"]
+
+
+@pytest.mark.parametrize(
+    "version,answers,status,code",
+    [
+        pytest.param("0.28.0", [], "unknown", 0, id="unanswered"),
+        pytest.param("0.28.0", SEED_GPU, "fail", 1, id="answered-gpu"),
+        pytest.param("0.28.0", ["--answer", "max_num_batched_tokens=2048"], "fail", 1, id="answered-budget"),
+        pytest.param("0.28.0", ["--answer", "max_num_batched_tokens=4096"], "warn", 0, id="budget-above-len"),
+        pytest.param("0.32.0", SEED_GPU, "pass", 0, id="fixed-release"),
+    ],
+)
+def test_seed_deployment_answers(capsys, db: str, version: str, answers: list[str], status: str, code: int) -> None:
+    from triage.catalogue import POOLING_LIVELOCK
+
+    rc, doc = run_cli(capsys, "--db", db, "--cmdline", SEED_CMD.format(v=version), "--truncate", "2048", *answers)
+    assert rc == code
+    live = by_check(doc)["pooling-livelock-risk"]
+    assert live["status"] == status, live["title"]
+    if status == "unknown":
+        qs = live["evidence"]["questions"]
+        assert all(set(q) >= {"key", "text"} for q in qs)
+        assert {"gpu_name", "gpu_memory_total_bytes"} <= {k for q in qs for k in q["keys"]}
+    if answers == SEED_GPU and status == "fail":
+        assert POOLING_LIVELOCK.refs[0] in live["title"]
+        budget = live["evidence"]["preconditions"]["max_num_batched_tokens"]
+        assert budget["value"] == 2048 and budget["source"] == "default-rule"
+        assert "< 70 GiB" in budget["detail"] and "stated by user" in budget["detail"]
+        assert all(n in live["fix"] for n in ("1) ", "2) ", "3) ")) and "2047" in live["fix"]
+        assert doc["config"]["gpu_name"] == {
+            "value": "NVIDIA GeForce RTX 3080 Ti",
+            "source": "user",
+            "detail": "stated by user",
+        }
+        assert doc["target"]["answers"]["gpu_memory_total_bytes"] == 12 << 30
+        run = Store(db).get_run(doc["run_id"], with_samples=False)  # the answers are stored with the run
+        assert run is not None and run.meta["answers"]["gpu_name"] == "NVIDIA GeForce RTX 3080 Ti"
+        assert run.config["values"]["gpu_memory_total_bytes"]["source"] == "user"
+
+
+@pytest.mark.parametrize(
+    "answer,words",
+    [
+        pytest.param("gpu_mem=12GiB", ["unknown answer key", "gpu_memory_total_bytes", "vllm_version"], id="key"),
+        pytest.param("gpu_memory_total_bytes=lots", ["malformed", "12GiB", "24 GB"], id="size"),
+        pytest.param("enable_chunked_prefill=perhaps", ["true or false"], id="bool"),
+        pytest.param("max_model_len", ["KEY=VALUE"], id="no-value"),
+    ],
+)
+def test_bad_answer_exits_2(capsys, db: str, answer: str, words: list[str]) -> None:
+    assert main(["check", "--db", db, "--cmdline", SEED_CMD.format(v="0.28.0"), "--answer", answer]) == 2
+    err = capsys.readouterr().err
+    for w in words:
+        assert w in err
+
+
+def test_answer_overridden_by_the_log_is_a_conflict(capsys, db: str) -> None:
+    rc, doc = run_cli(
+        capsys,
+        "--db",
+        db,
+        "--log-file",
+        str(LOG_031),
+        "--truncate",
+        "256",
+        "--answer",
+        "vllm_version=0.32.0",
+        "--answer",
+        "max_num_batched_tokens=4096",
+    )
+    conflicts = [f for f in doc["findings"] if f["check"] == "config-conflict"]
+    keys = {f["evidence"]["key"] for f in conflicts}
+    assert {"vllm_version", "max_num_batched_tokens"} <= keys
+    assert any(o["source"] == "user" for f in conflicts for o in f["evidence"]["others"])
+    assert doc["config"]["vllm_version"]["source"] == "log"
+    assert by_check(doc)["pooling-livelock-risk"]["status"] == "fail" and rc == 1
