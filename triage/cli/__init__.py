@@ -14,7 +14,7 @@ from triage import SCHEMA
 CLI_SCHEMA = SCHEMA
 
 # Each module registers its own sub-command; the order is the help order.
-COMMAND_MODULES = ["check", "probe", "watch", "logs", "report", "import_", "lab"]
+COMMAND_MODULES = ["check", "probe", "watch", "logs", "report", "import_", "fleet", "lab"]
 
 
 def build_parser() -> argparse.ArgumentParser:

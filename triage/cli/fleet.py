@@ -1,0 +1,151 @@
+"""``python -m triage fleet``: triage every replica through the Prometheus that scrapes them;
+``fleet rules``: the same stall rule as Prometheus alerting rules.
+
+Text: per replica with a stall, its episodes (kind, start, end, duration), the evidence and the
+catalogue's verdict and fix; JSON (schema CLI_SCHEMA): {"schema", "run_id", "status", "fleet":
+{replicas: [{name, labels, episodes: [...]}], errors, timings, …}, "findings": [...]}.
+Exit: 0 no finding reached --fail-on, 1 one did (a stall), 2 could not run (bad arguments, store).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from datetime import datetime, UTC
+from typing import Any
+
+from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.findings import Finding, reaches, worst
+from triage.fleet.replicas import DEFAULT_STALL_S
+
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def duration(text: str) -> float:
+    """'6h', '15s', '1h30m', '90' (seconds) -> seconds."""
+    t = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", t):
+        return float(t)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", t)
+    if not parts or "".join(a + b for a, b in parts) != t:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 15s, 6h, 1h30m)")
+    return sum(float(a) * _UNITS[b] for a, b in parts)
+
+
+def instant(text: str) -> float:
+    """Unix seconds, or ISO-8601 (UTC when no zone is given)."""
+    t = text.strip()
+    try:
+        return float(t)
+    except ValueError:
+        pass
+    try:
+        d = datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not a time: {text!r} (unix seconds or ISO-8601)") from e
+    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("fleet", help="triage many replicas through Prometheus (stall episodes per replica)",
+                       description="Query the vLLM series of every replica Prometheus scrapes, run the stall rule "
+                                   "on each, and give the catalogue's verdict and fix per replica.")
+    p.add_argument("--prometheus", metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
+    p.add_argument("--match", default="", metavar="SELECTOR", help="label matchers, e.g. '{job=\"vllm\"}'")
+    p.add_argument("--since", type=duration, default=None, metavar="DUR", help="look back this far (default 1h)")
+    p.add_argument("--from", dest="start", type=instant, default=None, metavar="TIME", help="range start")
+    p.add_argument("--to", dest="end", type=instant, default=None, metavar="TIME", help="range end (default now)")
+    p.add_argument("--step", type=duration, default=15.0, help="query resolution (default 15s)")
+    p.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S,
+                   help=f"no-progress seconds that make a stall (default {DEFAULT_STALL_S:g}, the stall rule's)")
+    p.add_argument("--concurrency", type=int, default=4, help="queries in flight at once (default 4)")
+    p.add_argument("--no-version", action="store_true",
+                   help="do not ask stalled replicas for /version (the verdict then says the version is unknown)")
+    add_db_arg(p)
+    add_format_args(p)
+    p.set_defaults(func=_scan)
+    fs = p.add_subparsers(dest="fleet_command", metavar="rules")
+    pr = fs.add_parser("rules", help="write Prometheus alerting rules for the stall signatures")
+    pr.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+    pr.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S)
+    pr.add_argument("--scrape-interval", type=duration, default=15.0, help="your Prometheus' (default 15s)")
+    pr.add_argument("--match", default="", metavar="SELECTOR")
+    pr.add_argument("--for", dest="for_", default="0s", help="alert 'for:' duration (default 0s)")
+    pr.set_defaults(func=_rules)
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from triage.fleet.rules import rules_yaml
+
+    text = rules_yaml(args.stall_seconds, args.scrape_interval, args.match, args.for_)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w") as fh:
+            fh.write(text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _t(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))
+
+
+def _text(res: Any, found: list[Finding], run_id: int | None) -> None:
+    print(f"fleet {res.prometheus} {res.match or ''} {_t(res.start)} .. {_t(res.end)} UTC, step {res.step:g}s: "
+          f"{len(res.replicas)} replicas ({res.timings.get('total_s', 0):.1f} s)")
+    for f in found:
+        print(f"\n[{f.status.value.upper()}] {f.title}")
+        for ep in f.evidence.get("episodes", []):
+            end = "ongoing" if ep["ongoing"] else ep["end_utc"]
+            print(f"  {ep['kind']}: {ep['start_utc']} -> {end} ({ep['duration_s']:.0f} s); "
+                  f"running {ep['evidence']['num_requests_running']}, waiting {ep['evidence']['num_requests_waiting']}"
+                  f", frozen {ep['evidence']['frozen']}")
+        if f.evidence.get("version_note"):
+            print(f"  version: {f.evidence['version_note']}")
+        if f.evidence.get("replicas") and f.check == "fleet-replicas-clean":
+            print("  " + ", ".join(f.evidence["replicas"][:20]) + (" …" if len(f.evidence["replicas"]) > 20 else ""))
+        if f.fix:
+            print(f"  fix: {f.fix}")
+        if f.refs:
+            print(f"  refs: {', '.join(f.refs)}")
+    if run_id is not None:
+        print(f"\nrun {run_id}")
+
+
+def _scan(args: argparse.Namespace) -> int:
+    if not args.prometheus:
+        print("fleet: --prometheus URL is required (or `fleet rules`)", file=sys.stderr)
+        return 2
+    if args.since is not None and args.start is not None:
+        print("fleet: give --since or --from/--to, not both", file=sys.stderr)
+        return 2
+    end = args.end if args.end is not None else time.time()
+    start = args.start if args.start is not None else end - (args.since or 3600.0)
+    if start >= end or args.step <= 0:
+        print("fleet: the range is empty (--from must be before --to; --step > 0)", file=sys.stderr)
+        return 2
+    from triage.fleet.record import record
+    from triage.fleet.scan import findings, scan, summary
+    from triage.store import Store
+
+    try:
+        store = Store(args.db)
+    except Exception as e:  # a bad --db URL or an unreachable database
+        print(f"fleet: cannot open the database: {e}", file=sys.stderr)
+        return 2
+    res = scan(args.prometheus, start, end, step=args.step, match=args.match, threshold_s=args.stall_seconds,
+               max_workers=args.concurrency, ask_versions=not args.no_version,
+               progress=lambda m: print(m, file=sys.stderr, flush=True))
+    found = findings(res)
+    run_id = record(store, res, found)
+    status = worst(f.status for f in found)
+    if args.format == "json":
+        json.dump({"schema": CLI_SCHEMA, "run_id": run_id, "status": status.value, "fleet": summary(res),
+                   "findings": [f.to_dict() for f in found]}, sys.stdout, indent=2, default=str)
+        print()
+    else:
+        _text(res, found, run_id)
+    return 1 if reaches(status, args.fail_on) else 0

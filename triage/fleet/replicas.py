@@ -1,0 +1,132 @@
+"""A replica's Prometheus series -> EngineSample values -> the one stall rule -> stall episodes.
+
+What is queried (one PromQL per engine value, summed per replica) and how a replica is named live
+here; the verdict is triage.stall.StallDetector's, over the same EngineSample values /metrics
+scrapes produce (source ``prometheus``). `to_sample` is the one place a query row becomes a sample.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from triage.sample import PROMETHEUS, EngineSample
+from triage.stall import DEFAULT_STALL_S, StallDetector
+from triage.vllm.metrics import (CACHE_CONFIG_INFO, KV_CACHE_USAGE, PREFILL_TIME, PREFIX_CACHE_QUERIES, PROMPT_TOKENS,
+                                 REQUEST_SUCCESS, RUNNING, WAITING, kv_cache_size_tokens)
+
+REPLICA_LABELS = ("job", "instance", "pod", "engine")  # what tells replicas (and engines in them) apart
+BY = ", ".join(REPLICA_LABELS)
+
+# engine sample field -> the vLLM series the fleet reads it from
+METRICS: dict[str, str] = {
+    "num_requests_running": RUNNING,
+    "num_requests_waiting": WAITING,
+    "prompt_tokens_total": PROMPT_TOKENS + "_total",
+    "request_success_total": REQUEST_SUCCESS + "_total",
+    "kv_cache_usage_perc": KV_CACHE_USAGE,
+    "prefix_cache_queries_total": PREFIX_CACHE_QUERIES + "_total",
+    "prefill_seconds_total": PREFILL_TIME + "_sum",
+}
+REQUIRED = ("num_requests_running", "num_requests_waiting", "prompt_tokens_total", "request_success_total")
+PROGRESS = ("kv_cache_usage_perc", "prefix_cache_queries_total", "prompt_tokens_total", "request_success_total")
+CACHE_CONFIG = "cache_config"  # the query whose labels give the KV cache size in tokens
+
+__all__ = [
+    "BY", "CACHE_CONFIG", "DEFAULT_STALL_S", "METRICS", "PROGRESS", "REPLICA_LABELS", "REQUIRED", "Episode",
+    "episodes", "kv_tokens_from", "queries", "replica_name", "selector", "to_sample",
+]
+
+
+def selector(metric: str, match: str = "") -> str:
+    """``vllm:num_requests_running{job="vllm"}`` from a metric name and a ``{…}`` matcher (or none)."""
+    m = (match or "").strip()
+    if m.startswith("{") and m.endswith("}"):
+        m = m[1:-1].strip()
+    return f"{metric}{{{m}}}" if m else metric
+
+
+def queries(match: str = "") -> dict[str, str]:
+    """One PromQL per engine value, summed per replica (request_success_total has one series per reason)."""
+    qs = {f: f"sum by ({BY}) ({selector(metric, match)})" for f, metric in METRICS.items()}
+    qs[CACHE_CONFIG] = f"max by ({BY}, num_gpu_blocks, block_size) ({selector(CACHE_CONFIG_INFO, match)})"
+    return qs
+
+
+def replica_name(labels: Mapping[str, str]) -> str:
+    """'instance=10.0.0.7:8000 engine=0' (pod first when there is one)."""
+    parts = [f"{k}={labels[k]}" for k in ("pod", "instance", "engine") if labels.get(k)]
+    return " ".join(parts) or " ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "(no labels)"
+
+
+def to_sample(ts: float, values: Mapping[str, Optional[float]], labels: Mapping[str, str],
+              kv_tokens: Optional[float] = None) -> EngineSample:
+    """One step of one replica as an engine sample; a step missing a required value is a gap (no verdict)."""
+    engine = labels.get("engine", "0")
+    if any(values.get(f) is None for f in REQUIRED):
+        return EngineSample(ts=ts, engine=engine, source=PROMETHEUS)
+    return EngineSample(ts=ts, engine=engine, source=PROMETHEUS, kv_cache_size_tokens=kv_tokens,
+                        **{f: values.get(f) for f in METRICS})
+
+
+def kv_tokens_from(labels: Mapping[str, str]) -> Optional[float]:
+    return kv_cache_size_tokens(dict(labels))
+
+
+@dataclass
+class Episode:
+    kind: str  # livelock | stuck-waiting (triage.stall)
+    start: float  # where the no-progress window started
+    confirmed_at: float  # when the window was crossed
+    end: float  # last sample inside the window
+    ongoing: bool = False  # still stalled at the end of the range
+    samples: int = 0
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration_s(self) -> float:
+        return self.end - self.start
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "start": self.start, "end": self.end, "confirmed_at": self.confirmed_at,
+                "duration_s": round(self.duration_s, 3), "ongoing": self.ongoing, "samples": self.samples,
+                "evidence": self.evidence}
+
+
+def _evidence(first: EngineSample, last: EngineSample, state_evidence: dict[str, Any]) -> dict[str, Any]:
+    frozen = {f: getattr(last, f) for f in PROGRESS if getattr(last, f) is not None}
+    return {
+        "num_requests_running": [first.num_requests_running, last.num_requests_running],
+        "num_requests_waiting": [first.num_requests_waiting, last.num_requests_waiting],
+        "frozen": frozen,  # the progress signals, unchanged over the window
+        "window_s": state_evidence.get("window_s"),
+        "expected_step_s": state_evidence.get("expected_step_s"),
+        "last_progress": state_evidence.get("last_progress"),
+    }
+
+
+def episodes(samples: list[EngineSample], threshold_s: float = DEFAULT_STALL_S) -> list[Episode]:
+    """Every stall the rule confirms in one replica's series, in time order."""
+    det = StallDetector(threshold_s)
+    out: list[Episode] = []
+    cur: Optional[Episode] = None
+    first: Optional[EngineSample] = None
+    for s in samples:
+        st = det.update(s)
+        if st.stalled and st.kind is not None and st.since is not None and st.confirmed_at is not None:
+            if cur is None or cur.start != st.since or cur.kind != st.kind:
+                if cur is not None:
+                    out.append(cur)
+                cur = Episode(kind=st.kind, start=st.since, confirmed_at=st.confirmed_at, end=s.ts)
+                first = st.samples[0] if st.samples else s
+                cur.samples = len(st.samples) - 1
+            cur.end = s.ts
+            cur.samples += 1
+            cur.evidence = _evidence(first or s, s, st.evidence())
+        elif cur is not None:
+            out.append(cur)
+            cur = None
+    if cur is not None:
+        cur.ongoing = True
+        out.append(cur)
+    return out

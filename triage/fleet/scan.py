@@ -1,0 +1,186 @@
+"""The fleet scan: every replica's series from Prometheus through the one stall rule, then the
+catalogue's verdict per replica. Pure orchestration over `prom` and `replicas`; no store, no output.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import httpx
+
+from triage.catalogue import explain_stall
+from triage.catalogue.model import FailureMode
+from triage.findings import Finding, Status
+from triage.fleet.prom import CHUNK_POINTS, PromError, query_ranges
+from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, Episode, episodes,
+                                   kv_tokens_from, queries, replica_name, to_sample)
+from triage.sample import EngineSample
+
+REPLICA_KEY = frozenset(REPLICA_LABELS)
+CHECK_STALL = "fleet-replica-stalled"  # a replica's engine stalled (the mode says which stall)
+CHECK_CLEAN = "fleet-replicas-clean"
+CHECK_PROMETHEUS = "fleet-prometheus"
+CHECK_METRIC = "fleet-metric-missing"
+
+
+@dataclass
+class Replica:
+    name: str
+    labels: dict[str, str]
+    samples: list[EngineSample] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # metrics this replica did not carry
+    version: Optional[str] = None
+
+    def mode(self, kind: str) -> FailureMode:
+        return explain_stall(kind, self.version)
+
+
+@dataclass
+class FleetScan:
+    prometheus: str
+    match: str
+    start: float
+    end: float
+    step: float
+    threshold_s: float
+    replicas: list[Replica] = field(default_factory=list)
+    errors: list[PromError] = field(default_factory=list)
+    missing_metrics: list[str] = field(default_factory=list)  # carried by no replica at all
+    timings: dict[str, float] = field(default_factory=dict)
+    queries: dict[str, str] = field(default_factory=dict)
+
+
+def _version(instance: str, timeout_s: float) -> Optional[str]:
+    """The replica's own /version when its instance label is reachable from here; None otherwise."""
+    url = instance if "://" in instance else f"http://{instance}"
+    try:
+        r = httpx.get(f"{url.rstrip('/')}/version", timeout=timeout_s)
+        v = r.json().get("version") if r.status_code == 200 else None
+        return str(v) if v else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+
+
+def scan(prometheus: str, start: float, end: float, *, step: float = 15.0, match: str = "",
+         threshold_s: float = DEFAULT_STALL_S, max_workers: int = 4, max_points: int = CHUNK_POINTS,
+         ask_versions: bool = True, version_timeout_s: float = 2.0,
+         progress: Callable[[str], None] = lambda _: None) -> FleetScan:
+    """Query every replica's engine values over [start, end] and run the stall rule on each."""
+    qs = queries(match)
+    out = FleetScan(prometheus=prometheus.rstrip("/"), match=match, start=start, end=end, step=step,
+                    threshold_s=threshold_s, queries=qs)
+    t0 = time.perf_counter()
+    results = query_ranges(out.prometheus, qs, start, end, step, max_workers=max_workers, max_points=max_points,
+                           on_chunk=lambda n, i, total: progress(f"query {i}/{total}") if i % 10 == 0 else None)
+    out.timings["query_s"] = round(time.perf_counter() - t0, 3)
+    t1 = time.perf_counter()
+    per: dict[tuple[tuple[str, str], ...], dict[str, dict[float, float]]] = {}
+    labels_of: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+    kv_of: dict[tuple[tuple[str, str], ...], float | None] = {}
+    for fname, res in results.items():
+        out.errors.extend(res.errors)
+        for s in res.series.values():
+            key = tuple(sorted((k, v) for k, v in s.labels.items() if k in REPLICA_KEY))
+            if fname == CACHE_CONFIG:
+                kv_of[key] = kv_tokens_from(s.labels)
+                continue
+            per.setdefault(key, {})[fname] = s.points
+            labels_of[key] = s.labels
+    if not out.errors:
+        out.missing_metrics = [METRICS[f] for f in REQUIRED if not results[f].series]
+    for key in sorted(per):
+        values = per[key]
+        r = Replica(name=replica_name(labels_of[key]), labels=labels_of[key],
+                    missing=[METRICS[f] for f in REQUIRED if f not in values])
+        stamps = sorted({ts for pts in values.values() for ts in pts})
+        r.samples = [to_sample(ts, {f: pts.get(ts) for f, pts in values.items()}, r.labels, kv_of.get(key))
+                     for ts in stamps]
+        if not r.missing:
+            r.episodes = episodes(r.samples, threshold_s)
+        out.replicas.append(r)
+    out.timings["rule_s"] = round(time.perf_counter() - t1, 3)
+    stalled = [r for r in out.replicas if r.episodes and r.labels.get("instance")]
+    if ask_versions and stalled:
+        with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+            for r, v in zip(stalled, pool.map(lambda r: _version(r.labels["instance"], version_timeout_s), stalled),
+                            strict=True):
+                r.version = v
+    out.timings["total_s"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def episode_dict(ep: Episode) -> dict[str, Any]:
+    d = ep.to_dict()
+    d["start_utc"], d["end_utc"] = _iso(ep.start), _iso(ep.end)
+    return d
+
+
+def findings(res: FleetScan) -> list[Finding]:
+    """Per stalled replica one finding with the catalogue's verdict; errors and gaps as their own findings."""
+    out: list[Finding] = []
+    by_msg: dict[str, list[PromError]] = {}
+    for e in res.errors:
+        by_msg.setdefault(e.message, []).append(e)
+    for msg, errs in by_msg.items():
+        out.append(Finding(check=CHECK_PROMETHEUS, status=Status.ERROR, title=f"Prometheus query failed: {msg}",
+                           evidence={"queries": [e.query for e in errs], "kind": errs[0].kind,
+                                     "prometheus": res.prometheus},
+                           fix="Check the Prometheus URL, that it is up, and the --match selector's syntax."))
+    for m in res.missing_metrics:
+        out.append(Finding(check=CHECK_METRIC, status=Status.UNKNOWN,
+                           title=f"No replica matching {res.match or 'any selector'} has {m} in this range",
+                           evidence={"metric": m, "match": res.match, "prometheus": res.prometheus},
+                           fix="Check that Prometheus scrapes the vLLM servers' /metrics (and the --match "
+                               "selector): without this metric the stall rule cannot judge a replica."))
+    for r in res.replicas:
+        if r.missing and not res.missing_metrics:
+            out.append(Finding(check=CHECK_METRIC, status=Status.UNKNOWN,
+                               title=f"{r.name}: {', '.join(r.missing)} missing; the stall rule was not run",
+                               evidence={"replica": r.name, "labels": r.labels, "missing": r.missing}))
+        by_mode: dict[str, tuple[FailureMode, list[Episode]]] = {}
+        for ep in r.episodes:
+            mode = r.mode(ep.kind)
+            by_mode.setdefault(mode.id, (mode, []))[1].append(ep)
+        for mode, eps in by_mode.values():
+            worst_s = max(ep.duration_s for ep in eps)
+            out.append(Finding(
+                check=CHECK_STALL, status=Status.FAIL,
+                title=f"{r.name}: {mode.title} ({len(eps)} episode{'s' if len(eps) != 1 else ''}, "
+                      f"longest {worst_s:.0f} s)",
+                evidence={"replica": r.name, "labels": r.labels, "mode": mode.id,
+                          "version": r.version, "version_note": mode.version_note(r.version),
+                          "seen": mode.evidence.get("fleet", ""),
+                          "episodes": [episode_dict(ep) for ep in eps]},
+                fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism))
+    clean = [r.name for r in res.replicas if not r.episodes and not r.missing]
+    if clean:
+        out.append(Finding(check=CHECK_CLEAN, status=Status.PASS,
+                           title=f"{len(clean)} replica{'s' if len(clean) != 1 else ''} without a stall",
+                           evidence={"replicas": clean}))
+    if not res.replicas and not res.errors and not res.missing_metrics:
+        out.append(Finding(check=CHECK_METRIC, status=Status.UNKNOWN, title="No replica found in this range",
+                           evidence={"match": res.match, "prometheus": res.prometheus}))
+    return out
+
+
+def summary(res: FleetScan) -> dict[str, Any]:
+    """The scan as plain data (JSON output, the run's meta, the dashboard)."""
+    return {
+        "prometheus": res.prometheus, "match": res.match, "start": res.start, "end": res.end, "step": res.step,
+        "stall_threshold_s": res.threshold_s, "queries": res.queries, "timings": res.timings,
+        "replicas": [{"name": r.name, "labels": r.labels, "samples": len(r.samples), "version": r.version,
+                      "first": r.samples[0].ts if r.samples else None,
+                      "last": r.samples[-1].ts if r.samples else None, "missing": r.missing,
+                      "episodes": [dict(episode_dict(ep), mode=r.mode(ep.kind).id) for ep in r.episodes]}
+                     for r in res.replicas],
+        "errors": [{"query": e.query, "message": e.message, "kind": e.kind} for e in res.errors],
+        "missing_metrics": res.missing_metrics,
+    }
