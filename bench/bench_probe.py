@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from triage.probes.client import ProbeClient
+from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.runner import MonitorConfig
 from triage.vllm.metrics import parse_metrics

@@ -1,62 +1,120 @@
-"""The one HTTP client for a vLLM server: API key, TLS verification, timeouts; answers, never raises.
+"""The one HTTP client for a vLLM server, with a sync face (``VllmClient``) and an async one (``ProbeClient``).
 
-Every call returns a ``Reply`` whose ``error_kind`` says what went wrong in the transport
-(refused, timeout, tls, dns, protocol, invalid-url) so sources can turn it into a finding.
+Written once, here: the Authorization header (built from the API key once), TLS verification
+(on; ``verify_tls=False`` is the --insecure opt-out), redirects (reported, never followed, so the
+key does not travel), a total deadline per request (connect, headers and body together, not per
+read: a server sending one byte a second cannot hold a call past it), a cap on every body
+(streamed, never read whole first), and the wording of every failure (unreachable host, wrong
+port, TLS, 401, 404, 400/422 bodies). Calls answer, never raise: the sync face returns a
+``Reply``, the async face an ``Exchange``; both carry ``error_kind`` (refused | timeout | tls |
+dns | protocol | invalid-url | too-large). The API key and a URL's password are handed to
+``triage.redact`` as exact secrets the moment a client is built.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
 import time
-from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlsplit
+from dataclasses import dataclass, field
+from typing import Any, Optional
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
-MAX_BODY_CHARS = 2_000_000  # a /metrics page of a busy multi-engine server stays well under this
+from triage import redact
+from triage.vllm.metrics import MetricsPage, MetricsParseError, parse_metrics
+
+MAX_BODY_BYTES = 32 * 1024 * 1024  # a busy /metrics page is ~2 MB; a 64-input embeddings answer ~10 MB
+MAX_BODY_CHARS = 2_000_000  # what a Reply keeps as text (captures, findings)
+EMBEDDINGS_PATH = "/v1/embeddings"
+
+# What a transport failure means and what to do, per error_kind ({url} is filled in).
+TRANSPORT_TEXT = {
+    "refused": (
+        "Nothing is listening at {url} (connection refused).",
+        "Check host and port (vllm serve defaults to port 8000), that the server process is up, and "
+        "that a firewall or container port mapping (docker -p) exposes it.",
+    ),
+    "timeout": (
+        "{url} did not answer within the timeout.",
+        "Check the network path; a server still loading a model answers /health only after start-up "
+        "(tens of seconds to minutes). Raise --timeout if the link is slow.",
+    ),
+    "tls": (
+        "The TLS handshake with {url} failed (certificate or protocol).",
+        "Use the right scheme (http:// for a plain vLLM server), install the CA, or pass --insecure to skip "
+        "verification for a self-signed certificate.",
+    ),
+    "dns": ("The host name in {url} does not resolve.", "Check the host name."),
+    "invalid-url": ("{url} is not a usable URL.", "Give a URL like http://host:8000."),
+    "protocol": (
+        "{url} answered with something that is not HTTP.",
+        "Check the port: it may belong to another service.",
+    ),
+    "too-large": (
+        "{url} sent an answer larger than the client accepts.",
+        "Check that the URL points at a vLLM server; a proxy or another service may be answering.",
+    ),
+}
+
+STATUS_HINT = {
+    401: "an API key is required or was rejected: pass --api-key-env NAME where $NAME holds the server's --api-key",
+    403: "the server (or a proxy in front of it) refuses this client",
+    404: "no such route: check the URL (the vLLM API lives at the server root, no path)",
+}
 
 
-@dataclass(frozen=True)
-class Reply:
-    method: str
-    url: str
-    path: str
-    status_code: int | None = None
-    text: str = ""
-    content_type: str = ""
-    elapsed_s: float = 0.0
-    error_kind: str | None = None  # refused | timeout | tls | dns | protocol | invalid-url
-    error: str | None = None
-    location: str | None = None  # where a redirect points (redirects are reported, not followed)
-
-    @property
-    def ok(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
-
-    @property
-    def transport_failed(self) -> bool:
-        return self.error_kind is not None
-
-    def json(self) -> Any | None:
-        """The body as JSON, or None when it is not JSON."""
-        try:
-            return json.loads(self.text)
-        except (ValueError, TypeError):
-            return None
-
-    def summary(self) -> str:
-        if self.error_kind:
-            return f"{self.method} {self.path}: {self.error_kind} ({self.error})"
-        return f"{self.method} {self.path}: HTTP {self.status_code} in {self.elapsed_s * 1000:.0f} ms"
+def transport_text(kind: str | None, url: str) -> tuple[str, str]:
+    """(what happened, what to do) for a transport failure of ``kind`` at ``url``."""
+    head, fix = TRANSPORT_TEXT.get(kind or "protocol", TRANSPORT_TEXT["protocol"])
+    return head.format(url=url), fix
 
 
-def _classify(e: Exception) -> str:
+def server_message(body: Any, limit: int = 500) -> str:
+    """The server's error text, wherever vLLM put it ({"error": {"message"}}, {"error": str}, {"detail"},
+    {"message"}; FastAPI's 422 detail list), shortened; any other body as text."""
+    msg: Any = body
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and "message" in err:
+            msg = err.get("message")
+        elif isinstance(err, str):
+            msg = err
+        elif "detail" in body:
+            msg = body["detail"]
+            if isinstance(msg, list):  # FastAPI validation: [{"loc": [...], "msg": "..."}]
+                msg = "; ".join(str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in msg[:5])
+        elif "message" in body:
+            msg = body["message"]
+    if msg is None:
+        return ""
+    text = msg if isinstance(msg, str) else _short_repr(msg, limit)
+    return text[:limit]
+
+
+def _short_repr(v: Any, limit: int) -> str:
+    try:
+        return json.dumps(v, default=str)[:limit]
+    except (ValueError, RecursionError, TypeError):
+        return f"<{type(v).__name__}>"
+
+
+def describe_failure(method: str, path: str, status: int | None, error: str | None, body: Any = None) -> str:
+    """One line for a failed call: the transport error, or the HTTP status with the server's message and a hint."""
+    if status is None:
+        return f"{method} {path}: {error or 'no answer'}"
+    msg = server_message(body, 300)
+    hint = STATUS_HINT.get(status)
+    return f"{method} {path}: HTTP {status}" + (f": {msg}" if msg else "") + (f" ({hint})" if hint else "")
+
+
+def _classify(e: BaseException) -> str:
     text = f"{type(e).__name__} {e}".lower()
-    if isinstance(e, httpx.TimeoutException):
+    if isinstance(e, (httpx.TimeoutException, TimeoutError)):
         return "timeout"
-    if isinstance(e, (ssl.SSLError,)) or "ssl" in text or "certificate" in text or "tls" in text:
+    if isinstance(e, ssl.SSLError) or "ssl" in text or "certificate" in text or "tls" in text:
         return "tls"
     if (
         "name or service not known" in text
@@ -72,6 +130,30 @@ def _classify(e: Exception) -> str:
     return "protocol"
 
 
+class _TooLarge(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"body over {limit} bytes: not read further")
+
+
+class _Deadline(Exception):
+    def __init__(self, limit: float) -> None:
+        super().__init__(f"no complete answer within {limit:g} s (total deadline)")
+
+
+def _error_text(e: BaseException) -> str:
+    if isinstance(e, _Deadline):
+        return f"ReadTimeout: {e}"
+    return f"{type(e).__name__}: {e}"[:500]
+
+
+def _kind(e: BaseException) -> str:
+    if isinstance(e, _TooLarge):
+        return "too-large"
+    if isinstance(e, _Deadline):
+        return "timeout"
+    return _classify(e)
+
+
 def origin_of(url: str) -> str:
     """scheme://host:port of a URL (no path)."""
     p = urlsplit(url)
@@ -82,8 +164,84 @@ def path_prefix_of(url: str) -> str:
     return urlsplit(url).path.rstrip("/")
 
 
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    """The headers every request carries; the key travels only here."""
+    h = {"User-Agent": "vllm-triage"}
+    if api_key:
+        h["Authorization"] = f"Bearer {api_key}"
+    return h
+
+
+def register_secrets(url: str, api_key: str | None) -> None:
+    """The API key and the URL's password (http://user:pw@host) become exact secrets for redaction."""
+    redact.add_secret(api_key)
+    try:
+        pw = urlsplit(url).password
+    except ValueError:
+        pw = None
+    if pw:
+        redact.add_secret(pw)
+        redact.add_secret(unquote(pw))
+
+
+def _timeout(limit: float) -> httpx.Timeout:
+    return httpx.Timeout(limit, connect=min(limit, 5.0))
+
+
+def _decode(data: bytes, resp: httpx.Response) -> str:
+    return data.decode(resp.charset_encoding or "utf-8", errors="replace")
+
+
+def _json_or_text(data: bytes, resp: httpx.Response, limit: int = 4000) -> Any:
+    text = _decode(data, resp)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
+        return text[:limit]
+
+
+# -- the sync face ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    method: str
+    url: str
+    path: str
+    status_code: int | None = None
+    text: str = ""
+    content_type: str = ""
+    elapsed_s: float = 0.0
+    error_kind: str | None = None  # refused | timeout | tls | dns | protocol | invalid-url | too-large
+    error: str | None = None
+    location: str | None = None  # where a redirect points (redirects are reported, not followed)
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+    @property
+    def transport_failed(self) -> bool:
+        return self.error_kind is not None
+
+    def json(self) -> Any | None:
+        """The body as JSON, or None when it is not JSON (or nested too deep to read)."""
+        try:
+            return json.loads(self.text)
+        except (ValueError, TypeError, RecursionError):
+            return None
+
+    def summary(self) -> str:
+        if self.error_kind:
+            return f"{self.method} {self.path}: {self.error_kind} ({self.error})"
+        return f"{self.method} {self.path}: HTTP {self.status_code} in {self.elapsed_s * 1000:.0f} ms"
+
+    def describe(self) -> str:
+        return describe_failure(self.method, self.path, self.status_code, self.error, self.json() or self.text)
+
+
 class VllmClient:
-    """Thin httpx wrapper bound to one base URL; the API key travels only in the Authorization header."""
+    """httpx bound to one base URL; ``timeout_s`` is each call's total deadline, ``max_body_bytes`` its cap."""
 
     def __init__(
         self,
@@ -93,16 +251,17 @@ class VllmClient:
         verify_tls: bool = True,
         timeout_s: float = 10.0,
         transport: httpx.BaseTransport | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
-        headers = {"User-Agent": "vllm-triage"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        self.timeout_s = timeout_s
+        self.max_body_bytes = max_body_bytes
+        register_secrets(base_url, api_key)
         kw: dict[str, Any] = {
-            "headers": headers,
+            "headers": auth_headers(api_key),
             "verify": verify_tls,
-            "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
+            "timeout": _timeout(timeout_s),
             "follow_redirects": False,
         }
         if transport is not None:
@@ -112,9 +271,8 @@ class VllmClient:
     def with_base(self, base_url: str) -> VllmClient:
         """The same settings pointed at another base URL (used when the path prefix was wrong)."""
         c = VllmClient.__new__(VllmClient)
+        c.__dict__.update(self.__dict__)
         c.base_url = base_url.rstrip("/")
-        c.api_key = self.api_key
-        c._http = self._http
         return c
 
     def close(self) -> None:
@@ -128,37 +286,225 @@ class VllmClient:
 
     def request(self, method: str, path: str, json_body: Any = None, timeout_s: float | None = None) -> Reply:
         url = self.base_url + path
+        limit = timeout_s if timeout_s is not None else self.timeout_s
         t0 = time.monotonic()
         try:
-            kw: dict[str, Any] = {}
+            kw: dict[str, Any] = {"timeout": _timeout(limit)}
             if json_body is not None:
                 kw["json"] = json_body
-            if timeout_s is not None:
-                kw["timeout"] = timeout_s
-            r = self._http.request(method, url, **kw)
-            text = r.text[:MAX_BODY_CHARS]
+            with self._http.stream(method, url, **kw) as r:
+                data = self._read(r, t0, limit)
+                return Reply(
+                    method,
+                    url,
+                    path,
+                    r.status_code,
+                    _decode(data, r)[:MAX_BODY_CHARS],
+                    r.headers.get("content-type", ""),
+                    time.monotonic() - t0,
+                    location=r.headers.get("location"),
+                )
+        except Exception as e:  # httpx.HTTPError, ssl errors, bad URLs, deadline, cap: all become a value
             return Reply(
-                method,
-                url,
-                path,
-                r.status_code,
-                text,
-                r.headers.get("content-type", ""),
-                time.monotonic() - t0,
-                location=r.headers.get("location"),
+                method, url, path, elapsed_s=time.monotonic() - t0, error_kind=_kind(e), error=_error_text(e)
             )
-        except Exception as e:  # httpx.HTTPError, ssl errors, bad URLs: all become a value
-            return Reply(
-                method,
-                url,
-                path,
-                elapsed_s=time.monotonic() - t0,
-                error_kind=_classify(e),
-                error=f"{type(e).__name__}: {e}"[:500],
-            )
+
+    def _read(self, r: httpx.Response, t0: float, limit: float) -> bytes:
+        buf = bytearray()
+        for chunk in r.iter_bytes():
+            buf += chunk
+            if len(buf) > self.max_body_bytes:
+                raise _TooLarge(self.max_body_bytes)
+            if time.monotonic() - t0 > limit:
+                raise _Deadline(limit)
+        return bytes(buf)
 
     def get(self, path: str, timeout_s: float | None = None) -> Reply:
         return self.request("GET", path, timeout_s=timeout_s)
 
     def post(self, path: str, body: Any, timeout_s: float | None = None) -> Reply:
         return self.request("POST", path, json_body=body, timeout_s=timeout_s)
+
+    def metrics(self, timeout_s: float | None = None) -> tuple[str | None, str | None]:
+        """(/metrics text, None) or (None, why it could not be read)."""
+        r = self.get("/metrics", timeout_s)
+        if r.ok:
+            return r.text, None
+        return None, r.error if r.transport_failed else f"HTTP {r.status_code} on GET /metrics"
+
+
+# -- the async face --------------------------------------------------------------------------------
+
+
+@dataclass
+class Exchange:
+    """One HTTP request and what came back (status None: no answer; error says why)."""
+
+    method: str
+    path: str
+    request: Optional[dict[str, Any]]
+    status: Optional[int] = None
+    body: Any = None
+    error: Optional[str] = None
+    elapsed_s: Optional[float] = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    error_kind: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200
+
+    def error_message(self) -> str:
+        """The server's error text, wherever vLLM put it ({"error": {"message"}} or {"detail"})."""
+        return server_message(self.body)
+
+    def describe(self) -> str:
+        return describe_failure(self.method, self.path, self.status, self.error, self.body)
+
+    def to_dict(self, trim_vectors: bool = True) -> dict[str, Any]:
+        keep = trim_for_storage if trim_vectors else (lambda v: v)
+        return {"method": self.method, "path": self.path, "request": keep(self.request),
+                "status": self.status, "body": keep(self.body),
+                "error": self.error, "elapsed_s": self.elapsed_s}
+
+
+def trim_for_storage(v: Any, keep: int = 8, depth: int = 0) -> Any:
+    """Shorten embedding vectors and huge strings for storage: keep the head and the length."""
+    if depth > 32:
+        return "[nested too deep]"
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            if k == "embedding" and isinstance(x, list) and len(x) > keep:
+                out[k] = x[:keep]
+                out["embedding_len"] = len(x)
+            elif k == "tokens" and isinstance(x, list) and len(x) > 64:
+                out[k] = x[:64]
+                out["tokens_len"] = len(x)
+            else:
+                out[k] = trim_for_storage(x, keep, depth + 1)
+        return out
+    if isinstance(v, list):
+        return [trim_for_storage(x, keep, depth + 1) for x in v]
+    if isinstance(v, str) and len(v) > 4000:
+        return v[:4000] + f"... [{len(v)} chars]"
+    return v
+
+
+class ProbeSetupError(RuntimeError):
+    """The target could not be prepared for probing (no model, no /tokenize, unreachable)."""
+
+
+class ProbeClient:
+    """Async access to one vLLM server; the API key is sent, never returned or logged.
+
+    Each isolated embeddings request gets its own ``httpx.AsyncClient`` so that aborting it
+    (cancelling the task) closes that connection, which is what makes vLLM cancel the request in
+    the engine (``with_cancellation`` on /v1/embeddings). Scrapes and small calls share one client.
+    """
+
+    def __init__(self, url: str, api_key: str | None = None, verify_tls: bool = True, timeout_s: float = 10.0,
+                 max_body_bytes: int = MAX_BODY_BYTES) -> None:
+        self.url = url.rstrip("/")
+        self.api_key = api_key
+        self.verify_tls = verify_tls
+        self.timeout_s = timeout_s
+        self.max_body_bytes = max_body_bytes
+        self.headers = auth_headers(api_key)
+        register_secrets(url, api_key)
+        self._client: Optional[httpx.AsyncClient] = None
+
+    def new_client(self, timeout_s: float | None = None) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, headers=self.headers, verify=self.verify_tls,
+                                 timeout=_timeout(timeout_s or self.timeout_s), follow_redirects=False)
+
+    async def __aenter__(self) -> ProbeClient:
+        self._client = self.new_client()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise RuntimeError("use ProbeClient as an async context manager")
+        return self._client
+
+    async def _fetch(self, c: httpx.AsyncClient, method: str, path: str, kw: dict[str, Any]) -> tuple[int, bytes,
+                                                                                                       httpx.Response]:
+        async with c.stream(method, path, **kw) as resp:
+            buf = bytearray()
+            async for chunk in resp.aiter_bytes():
+                buf += chunk
+                if len(buf) > self.max_body_bytes:
+                    raise _TooLarge(self.max_body_bytes)
+            return resp.status_code, bytes(buf), resp
+
+    async def call(self, method: str, path: str, body: dict[str, Any] | None = None,
+                   client: httpx.AsyncClient | None = None, timeout_s: float | None = None,
+                   as_text: bool = False) -> Exchange:
+        """Send one request within a total deadline; failures become an Exchange with status None.
+        The body is parsed JSON (else text, shortened), or with ``as_text`` the whole text."""
+        c = client or self.client
+        limit = timeout_s if timeout_s is not None else self.timeout_s
+        t = time.monotonic()
+        ex = Exchange(method=method, path=path, request=body)
+        try:
+            kw: dict[str, Any] = {"json": body} if body is not None else {}
+            kw["timeout"] = _timeout(limit)
+            try:
+                status, data, resp = await asyncio.wait_for(self._fetch(c, method, path, kw), limit)
+            except TimeoutError:
+                raise _Deadline(limit) from None
+            ex.status, ex.body = status, _decode(data, resp) if as_text else _json_or_text(data, resp)
+        except (httpx.HTTPError, _TooLarge, _Deadline, ssl.SSLError, OSError, ValueError) as e:
+            ex.error, ex.error_kind = _error_text(e), _kind(e)
+        ex.elapsed_s = round(time.monotonic() - t, 4)
+        return ex
+
+    async def embed_isolated(self, body: dict[str, Any], timeout_s: float) -> Exchange:
+        """POST /v1/embeddings on a connection of its own: cancelling this coroutine aborts it."""
+        async with self.new_client(timeout_s) as c:
+            return await self.call("POST", EMBEDDINGS_PATH, body, client=c, timeout_s=timeout_s)
+
+    async def embed(self, body: dict[str, Any], path: str = EMBEDDINGS_PATH,
+                    timeout_s: float | None = None) -> Exchange:
+        return await self.call("POST", path, body, timeout_s=timeout_s)
+
+    async def models(self) -> Exchange:
+        return await self.call("GET", "/v1/models")
+
+    async def version(self) -> Optional[str]:
+        ex = await self.call("GET", "/version")
+        v = ex.body.get("version") if ex.ok and isinstance(ex.body, dict) else None
+        return v if isinstance(v, str) else None
+
+    async def health(self, timeout_s: float = 3.0) -> Exchange:
+        return await self.call("GET", "/health", timeout_s=timeout_s)
+
+    async def tokenize(self, model: str, prompt: str) -> Exchange:
+        return await self.call("POST", "/tokenize", {"model": model, "prompt": prompt})
+
+    async def token_count(self, model: str, prompt: str) -> int:
+        ex = await self.tokenize(model, prompt)
+        count = ex.body.get("count") if ex.ok and isinstance(ex.body, dict) else None
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            why = ex.describe() if not ex.ok else f"no token count in the answer: {str(ex.body)[:200]}"
+            raise ProbeSetupError(f"/tokenize failed: {why}")
+        return count
+
+    async def metrics_text(self, timeout_s: float = 2.0) -> str:
+        ex = await self.call("GET", "/metrics", timeout_s=timeout_s, as_text=True)
+        if not ex.ok:
+            raise ProbeSetupError(ex.describe())
+        return str(ex.body)
+
+    async def scrape(self, timeout_s: float = 2.0) -> Optional[MetricsPage]:
+        """One /metrics page parsed, or None when it could not be read."""
+        try:
+            return parse_metrics(await self.metrics_text(timeout_s))
+        except (ProbeSetupError, MetricsParseError, ValueError, OverflowError):
+            return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from triage.probes.client import Exchange
+from triage.client import Exchange
 from triage.probes.runner import ProbeOutcome
 from triage.vllm.metrics import MetricsPage, parse_metrics
 

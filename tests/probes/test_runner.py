@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from triage.probes.client import Exchange
+from triage.client import Exchange
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, UNREACHABLE, classify_samples, outcome_of, sample_from_page
 from triage.stall import LIVELOCK, STUCK_WAITING
 
@@ -14,18 +14,20 @@ L031, BERT = DIRS[0], DIRS[2]
 
 def test_sample_from_livelock_page() -> None:
     s = sample_from_page(page(L031, "metrics-livelock-3s"), 3.0)
-    assert s["t"] == 3.0 and s["running"] == 1 and s["waiting"] == 0
-    assert s["prompt_tokens_total"] is not None and s["request_success_total"] is not None
-    assert set(s) == {"t", "running", "waiting", "prompt_tokens_total", "request_success_total", "kv_cache_usage_perc"}
+    assert s.ts == 3.0 and s.num_requests_running == 1 and s.num_requests_waiting == 0
+    assert s.prompt_tokens_total is not None and s.request_success_total is not None
+    assert s.kv_cache_usage_perc and s.prefix_cache_queries_total and s.kv_cache_size_tokens == 131072
+    row = s.probe_row(s.ts)  # the stored row of docs/CONTRACTS.md
+    assert {"t", "running", "waiting", "prompt_tokens_total", "request_success_total", "kv_cache_usage_perc"} <= set(row)
 
 
 def test_sample_from_stuck_waiting_page() -> None:
     s = sample_from_page(page(BERT, "metrics-stuck-waiting-4s"), 4.0)
-    assert s["running"] == 0 and s["waiting"] == 1
+    assert s.num_requests_running == 0 and s.num_requests_waiting == 1
 
 
 def test_recorded_pages_classify_as_livelock() -> None:
-    series = [sample_from_page(page(L031, name), t)
+    series = [sample_from_page(page(L031, name), t).probe_row(t)
               for name, t in (("metrics-idle", 0.0), ("metrics-livelock-3s", 3.0), ("metrics-livelock-9s", 9.0))]
     assert classify_samples(series, 5.0) == (LIVELOCK, 9.0)
     assert classify_samples(series, 7.0) == (None, None)  # 6 s of no progress: under a 7 s threshold

@@ -19,7 +19,7 @@ import httpx
 from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Finding, Status
 from triage.probes import conformance, seed, throughput
-from triage.probes.client import ProbeClient, ProbeSetupError
+from triage.client import ProbeClient, ProbeSetupError
 from triage.probes.context import ProbeContext
 from triage.probes.runner import EventSink, MonitorConfig, ProbeEvent, ProbeOutcome
 from triage.store import Store

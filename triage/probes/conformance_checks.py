@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Finding, Status
-from triage.probes.client import Exchange
+from triage.client import Exchange
 
 CLAIMS = {
     "v1": "the endpoint is `/embeddings` without `/v1`; OpenAI API is off by default",

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from triage.probes.client import Exchange, ProbeClient, trim_for_storage
-from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector, StallSample
+from triage.client import Exchange, ProbeClient, trim_for_storage
+from triage.sample import EngineSample
+from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
 from triage.vllm.metrics import MetricsPage
 
 OK = "ok"
@@ -34,9 +35,12 @@ STALLS = (LIVELOCK, STUCK_WAITING)
 
 @dataclass(frozen=True)
 class MonitorConfig:
-    stall_s: float = 5.0  # the stall threshold: with 1 s scrapes the verdict lands ~6 s after send
+    # the stall threshold: with 0.5 s scrapes a livelock's verdict lands ~2.5 s after send (per-step
+    # progress evidence, triage/stall.py; longer only where the measured prefill rate says one step
+    # may take longer)
+    stall_s: float = DEFAULT_STALL_S
     deadline_s: float = 30.0  # a probe still unanswered (and not stalled) by then is "slow"
-    scrape_s: float = 1.0
+    scrape_s: float = 0.5
     idle_wait_s: float = 10.0  # wait this long for an idle engine before sending
     recovery_timeout_s: float = 15.0
 
@@ -84,28 +88,34 @@ class ProbeOutcome:
                 "http_status": self.http_status, "detail": self.detail()}
 
 
-def sample_from_page(page: MetricsPage, t: float) -> dict[str, Any]:
-    """One stored sample (summed over engines), t in seconds since the request was sent."""
+def sample_from_page(page: MetricsPage, t: float) -> EngineSample:
+    """One sample of the whole server (engines summed; KV usage the fullest engine's), ts = t s since send."""
+    engines = list(page.engines.values())
+
     def total(attr: str) -> Optional[float]:
-        vals = [getattr(e, attr) for e in page.engines.values() if getattr(e, attr) is not None]
+        vals = [getattr(e, attr) for e in engines if getattr(e, attr) is not None]
         return sum(vals) if vals else None
-    kv = [e.kv_cache_usage_perc for e in page.engines.values() if e.kv_cache_usage_perc is not None]
-    return {"t": round(t, 3), "running": total("num_requests_running"), "waiting": total("num_requests_waiting"),
-            "prompt_tokens_total": total("prompt_tokens_total"),
-            "request_success_total": total("request_success_total"),
-            "kv_cache_usage_perc": max(kv) if kv else None}
 
-
-def stall_sample(s: dict[str, Any]) -> StallSample:
-    return StallSample(ts=s["t"], running=s["running"], waiting=s["waiting"],
-                       counters=(s["prompt_tokens_total"], s["request_success_total"]))
+    kv = [e.kv_cache_usage_perc for e in engines if e.kv_cache_usage_perc is not None]
+    return EngineSample(
+        ts=round(t, 3),
+        engine="all" if len(engines) > 1 else (engines[0].engine if engines else "0"),
+        num_requests_running=total("num_requests_running"),
+        num_requests_waiting=total("num_requests_waiting"),
+        prompt_tokens_total=total("prompt_tokens_total"),
+        request_success_total=total("request_success_total"),
+        prefix_cache_queries_total=total("prefix_cache_queries_total"),
+        prefill_seconds_total=total("prefill_seconds_total"),
+        kv_cache_usage_perc=max(kv) if kv else None,
+        kv_cache_size_tokens=next((e.kv_cache_size_tokens for e in engines if e.kv_cache_size_tokens), None),
+    )
 
 
 def classify_samples(samples: list[dict[str, Any]], stall_s: float) -> tuple[Optional[str], Optional[float]]:
-    """The stall verdict over a series of stored samples: (kind, confirmed_at) or (None, None)."""
+    """The stall verdict over a probe's stored sample rows: (kind, confirmed_at) or (None, None)."""
     det = StallDetector(stall_s)
-    for s in samples:
-        st = det.update(stall_sample(s))
+    for row in samples:
+        st = det.update(EngineSample.from_row(row))
         if st.stalled:
             return st.kind, st.confirmed_at
     return None, None
@@ -122,16 +132,20 @@ def outcome_of(exchanges: list[Exchange]) -> tuple[str, Optional[int]]:
     return OK, (exchanges[0].status if exchanges else None)
 
 
-def _idle(s: dict[str, Any]) -> bool:
-    return not (s["running"] or 0) and not (s["waiting"] or 0)
+def _idle(s: EngineSample) -> bool:
+    return not s.num_requests_running and not s.num_requests_waiting
 
 
-async def _scrape_sample(pc: ProbeClient, t0: float, timeout_s: float) -> Optional[dict[str, Any]]:
+def _busy(s: EngineSample) -> float:
+    return (s.num_requests_running or 0) + (s.num_requests_waiting or 0)
+
+
+async def _scrape_sample(pc: ProbeClient, t0: float, timeout_s: float) -> Optional[EngineSample]:
     page = await pc.scrape(timeout_s=timeout_s)
     return sample_from_page(page, time.monotonic() - t0) if page is not None else None
 
 
-async def wait_idle(pc: ProbeClient, within_s: float) -> tuple[Optional[dict[str, Any]], bool]:
+async def wait_idle(pc: ProbeClient, within_s: float) -> tuple[Optional[EngineSample], bool]:
     """Baseline before sending: the last sample and whether the engine was idle (bounded wait)."""
     t0 = time.monotonic()
     last = None
@@ -152,23 +166,23 @@ async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short
     """
     gauges_zero_at = None
     end = time.monotonic() + timeout_s
-    polls: list[dict[str, Any]] = []
+    polls: list[EngineSample] = []
     while time.monotonic() < end:
         s = await _scrape_sample(pc, t0, 2.0)
         if s is not None:
             polls.append(s)
             if _idle(s):
-                gauges_zero_at = s["t"]
+                gauges_zero_at = s.ts
                 break
-            left = (s["running"] or 0) + (s["waiting"] or 0)
-            if busy_at_verdict is not None and busy_at_verdict - left >= ours and s["t"] - aborted_at_s > 3.0:
+            left = _busy(s)
+            if busy_at_verdict is not None and busy_at_verdict - left >= ours and s.ts - aborted_at_s > 3.0:
                 break  # ours are gone; the rest is another client's
         await asyncio.sleep(0.25)
     ex = await pc.embed(short_body, timeout_s=max(2.0, end - time.monotonic()))
     now = round(time.monotonic() - t0, 3)
     others = None
     if gauges_zero_at is None and polls and busy_at_verdict is not None:
-        left = (polls[-1]["running"] or 0) + (polls[-1]["waiting"] or 0)
+        left = _busy(polls[-1])
         others = busy_at_verdict - left >= ours  # ours left; what remains belongs to another client
     ok = ex.ok and (gauges_zero_at is not None or bool(others))
     return {"aborted_at_s": aborted_at_s, "gauges_zero_at_s": gauges_zero_at, "others_in_flight": others,
@@ -176,7 +190,8 @@ async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short
             "short_request_status": ex.status,
             "short_request_error": ex.error or (ex.error_message() if not ex.ok else None),
             "recovered": ok, "recovered_s": now if ok else None,
-            "recovered_after_abort_s": round(now - aborted_at_s, 3) if ok else None, "polls": polls[-5:]}
+            "recovered_after_abort_s": round(now - aborted_at_s, 3) if ok else None,
+            "polls": [p.probe_row(p.ts) for p in polls[-5:]]}
 
 
 async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[str, Any]], cfg: MonitorConfig,
@@ -186,16 +201,17 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
     emit = on_event or (lambda e: None)
     baseline, idle_at_start = await wait_idle(pc, cfg.idle_wait_s)
     det = StallDetector(cfg.stall_s)
-    samples: list[dict[str, Any]] = []
+    samples: list[EngineSample] = []
     t0 = time.monotonic()
     if baseline is not None:
-        baseline = {**baseline, "t": 0.0}
-        det.update(stall_sample(baseline))
+        baseline = baseline.with_(ts=0.0)
+        det.update(baseline)
     emit(ProbeEvent("probe-started", probe, {"set": set_name, "description": description, "n_requests": len(bodies)}))
     tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5)) for b in bodies]
     pending: set[asyncio.Task[Exchange]] = set(tasks)
     verdict: Optional[str] = None
     verdict_at: Optional[float] = None
+    stall_evidence: Optional[dict[str, Any]] = None
     k = 1
     while pending:
         done, pending = await asyncio.wait(pending, timeout=max(0.0, t0 + k * cfg.scrape_s - time.monotonic()))
@@ -205,22 +221,26 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         s = await _scrape_sample(pc, t0, min(2.0, 2 * cfg.scrape_s))
         if s is not None:
             samples.append(s)
-            emit(ProbeEvent("sample", probe, s))
-            st = det.update(stall_sample(s))
+            emit(ProbeEvent("sample", probe, s.probe_row(s.ts)))
+            st = det.update(s)
             if st.stalled:
-                verdict, verdict_at = st.kind, s["t"]
+                verdict, verdict_at = st.kind, s.ts
+                stall_evidence = st.evidence()
                 break
         if time.monotonic() - t0 >= cfg.deadline_s:
             verdict, verdict_at = SLOW, round(time.monotonic() - t0, 3)
             break
-    extra: dict[str, Any] = {"baseline": baseline, "idle_at_start": idle_at_start}
+    extra: dict[str, Any] = {"baseline": baseline.probe_row(0.0) if baseline is not None else None,
+                             "idle_at_start": idle_at_start}
+    if stall_evidence is not None:
+        extra["stall"] = stall_evidence
     recovery = None
     if pending:  # stalled or slow: take the evidence, then abort
         if verdict in STALLS:
             h = await pc.health()
             extra["health_during_stall"] = {"status": h.status, "error": h.error}
         ours = len(pending)
-        busy = (samples[-1]["running"] or 0) + (samples[-1]["waiting"] or 0) if samples else None
+        busy = _busy(samples[-1]) if samples else None
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -239,7 +259,8 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
     else:
         status = None
     out = ProbeOutcome(probe=probe, set=set_name, outcome=verdict, description=description, duration_s=duration,
-                       time_to_verdict_s=verdict_at, http_status=status, samples=samples, recovery=recovery,
+                       time_to_verdict_s=verdict_at, http_status=status,
+                       samples=[x.probe_row(x.ts) for x in samples], recovery=recovery,
                        extra=extra, exchanges=finished,
                        request={"method": "POST", "path": "/v1/embeddings", "concurrency": len(bodies),
                                 "body": trim_for_storage(bodies[0]) if bodies else None},

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from triage.findings import Finding, Status
-from triage.probes.client import Exchange, trim_for_storage
+from triage.client import Exchange, trim_for_storage
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 
