@@ -1,18 +1,38 @@
-"""Secret redaction: API keys, Authorization headers and *_KEY/*_TOKEN values never leave memory."""
+"""The one redaction point: every byte on its way to the store, stdout/stderr or an export passes here.
+
+It knows the exact secrets of this process (``add_secret``: the HTTP client registers the API key
+and a URL's password the moment it is built, the CLI the key it read) and the shapes of secrets
+it was not told (``Authorization``/``Bearer`` values, ``--api-key`` in a pasted command line,
+quoted, ``=``-joined, continued with a backslash or holding escaped spaces, ``*_KEY``/``*_TOKEN``
+values, URL passwords, ``sk-…`` keys). ``redact_text`` also neutralises terminal escape
+sequences (a server-chosen model id could otherwise repaint the terminal or a Markdown viewer).
+``jsonable`` turns NaN/±Infinity into null so JSON output stays JSON.
+"""
 from __future__ import annotations
 
+import html
+import json
+import math
 import re
 from typing import Any
+from urllib.parse import quote
 
 REDACTED = "[REDACTED]"
+MIN_SECRET_LEN = 4  # shorter "secrets" would blank every occurrence of a common substring
+
+_SECRETS: set[str] = set()
 
 _PATTERNS = [
     # Authorization: Bearer xxx  /  "Authorization": "Bearer xxx"
     re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?\s*(?:bearer|basic|token)?\s*)([^\s\"',}]+)"),
-    # --api-key VALUE / --api-key=VALUE (vllm serve flag) and api_key='...' in non-default args
-    re.compile(r"(?i)(--api-key(?:\s+|=))([^\s\"']+)"),
+    # a bare "Bearer xxx" anywhere (error bodies, curl lines, logs)
+    re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=\-]{4,})"),
+    # --api-key VALUE / --api-key=VALUE / --api-key "A B" / --api-key='X' / --api-key \<newline> X / X\ Y
+    re.compile(r"""(?i)(--api-key(?:[ \t]*=[ \t]*|[ \t]+|(?:[ \t]*\\\r?\n[ \t]*)+))"""
+               r"""("[^"]*"?|'[^']*'?|(?:\\.|[^\s"'\\])+)"""),
     re.compile(r"(?i)([\"']?api_key[\"']?\s*[:=]\s*\[?\s*[\"']?)([^\"',}\s)\]]+)"),
-    # FOO_KEY=value, FOO_TOKEN=value, FOO_SECRET=value (env dumps, docker -e)
+    # FOO_KEY=value, FOO_TOKEN=value, FOO_SECRET=value (env dumps, docker -e), quoted values whole
+    re.compile(r"(?i)(\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b\s*=\s*)(\"[^\"]*\"?|'[^']*'?)"),
     re.compile(r"(?i)(\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"',}\[]+)"),
     # credentials in a URL: scheme://user:password@host
     re.compile(r"(://[^/\s:@]+:)([^@\s/]+)(?=@)"),
@@ -20,33 +40,119 @@ _PATTERNS = [
     re.compile(r"()(\bsk-[A-Za-z0-9_\-]{8,})"),
 ]
 
+# C0 controls but tab/newline/carriage return, DEL, and the C1 range (0x9b is a one-byte CSI)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour codes: dropped (vLLM logs carry them), not shown
 
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key$|^authorization$|_token$|_key$|secret|password)")
 
 
+def add_secret(secret: str | None) -> None:
+    """Make ``secret`` (and its JSON-, URL- and HTML-escaped forms) redacted wherever it appears."""
+    if not secret or len(secret) < MIN_SECRET_LEN:
+        return
+    for form in (secret, json.dumps(secret)[1:-1], quote(secret, safe=""), html.escape(secret)):
+        if len(form) >= MIN_SECRET_LEN:
+            _SECRETS.add(form)
+
+
+def known_secrets() -> tuple[str, ...]:
+    """The registered secrets, longest first (so a secret containing another is replaced whole)."""
+    return tuple(sorted(_SECRETS, key=len, reverse=True))
+
+
+def forget_secrets() -> None:
+    """Tests: start from no registered secret."""
+    _SECRETS.clear()
+
+
+def neutralise(text: str) -> str:
+    """Colour codes dropped; every other control character shown as ``\\xNN`` instead of executed."""
+    if "\x1b" in text:
+        text = _SGR.sub("", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def redact_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
-    """Replace known secret shapes, and any exact secret strings given, by [REDACTED]."""
-    for s in secrets:
-        if s:
+    """Replace the exact secrets (registered and given) and known secret shapes by [REDACTED];
+    neutralise terminal escape sequences."""
+    if not isinstance(text, str):
+        return text
+    extra = [s for s in secrets if s and s not in _SECRETS]
+    for s in (*known_secrets(), *extra):
+        if s in text:
             text = text.replace(s, REDACTED)
     for pat in _PATTERNS:
         text = pat.sub(lambda m: m.group(1) + REDACTED if REDACTED not in m.group(2) else m.group(0), text)
-    return text
+    return neutralise(text)
 
 
-def redact_obj(obj: Any, secrets: list[str] | tuple[str, ...] = ()) -> Any:
-    """Redact every string inside a JSON-like value; keys named like secrets lose their value."""
+def redact_obj(obj: Any, secrets: list[str] | tuple[str, ...] = (), _depth: int = 0) -> Any:
+    """Redact every string inside a JSON-like value (keys included); keys named like secrets lose their value."""
     if isinstance(obj, str):
         return redact_text(obj, secrets)
+    if _depth > 64:
+        return "[nested too deep]"
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
+            key = redact_text(k, secrets) if isinstance(k, str) else k
             # only string values are secrets: api_key_required=True / api_key_given=True stay readable
             if isinstance(k, str) and isinstance(v, str) and v and _SECRET_KEY.search(k):
-                out[k] = REDACTED
+                out[key] = REDACTED
             else:
-                out[k] = redact_obj(v, secrets)
+                out[key] = redact_obj(v, secrets, _depth + 1)
         return out
     if isinstance(obj, (list, tuple)):
-        return [redact_obj(v, secrets) for v in obj]
+        return [redact_obj(v, secrets, _depth + 1) for v in obj]
     return obj
+
+
+def jsonable(obj: Any, _depth: int = 0) -> Any:
+    """The value with NaN and ±Infinity as None (JSON has neither), nested values alike."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if _depth > 64:
+        return "[nested too deep]"
+    if isinstance(obj, dict):
+        return {k: jsonable(v, _depth + 1) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v, _depth + 1) for v in obj]
+    return obj
+
+
+def dumps_json(obj: Any, **kw: Any) -> str:
+    """JSON text that is JSON: no NaN/Infinity, everything redacted."""
+    return json.dumps(redact_obj(jsonable(obj)), allow_nan=False, default=str, **kw)
+
+
+class SafeStream:
+    """A text stream wrapper that redacts and neutralises each line before it reaches the real stream.
+
+    Lines are held until their newline (a secret split over two writes is still caught); ``flush``
+    writes any rest. ``buffer`` is the raw binary stream (exports written as bytes are redacted by
+    their renderer).
+    """
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._pending = ""
+
+    def write(self, s: str) -> int:
+        self._pending += s
+        if "\n" in self._pending:
+            head, _, self._pending = self._pending.rpartition("\n")
+            self._raw.write(redact_text(head + "\n"))
+        if len(self._pending) > 1 << 20:  # no newline for a MiB: write it out anyway
+            self._raw.write(redact_text(self._pending))
+            self._pending = ""
+        return len(s)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._raw.write(redact_text(self._pending))
+            self._pending = ""
+        self._raw.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer …
+        return getattr(self._raw, name)

@@ -1,7 +1,11 @@
 """Headless CLI: ``python -m triage <command>``; one module per command, each with register(sub).
 
 Exit codes (the contract): 0 nothing reached --fail-on, 1 something did, 2 could not run.
-JSON output carries ``"schema": CLI_SCHEMA`` so other tools can tell versions apart.
+A failure is never a traceback and never exit 1: ``main`` turns any exception into one line on
+stderr and exit 2. stdout and stderr pass through ``triage.redact.SafeStream`` (the exact secrets
+and secret shapes redacted, terminal escapes neutralised). JSON output carries
+``"schema": CLI_SCHEMA`` so other tools can tell versions apart, and is written by ``print_json``
+(no NaN/Infinity).
 """
 from __future__ import annotations
 
@@ -9,7 +13,10 @@ import argparse
 import importlib
 import os
 import sys
+from typing import Any
+
 from triage import SCHEMA
+from triage.redact import SafeStream, add_secret, dumps_json
 
 CLI_SCHEMA = SCHEMA
 
@@ -33,7 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except Exception as e:  # a broken install: still one line and exit 2, never a traceback and 1
+        print(f"triage: cannot start: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: 2 on bad arguments, 0 on --help
@@ -41,11 +52,53 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except CommandError as e:
+        print(f"{args.command}: {e}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(f"{args.command}: the input is nested too deeply to read", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{args.command}: out of memory on this input", file=sys.stderr)
+        return 2
+    except Exception as e:  # a bug or an input nobody foresaw: a clear line, exit 2 (1 means a verdict)
+        print(f"{args.command}: could not run: {type(e).__name__}: {str(e)[:500]}", file=sys.stderr)
+        return 2
+    finally:
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdout, sys.stderr = out, err
+
+
+class CommandError(RuntimeError):
+    """A command cannot go on (an unusable database, an unreadable input): one line on stderr, exit 2."""
+
+
+def open_store(db: str | None) -> Any:
+    """The Store for --db, or a CommandError that says why it cannot be used (read-only, a directory,
+    not a database, truncated)."""
+    from triage.store import Store
+
+    try:
+        return Store(db) if db else Store()
+    except Exception as e:
+        raise CommandError(f"cannot use the database {db or '(default)'}: {type(e).__name__}: "
+                           f"{str(e).splitlines()[0][:300] if str(e) else ''}") from None
+
+
+def print_json(doc: Any, indent: int | None = 2) -> None:
+    """One JSON document on stdout: valid JSON (NaN/Infinity as null), redacted."""
+    print(dumps_json(doc, indent=indent))
 
 
 def add_db_arg(p: argparse.ArgumentParser) -> None:
@@ -69,6 +122,7 @@ def api_key_from_env(args: argparse.Namespace) -> str | None:
     key = os.environ.get(name)
     if not key:
         raise ArgError(f"environment variable {name} (--api-key-env) is not set or empty")
+    add_secret(key)
     return key
 
 

@@ -1,4 +1,10 @@
-"""``python -m triage import FILE``: read an exported run (JSON, or a bundle's run.json) into the database."""
+"""``python -m triage import FILE``: read an exported run (JSON, or a bundle's run.json) into the database.
+
+Bounded: a document larger than MAX_DOCUMENT_BYTES is refused before it is parsed (a zip member is
+read through a capped stream, whatever size its header claims), JSON nested past Python's limits is
+refused, and the whole document is schema-validated (``triage.export.json_.validate``) before a row
+is written. Exit 0 imported, 2 could not import (one line on stderr, nothing written).
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,11 +12,12 @@ import json
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from triage.cli import CLI_SCHEMA, add_db_arg
+from triage.cli import CLI_SCHEMA, add_db_arg, open_store, print_json
 from triage.export.json_ import ImportError_, import_run
-from triage.store import Store
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a day of 1 s watch samples is ~25 MB of JSON
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,31 +30,57 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _read_capped(f: BinaryIO, what: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ImportError_(f"{what} is larger than {limit // (1024 * 1024)} MiB: not a run document this "
+                           "version imports")
+    return data
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return json.loads(data.decode("utf-8", errors="replace"))
+    except RecursionError:
+        raise ImportError_("the JSON is nested too deeply to be a run document") from None
+    except ValueError as e:
+        raise ImportError_(f"not JSON: {e}") from None
+
+
 def read_document(path: str) -> Any:
     """The run document from a JSON file, stdin, or the run.json inside a bundle."""
     if path == "-":
-        return json.loads(sys.stdin.read())
+        return _parse(_read_capped(sys.stdin.buffer, "stdin"))
     p = Path(path).expanduser()
     if zipfile.is_zipfile(p):
         with zipfile.ZipFile(p) as zf:
             names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "run.json"]
             if not names:
                 raise ImportError_("the zip holds no run.json: not a vllm-triage bundle")
-            return json.loads(zf.read(min(names, key=len)))
-    return json.loads(p.read_text(encoding="utf-8"))
+            name = min(names, key=len)
+            if zf.getinfo(name).file_size > MAX_DOCUMENT_BYTES:
+                raise ImportError_(f"{name} inflates to {zf.getinfo(name).file_size} bytes: too large to import")
+            with zf.open(name) as member:
+                return _parse(_read_capped(member, name))
+    with open(p, "rb") as f:
+        return _parse(_read_capped(f, str(p)))
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         data = read_document(args.file)
-        store = Store(args.db)
+    except (OSError, ValueError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, RuntimeError) as e:
+        # ImportError_ is a ValueError: a user's file, not a crash
+        print(f"import: cannot import {args.file}: {e}", file=sys.stderr)
+        return 2
+    store = open_store(args.db)
+    try:
         run_id = import_run(store, data)
-    except (OSError, ValueError, zipfile.BadZipFile, KeyError, TypeError) as e:
-        # ImportError_ and json.JSONDecodeError are ValueErrors: a user's file, not a crash
-        print(f"cannot import {args.file}: {e}", file=sys.stderr)
+    except (ValueError, KeyError, TypeError) as e:
+        print(f"import: cannot import {args.file}: {e}", file=sys.stderr)
         return 2
     if args.format == "json":
-        print(json.dumps({"schema": CLI_SCHEMA, "run_id": run_id, "db": store.url}))
+        print_json({"schema": CLI_SCHEMA, "run_id": run_id, "db": store.url}, indent=None)
     else:
         print(f"imported run {run_id} into {store.url}")
     return 0

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, save_analysis
+from triage.logs.lines import _read_bounded as read_bounded
 from triage.logs.persist import CAPTURE_MAX_CHARS
 from triage.redact import redact_obj, redact_text
 
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
         return 2
-    tee = HeadTail(stream)
+    tee = HeadTail(read_bounded(stream))  # the parser's line cap: a 200 MB line is read in 1 MiB pieces
     try:
         analysis = analyze_log(iter(tee), stall_s=args.stall_seconds, year=args.year)
     except OSError as e:
@@ -128,8 +129,10 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
         if isinstance(w, dict) and w.get("timestamps"):
             dur = f", {w['duration_s']:.0f} s" if w.get("duration_s") is not None else ""
             print(f"         window: {w['start']} → {w['end'] or 'end of log'} ({w['ended_by']}{dur})")
-        for ln in (f.evidence.get("lines") or [])[:3]:
-            print(f"         line {ln['line']}: {redact_text(ln['text'][:160])}")
+        quoted = f.evidence.get("lines")
+        for ln in (quoted if isinstance(quoted, list) else [])[:3]:  # some findings count lines instead
+            if isinstance(ln, dict):
+                print(f"         line {ln.get('line')}: {redact_text(str(ln.get('text', ''))[:160])}")
         if f.fix and st in ("warn", "fail"):
             print(f"         fix: {f.fix}")
         if f.refs and st in ("warn", "fail"):

@@ -22,15 +22,18 @@ Document (``run_format`` 1; readers refuse another ``run_format``; new optional 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any, Optional
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from sqlmodel import Session, select
 
 from triage import SCHEMA, __version__
 from triage.findings import Finding, Status
-from triage.redact import redact_obj, redact_text
+from triage.redact import jsonable, redact_obj, redact_text
 from triage.store import (
     Capture,
     FindingRow,
@@ -130,10 +133,10 @@ def dumps(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     """Stable, pretty JSON, one line per metric sample (a long watch run stays a readable size);
     a last pass of the exact secrets over the text catches any escape form."""
     samples = doc.get("samples") or []
-    text = json.dumps({**doc, "samples": []}, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(jsonable({**doc, "samples": []}), indent=2, sort_keys=True, ensure_ascii=False, default=str)
     if samples:
         enc = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str, separators=(", ", ": "))
-        rows = ",\n    ".join(map(enc.encode, samples))
+        rows = ",\n    ".join(enc.encode(jsonable(m)) for m in samples)
         for end in (",", ""):  # "samples" is followed by "schema", unless a caller's document ends there
             key = f'\n  "samples": []{end}\n'
             if key in text:
@@ -160,16 +163,120 @@ def comparable(doc: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, strict=False)
+
+
+def _iso_ok(v: str | None) -> str | None:
+    if v is not None:
+        try:
+            parse_iso(v)
+        except (ValueError, TypeError):
+            raise ValueError(f"not an ISO-8601 time: {v[:40]!r}") from None
+    return v
+
+
+IsoTime = Annotated[Optional[str], AfterValidator(_iso_ok)]
+
+
+class _RunDoc(_Doc):
+    id: Optional[int] = None
+    kind: Optional[str] = None
+    status: Optional[str] = None
+    started_at: IsoTime = None
+    finished_at: IsoTime = None
+    summary: Optional[str] = None
+    config: Optional[dict[str, Any]] = None
+    meta: Optional[dict[str, Any]] = None
+
+
+class _TargetDoc(_Doc):
+    id: Optional[int] = None
+    url: str
+    model: Optional[str] = None
+    truncate_prompt_tokens: Optional[int] = None
+    cmdline: Optional[str] = None
+    label: Optional[str] = None
+    created_at: IsoTime = None
+
+
+class _FindingDoc(_Doc):
+    check: str
+    status: Status
+    title: str = ""
+    evidence: Optional[dict[str, Any]] = None
+    fix: Optional[str] = None
+    refs: Optional[list[str]] = None
+    explanation: Optional[str] = None
+
+
+class _ProbeDoc(_Doc):
+    id: Optional[int] = None
+    probe: str
+    outcome: str
+    started_at: IsoTime = None
+    duration_s: Optional[float] = None
+    time_to_verdict_s: Optional[float] = None
+    http_status: Optional[int] = None
+    detail: Optional[dict[str, Any]] = None
+
+
+class _CaptureDoc(_Doc):
+    id: Optional[int] = None
+    kind: str
+    name: Optional[str] = None
+    created_at: IsoTime = None
+    content: Optional[str] = None
+
+
+class _Document(_Doc):
+    run: _RunDoc
+    target: Optional[_TargetDoc] = None
+    findings: Optional[list[_FindingDoc]] = None
+    probes: Optional[list[_ProbeDoc]] = None
+    captures: Optional[list[_CaptureDoc]] = None
+
+
+def _check_samples(samples: Any) -> None:
+    """Samples are many (a day of 1 s scrapes is 86,400): checked by hand, not by model instances."""
+    if samples is None:
+        return
+    if not isinstance(samples, list):
+        raise ImportError_("samples: not a list")
+    for i, m in enumerate(samples):
+        if not isinstance(m, dict):
+            raise ImportError_(f"samples[{i}]: not an object")
+        for k in SAMPLE_FIELDS:
+            v = m.get(k)
+            if k in ("engine", "source"):
+                if v is not None and not isinstance(v, str):
+                    raise ImportError_(f"samples[{i}].{k}: not a string")
+            elif k == "ts" and (not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)):
+                raise ImportError_(f"samples[{i}].ts: a sample needs a finite number of unix seconds")
+            elif v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+                raise ImportError_(f"samples[{i}].{k}: not a number")
+        if m.get("extra") is not None and not isinstance(m["extra"], dict):
+            raise ImportError_(f"samples[{i}].extra: not an object")
+
+
 def validate(data: Any) -> dict[str, Any]:
-    """Check the envelope; raises ImportError_ with a message a user can act on."""
+    """Check the whole document (envelope, run, target, findings, probes, samples, captures), so that
+    nothing imported can crash a report later; raises ImportError_ with a message a user can act on."""
     if not isinstance(data, dict) or data.get("document") != DOCUMENT:
         raise ImportError_("not a vllm-triage run document (no \"document\": \"run\")")
     if data.get("schema") != SCHEMA:
-        raise ImportError_(f"schema {data.get('schema')!r} is not {SCHEMA!r}")
+        raise ImportError_(f"schema {str(data.get('schema'))[:80]!r} is not {SCHEMA!r}")
     if data.get("run_format") != RUN_FORMAT:
-        raise ImportError_(f"run_format {data.get('run_format')!r}: this version reads {RUN_FORMAT}")
+        raise ImportError_(f"run_format {str(data.get('run_format'))[:40]!r}: this version reads {RUN_FORMAT}")
     if not isinstance(data.get("run"), dict):
         raise ImportError_("the document has no run")
+    try:
+        _Document.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ())) or "document"
+        raise ImportError_(f"{where}: {first.get('msg', 'invalid')} ({e.error_count()} problem(s) in all)") from None
+    _check_samples(data.get("samples"))
     return data
 
 

@@ -28,6 +28,10 @@ def verdict(doc: dict[str, Any]) -> Verdict:
         counts[f["status"]] = counts.get(f["status"], 0) + 1
     status = worst(f["status"] for f in findings).value if findings else (doc["run"].get("status") or "unknown")
     bad = [f for f in findings if severity(f["status"]) >= severity(Status.WARN)]
+    if not doc["run"].get("finished_at") and doc["run"].get("status") in (None, "running", "incomplete"):
+        # killed (or still going): what it found so far is no verdict, least of all PASS
+        return Verdict(status="incomplete", counts={k: v for k, v in counts.items() if v},
+                       headline=f"the run did not finish ({len(findings)} finding(s) recorded before it stopped)")
     if doc["run"].get("summary"):
         headline = doc["run"]["summary"]
     elif bad:
