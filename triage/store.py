@@ -144,6 +144,10 @@ def _dumps(v: Any) -> str:
     return json.dumps(v, default=str, sort_keys=True)
 
 
+def _red(v: str | None) -> str | None:
+    return redact_text(v) if v else v
+
+
 class Store:
     """The one way the engine reads and writes the database."""
 
@@ -165,8 +169,8 @@ class Store:
     # -- targets -----------------------------------------------------------------------------
     def add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
                    cmdline: str | None = None, label: str | None = None) -> Target:
-        t = Target(url=redact_text(url), model=model, truncate_prompt_tokens=truncate_prompt_tokens,
-                   cmdline=redact_text(cmdline) if cmdline else None, label=label)
+        t = Target(url=redact_text(url), model=_red(model), truncate_prompt_tokens=truncate_prompt_tokens,
+                   cmdline=redact_text(cmdline) if cmdline else None, label=_red(label))
         with Session(self.engine) as s:
             s.add(t)
             s.commit()
@@ -200,8 +204,9 @@ class Store:
         with Session(self.engine) as s:
             seq = s.exec(select(func.count()).select_from(FindingRow).where(FindingRow.run_id == run_id)).one()
             s.add(FindingRow(run_id=run_id, seq=int(seq), check=f.check, status=Status(f.status).value,
-                             title=f.title, evidence_json=_dumps(redact_obj(f.evidence)), fix=f.fix,
-                             refs_json=_dumps(f.refs), explanation=f.explanation))
+                             title=redact_text(f.title), evidence_json=_dumps(redact_obj(f.evidence)),
+                             fix=redact_text(f.fix), refs_json=_dumps(redact_obj(f.refs)),
+                             explanation=redact_text(f.explanation)))
             s.commit()
 
     def set_config(self, run_id: int, config: dict[str, Any]) -> None:
@@ -229,7 +234,7 @@ class Store:
             statuses = s.exec(select(FindingRow.status).where(FindingRow.run_id == run_id)).all()
             r.status = worst(statuses).value
             r.finished_at = utcnow()
-            r.summary = summary
+            r.summary = redact_text(summary)
             s.add(r)
             s.commit()
             s.refresh(r)
@@ -250,6 +255,11 @@ class Store:
     def add_samples(self, samples: Iterable[MetricSample]) -> int:
         """Batched insert: one transaction for many samples."""
         rows = list(samples)
+        labels: dict[str, str] = {}
+        for r in rows:  # the engine label comes from the server's /metrics page (extras are numbers)
+            if r.engine not in labels:
+                labels[r.engine] = redact_text(r.engine)
+            r.engine = labels[r.engine]
         if rows:
             with Session(self.engine) as s:
                 s.add_all(rows)
@@ -259,7 +269,8 @@ class Store:
     def add_capture(self, run_id: int, kind: str, content: str, name: str = "",
                     secrets: tuple[str, ...] = ()) -> None:
         with Session(self.engine) as s:
-            s.add(Capture(run_id=run_id, kind=kind, name=name, content=redact_text(content, secrets)))
+            s.add(Capture(run_id=run_id, kind=kind, name=redact_text(name, secrets),
+                          content=redact_text(content, secrets)))
             s.commit()
 
     # -- reading -----------------------------------------------------------------------------
