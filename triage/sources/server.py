@@ -8,9 +8,10 @@ so /health, /version and /metrics answer without a key.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from triage.client import Reply, VllmClient, origin_of, path_prefix_of
+from triage.client import Reply, VllmClient, origin_of, path_prefix_of, transport_text
 from triage.findings import Status
 from triage.sources import SourceResult
 from triage.sources.server_details import (
@@ -23,31 +24,6 @@ from triage.sources.server_details import (
 )
 
 SOURCE = "server"
-
-_TRANSPORT_TEXT = {
-    "refused": (
-        "Nothing is listening at {url} (connection refused).",
-        "Check host and port (vllm serve defaults to port 8000), that the server process is up, and "
-        "that a firewall or container port mapping (docker -p) exposes it.",
-    ),
-    "timeout": (
-        "{url} did not answer within the timeout.",
-        "Check the network path; a server still loading a model answers /health only after start-up "
-        "(tens of seconds to minutes). Raise --timeout if the link is slow.",
-    ),
-    "tls": (
-        "The TLS handshake with {url} failed (certificate or protocol).",
-        "Use the right scheme (http:// for a plain vLLM server), install the CA, or pass --insecure to skip "
-        "verification for a self-signed certificate.",
-    ),
-    "dns": ("The host name in {url} does not resolve.", "Check the host name."),
-    "invalid-url": ("{url} is not a usable URL.", "Give a URL like http://host:8000."),
-    "protocol": (
-        "{url} answered with something that is not HTTP.",
-        "Check the port: it may belong to another service.",
-    ),
-}
-
 
 def _models_list(r: Reply) -> list[dict[str, Any]] | None:
     j = r.json()
@@ -63,12 +39,12 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
     health = client.get("/health")
     _cap(res, health)
     if health.transport_failed:
-        head, fix = _TRANSPORT_TEXT.get(health.error_kind or "protocol", _TRANSPORT_TEXT["protocol"])
+        head, fix = transport_text(health.error_kind, url)
         res.findings.append(
             _finding(
                 "server-reachable",
                 Status.ERROR,
-                head.format(url=url),
+                head,
                 {"url": url, "error_kind": health.error_kind, "error": health.error},
                 fix,
             )
@@ -179,6 +155,8 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
             else f"GET /v1/models answered HTTP {models_r.status_code}"
             if not models_r.ok
             else "GET /v1/models did not answer the OpenAI JSON list"
+            if models is None
+            else f"GET /version did not answer {{\"version\": …}} ({version_r.status_code or version_r.error_kind})"
         )
         res.findings.append(
             _finding(
@@ -224,12 +202,29 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
         if isinstance(chosen.get("max_model_len"), int):
             res.add("max_model_len", chosen["max_model_len"], "GET /v1/models data[].max_model_len")
 
-    collect_metrics(client, res)
+    _guard(res, collect_metrics, client, res)
     if served is None and model:  # /tokenize is not under /v1, so it answers even when the key is missing
-        collect_tokenize(client, res, model)
+        _guard(res, collect_tokenize, client, res, model)
     if served and models_r.ok:
-        collect_tokenize(client, res, served)
+        _guard(res, collect_tokenize, client, res, served)
         if embed_probe:
-            collect_embedding(client, res, served)
-    collect_server_info(client, res)
+            _guard(res, collect_embedding, client, res, served)
+    _guard(res, collect_server_info, client, res)
     return res
+
+
+def _guard(res: SourceResult, collect: Callable[..., None], *args: Any) -> None:
+    """Run one collector; an answer it cannot read becomes an error finding, and the rest goes on."""
+    try:
+        collect(*args)
+    except Exception as e:  # a malformed answer of a hostile or broken server: report it, keep the rest
+        res.findings.append(
+            _finding(
+                "server-answer",
+                Status.ERROR,
+                f"An answer of the server could not be read ({collect.__name__.removeprefix('collect_')}): "
+                f"{type(e).__name__}",
+                {"collector": collect.__name__, "error": f"{type(e).__name__}: {str(e)[:300]}"},
+                "Check that the URL points at a vLLM server; a proxy or another service may be answering.",
+            )
+        )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from triage.client import Reply, VllmClient
+from triage.client import Reply, VllmClient, server_message
 from triage.findings import Finding, Status
 from triage.sources import RawCapture, SourceResult
 from triage.vllm.metrics import MetricsParseError, parse_metrics
@@ -102,7 +102,7 @@ def collect_metrics(client: VllmClient, res: SourceResult) -> None:
         try:
             if cc.get(key) not in (None, "None", ""):
                 res.add(key, conv(float(cc[key])) if conv is int else conv(cc[key]), detail)
-        except ValueError:
+        except (ValueError, OverflowError):  # "inf", "nan" or words where a number belongs
             pass
     if len(page.engines) > 1:
         res.add("data_parallel_size", len(page.engines), "/metrics engine labels")
@@ -125,7 +125,7 @@ def collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None
     r = client.post("/v1/embeddings", {"model": model, "input": "vllm-triage"})
     keep(res, r)
     j = r.json() if r.ok else None
-    if isinstance(j, dict) and isinstance(j.get("data"), list) and j["data"]:
+    if isinstance(j, dict) and isinstance(j.get("data"), list) and j["data"] and isinstance(j["data"][0], dict):
         emb = j["data"][0].get("embedding")
         res.add("runner", "pooling", "POST /v1/embeddings answered 200")
         if isinstance(emb, list):
@@ -153,9 +153,8 @@ def collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None
             )
         )
     elif r.status_code in (400, 404):
-        jj = r.json() or {}
-        msg = jj.get("error", {}).get("message") if isinstance(jj.get("error"), dict) else jj.get("message")
-        res.add("embeddings_error", str(msg or r.text[:300]), f"POST /v1/embeddings -> {r.status_code}")
+        msg = server_message(r.json(), 300)
+        res.add("embeddings_error", msg or r.text[:300], f"POST /v1/embeddings -> {r.status_code}")
 
 
 # Fields of /server_info's "vllm_config" string (the same repr as the log's engine config line; read
