@@ -147,7 +147,7 @@ BASE64_TRUNCATED = FailureMode(
         "length (a quarter, or a half) or of the wrong values."
     ),
     evidence={"clients": "the base64 vector's length or values differ from the float vector of the same text"},
-    findings=("clients-openai-base64",),
+    findings=("clients-openai-base64", "clients-openai-float", "clients-openai-default", "clients-litellm"),
     fix_text=("Decode base64 as little-endian float32 (numpy.frombuffer(b, dtype='<f4')), or ask for "
               "encoding_format='float' through proxies that rewrite bodies."),
 )

@@ -1,0 +1,119 @@
+"""Open WebUI's embedding settings checked by sending exactly what Open WebUI sends.
+
+Open WebUI's OpenAI embedding engine (backend/open_webui/retrieval/utils.py,
+generate_openai_batch_embeddings) POSTs ``{RAG_OPENAI_API_BASE_URL}/embeddings`` with
+``{"input": [texts of one batch], "model": RAG_EMBEDDING_MODEL}`` and ``Authorization: Bearer
+{RAG_OPENAI_API_KEY}``; batches have RAG_EMBEDDING_BATCH_SIZE texts. The URL is built from the
+user's base as Open WebUI builds it (not through triage.client's base URL), because the missing
+/v1 is the point. Wording and fixes: the catalogue record OPENWEBUI_MISCONFIG.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import httpx
+
+from triage.catalogue import get
+from triage.client import Exchange
+from triage.findings import Finding, Status
+
+CHECK = "clients-openwebui"
+ENV = {"base_url": "RAG_OPENAI_API_BASE_URL", "api_key": "RAG_OPENAI_API_KEY", "model": "RAG_EMBEDDING_MODEL",
+       "batch_size": "RAG_EMBEDDING_BATCH_SIZE"}
+
+
+@dataclass(frozen=True)
+class OpenWebUISettings:
+    """Admin Settings → Documents → Embedding (engine OpenAI): Base URL, API key, model, batch size."""
+
+    base_url: str
+    api_key: Optional[str] = field(default=None, repr=False)
+    model: str = ""
+    batch_size: int = 1
+
+    @classmethod
+    def from_env(cls, env: Optional[Mapping[str, str]] = None) -> Optional[OpenWebUISettings]:
+        e = os.environ if env is None else env
+        if not e.get(ENV["base_url"]):
+            return None
+        try:
+            batch = int(e.get(ENV["batch_size"]) or 1)
+        except ValueError:
+            batch = 1
+        return cls(e[ENV["base_url"]], e.get(ENV["api_key"]) or None, e.get(ENV["model"]) or "", batch)
+
+    def public(self) -> dict[str, Any]:
+        """The settings without the key (a key is 'set' or 'empty')."""
+        return {"base_url": self.base_url, "api_key": "set" if self.api_key else "empty", "model": self.model,
+                "batch_size": self.batch_size}
+
+    def env_lines(self) -> str:
+        return "\n".join([f"{ENV['base_url']}={self.base_url}", f"{ENV['api_key']}=<the server's --api-key>",
+                          f"{ENV['model']}={self.model}", f"{ENV['batch_size']}={self.batch_size}"])
+
+
+def _send(c: httpx.Client, method: str, url: str, body: Optional[dict[str, Any]], headers: dict[str, str]) -> Exchange:
+    ex = Exchange(method, url, body)
+    t = time.monotonic()
+    try:
+        r = c.request(method, url, json=body, headers=headers)
+        ex.status = r.status_code
+        try:
+            ex.body = r.json()
+        except ValueError:
+            ex.body = r.text[:2000]
+    except httpx.HTTPError as e:
+        ex.error = f"{type(e).__name__}: {e}"
+    ex.elapsed_s = round(time.monotonic() - t, 4)
+    return ex
+
+
+def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: float = 30.0) -> tuple[Finding,
+                                                                                                   list[Exchange]]:
+    """Send Open WebUI's request for these settings; the verdict says what to change (server_url: for /v1/models)."""
+    texts = [f"Open WebUI embedding check {i}" for i in range(max(1, s.batch_size))]
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {s.api_key or ''}"}
+    base = s.base_url.rstrip("/")
+    with httpx.Client(timeout=timeout_s, verify=True) as c:
+        ex = _send(c, "POST", f"{base}/embeddings", {"input": texts, "model": s.model}, headers)
+        root = (server_url or (base[:-3] if base.endswith("/v1") else base)).rstrip("/")
+        models = _send(c, "GET", f"{root}/v1/models", None, headers)
+    return verdict(s, ex, models), [ex, models]
+
+
+def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
+    """What Open WebUI's request answered, as a finding that says what to change (pure: recorded answers in)."""
+    mode = get("openwebui-misconfig")
+    base = s.base_url.rstrip("/")
+    texts = (ex.request or {}).get("input") or []
+    served = [d.get("id") for d in (models.body or {}).get("data", [])] if models.ok and isinstance(
+        models.body, dict) else []
+    ev = {"settings": s.public(), "request": {"url": f"{base}/embeddings", "batch": len(texts)},
+          "exchanges": [x.to_dict() for x in (ex, models)], "served_models": served, "source": "Open WebUI's request",
+          "failure_mode": mode.id}
+    msg = ex.error_message()
+    problem: Optional[str] = None
+    if ex.ok:
+        n = len((ex.body or {}).get("data") or [])
+        return Finding(CHECK, Status.PASS, f"Open WebUI's request ({base}/embeddings, batch of {len(texts)}) answers "
+                       f"200 with {n} vectors", {**ev, "env": s.env_lines()}, refs=list(mode.refs))
+    if ex.status == 404 and not base.endswith("/v1") and ("not found" in msg.lower() or not msg):
+        problem = "missing-v1"
+    elif ex.status == 404 and ("does not exist" in msg or "model" in msg.lower()):
+        problem = "model-name"
+    elif ex.status == 401:
+        problem = "api-key"
+    elif ex.status == 400 and len(texts) > 1:
+        problem = "batch"
+    cfg = {"problem": problem, "base_url": base[:-3] if problem == "missing-v1" and base.endswith("/v1") else base,
+           "served": served, "model": s.model}
+    status = Status.FAIL if problem else Status.ERROR
+    what = {"missing-v1": "the Base URL lacks /v1", "model-name": f"model {s.model!r} is not served here",
+            "api-key": "the server wants an API key", "batch": "the batch was refused"}.get(problem or "", "")
+    return Finding(CHECK, status, f"Open WebUI's request answers {ex.status or ex.error}"
+                   + (f": {what}" if what else f" {msg[:200]}"), {**ev, "problem": problem, "error": msg[:500]},
+                   mode.fix(cfg), list(mode.refs), mode.mechanism)

@@ -1,0 +1,242 @@
+"""Pure verdicts of the vectors set: recorded exchanges (and the model's files) in, a Finding out.
+
+Thresholds: the same text twice >= 0.999 (fp16 noise stays far above it); alone vs in a batch >= 0.99
+(batch-invariance noise is not an alarm); reference vectors >= 0.99. Wording, refs and fixes are the
+catalogue's (triage/catalogue/vectors.py); the cosine a check judged is ``evidence["cosine"]`` so the
+dashboard can plot it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from triage.catalogue import get
+from triage.catalogue.model import FailureMode
+from triage.client import Exchange
+from triage.findings import Finding, Status
+from triage.probes.conformance_checks import cosine, norm, vectors
+from triage.probes.runner import OK, ProbeOutcome
+from triage.sources.model_files import POOLINGS, ModelPooling
+
+REPEAT_MIN = 0.999
+BATCH_MIN = 0.99
+REFERENCE_MIN = 0.99
+NORM_TOL = 1e-2
+
+# (paraphrase, paraphrase, unrelated): a trained embedding model ranks cos(a, b) above cos(a, c).
+PAIRS: tuple[tuple[str, str, str], ...] = (
+    ("A man is playing a guitar.", "Someone is playing the guitar.", "The stock market fell sharply today."),
+    ("How do I reset my password?", "I forgot my password and need to change it.",
+     "The recipe needs two cups of flour."),
+    ("The cat sleeps on the sofa.", "A cat is napping on the couch.", "Quarterly revenue grew by ten percent."),
+    ("Where is the nearest train station?", "How can I get to the closest railway station?",
+     "Photosynthesis turns light into chemical energy."),
+)
+REFERENCE_TEXTS = ("The quick brown fox jumps over the lazy dog.", "Embeddings map text to vectors.",
+                   "What is the capital of France?")
+
+
+def _ev(*exchanges: Exchange, **more: Any) -> dict[str, Any]:
+    return {"exchanges": [x.to_dict() for x in exchanges], "source": "live probe", **more}
+
+
+def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
+             cfg: Optional[dict[str, Any]] = None) -> Finding:
+    bad = status in (Status.FAIL, Status.WARN)
+    return Finding(check, status, title, {**evidence, "failure_mode": mode.id},
+                   mode.fix(cfg or {}) if bad else "", list(mode.refs), mode.mechanism if bad else "")
+
+
+def _failed(check: str, mode: FailureMode, exs: Sequence[Exchange], what: str) -> Finding:
+    bad = next((x for x in exs if not x.ok), exs[0])
+    return _finding(check, mode, Status.ERROR, f"{what}: HTTP {bad.status or bad.error} "
+                    f"{bad.error_message()[:200]}", _ev(*exs))
+
+
+def check_dimension(exs: Sequence[Exchange], declared: Optional[int], declared_source: str) -> Finding:
+    mode = get("dimensions-not-matryoshka")
+    if not all(x.ok for x in exs):
+        return _failed("vectors-dimension", mode, exs, "an embedding request failed")
+    dims = sorted({len(v) for x in exs for v in vectors(x)})
+    if len(dims) != 1:
+        return _finding("vectors-dimension", mode, Status.FAIL, f"vector lengths differ across input lengths: {dims}",
+                        _ev(*exs, dimensions=dims))
+    if declared is not None and dims[0] != declared:
+        return _finding("vectors-dimension", mode, Status.FAIL,
+                        f"vectors have {dims[0]} dimensions, the model declares {declared} ({declared_source})",
+                        _ev(*exs, dimension=dims[0], declared=declared, declared_source=declared_source))
+    said = f", as the model declares ({declared_source})" if declared is not None else \
+        " (the model's files are not readable: its declared dimension is unknown)"
+    return _finding("vectors-dimension", mode, Status.PASS, f"{dims[0]} dimensions for short, long and batched "
+                    f"inputs{said}", _ev(*exs, dimension=dims[0], declared=declared))
+
+
+def check_finite(exs: Sequence[Exchange]) -> Finding:
+    mode = get("nan-vectors")
+    out_of_range = [x for x in exs if x.status == 500 and "out of range float" in x.error_message().lower()]
+    bad = sum(1 for x in exs for v in vectors(x) for y in v if not math.isfinite(y))
+    n = sum(len(v) for x in exs for v in vectors(x))
+    if out_of_range or bad:
+        what = (f"{bad} of {n} values are NaN/inf" if bad else
+                "HTTP 500 'Out of range float values are not JSON compliant'")
+        return _finding("vectors-finite", mode, Status.FAIL, what, _ev(*(out_of_range or exs[:1]), non_finite=bad))
+    if not n:
+        return _finding("vectors-finite", mode, Status.UNKNOWN, "no vectors came back to inspect", _ev(*exs[:1]))
+    return _finding("vectors-finite", mode, Status.PASS, f"all {n} values of {len(exs)} responses are finite",
+                    {"values": n, "source": "live probe"})
+
+
+def check_norm(ex: Exchange, expect_normalized: Optional[bool], source: str) -> Finding:
+    mode = get("pooling-mismatch")
+    if not ex.ok:
+        return _failed("vectors-norm", mode, [ex], "an embedding request failed")
+    norms = [round(norm(v), 5) for v in vectors(ex)]
+    unit = all(abs(n - 1.0) <= NORM_TOL for n in norms)
+    expect = True if expect_normalized is None else expect_normalized
+    ev = _ev(ex, norms=norms, expected="L2-normalized" if expect else "not normalized", expected_from=source)
+    if unit == expect:
+        return _finding("vectors-norm", mode, Status.PASS,
+                        f"norms {norms}: {'unit length' if unit else 'not normalized'}, as {source} says", ev)
+    status = Status.FAIL if expect_normalized is not None else Status.WARN
+    return _finding("vectors-norm", mode, status, f"norms {norms}, but {source} says "
+                    f"{'L2-normalized' if expect else 'not normalized'}", ev)
+
+
+def _vec(ex: Exchange, i: int) -> Optional[list[float]]:
+    vs = vectors(ex)
+    return vs[i] if len(vs) > i else None
+
+
+def check_pair(check: str, a: Exchange, b: Exchange, minimum: float, what: str, index_b: int = 0) -> Finding:
+    mode = get("unstable-vectors")
+    if not (a.ok and b.ok):
+        return _failed(check, mode, [a, b], "an embedding request failed")
+    va, vb = _vec(a, 0), _vec(b, index_b)
+    c = cosine(va or [], vb or [])
+    ev = _ev(a, b, cosine=round(c, 6), minimum=minimum)
+    if c >= minimum:
+        return _finding(check, mode, Status.PASS, f"{what}: cosine {c:.5f} (>= {minimum})", ev)
+    return _finding(check, mode, Status.FAIL, f"{what}: cosine {c:.5f} (< {minimum})", ev)
+
+
+def check_long_repeat(outs: Sequence[ProbeOutcome], tokens: int) -> Finding:
+    mode = get("unstable-vectors")
+    if any(o.outcome != OK for o in outs) or len(outs) != 2:
+        return _finding("vectors-long-repeat", mode, Status.UNKNOWN,
+                        f"the long input did not answer both times: {[o.outcome for o in outs]}",
+                        {"outcomes": [o.outcome for o in outs], "tokens": tokens})
+    a, b = outs[0].exchanges[0], outs[1].exchanges[0]
+    f = check_pair("vectors-long-repeat", a, b, REPEAT_MIN, f"a {tokens}-token input (chunked-prefill path) twice")
+    return dataclasses.replace(f, evidence={**f.evidence, "tokens": tokens,
+                                            "durations_s": [o.duration_s for o in outs]})
+
+
+def check_ranking(ex: Exchange, untrained: Optional[str]) -> Finding:
+    mode = get("unstable-vectors")
+    if not ex.ok:
+        return _failed("vectors-ranking", mode, [ex], "an embedding request failed")
+    vs = vectors(ex)
+    rows = []
+    for i, (a, b, c) in enumerate(PAIRS):
+        va, vb, vc_ = vs[3 * i], vs[3 * i + 1], vs[3 * i + 2]
+        rows.append({"pair": [a, b], "unrelated": c, "paraphrase": round(cosine(va, vb), 4),
+                     "unrelated_cosine": round(cosine(va, vc_), 4)})
+    ok = sum(1 for r in rows if r["paraphrase"] > r["unrelated_cosine"])
+    ev = _ev(ex, pairs=rows, ranked=ok, of=len(rows),
+             cosine=min(r["paraphrase"] for r in rows))
+    if untrained:
+        return _finding("vectors-ranking", mode, Status.UNKNOWN, f"not judged: {untrained}; paraphrases ranked "
+                        f"above unrelated in {ok} of {len(rows)} pairs (chance)", {**ev, "untrained": untrained})
+    if ok == len(rows):
+        return _finding("vectors-ranking", mode, Status.PASS,
+                        f"paraphrases rank above unrelated texts in all {len(rows)} pairs", ev)
+    return _finding("vectors-ranking", mode, Status.WARN, f"paraphrases rank above unrelated texts in only {ok} of "
+                    f"{len(rows)} pairs: the vectors may not be the model's (check pooling and the client)", ev)
+
+
+def check_eos(t_text: Exchange, t_empty: Exchange, pooling: Optional[str], eos_id: Optional[int],
+              source: str) -> Finding:
+    mode = get("missing-eos")
+    if pooling and pooling != "LAST":
+        return _finding("vectors-eos", mode, Status.PASS, f"pooling is {pooling}: no EOS needed",
+                        {"pooling": pooling, "pooling_from": source})
+    if not t_text.ok:
+        return _finding("vectors-eos", mode, Status.UNKNOWN, f"/tokenize answered {t_text.status or t_text.error}",
+                        _ev(t_text))
+    toks = (t_text.body or {}).get("tokens") or []
+    suffix = ((t_empty.body or {}).get("tokens") or [None])[-1] if t_empty.ok else None
+    want, how = (eos_id, "config.json eos_token_id") if eos_id is not None else (suffix, "the token /tokenize "
+                                                                                          "adds to an empty text")
+    ev = _ev(t_text, t_empty, last_token=toks[-1] if toks else None, eos=want, eos_from=how, pooling=pooling,
+             pooling_from=source)
+    if want is None:
+        status = Status.WARN if pooling == "LAST" else Status.UNKNOWN
+        return _finding("vectors-eos", mode, status, "the tokenizer appends no special token at the end of a text"
+                        + (" while pooling is LAST" if pooling == "LAST" else ""), ev)
+    if toks and toks[-1] == want:
+        return _finding("vectors-eos", mode, Status.PASS, f"/tokenize ends with EOS id {want} ({how})", ev)
+    status = Status.FAIL if pooling == "LAST" else Status.WARN
+    return _finding("vectors-eos", mode, status, f"/tokenize ends with {toks[-1] if toks else None}, not EOS {want} "
+                    f"({how}); pooling {pooling or 'unknown'}", ev)
+
+
+def check_model_pooling(files: Optional[ModelPooling], server: Optional[str], server_source: str,
+                        root: Optional[str]) -> Finding:
+    mode = get("pooling-mismatch")
+    if files is None or files.pooling is None:
+        return _finding("vectors-model-pooling", mode, Status.UNKNOWN,
+                        f"the model's files are not readable here ({root!r}): its own pooling is unknown",
+                        {"model_root": root, "server_pooling": server, "server_source": server_source})
+    ev = {"model_pooling": files.pooling, "model_source": files.source, "server_pooling": server,
+          "server_source": server_source, "files": files.files, "model_root": files.path}
+    if server is None:
+        return _finding("vectors-model-pooling", mode, Status.UNKNOWN, f"the model pools {files.pooling} "
+                        f"({files.source}); what the server resolved is unknown ({server_source})", ev)
+    if server == files.pooling:
+        return _finding("vectors-model-pooling", mode, Status.PASS,
+                        f"the server pools {server}, as the model does ({files.source})", ev)
+    return _finding("vectors-model-pooling", mode, Status.FAIL,
+                    f"pooling mismatch: the server pools {server} ({server_source}), the model's own pooling is "
+                    f"{files.pooling} ({files.source})", ev,
+                    {"model_pooling": files.pooling, "server_pooling": server})
+
+
+def check_reference(ex: Exchange, refs: Optional[dict[str, list[list[float]]]], files: Optional[ModelPooling],
+                    server: Optional[str], why: str, python: Optional[str]) -> Finding:
+    mode = get("pooling-mismatch")
+    if not ex.ok:
+        return _failed("vectors-reference", mode, [ex], "an embedding request failed")
+    if refs is None or files is None or files.pooling is None:
+        return _finding("vectors-reference", mode, Status.UNKNOWN, f"no reference vectors: {why or 'model files'}",
+                        _ev(ex, why=why))
+    got = vectors(ex)
+    cos = {p: round(min(cosine(a, b) for a, b in zip(got, refs[p], strict=False)), 5) for p in POOLINGS if p in refs}
+    own = cos.get(files.pooling, float("nan"))
+    matches = [p for p, c in cos.items() if c >= REFERENCE_MIN]
+    ev = _ev(ex, cosine=own, by_pooling=cos, model_pooling=files.pooling, model_source=files.source,
+             server_pooling=server, reference_python=python, texts=list(REFERENCE_TEXTS), minimum=REFERENCE_MIN)
+    if own >= REFERENCE_MIN:
+        return _finding("vectors-reference", mode, Status.PASS, f"the server's vectors equal transformers' with the "
+                        f"model's own {files.pooling} pooling (cosine {own:.4f})", ev)
+    seen = next((p for p in matches if p != files.pooling), None)
+    said = f"they match {seen} pooling (cosine {cos[seen]:.4f})" if seen else "they match no plain pooling"
+    return _finding("vectors-reference", mode, Status.FAIL,
+                    f"pooling mismatch: the server's vectors differ from the model's own {files.pooling} pooling "
+                    f"(cosine {own:.4f}); {said}", ev,
+                    {"model_pooling": files.pooling, "server_pooling": server or seen})
+
+
+_COLOUR = {"pass": "#2e7d32", "unknown": "#9e9e9e", "warn": "#f9a825", "error": "#6a1b9a", "fail": "#c62828"}
+
+
+def cosine_rows(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """One row per finding that judged a cosine (check, cosine, status, colour): the dashboard's plot data."""
+    out = []
+    for f in findings:
+        c = (f.evidence or {}).get("cosine")
+        if isinstance(c, (int, float)) and math.isfinite(c):
+            st = Status(f.status).value
+            out.append({"check": f.check, "cosine": float(c), "status": st, "colour": _COLOUR.get(st, "#9e9e9e")})
+    return out

@@ -1,0 +1,222 @@
+"""The vectors set (safe, bounded, on by default): are the vectors the server returns the model's vectors?
+
+Steps: dimension across input lengths and vs the model's files; no NaN/Inf; norm as the pooling
+config says; the same text twice; alone vs inside a batch; a long input (the chunked-prefill path,
+under watch and aborted if it stalls) twice; paraphrases ranked above unrelated pairs; EOS at the
+end of /tokenize output for LAST pooling; the model's own pooling (files) vs the server's (start-up
+log, command line); reference vectors computed with transformers vs the server's. Verdicts are the
+pure ``check_*`` functions in triage/probes/vector_checks.py; wording, refs and fixes come from the
+catalogue (triage/catalogue/vectors.py).
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from collections.abc import AsyncIterator, Iterable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import urlparse
+
+from triage.client import Exchange
+from triage.findings import Finding
+from triage.probes import vector_checks as vc
+from triage.probes.context import ProbeContext
+from triage.probes.runner import ProbeOutcome
+from triage.sources import model_files as mf
+
+SET = "vectors"
+MODEL_PATH_ENV = "VLLM_TRIAGE_MODEL_PATH"  # the model directory, when /v1/models' root is not readable here
+SERVER_LOG_ENV = "VLLM_TRIAGE_SERVER_LOG"  # the server's start-up log file
+UNTRAINED_MARKER = ".built"  # written by `triage lab models` next to its random-weight models
+
+
+def _outcome(probe: str, exchanges: list[Exchange], finding: Finding) -> ProbeOutcome:
+    from triage.probes.conformance import as_outcome
+    return dataclasses.replace(as_outcome(probe, exchanges, finding), set=SET)
+
+
+def _only(name: str, only: Iterable[str] | None) -> bool:
+    import fnmatch
+    pats = list(only or [])
+    return not pats or any(fnmatch.fnmatch(name, p) for p in pats)
+
+
+def model_dir(ctx: ProbeContext) -> Optional[str]:
+    for d in (_evidence().model_path, os.environ.get(MODEL_PATH_ENV), ctx.model_root):
+        if d and (Path(d) / "config.json").exists():
+            return d
+    return None
+
+
+def untrained(model_root: Optional[str]) -> Optional[str]:
+    """Why the model is known to have random weights (then ranking cannot be judged), or None."""
+    if model_root and (Path(model_root) / UNTRAINED_MARKER).exists():
+        return f"{model_root} was built by `triage lab models` with random weights (seed 0)"
+    return None
+
+
+def _lab_log(url: str) -> Optional[str]:
+    """The start-up log of a lab server on this URL's port (the lab records it), if any."""
+    try:
+        from triage.lab.server import status
+        port = urlparse(url).port
+        for srv in status():
+            if srv.port == port and urlparse(url).hostname in ("127.0.0.1", "localhost"):
+                return srv.log_path
+    except (OSError, ValueError, ImportError):
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class ServerEvidence:
+    """What the caller knows beyond the API (the dashboard's pasted log and command line, a model path).
+
+    Set with ``EVIDENCE.set(...)`` before run_probes: a context variable, so the probe sets keep their
+    one signature and concurrent dashboard sessions do not see each other's evidence.
+    """
+
+    log_text: Optional[str] = None
+    cmdline: Optional[str] = None
+    model_path: Optional[str] = None
+    reference_python: Optional[str] = None
+
+
+EVIDENCE: ContextVar[Optional[ServerEvidence]] = ContextVar("vectors_evidence", default=None)
+
+
+def _evidence() -> ServerEvidence:
+    return EVIDENCE.get() or ServerEvidence()
+
+
+def _from_log(text: str, where: str) -> tuple[Optional[str], str]:
+    from triage.logs import extract_startup_config
+    cfg = extract_startup_config(text)
+    pt = cfg.get("pooling_type")
+    args = cfg.get("non_default_args") or {}
+    via = " (--pooler-config on the command line)" if isinstance(args, dict) and args.get("pooler_config") else ""
+    return (str(pt).upper() if pt else None), f"{where}: Resolved pooling config{via}"
+
+
+def server_pooling(ctx: ProbeContext, log_path: Optional[str] = None) -> tuple[Optional[str], str]:
+    """The pooling the server resolved and where that was read: start-up log, else its command line."""
+    ev = _evidence()
+    if ev.log_text:
+        got = _from_log(ev.log_text, "the start-up log given")
+        if got[0]:
+            return got
+    if ev.cmdline:
+        from triage.sources.cmdline import collect
+        fact = collect(ev.cmdline).facts.get("pooling_type")
+        if fact is not None:
+            return str(fact.value).upper(), "the command line given: --pooler-config"
+    path = log_path or os.environ.get(SERVER_LOG_ENV) or _lab_log(ctx.pc.url)
+    if not path:
+        return None, f"no start-up log or command line (give one, or set {SERVER_LOG_ENV})"
+    try:
+        return _from_log(Path(path).read_text(errors="replace"), f"start-up log {path}")
+    except OSError as e:
+        return None, f"start-up log unreadable: {e}"
+
+
+async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
+              reference_python: Optional[str] = None) -> AsyncIterator[ProbeOutcome | Finding]:
+    pc, model, mml = ctx.pc, ctx.model, ctx.max_model_len
+
+    async def emb(input_: Any, **params: Any) -> Exchange:
+        return await pc.embed(ctx.body(input_, **params), timeout_s=ctx.cfg.deadline_s)
+
+    root = model_dir(ctx)
+    files = mf.read_model_pooling(root)
+    pooling, pooling_source = server_pooling(ctx)
+    seen: list[Exchange] = []
+
+    if _only("vectors-dimension", only):
+        short, mid = ctx.short(), " ".join(ctx.short() for _ in range(12))
+        exs = [await emb(short), await emb(mid), await emb([short, mid])]
+        seen += exs
+        declared = (files.dimension, files.source) if files and files.dimension else (None, "")
+        f = vc.check_dimension(exs, *declared)
+        yield _outcome("vectors-dimension", exs, f)
+        yield f
+
+    if _only("vectors-norm", only):
+        ex = await emb([ctx.short() for _ in range(3)])
+        seen.append(ex)
+        expect = files.normalize if files and files.normalize is not None else None
+        f = vc.check_norm(ex, expect, files.source if files else "vLLM's default for embed (use_activation=True)")
+        yield _outcome("vectors-norm", [ex], f)
+        yield f
+
+    if _only("vectors-repeat", only):
+        text = ctx.short()
+        a, b = await emb(text), await emb(text)
+        seen += [a, b]
+        f = vc.check_pair("vectors-repeat", a, b, vc.REPEAT_MIN, "the same text twice")
+        yield _outcome("vectors-repeat", [a, b], f)
+        yield f
+
+    if _only("vectors-batch-invariance", only):
+        text = ctx.short()
+        alone, batch = await emb(text), await emb([ctx.short(), text, " ".join(ctx.short() for _ in range(8))])
+        seen += [alone, batch]
+        f = vc.check_pair("vectors-batch-invariance", alone, batch, vc.BATCH_MIN,
+                          "a text alone vs the same text inside a batch of 3", index_b=1)
+        yield _outcome("vectors-batch-invariance", [alone, batch], f)
+        yield f
+
+    if _only("vectors-long-repeat", only):
+        lt = await ctx.long()
+        body = ctx.body(lt.text, truncate_prompt_tokens=mml - 1)  # mml - 1: never the #55427 length
+        outs = [await ctx.monitored("vectors-long-repeat", SET, [body], f"[LONG] {mml - 1} tokens, twice")
+                for _ in range(2)]
+        f = vc.check_long_repeat(outs, mml - 1)
+        yield dataclasses.replace(outs[-1], description=f.title)
+        yield f
+
+    if _only("vectors-ranking", only):
+        texts = [t for triple in vc.PAIRS for t in triple]
+        ex = await emb(texts)
+        seen.append(ex)
+        f = vc.check_ranking(ex, untrained(root))
+        yield _outcome("vectors-ranking", [ex], f)
+        yield f
+
+    if _only("vectors-finite", only):
+        f = vc.check_finite(seen)
+        if seen:
+            yield _outcome("vectors-finite", seen[:1], f)
+        yield f
+
+    if _only("vectors-eos", only):
+        text = ctx.short()
+        t_text, t_empty = await pc.tokenize(model, text), await pc.tokenize(model, "")
+        f = vc.check_eos(t_text, t_empty, pooling or (files.pooling if files else None), files.eos_token_id
+                         if files else None, pooling_source if pooling else (files.source if files else ""))
+        yield _outcome("vectors-eos", [t_text, t_empty], f)
+        yield f
+
+    if _only("vectors-model-pooling", only):
+        yield vc.check_model_pooling(files, pooling, pooling_source, root or ctx.model_root)
+
+    if _only("vectors-reference", only):
+        texts = list(vc.REFERENCE_TEXTS)
+        ex = await emb(texts)
+        py = reference_python or _evidence().reference_python or mf.reference_python()
+        refs: Optional[dict[str, list[list[float]]]] = None
+        why = ""
+        if root is None:
+            why = f"the model's files are not readable here (root {ctx.model_root!r}; set {MODEL_PATH_ENV})"
+        elif py is None:
+            why = f"no Python with torch and transformers (set {mf.REFERENCE_PYTHON_ENV})"
+        else:
+            try:
+                refs = await asyncio.to_thread(mf.reference_vectors, root, texts, py)
+            except mf.ReferenceError_ as e:
+                why = f"reference vectors failed in {py}: {e}"
+        f = vc.check_reference(ex, refs, files, pooling, why, py)
+        yield _outcome("vectors-reference", [ex], f)
+        yield f

@@ -1,0 +1,91 @@
+"""Vectors & clients: are the vectors the model's, and do the client libraries get the same ones?
+
+Runs the engine's `vectors` and `clients` probe sets (through the same service as the Probes page,
+so results are stored as a run), plots the cosine each check judged, and shows the client settings
+to copy. Open WebUI's settings are checked by the engine (triage.probes.openwebui) as Open WebUI
+would call. No rules here: wording and fixes come from the findings.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from triage.probes import openwebui
+from triage.probes.vector_checks import cosine_rows
+from triage.probes.vectors import EVIDENCE, ServerEvidence
+from ui import services
+from ui.components import finding_card, session, verdict
+
+svc = services.get()
+st.title("Vectors & clients")
+st.caption("200 OK is not enough: the vectors must be the model's, and the client libraries must get the same ones.")
+
+target = session.require_target()
+if target is None:
+    st.stop()
+
+c1, c2 = st.columns(2)
+run_vectors = c1.checkbox("Vector sanity (safe)", value=True, key="vectors.set.vectors")
+run_clients = c2.checkbox("Client libraries (OpenAI, LangChain, LiteLLM, Open WebUI)", value=True,
+                          key="vectors.set.clients")
+model_path = st.text_input("Model directory readable from here (optional: /v1/models root is tried first)",
+                           key="vectors.model_path")
+chosen = [s for s, on in (("vectors", run_vectors), ("clients", run_clients)) if on]
+
+if st.button("Run", type="primary", key="vectors.run", disabled=not chosen):
+    token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline,
+                                        model_path=model_path or None))
+    try:
+        with st.spinner(f"Running {', '.join(chosen)}…"):
+            res = svc.run_probes(target, chosen, allow_hang=False)
+        st.session_state["vectors.result"] = (target.url, res)
+        if res.run_id is not None:
+            session.set_open_run(res.run_id)
+    except services.ServiceError as e:
+        st.session_state["vectors.result"] = None
+        st.error(str(e))
+    finally:
+        EVIDENCE.reset(token)
+
+kept = st.session_state.get("vectors.result")
+res = kept[1] if kept and kept[0] == target.url else None
+if res is None:
+    st.info("Press **Run** to check the vectors and the clients.")
+else:
+    findings = [f for f in res.findings if f.check.startswith(("vectors-", "clients-"))]
+    verdict.banner(verdict.worst_status([verdict.status_str(f.status) for f in findings]),
+                   f"{len(findings)} findings" + (f" · run #{res.run_id}" if res.run_id else ""))
+    rows = cosine_rows(findings)
+    if rows:
+        fig = go.Figure(go.Bar(x=[r["check"] for r in rows], y=[r["cosine"] for r in rows],
+                               marker_color=[r["colour"] for r in rows], text=[r["status"] for r in rows]))
+        for y, name in ((0.999, "repeat 0.999"), (0.99, "batch / reference / client 0.99")):
+            fig.add_hline(y=y, line_dash="dot", annotation_text=name)
+        fig.update_layout(height=320, yaxis_title="cosine", yaxis_range=[min(-0.2, *(r["cosine"] for r in rows)),
+                                                                         1.02], margin={"t": 20, "b": 20})
+        st.plotly_chart(fig, key="vectors.cosines", width="stretch")
+    for i, f in enumerate(x for x in findings if verdict.status_str(x.status) != "pass"):
+        finding_card.show(f, expanded=i == 0)
+    passing = [f for f in findings if verdict.status_str(f.status) == "pass"]
+    if passing:
+        with st.expander(f"{verdict.label('pass')} {len(passing)} passing"):
+            st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
+    snippets = {f.evidence.get("settings_to_copy") for f in findings if f.evidence.get("settings_to_copy")}
+    if snippets:
+        st.subheader("Client settings to copy")
+        st.code("\n".join(sorted(snippets)), language="python")
+
+st.subheader("Open WebUI")
+st.caption("Admin Settings → Documents → Embedding (engine OpenAI), or RAG_OPENAI_API_BASE_URL / RAG_OPENAI_API_KEY "
+           "/ RAG_EMBEDDING_MODEL. The check sends exactly what Open WebUI sends: POST {base}/embeddings.")
+o1, o2 = st.columns(2)
+base = o1.text_input("Base URL", value=f"{target.url.rstrip('/')}/v1", key="vectors.owui.base")
+model = o2.text_input("Embedding model", value=target.model or "", key="vectors.owui.model")
+o3, o4 = st.columns(2)
+key = o3.text_input("API key", value=target.api_key or "", type="password", key="vectors.owui.key")
+batch = o4.number_input("Embedding batch size", min_value=1, max_value=512, value=1, key="vectors.owui.batch")
+if st.button("Check Open WebUI settings", key="vectors.owui.run"):
+    s = openwebui.OpenWebUISettings(base, key or None, model, int(batch))
+    f, _ = openwebui.check(s, target.url)
+    finding_card.show(f, expanded=True)
+    st.code(s.env_lines(), language="bash")
