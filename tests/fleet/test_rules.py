@@ -1,0 +1,79 @@
+"""The generated alerting rules: valid under `promtool check rules`, and evaluated by Prometheus'
+own rule engine (`promtool test rules`) on series shaped like the recorded lab pages: a replica
+hung by #55427, a busy healthy one, one stuck waiting."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from triage.catalogue import explain_stall
+from triage.cli import main
+from triage.fleet.rules import ALERTS, rules_yaml, window_s
+from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING
+from triage.vllm.metrics import KV_CACHE_USAGE, PREFIX_CACHE_QUERIES, PROMPT_TOKENS, REQUEST_SUCCESS, RUNNING, WAITING
+
+pytestmark = pytest.mark.skipif(not shutil.which("promtool"), reason="promtool not installed (apt: prometheus)")
+
+
+def _write_rules(tmp_path: Path, *args: str) -> Path:
+    out = tmp_path / "vllm-triage.rules.yml"
+    assert main(["fleet", "rules", "-o", str(out), *args]) == 0
+    return out
+
+
+def test_promtool_check_rules(tmp_path: Path) -> None:
+    for args in ([], ["--match", '{job="vllm"}', "--scrape-interval", "30s", "--stall-seconds", "60"]):
+        f = _write_rules(tmp_path, *args)
+        p = subprocess.run(["promtool", "check", "rules", str(f)], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "SUCCESS: 2 rules found" in p.stdout
+
+
+def test_window_holds_the_threshold_and_two_scrapes() -> None:
+    assert window_s(DEFAULT_STALL_S, 15) == int(DEFAULT_STALL_S + 15 + 0.999)
+    assert f"[{window_s(DEFAULT_STALL_S, 15)}s]" in rules_yaml(DEFAULT_STALL_S, 15)
+
+
+def _series(instance: str, running: str, waiting: str, tokens: str, kv: str, queries: str) -> list[dict[str, str]]:
+    lab = f'job="vllm",instance="{instance}",engine="0",model_name="m"'
+    return [
+        {"series": f"{RUNNING}{{{lab}}}", "values": running},
+        {"series": f"{WAITING}{{{lab}}}", "values": waiting},
+        {"series": f"{PROMPT_TOKENS}_total{{{lab}}}", "values": tokens},
+        {"series": f'{REQUEST_SUCCESS}_total{{{lab},finished_reason="stop"}}', "values": tokens},
+        {"series": f"{KV_CACHE_USAGE}{{{lab}}}", "values": kv},
+        {"series": f"{PREFIX_CACHE_QUERIES}_total{{{lab}}}", "values": queries},
+    ]
+
+
+def _alert(kind: str, instance: str) -> dict[str, object]:
+    mode = explain_stall(kind, None)
+    return {"exp_labels": {"alertname": ALERTS[kind], "severity": "critical", "failure_mode": mode.id,
+                           "stall_kind": kind, "job": "vllm", "instance": instance, "engine": "0"},
+            "exp_annotations": {
+                "summary": f"{mode.title} on {instance} (engine 0)",
+                "description": mode.evidence.get("fleet", "") + ". " + mode.mechanism,
+                "now": mode.now, "fix": mode.fix(), "refs": ", ".join(mode.refs)}}
+
+
+def test_rules_fire_for_the_stalled_replicas_only(tmp_path: Path) -> None:
+    rules = _write_rules(tmp_path, "--scrape-interval", "2s")
+    # 2 s scrapes: 3 idle samples, then 20 stalled ones (values as the recorded 0.31.0 / BERT pages show them)
+    series = (_series("hung:8000", "0 0 0 1x20", "0x23", "36x23", "0 0 0 0.00195x20", "36 36 36 292x20")
+              + _series("busy:8000", "1x23", "0 1 0 2 0 1 0x17", "0+100x23", "0.1+0.001x23", "0+100x23")
+              + _series("waiting:8000", "0x23", "0 0 0 1x20", "27x23", "0x23", "27x23"))
+    test = {"rule_files": [str(rules)], "evaluation_interval": "2s",
+            "tests": [{"interval": "2s", "input_series": series, "alert_rule_test": [
+                {"eval_time": "40s", "alertname": ALERTS[LIVELOCK], "exp_alerts": [_alert(LIVELOCK, "hung:8000")]},
+                {"eval_time": "40s", "alertname": ALERTS[STUCK_WAITING],
+                 "exp_alerts": [_alert(STUCK_WAITING, "waiting:8000")]},
+                {"eval_time": "4s", "alertname": ALERTS[LIVELOCK], "exp_alerts": []},  # before the stall
+            ]}]}
+    tf = tmp_path / "test.yml"
+    tf.write_text(json.dumps(test))
+    p = subprocess.run(["promtool", "test", "rules", str(tf)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
