@@ -14,9 +14,10 @@ from typing import Any, Optional
 from collections.abc import Iterable
 
 from platformdirs import user_data_dir
-from sqlalchemy import event, func
-from sqlmodel import Field, Session, SQLModel, create_engine, select
+from sqlalchemy import func
+from sqlmodel import Field, Session, SQLModel, select
 
+from triage.db import ensure_schema, make_engine, normalize_url
 from triage.findings import Finding, Status, worst
 from triage.redact import redact_obj, redact_text
 
@@ -134,7 +135,7 @@ def default_db_url() -> str:
 def to_url(path_or_url: str) -> str:
     """A plain path becomes a SQLite URL; anything with '://' is taken as a SQLAlchemy URL."""
     if "://" in path_or_url:
-        return path_or_url
+        return normalize_url(path_or_url)
     p = Path(path_or_url).expanduser()
     p.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{p}"
@@ -153,18 +154,8 @@ class Store:
 
     def __init__(self, url: str | None = None) -> None:
         self.url = to_url(url) if url else default_db_url()
-        is_sqlite = self.url.startswith("sqlite")
-        kw: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": 30}} if is_sqlite else {}
-        self.engine = create_engine(self.url, **kw)
-        if is_sqlite:
-            @event.listens_for(self.engine, "connect")
-            def _pragmas(dbapi_conn: Any, _rec: Any) -> None:  # WAL: readers never block the writer
-                cur = dbapi_conn.cursor()
-                cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA synchronous=NORMAL")
-                cur.execute("PRAGMA foreign_keys=ON")
-                cur.close()
-        SQLModel.metadata.create_all(self.engine)
+        self.engine = make_engine(self.url)  # the dialect's settings live in triage.db
+        ensure_schema(self.engine, SQLModel.metadata)
 
     # -- targets -----------------------------------------------------------------------------
     def add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,

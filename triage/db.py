@@ -1,0 +1,86 @@
+"""The database engine behind triage.store, per dialect: SQLite (a file, the default) or PostgreSQL
+(a team's shared store, ``VLLM_TRIAGE_DB=postgresql+psycopg://user@host:5432/db``).
+
+Written once here: URL spelling (``postgres://`` and ``postgresql://`` use psycopg 3, the driver
+requirements.txt installs), the SQLite pragmas (WAL: readers never block the writer), PostgreSQL
+session settings (UTC), text PostgreSQL cannot hold (NUL), and schema creation and upgrades that
+several processes may run at once (an advisory lock on PostgreSQL; SQLite serialises writers).
+Upgrades are additive: a column a newer model has and the table lacks is added, nullable.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine, MetaData, create_engine, event, inspect, text
+from sqlalchemy.schema import CreateColumn
+
+_SCHEMA_LOCK = 0x76_6C_6C_6D  # advisory lock id for schema changes ("vllm")
+
+
+def normalize_url(url: str) -> str:
+    """``postgres://`` / ``postgresql://`` -> ``postgresql+psycopg://`` (psycopg 3); others unchanged."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def make_engine(url: str) -> Engine:
+    url = normalize_url(url)
+    if is_sqlite(url):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _rec: Any) -> None:  # WAL: readers never block the writer
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+        return engine
+    kw: dict[str, Any] = {"pool_pre_ping": True}
+    if url.startswith("postgresql"):
+        kw["connect_args"] = {"options": "-c timezone=UTC"}
+    engine = create_engine(url, **kw)
+    if engine.dialect.name == "postgresql":
+        @event.listens_for(engine, "before_cursor_execute", retval=True)
+        def _no_nul(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> Any:
+            return statement, _strip_nul(params)  # PostgreSQL text cannot hold U+0000
+    return engine
+
+
+def _strip_nul(params: Any) -> Any:
+    if isinstance(params, str):
+        return params.replace("\x00", "\ufffd") if "\x00" in params else params
+    if isinstance(params, dict):
+        return {k: _strip_nul(v) for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return type(params)(_strip_nul(v) for v in params)
+    return params
+
+
+def ensure_schema(engine: Engine, metadata: MetaData) -> list[str]:
+    """Create missing tables and add missing columns; safe when several processes start at once.
+
+    Returns the columns added (``table.column``), for logs and tests.
+    """
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
+        metadata.create_all(conn)
+        added = []
+        insp = inspect(conn)
+        for table in metadata.sorted_tables:
+            have = {c["name"] for c in insp.get_columns(table.name)}
+            for col in table.columns:
+                if col.name in have or col.primary_key:
+                    continue
+                ddl = str(CreateColumn(col).compile(dialect=engine.dialect))
+                ddl = ddl.replace(" NOT NULL", "")  # rows already there have no value for it
+                conn.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN {ddl}'))
+                added.append(f"{table.name}.{col.name}")
+    return added
