@@ -1,0 +1,75 @@
+"""The clients set against real lab servers, through the real client libraries.
+
+Both shapes of LangChain's token-id trap: the tiny Qwen3 with BERT's ~30k vocabulary refuses the
+tiktoken ids (400), the 120k-vocabulary lab model accepts them and returns meaningless vectors.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from triage.catalogue import get
+from triage.catalogue.vectors import LANGCHAIN_SETTING
+from triage.findings import Status
+from triage.lab import LabServer, down, ensure, is_installed
+from triage.probes.api import run_probes
+
+pytestmark = pytest.mark.real_server
+
+
+def spec(srv: LabServer) -> object:
+    """The probe target: triage.target.Target where the tree has it, else the older ProbeTarget."""
+    try:
+        from triage.target import Target
+        return Target(url=srv.url, model=srv.served_model, timeout_s=120.0)
+    except ImportError:
+        from triage.probes.api import ProbeTarget  # type: ignore[attr-defined]
+        return ProbeTarget(srv.url, srv.served_model, timeout_s=120.0)
+LANGCHAIN = ["clients-langchain-defaults", "clients-langchain-no-ctx-check"]
+
+
+def _probe(srv: LabServer, only: list[str] | None = None):
+    res = run_probes(spec(srv), sets="clients", deadline_s=120.0,
+                     only=only)
+    return {f.check: f for f in res.findings}
+
+
+@pytest.fixture(scope="module")
+def server_032_bigvocab() -> Iterator[LabServer]:
+    import os
+    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1" or not is_installed("0.32.0"):
+        pytest.skip("no real server (VLLM_TRIAGE_NO_REAL_SERVER=1 or 0.32.0 not installed)")
+    srv, started = ensure("0.32.0", "tiny-qwen3-bigvocab", "defaults", ["--max-model-len", "256"])
+    try:
+        yield srv
+    finally:
+        if started:
+            down(srv.pid)
+
+
+def _assert_langchain(by: dict) -> None:
+    mode = get("client-token-ids")
+    f = by["clients-langchain-defaults"]
+    assert f.status == Status.FAIL, f.title
+    assert LANGCHAIN_SETTING in f.evidence["setting"] and LANGCHAIN_SETTING in f.fix
+    assert f.refs == list(mode.refs)
+    ok = by["clients-langchain-no-ctx-check"]
+    assert ok.status == Status.PASS, ok.title
+    assert ok.evidence["cosine"] >= 0.99
+
+
+def test_langchain_defaults_fail_and_false_passes_small_vocab(server_032_livelock: LabServer) -> None:
+    by = _probe(server_032_livelock)
+    _assert_langchain(by)
+    assert "out of vocabulary" in by["clients-langchain-defaults"].evidence["error"]
+    for check in ("clients-openai-float", "clients-openai-base64", "clients-openai-default", "clients-litellm",
+                  "clients-openwebui"):
+        assert by[check].status == Status.PASS, (check, by[check].title)
+
+
+def test_langchain_defaults_big_vocab_200_meaningless(server_032_bigvocab: LabServer) -> None:
+    by = _probe(server_032_bigvocab, LANGCHAIN)
+    _assert_langchain(by)
+    f = by["clients-langchain-defaults"]
+    assert "error" not in f.evidence and abs(f.evidence["cosine"]) < 0.5
