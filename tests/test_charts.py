@@ -11,14 +11,14 @@ import plotly.graph_objects as go
 
 from triage.charts import MAX_POINTS, engine_stats_figure, probe_timeline_figure
 from triage.logs import analyze_log, to_metric_samples
-from triage.store import MetricSample
+from triage.sample import EngineSample
 from triage.watch import Watcher
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 D031 = REAL / "0.31.0-tiny-qwen3-livelock"
 
 
-def _watch_rows() -> tuple[list[MetricSample], list[dict]]:
+def _watch_rows() -> tuple[list[EngineSample], list[dict]]:
     w = Watcher("http://127.0.0.1:9", interval=1, stall_s=5, client=httpx.Client())
     seq = ["idle", "after-requests"] + ["livelock-3s"] * 3 + ["livelock-9s"] * 6 + ["after-abort"]
     rows = [
@@ -43,8 +43,7 @@ def test_engine_stats_figure_from_recorded_log() -> None:
     a = analyze_log(REAL / "logs" / "0.31.0-tiny-qwen3-livelock-livelock-031.log", year=2026)
     fig = engine_stats_figure(to_metric_samples(a.samples), alerts=a.summary["episodes"])
     assert len(fig.layout.shapes) >= 1
-    fig2 = engine_stats_figure(a.samples)  # StatsPoint values work too
-    assert max(next(t for t in fig2.data if t.name == "running").y) == 4
+    assert max(next(t for t in fig.data if t.name == "running").y) == 4
 
 
 def test_empty_figure_says_so() -> None:
@@ -54,24 +53,25 @@ def test_empty_figure_says_so() -> None:
 
 def test_day_of_one_second_samples_is_reduced_and_fast() -> None:
     rows, _ = _watch_rows()
-    base = [
-        {
-            "ts": 0.0,
-            "num_requests_running": r.num_requests_running,
-            "num_requests_waiting": r.num_requests_waiting,
-            "kv_cache_usage_perc": r.kv_cache_usage_perc,
-            "prompt_throughput": r.prompt_throughput,
-            "extra_json": r.extra_json,
-        }
-        for r in rows
-    ]
-    day = [dict(base[i % len(base)], ts=1_700_000_000.0 + i) for i in range(86_400)]
+    day = [rows[i % len(rows)].with_(ts=1_700_000_000.0 + i) for i in range(86_400)]
     t0 = time.perf_counter()
     fig = engine_stats_figure(day)
     took = time.perf_counter() - t0
     assert all(len(t.x) <= MAX_POINTS for t in fig.data)
     assert max(next(t for t in fig.data if t.name == "running").y) == 1  # the stall plateau survives
     assert took < 5.0  # bench/bench_chart.py measures the 1 s target on a quiet machine
+
+
+def test_stored_run_rows_read_back_as_samples() -> None:
+    rows, alerts = _watch_rows()
+    doc = {"samples": [{**r.to_dict(), "extra": dict(r.extra)} for r in rows]}
+    from triage.export.rows import sample_rows
+
+    back = sample_rows(doc)
+    assert [b.num_requests_running for b in back] == [r.num_requests_running for r in rows]
+    assert back[-2].extra == rows[-2].extra
+    fig = engine_stats_figure(back, alerts=alerts)
+    assert max(next(t for t in fig.data if t.name == "running").y) == 1
 
 
 def test_probe_timeline_from_recorded_probes() -> None:
@@ -92,9 +92,8 @@ def test_probe_timeline_from_recorded_probes() -> None:
 
 def test_two_engines_are_summed_per_scrape() -> None:
     rows, _ = _watch_rows()
-    fields = [k for k in MetricSample.model_fields if k != "id"]
     # the same recorded scrapes seen as engine "0" and engine "1" (a data-parallel server's page)
-    both = [MetricSample(**{**{k: getattr(r, k) for k in fields}, "engine": e}) for r in rows for e in ("0", "1")]
+    both = [r.with_(engine=e) for r in rows for e in ("0", "1")]
     fig = engine_stats_figure(both)
     assert "2 engines" in fig.layout.title.text
     assert max(next(t for t in fig.data if t.name == "running").y) == 2

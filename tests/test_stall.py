@@ -3,16 +3,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector, StallSample, classify
+import pytest
+
+from triage.sample import LOG, EngineSample
+from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector, classify, progress
 from triage.vllm.metrics import parse_metrics
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 
 
-def _sample(ts: float, page: str) -> StallSample:
-    e = parse_metrics((REAL / page).read_text()).engines["0"]
-    return StallSample(ts, e.num_requests_running, e.num_requests_waiting,
-                       (e.prompt_tokens_total, e.request_success_total))
+def _sample(ts: float, page: str) -> EngineSample:
+    return parse_metrics((REAL / page).read_text(), ts).engines["0"]
+
+
+def _s(ts: float, running: float, waiting: float, tokens: float = 0, done: float = 0, **kw: object) -> EngineSample:
+    return EngineSample(ts, num_requests_running=running, num_requests_waiting=waiting, prompt_tokens_total=tokens,
+                        request_success_total=done, **kw)  # type: ignore[arg-type]
+
+
+def _log(ts: float, running: int, waiting: int, prompt: float) -> EngineSample:
+    return EngineSample(ts, source=LOG, num_requests_running=running, num_requests_waiting=waiting,
+                        prompt_throughput=prompt, generation_throughput=0.0)
 
 
 def test_recorded_livelock_pages_confirm_after_threshold() -> None:
@@ -35,21 +46,66 @@ def test_recorded_bert_page_is_stuck_waiting() -> None:
 def test_progress_resets_the_window_and_idle_clears() -> None:
     det = StallDetector(3)
     for t, tokens in [(0, 10), (1, 20), (2, 30), (3, 40)]:
-        st = det.update(StallSample(t, 1, 0, (tokens, 0)))
+        st = det.update(_s(t, 1, 0, tokens))
     assert not st.stalled and st.since == 3
-    st = det.update(StallSample(7, 1, 0, (40, 0)))
+    st = det.update(_s(7, 1, 0, 40))
     assert st.stalled
-    assert det.update(StallSample(8, 0, 0, (40, 1))).kind is None
+    assert det.update(_s(8, 0, 0, 40, 1)).kind is None
 
 
 def test_log_samples_use_throughput() -> None:
-    ss = [StallSample(0, 1, 0, made_progress=True), StallSample(10, 1, 0, made_progress=False),
-          StallSample(20, 1, 0, made_progress=False)]
-    st = classify(ss, 10)
+    st = classify([_log(0, 1, 0, 5.0), _log(10, 1, 0, 0.0), _log(20, 1, 0, 0.0)], 10)
     assert st.kind == LIVELOCK and st.since == 0 and st.confirmed_at == 10
 
 
 def test_running_with_queue_behind_and_no_progress_is_livelock() -> None:
     """#55427 under load: the stuck request runs, later ones wait behind it."""
-    st = classify([StallSample(float(t), 1, 3, (36, 7)) for t in range(7)], 5)
+    st = classify([_s(float(t), 1, 3, 36, 7) for t in range(7)], 5)
     assert st.kind == LIVELOCK and st.stalled
+
+
+def test_kv_usage_rising_per_chunk_is_progress() -> None:
+    """A long healthy prefill: prompt_tokens_total frozen until it finishes, KV usage rises per chunk
+    (what 0.32.0 showed for a 4095-token prompt on a slow model, issue 12)."""
+    series = [_s(t * 0.5, 1, 0, 100, 3, kv_cache_usage_perc=0.031 + 0.01 * int(t / 2)) for t in range(20)]
+    det = StallDetector(2.0)
+    assert not any(det.update(s).stalled for s in series)
+
+
+@pytest.mark.parametrize("signal", ["kv_cache_usage_perc", "prefix_cache_queries_total", "request_success_total"])
+def test_each_step_signal_counts(signal: str) -> None:
+    a = _s(0, 1, 0, kv_cache_usage_perc=0.1, prefix_cache_queries_total=10.0)
+    b = a.with_(ts=1, **{signal: 11.0})
+    assert progress(a, b) == signal
+    assert progress(a, a.with_(ts=1)) is None
+
+
+def test_busy_local_gpu_is_progress_and_cpu_is_not() -> None:
+    a = _s(0, 1, 0)
+    assert progress(a, a.with_(ts=1, gpu_utilization=95.0)) == "gpu_utilization"
+    assert progress(a, a.with_(ts=1, process_cpu_seconds_total=50.0)) is None  # a livelock busy-polls too
+
+
+def test_window_grows_to_the_step_the_measured_prefill_rate_predicts() -> None:
+    """One giant step (budget as large as the prompt on a slow device): no signal moves inside it.
+    The measured rate (1000 tokens in 2 s of prefill) says a 4096-token step takes ~8 s: no verdict
+    at the 2 s threshold, the state says it is waiting for the step; the stall lands after 2 x 8 s."""
+    kv = dict(kv_cache_size_tokens=131072.0)
+    det = StallDetector(2.0)
+    det.update(_s(0, 0, 0, 0, 0, prefill_seconds_total=0.0, kv_cache_usage_perc=0.0, **kv))
+    det.update(_s(1, 0, 0, 1000, 1, prefill_seconds_total=2.0, kv_cache_usage_perc=0.0, **kv))
+    st = det.update(_s(2, 1, 0, 1000, 1, prefill_seconds_total=2.0, kv_cache_usage_perc=4096 / 131072, **kv))
+    for t in range(3, 20):
+        st = det.update(_s(t, 1, 0, 1000, 1, prefill_seconds_total=2.0, kv_cache_usage_perc=4096 / 131072, **kv))
+        if t == 6:
+            assert st.waiting_for_step and not st.stalled and st.expected_step_s == pytest.approx(8.192)
+    assert st.stalled and st.confirmed_at == 19  # the first sample past 2 + 16.4 s
+
+
+def test_fast_server_keeps_the_threshold() -> None:
+    """0.31.0 lab livelock: a 256-token jump at ~550 tokens/s is a 0.5 s step: the threshold rules."""
+    d = "0.31.0-tiny-qwen3-livelock"
+    pages = ["metrics-idle.txt", "metrics-livelock-3s.txt"] + ["metrics-livelock-9s.txt"] * 5
+    det = StallDetector(2.0)
+    states = [det.update(_sample(0.5 * i, f"{d}/{p}")) for i, p in enumerate(pages)]
+    assert states[-1].stalled and states[-1].window_s == 2.0 and states[-1].confirmed_at == 2.5

@@ -1,100 +1,174 @@
-"""The one stall rule, shared by probes, ``watch`` and the log post-mortem.
+"""The one stall rule, shared by probes, ``watch`` and the log post-mortem (fed EngineSample values).
 
-livelock:      running >= 1 and no progress for >= threshold seconds; waiting is 0 in the
-               plain #55427 signature (a pooling request stuck at max_model_len - 1 tokens)
-               and >= 1 when later requests queue behind the stuck one.
-stuck-waiting: waiting >= 1, running == 0, and no progress for >= threshold seconds
-               (a prompt the scheduler can never admit, e.g. BERT with chunked prefill forced
-               off and a budget below the prompt length, or #39734 KV capacity).
-Progress means prompt_tokens_total or request_success_total moved (from /metrics), or a
-non-zero prompt/generation throughput (from a log stats line). The iteration-count histogram
-is deliberately not used: an engine that schedules zero tokens may still step.
+livelock:      running >= 1 and no progress for the window; waiting is 0 in the plain #55427
+               signature (a pooling request stuck at max_model_len - 1 tokens) and >= 1 when later
+               requests queue behind the stuck one.
+stuck-waiting: waiting >= 1, running == 0, and no progress for the window (a prompt the scheduler
+               can never admit, e.g. BERT with chunked prefill forced off and a budget below the
+               prompt length, or #39734 KV capacity).
+
+Progress is evidence *per engine step*, not per finished request (read on 0.31.0/0.32.0 lab
+servers, see triage/vllm/metrics.py): ``kv_cache_usage_perc`` moves as each prefill chunk gets
+its blocks; ``prefix_cache_queries_total`` when a request is first scheduled;
+``prompt_tokens_total`` / ``request_success_total`` when a request finishes; a log line's
+non-zero throughput; a local GPU that computes (the livelock leaves it idle). The server's process
+CPU is kept as evidence, never as progress: on the CPU backend a livelocked worker busy-polls a
+whole core, as a computing one does.
+
+The window is ``threshold_s`` unless one engine step may legitimately last longer: a chunk's
+tokens (the last KV jump x the cache size in tokens) over the best prefill rate measured on this
+server (prompt tokens / prefill seconds of requests that finished) gives the step time to expect;
+the window is then ``STEP_MARGIN`` times that. While the no-progress time is past the threshold
+but inside such a window, the state is ``waiting_for_step`` (what is known: no progress for N s,
+the step to expect), not a stall.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
+from triage.sample import EngineSample
+
 LIVELOCK = "livelock"
 STUCK_WAITING = "stuck-waiting"
-
-
-@dataclass(frozen=True)
-class StallSample:
-    ts: float
-    running: Optional[float]
-    waiting: Optional[float]
-    counters: Optional[tuple[Optional[float], ...]] = None  # cumulative counters; change = progress
-    made_progress: Optional[bool] = None  # when known directly (log throughput > 0)
+DEFAULT_STALL_S = 2.0  # with 0.5 s scrapes the verdict lands ~2.5 s after the stuck request
+STEP_MARGIN = 2.0
+MAX_WINDOW_S = 120.0
+GPU_BUSY_PERCENT = 10.0
+MAX_KEPT = 64  # samples kept in a state (evidence), whatever the window's length
 
 
 @dataclass
 class StallState:
     kind: Optional[str] = None  # None | livelock | stuck-waiting
-    since: Optional[float] = None  # first sample of the no-progress window
-    confirmed_at: Optional[float] = None  # when the threshold was crossed
+    since: Optional[float] = None  # where the no-progress window started
+    confirmed_at: Optional[float] = None  # when the window was crossed
     running: Optional[float] = None
     waiting: Optional[float] = None
-    samples: list[StallSample] = field(default_factory=list)
+    samples: list[EngineSample] = field(default_factory=list)
+    last_progress: Optional[str] = None  # the signal that moved last (kv_cache_usage_perc, …)
+    expected_step_s: Optional[float] = None  # from the measured prefill rate, when known
+    window_s: Optional[float] = None  # no-progress time this verdict needs
+    no_progress_s: float = 0.0
+    threshold_s: Optional[float] = None
 
     @property
     def stalled(self) -> bool:
         return self.kind is not None and self.confirmed_at is not None
 
+    @property
+    def waiting_for_step(self) -> bool:
+        """Past the threshold, but a step of the expected length could still be running."""
+        return (self.kind is not None and not self.stalled and self.threshold_s is not None
+                and self.no_progress_s >= self.threshold_s)
 
-def _shape(s: StallSample) -> Optional[str]:
-    r, w = s.running or 0, s.waiting or 0
-    if s.running is None and s.waiting is None:
+    def evidence(self) -> dict[str, object]:
+        return {"kind": self.kind, "since": self.since, "confirmed_at": self.confirmed_at,
+                "no_progress_s": round(self.no_progress_s, 3), "window_s": self.window_s,
+                "expected_step_s": None if self.expected_step_s is None else round(self.expected_step_s, 3),
+                "last_progress": self.last_progress}
+
+
+def _shape(s: EngineSample) -> Optional[str]:
+    r, w = s.num_requests_running, s.num_requests_waiting
+    if r is None and w is None:
         return None
-    if r >= 1:
+    if r is not None and r >= 1:
         # waiting >= 1 beside it is #55427 under load: later requests queued behind the stuck one
         return LIVELOCK
-    if w >= 1 and r == 0:
+    if w is not None and w >= 1 and not r:
         return STUCK_WAITING
+    return None
+
+
+_STEP_SIGNALS = ("kv_cache_usage_perc", "prefix_cache_queries_total", "prompt_tokens_total", "request_success_total")
+
+
+def progress(prev: Optional[EngineSample], cur: EngineSample) -> Optional[str]:
+    """The signal that shows the engine computed between ``prev`` and ``cur``, or None."""
+    tp = cur.throughput_progress
+    if tp is not None:
+        return "throughput" if tp else None
+    if cur.gpu_utilization is not None and cur.gpu_utilization >= GPU_BUSY_PERCENT:
+        return "gpu_utilization"
+    if prev is None:
+        return None
+    for name in _STEP_SIGNALS:
+        a, b = getattr(prev, name), getattr(cur, name)
+        if a is not None and b is not None and a != b:
+            return name
     return None
 
 
 class StallDetector:
     """Feed samples in time order; ``state`` says whether the engine is stalled and since when."""
 
-    def __init__(self, threshold_s: float = 5.0) -> None:
+    def __init__(self, threshold_s: float = DEFAULT_STALL_S) -> None:
         self.threshold_s = threshold_s
         self.state = StallState()
-        self._prev: Optional[StallSample] = None
+        self._prev: Optional[EngineSample] = None
+        self.rate_tokens_s: Optional[float] = None  # best prefill rate measured on finished requests
+        self._step_tokens: Optional[float] = None  # tokens scheduled at the last KV jump
 
-    def _progressed(self, s: StallSample) -> bool:
-        if s.made_progress is not None:
-            return s.made_progress
-        prev = self._prev
-        if prev is None or prev.counters is None or s.counters is None:
-            return False
-        return any(a != b for a, b in zip(prev.counters, s.counters, strict=False))
+    def _learn(self, prev: Optional[EngineSample], s: EngineSample) -> None:
+        if prev is None:
+            return
+        dt = _delta(prev.prefill_seconds_total, s.prefill_seconds_total)
+        dn = _delta(prev.prompt_tokens_total, s.prompt_tokens_total)
+        if dt and dn and dt > 0:
+            r = dn / dt
+            self.rate_tokens_s = r if self.rate_tokens_s is None else max(self.rate_tokens_s, r)
+        dkv = _delta(prev.kv_cache_usage_perc, s.kv_cache_usage_perc)
+        if dkv and dkv > 0 and s.kv_cache_size_tokens:
+            self._step_tokens = dkv * s.kv_cache_size_tokens
 
-    def update(self, s: StallSample) -> StallState:
+    def expected_step_s(self) -> Optional[float]:
+        if self._step_tokens is None or not self.rate_tokens_s:
+            return None
+        return self._step_tokens / self.rate_tokens_s
+
+    def window_s(self) -> float:
+        step = self.expected_step_s()
+        if step is None:
+            return self.threshold_s
+        return min(MAX_WINDOW_S, max(self.threshold_s, STEP_MARGIN * step))
+
+    def update(self, s: EngineSample) -> StallState:
         shape = _shape(s)
-        progressed = self._progressed(s)
+        prev = self._prev
+        moved = progress(prev, s)
+        self._learn(prev, s)
         self._prev = s
         st = self.state
-        if shape is None or progressed or shape != st.kind:
-            # (re)start a window: only a sample whose shape holds and shows no progress opens one
-            self.state = st = StallState()
-            if shape is not None and not progressed:
+        if shape is None or moved is not None or shape != st.kind:
+            # (re)start a window; progress right now means the window starts at this sample
+            self.state = st = StallState(last_progress=moved or st.last_progress)
+            if shape is not None:
                 st.kind, st.since = shape, s.ts
                 st.samples.append(s)
-            elif shape is not None:
-                # progress right now: the window can start at this sample, not before it
-                st.kind, st.since = shape, s.ts
-                st.samples.append(s)
-            st.running, st.waiting = s.running, s.waiting
+            st.running, st.waiting = s.num_requests_running, s.num_requests_waiting
+            st.expected_step_s, st.window_s, st.threshold_s = self.expected_step_s(), self.window_s(), self.threshold_s
             return st
-        st.samples.append(s)
-        st.running, st.waiting = s.running, s.waiting
-        if st.since is not None and st.confirmed_at is None and s.ts - st.since >= self.threshold_s:
-            st.confirmed_at = s.ts
+        if len(st.samples) < MAX_KEPT:
+            st.samples.append(s)
+        else:
+            st.samples[-1] = s
+        st.running, st.waiting = s.num_requests_running, s.num_requests_waiting
+        st.expected_step_s, st.window_s, st.threshold_s = self.expected_step_s(), self.window_s(), self.threshold_s
+        if st.since is not None:
+            st.no_progress_s = s.ts - st.since
+            if st.confirmed_at is None and st.no_progress_s >= st.window_s:
+                st.confirmed_at = s.ts
         return st
 
 
-def classify(samples: list[StallSample], threshold_s: float) -> StallState:
+def _delta(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    if a is None or b is None:
+        return None
+    return b - a if b >= a else None  # a drop: the server restarted
+
+
+def classify(samples: list[EngineSample], threshold_s: float) -> StallState:
     """Run the detector over a finished series and return the last state."""
     det = StallDetector(threshold_s)
     for s in samples:

@@ -1,31 +1,34 @@
 """Live engine stats: scrape /metrics on an interval, store samples in batches, raise stall alerts.
 
-The stall verdict is triage.stall.StallDetector (the one rule), fed per engine label with the
-gauges and the progress counters (prompt_tokens_total, request_success_total). Rates come from
-counter deltas (a drop = server restart, counted from 0); latency quantiles from the histogram
-deltas over ``window_s``. One Watcher serves the CLI (`python -m triage watch`) and the
+The stall verdict is triage.stall.StallDetector (the one rule), fed one EngineSample per engine
+label and scrape (per-step progress: KV usage, prefix-cache queries, finished prompts). Rates come
+from counter deltas (a drop = server restart, counted from 0); latency quantiles from the
+histogram deltas over ``window_s``; both go to the sample's ``extra``. When the server listens on
+this host, the CPU time of its processes (psutil) rides along as evidence. The server's version
+(GET /version, read once at the first scrape) decides whether a stall can be #55427
+(triage.catalogue.explain_stall). One Watcher serves the CLI (`python -m triage watch`) and the
 dashboard (call ``sample_once()`` on a timer).
 """
 
 from __future__ import annotations
 
-import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Optional
 from collections.abc import Callable
 
-import httpx
-
+from triage.client import VllmClient
 from triage.catalogue import explain_stall
 from triage.findings import Finding, Status
+from triage.sample import EngineSample, frozen_extra
 from triage.series import WindowedHistogram, counter_rate
-from triage.stall import LIVELOCK, StallDetector, StallSample, StallState
-from triage.store import MetricSample, Store
+from triage.stall import DEFAULT_STALL_S, LIVELOCK, StallDetector, StallState
+from triage.store import Store
 from triage.vllm import metrics as vm
 
-_SAMPLE_FIELDS = [k for k in MetricSample.model_fields if k != "id"]
+DEFAULT_INTERVAL_S = 0.5
 QUANTILES = {"e2e": vm.E2E_LATENCY, "queue": vm.QUEUE_TIME, "prefill": vm.PREFILL_TIME}
 
 
@@ -56,33 +59,64 @@ class WatchTick:
     """One scrape: the samples written (one per engine), the stall state, and any alert event."""
 
     ts: float
-    sample: Optional[MetricSample]
+    sample: Optional[EngineSample]
     state: StallState
     alert_event: Optional[AlertEvent] = None
-    samples: list[MetricSample] = field(default_factory=list)
+    samples: list[EngineSample] = field(default_factory=list)
     events: list[AlertEvent] = field(default_factory=list)
     error: Optional[str] = None
 
 
 def alert_message(
-    kind: str, since: float, now: float, running: Optional[float], waiting: Optional[float], version: Any = None
+    kind: str,
+    since: float,
+    now: float,
+    running: Optional[float],
+    waiting: Optional[float],
+    version: Any = None,
+    expected_step_s: Optional[float] = None,
 ) -> str:
-    r, w = int(running or 0), int(waiting or 0)
+    r, w = _n(running), _n(waiting)
     mode = explain_stall(kind, version)
     head = "ENGINE STALLED" if kind == LIVELOCK else "REQUESTS STUCK WAITING"
+    step = f" (one engine step should take ~{expected_step_s:.1f}s)" if expected_step_s else ""
+    ver = f", vLLM {version}" if version else ", vLLM version unknown"
     return (
         f"{head} since {hhmmss(since)}: running={r} waiting={w}, no progress for "
-        f"{now - since:.0f}s — {mode.now} {mode.fix()} ({', '.join(mode.refs[:2]) or mode.id})"
+        f"{now - since:.0f}s{step}{ver} — {mode.now} {mode.fix()} ({', '.join(mode.refs[:2]) or mode.id})"
     )
+
+
+def _n(v: Optional[float]) -> str:
+    return "?" if v is None or not math.isfinite(v) else str(int(v))
+
+
+def _local_server_process(url: str) -> Any:
+    """psutil.Process listening on the URL's port when the URL is this host's loopback, else None."""
+    from urllib.parse import urlsplit
+
+    import psutil
+
+    from triage.sources.process import listener_pid
+
+    u = urlsplit(url)
+    if u.hostname not in ("127.0.0.1", "localhost", "::1") or u.port is None:
+        return None
+    pid = listener_pid(u.port)
+    return psutil.Process(pid) if pid else None
 
 
 class _EngineState:
     def __init__(self, stall_s: float, window_s: float) -> None:
         self.det = StallDetector(stall_s)
-        self.prev: Optional[vm.EngineSnapshot] = None
+        self.prev: Optional[EngineSample] = None
         self.prev_ts: Optional[float] = None
         self.hists = {k: WindowedHistogram(window_s) for k in QUANTILES}
         self.alert: Optional[dict[str, Any]] = None  # the open alert window
+
+
+class ScrapeError(RuntimeError):
+    """/metrics could not be read (transport failure, HTTP error, over the size cap or the deadline)."""
 
 
 class Watcher:
@@ -93,8 +127,8 @@ class Watcher:
         url: str,
         store: Optional[Store] = None,
         run_id: Optional[int] = None,
-        interval: float = 1.0,
-        stall_s: float = 5.0,
+        interval: float = DEFAULT_INTERVAL_S,
+        stall_s: float = DEFAULT_STALL_S,
         api_key: Optional[str] = None,
         *,
         target_id: Optional[int] = None,
@@ -103,7 +137,7 @@ class Watcher:
         retention_s: Optional[float] = None,
         timeout_s: float = 5.0,
         verify_tls: bool = True,
-        client: Optional[httpx.Client] = None,
+        client: Optional[VllmClient] = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.url = url.rstrip("/")
@@ -111,12 +145,19 @@ class Watcher:
         self.interval, self.stall_s, self.window_s = interval, stall_s, window_s
         self.batch_size, self.retention_s = batch_size, retention_s
         self.vllm_version: Optional[str] = None  # when known, a stall is attributed by the catalogue
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = client or httpx.Client(timeout=timeout_s, verify=verify_tls, headers=headers)
-        self._own_client = client is None
+        # the one HTTP client: auth, TLS, no redirects, a total deadline per scrape, a capped body
+        self._own_client = not isinstance(client, VllmClient)
+        self._client: VllmClient = (
+            client if isinstance(client, VllmClient)
+            else VllmClient(self.url, api_key=api_key, verify_tls=verify_tls, timeout_s=timeout_s)
+        )
+        self._timeout_s = timeout_s
+        self._until: Optional[float] = None  # monotonic end of run(duration_s): no scrape outlives it
         self._clock = clock
         self._engines: dict[str, _EngineState] = {}
-        self._buffer: list[MetricSample] = []
+        self._buffer: list[EngineSample] = []
+        self._version_read = False
+        self._proc: Any = None  # psutil.Process of the local server, when found
         self._last_retention = 0.0
         self.alerts: list[dict[str, Any]] = []  # closed and open alert windows, for charts and JSON
         self.ticks = 0
@@ -124,26 +165,69 @@ class Watcher:
         self._agg: dict[str, dict[str, Any]] = {}  # per engine: maxima, means, last values (bounded)
 
     # -- scraping --------------------------------------------------------------------------------
+    def _call_timeout(self) -> float:
+        if self._until is None:
+            return self._timeout_s
+        return max(0.2, min(self._timeout_s, self._until - time.monotonic()))
+
     def fetch(self) -> str:
-        r = self._client.get(self.url + "/metrics")
-        r.raise_for_status()
-        return r.text
+        """The /metrics page, or ScrapeError saying why not (within the scrape's total deadline)."""
+        text, why = self._client.metrics(self._call_timeout())
+        if text is None:
+            raise ScrapeError(why or "no answer")
+        return text
+
+    def read_version(self) -> Optional[str]:
+        """GET /version once (`{"version": "0.31.0"}`); None when the server does not say."""
+        self._version_read = True
+        r = self._client.get("/version", self._call_timeout())
+        body = r.json() if r.ok else None
+        v = body.get("version") if isinstance(body, dict) else None
+        if isinstance(v, str) and v:
+            self.vllm_version = v[:100]
+        return self.vllm_version
+
+    def _server_cpu_s(self) -> Optional[float]:
+        """CPU seconds of the server's process tree when it listens on this host (evidence only)."""
+        if self._proc is False:
+            return None
+        try:
+            import psutil
+
+            if self._proc is None:
+                self._proc = _local_server_process(self.url) or False
+                if self._proc is False:
+                    return None
+            procs = [self._proc, *self._proc.children(recursive=True)]
+            total = 0.0
+            for p in procs:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system
+                except psutil.Error:
+                    continue
+            return round(total, 3)
+        except Exception:  # noqa: BLE001 - no psutil, the process went away: the evidence is optional
+            self._proc = False
+            return None
 
     def sample_once(self) -> WatchTick:
+        if not self._version_read and self.vllm_version is None:
+            self.read_version()
         ts = self._clock()
         try:
             text = self.fetch()
-        except httpx.HTTPError as e:
+        except ScrapeError as e:
             self.ticks += 1
             self.errors += 1
-            return WatchTick(ts=ts, sample=None, state=self._worst_state(), error=f"{type(e).__name__}: {e}")
-        return self.observe(text, ts)
+            return WatchTick(ts=ts, sample=None, state=self._worst_state(), error=str(e))
+        return self.observe(text, ts, cpu_s=self._server_cpu_s())
 
-    def observe(self, text: str, ts: float) -> WatchTick:
+    def observe(self, text: str, ts: float, cpu_s: Optional[float] = None) -> WatchTick:
         """Fold one /metrics page taken at ``ts`` into the series and the stall state."""
         self.ticks += 1
         try:
-            page = vm.parse_metrics(text)
+            page = vm.parse_metrics(text, ts)
         except vm.MetricsParseError as e:
             self.errors += 1
             return WatchTick(ts=ts, sample=None, state=self._worst_state(), error=str(e))
@@ -155,16 +239,11 @@ class Watcher:
             es = self._engines.get(label)
             if es is None:
                 es = self._engines[label] = _EngineState(self.stall_s, self.window_s)
+            if cpu_s is not None and len(page.engines) == 1:
+                snap = snap.with_(process_cpu_seconds_total=cpu_s)
             row = self._row(label, snap, es, ts)
             tick.samples.append(row)
-            state = es.det.update(
-                StallSample(
-                    ts=ts,
-                    running=snap.num_requests_running,
-                    waiting=snap.num_requests_waiting,
-                    counters=(snap.prompt_tokens_total, snap.request_success_total),
-                )
-            )
+            state = es.det.update(row)
             ev = self._alert_transition(label, es, state, ts)
             if ev:
                 tick.events.append(ev)
@@ -177,7 +256,7 @@ class Watcher:
             self.flush()
         return tick
 
-    def _row(self, label: str, snap: vm.EngineSnapshot, es: _EngineState, ts: float) -> MetricSample:
+    def _row(self, label: str, snap: EngineSample, es: _EngineState, ts: float) -> EngineSample:
         prev = es.prev
         extra: dict[str, Any] = {}
         prompt_rate = None
@@ -189,8 +268,15 @@ class Watcher:
             extra["preemptions_per_s"] = counter_rate(
                 prev.num_preemptions_total, es.prev_ts, snap.num_preemptions_total, ts
             )
-            if (snap.prompt_tokens_total or 0) < (prev.prompt_tokens_total or 0):
+            if (
+                snap.prompt_tokens_total is not None
+                and prev.prompt_tokens_total is not None
+                and snap.prompt_tokens_total < prev.prompt_tokens_total
+            ):
                 extra["counter_reset"] = True
+            extra["server_cpu_cores"] = counter_rate(
+                prev.process_cpu_seconds_total, es.prev_ts, snap.process_cpu_seconds_total, ts
+            )
         for key, name in QUANTILES.items():
             h = snap.histograms.get(name)
             if h:
@@ -200,23 +286,13 @@ class Watcher:
                     if v is not None:
                         extra[f"{key}_p{int(q * 100)}"] = round(v, 6)
         self._aggregate(label, snap, prompt_rate, ts)
-        return MetricSample(
-            run_id=self.run_id,
-            target_id=self.target_id,
+        return snap.with_(
             engine=label,
-            ts=ts,
-            source="scrape",
-            num_requests_running=snap.num_requests_running,
-            num_requests_waiting=snap.num_requests_waiting,
-            kv_cache_usage_perc=snap.kv_cache_usage_perc,
-            prompt_tokens_total=snap.prompt_tokens_total,
-            request_success_total=snap.request_success_total,
-            num_preemptions_total=snap.num_preemptions_total,
             prompt_throughput=prompt_rate,
-            extra_json=json.dumps({k: v for k, v in extra.items() if v is not None}),
+            extra=frozen_extra({k: v for k, v in extra.items() if v is not None}),
         )
 
-    def _aggregate(self, label: str, snap: vm.EngineSnapshot, prompt_rate: Optional[float], ts: float) -> None:
+    def _aggregate(self, label: str, snap: EngineSample, prompt_rate: Optional[float], ts: float) -> None:
         a = self._agg.setdefault(
             label,
             {
@@ -279,6 +355,10 @@ class Watcher:
                 "cleared_at": None,
                 "running": state.running,
                 "waiting": state.waiting,
+                "vllm_version": self.vllm_version,
+                "window_s": state.window_s,
+                "expected_step_s": state.expected_step_s,
+                "last_progress": state.last_progress,
             }
             self.alerts.append(es.alert)
             return AlertEvent(
@@ -290,7 +370,9 @@ class Watcher:
                 state.running,
                 state.waiting,
                 ts - state.since,
-                alert_message(state.kind, state.since, ts, state.running, state.waiting, self.vllm_version),
+                alert_message(
+                    state.kind, state.since, ts, state.running, state.waiting, self.vllm_version, state.expected_step_s
+                ),
             )
         if es.alert is not None and not state.stalled:
             a, es.alert = es.alert, None
@@ -298,7 +380,7 @@ class Watcher:
             self._record_finding(a)
             msg = (
                 f"cleared at {hhmmss(ts)}: {a['kind']} since {hhmmss(a['since'])} ended after "
-                f"{ts - a['since']:.0f}s; now running={int(state.running or 0)} waiting={int(state.waiting or 0)}"
+                f"{ts - a['since']:.0f}s; now running={_n(state.running)} waiting={_n(state.waiting)}"
             )
             return AlertEvent(
                 "cleared", label, a["kind"], a["since"], ts, state.running, state.waiting, ts - a["since"], msg
@@ -343,9 +425,7 @@ class Watcher:
         rows, self._buffer = self._buffer, []
         if self.store is None or not rows:
             return 0
-        # Store copies: a committed ORM row is expired and detached, and the ticks handed to callers
-        # (CLI lines, dashboard) must stay readable.
-        n = self.store.add_samples(MetricSample(**{k: getattr(r, k) for k in _SAMPLE_FIELDS}) for r in rows)
+        n = self.store.add_samples(rows, run_id=self.run_id, target_id=self.target_id)
         now = self._clock()
         if self.retention_s and now - self._last_retention > 60:
             self._last_retention = now
@@ -375,6 +455,7 @@ class Watcher:
         returns ``summary()``. Ticks are not kept: a day at 1 s would be 86,400 of them."""
         start = time.monotonic()
         nxt = start
+        self._until = None if duration_s is None else start + duration_s
         try:
             while True:
                 tick = self.sample_once()
@@ -383,8 +464,8 @@ class Watcher:
                 if should_stop and should_stop():
                     break
                 nxt += self.interval
-                if duration_s is not None and nxt - start > duration_s:
-                    break
+                if duration_s is not None and (nxt - start > duration_s or time.monotonic() >= self._until):
+                    break  # wall time: slow scrapes do not stretch --duration
                 time.sleep(max(0.0, nxt - time.monotonic()))
         finally:
             self.close()

@@ -99,7 +99,7 @@ def test_kv_cache_too_small_startup_error() -> None:
 
 def test_series_timestamps_and_units() -> None:
     a = analyze_log(LIVELOCK_031, year=2026)
-    stall = next(p for p in a.samples if p.running == 1 and not p.made_progress)
+    stall = next(p for p in a.samples if p.num_requests_running == 1 and not p.throughput_progress)
     assert stall.ts == datetime(2026, 11, 29, 21, 9, 7, tzinfo=UTC).timestamp()
     assert stall.kv_cache_usage_perc == pytest.approx(0.002)
 

@@ -13,14 +13,15 @@ BERT_LINE = first_line(WAITING_BERT, "Waiting: 1 reqs").split("] ", 1)[1].rstrip
 
 def test_recorded_cpu_line_with_prefix_cache() -> None:
     [p] = parse_stats(CPU_LINE)
-    assert (p.engine, p.running, p.waiting, p.prompt_throughput) == ("000", 4, 0, 16.4)
-    assert p.kv_device == "CPU" and p.kv_cache_usage_perc == pytest.approx(0.008)
-    assert p.prefix_cache_hit_rate == 0.0 and p.made_progress
+    assert (p.engine, p.num_requests_running, p.num_requests_waiting, p.prompt_throughput) == ("000", 4, 0, 16.4)
+    assert p.extra["kv_device"] == "CPU" and p.kv_cache_usage_perc == pytest.approx(0.008)
+    assert p.prefix_cache_hit_rate == 0.0 and p.throughput_progress
+    assert p.source == "log" and p.prompt_tokens_total is None  # a log line has no counters: None, not 0
 
 
 def test_recorded_bert_line_has_no_prefix_cache_field() -> None:
     [p] = parse_stats(BERT_LINE)
-    assert (p.running, p.waiting, p.prefix_cache_hit_rate) == (0, 1, None)
+    assert (p.num_requests_running, p.num_requests_waiting, p.prefix_cache_hit_rate) == (0, 1, None)
 
 
 @pytest.mark.parametrize(
@@ -39,14 +40,17 @@ def test_recorded_bert_line_has_no_prefix_cache_field() -> None:
 )
 def test_documented_variants(line: str, engine: str, device: str) -> None:
     [p] = parse_stats(line)
-    assert p.engine == engine and p.kv_device == device and p.running == 4
+    assert p.engine == engine and p.extra["kv_device"] == device and p.num_requests_running == 4
     if "Preemptions" in line:
-        assert p.preemptions == 3
+        assert p.extra["preemptions"] == 3
 
 
 def test_seed_lines_without_optional_fields() -> None:
     pts = [p for line in SEED_LINES for p in parse_stats(line)]
-    assert [(p.running, p.waiting, p.made_progress) for p in pts] == [(1, 0, False), (4, 0, False)]
+    assert [(p.num_requests_running, p.num_requests_waiting, p.throughput_progress) for p in pts] == [
+        (1, 0, False),
+        (4, 0, False),
+    ]
     assert pts[0].kv_cache_usage_perc is None
 
 
@@ -62,4 +66,4 @@ def test_bounded_series_keeps_peaks() -> None:
         s.add(busy if i == 5_000 else idle)
     pts = s.finish()
     assert len(pts) <= 64 and s.total == 10_000
-    assert max(p.running for p in pts) == 4 and sum(p.merged for p in pts) == 10_000
+    assert max(p.num_requests_running for p in pts) == 4 and sum(p.merged for p in pts) == 10_000

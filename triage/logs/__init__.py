@@ -5,19 +5,19 @@ from __future__ import annotations
 from triage.logs.analyze import LogAnalysis, analyze_log
 from triage.logs.episodes import StallEpisode
 from triage.logs.lines import LogLine, iter_records
-from triage.logs.persist import save_analysis, to_metric_samples
+from triage.logs.persist import save_analysis, timed_samples, to_metric_samples
 from triage.logs.startup import extract_startup_config
-from triage.logs.stats import StatsPoint, parse_stats
+from triage.logs.stats import parse_stats
 
 __all__ = [
     "LogAnalysis",
     "LogLine",
     "StallEpisode",
-    "StatsPoint",
     "analyze_log",
     "extract_startup_config",
     "iter_records",
     "parse_stats",
     "save_analysis",
+    "timed_samples",
     "to_metric_samples",
 ]

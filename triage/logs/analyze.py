@@ -16,8 +16,9 @@ from triage.logs.lines import LogLine, LogSource, iter_records
 from triage.logs.startup import StartupConfigReader
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
-from triage.logs.stats import BoundedSeries, StatsPoint, parse_stats
+from triage.logs.stats import BoundedSeries, parse_stats
 from triage.logs.verdicts import build_findings
+from triage.sample import EngineSample
 from triage.vllm import logformats as lf
 
 
@@ -27,7 +28,7 @@ class LogAnalysis:
 
     findings: list[Finding]
     config: dict[str, Any]  # canonical keys → plain values
-    samples: list[StatsPoint]
+    samples: list[EngineSample]  # the stats lines (source "log"), downsampled for charts
     summary: dict[str, Any]
     config_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
     episodes: list[StallEpisode] = field(default_factory=list)
@@ -87,7 +88,7 @@ def analyze_log(
                 tr.add(p)
                 tr.add_line(rec.lineno, msg[:400])
                 series[p.engine].add(p)
-                kv_device = kv_device or p.kv_device
+                kv_device = kv_device or p.extra.get("kv_device")
             if found:
                 continue
         if '" ' in msg and "HTTP/" in msg:
@@ -116,7 +117,7 @@ def analyze_log(
         config = reader.config
     episodes = [ep for tr in tracks.values() for ep in tr.episodes]
     episodes.sort(key=lambda e: e.start_line)
-    samples = sorted((p for s in series.values() for p in s.finish()), key=lambda p: p.lineno)
+    samples = sorted((p for s in series.values() for p in s.finish()), key=lambda p: p.line or 0)
     summary = _summary(
         n_lines,
         n_records,
@@ -166,7 +167,7 @@ def _summary(
     levels: Counter[str],
     tracks: dict[str, EngineTrack],
     series: dict[str, BoundedSeries],
-    samples: list[StatsPoint],
+    samples: list[EngineSample],
     access: Counter[tuple[str, str, str]],
     access_overflow: int,
     episodes: list[StallEpisode],
@@ -189,14 +190,14 @@ def _summary(
             "engines": sorted(tracks),
             "interval_s": {e: t.interval() for e, t in tracks.items()},
             "points_kept": len(samples),
-            "max_running": max((p.running for p in samples), default=None),
-            "max_waiting": max((p.waiting for p in samples), default=None),
+            "max_running": _max(p.num_requests_running for p in samples),
+            "max_waiting": _max(p.num_requests_waiting for p in samples),
             "max_kv_cache_usage_perc": max(
                 (p.kv_cache_usage_perc for p in samples if p.kv_cache_usage_perc is not None), default=None
             ),
-            "max_prompt_throughput": max((p.prompt_throughput for p in samples), default=None),
+            "max_prompt_throughput": _max(p.prompt_throughput for p in samples),
             "mean_prompt_throughput": (
-                sum(p.prompt_throughput * p.merged for p in samples) / max(1, sum(p.merged for p in samples))
+                sum((p.prompt_throughput or 0.0) * p.merged for p in samples) / max(1, sum(p.merged for p in samples))
             )
             if samples
             else None,
@@ -209,14 +210,18 @@ def _summary(
     }
 
 
-def _point_dict(p: StatsPoint) -> dict[str, Any]:
+def _max(vals: Any) -> Optional[float]:
+    return max((v for v in vals if v is not None), default=None)
+
+
+def _point_dict(p: EngineSample) -> dict[str, Any]:
     return {
-        "line": p.lineno,
+        "line": p.line,
         "ts": p.ts,
         "engine": p.engine,
         "prompt_throughput": p.prompt_throughput,
         "generation_throughput": p.generation_throughput,
-        "running": p.running,
-        "waiting": p.waiting,
+        "running": p.num_requests_running,
+        "waiting": p.num_requests_waiting,
         "kv_cache_usage_perc": p.kv_cache_usage_perc,
     }

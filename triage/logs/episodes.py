@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from triage.logs.stats import StatsPoint
+from triage.sample import EngineSample
 from triage.stall import StallDetector
 
 DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32)
@@ -102,7 +102,7 @@ class EngineTrack:
             else:
                 self.dropped += 1
 
-    def add(self, p: StatsPoint) -> None:
+    def add(self, p: EngineSample) -> None:
         self.n += 1
         gap = None
         if p.ts is not None and self.last_ts is not None:
@@ -112,26 +112,28 @@ class EngineTrack:
         # Without timestamps, stats lines are taken one nominal interval apart.
         ts = p.ts if p.ts is not None else self.n * DEFAULT_STATS_INTERVAL_S
         if self.open is not None and gap is not None and gap > 1.5 * self.interval():
-            self._close("silence-gap", p.ts, p.lineno)
+            self._close("silence-gap", p.ts, p.line)
             self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
-        state = self.det.update(p.stall_sample(ts))
-        stalled_now = state.kind is not None and not p.made_progress
+        made_progress = bool(p.throughput_progress)
+        state = self.det.update(p if p.ts is not None else p.with_(ts=ts))
+        stalled_now = state.kind is not None and not made_progress
         if self.open is not None and (not stalled_now or state.kind != self.open.kind):
-            self._close("progress" if p.made_progress else "shape-change", p.ts, p.lineno)
+            self._close("progress" if made_progress else "shape-change", p.ts, p.line)
         if stalled_now:
             if self.open is None:
                 self.open = StallEpisode(
                     kind=str(state.kind),
                     engine=self.engine,
                     start_ts=p.ts,
-                    start_line=p.lineno,
-                    last_stall_line=p.lineno,
+                    start_line=p.line or 0,
+                    last_stall_line=p.line or 0,
                     last_stall_ts=p.ts,
                 )
             ep = self.open
-            ep.last_stall_line, ep.last_stall_ts = p.lineno, p.ts
+            ep.last_stall_line, ep.last_stall_ts = p.line or 0, p.ts
             ep.n_lines += 1
-            ep.max_running, ep.max_waiting = max(ep.max_running, p.running), max(ep.max_waiting, p.waiting)
+            ep.max_running = max(ep.max_running, int(p.num_requests_running or 0))
+            ep.max_waiting = max(ep.max_waiting, int(p.num_requests_waiting or 0))
             # without timestamps the pseudo-clock cannot prove a duration
             ep.confirmed = ep.confirmed or (state.stalled and p.ts is not None)
         if p.ts is not None:

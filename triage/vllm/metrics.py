@@ -1,13 +1,25 @@
 """vLLM V1 Prometheus metric names (read from vLLM 0.31.0/0.32.0 /metrics pages) and a tolerant parser.
 
-Every metric name the project uses appears here and nowhere else.
+Every metric name the project uses appears here and nowhere else. ``parse_metrics`` keeps only the
+families it reads (a name-prefix filter on the raw lines) before prometheus_client's parser: a
+0.31.0 page is ~65 KB of ~90 families, of which the stall rule and the charts read a dozen
+(bench/bench_scrape.py measures the gain).
+
+What moves per engine step (read on 0.31.0 and 0.32.0 lab servers, tests/fixtures/real/progress/):
+``kv_cache_usage_perc`` rises as each prefill chunk gets its blocks; ``prefix_cache_queries_total``
+rises once per request, when it is first scheduled; ``prompt_tokens_total``,
+``request_success_total``, ``request_prefill_time_seconds`` and ``iteration_tokens_total`` move only
+when a request's prefill completes. ``estimated_flops_per_gpu_total`` stays 0.0 on both versions
+(MFU metrics are off by default). Neither version exposes a scheduler step counter.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from triage.sample import SCRAPE, EngineSample, frozen_extra
 
 RUNNING = "vllm:num_requests_running"
 WAITING = "vllm:num_requests_waiting"
@@ -17,32 +29,24 @@ CACHE_CONFIG_INFO = "vllm:cache_config_info"
 PROMPT_TOKENS = "vllm:prompt_tokens"  # counter family name; sample is vllm:prompt_tokens_total
 REQUEST_SUCCESS = "vllm:request_success"  # sample vllm:request_success_total{finished_reason}
 PREEMPTIONS = "vllm:num_preemptions"
+PREFIX_CACHE_QUERIES = "vllm:prefix_cache_queries"  # counter; tokens queried, once per scheduled request
+PREFIX_CACHE_HITS = "vllm:prefix_cache_hits"
 ITERATION_TOKENS = "vllm:iteration_tokens_total"  # histogram; its _count is the engine step count
 E2E_LATENCY = "vllm:e2e_request_latency_seconds"
 QUEUE_TIME = "vllm:request_queue_time_seconds"
 PREFILL_TIME = "vllm:request_prefill_time_seconds"
+HISTOGRAMS = (E2E_LATENCY, QUEUE_TIME, PREFILL_TIME)
 
-
-@dataclass
-class EngineSnapshot:
-    """One engine's values from one /metrics page (None where the page did not carry them)."""
-
-    engine: str = "0"
-    model_name: Optional[str] = None
-    num_requests_running: Optional[float] = None
-    num_requests_waiting: Optional[float] = None
-    kv_cache_usage_perc: Optional[float] = None
-    prompt_tokens_total: Optional[float] = None
-    request_success_total: Optional[float] = None
-    num_preemptions_total: Optional[float] = None
-    iteration_count: Optional[float] = None
-    # histogram name -> {le: cumulative count, "sum": …, "count": …}
-    histograms: dict[str, dict[str, float]] = field(default_factory=dict)
+# The families parse_metrics reads; everything else on the page is dropped before the parser.
+FAMILIES = (RUNNING, WAITING, KV_CACHE_USAGE, CACHE_CONFIG_INFO, PROMPT_TOKENS + "_total",
+            REQUEST_SUCCESS + "_total", PREEMPTIONS + "_total", PREFIX_CACHE_QUERIES + "_total",
+            PREFIX_CACHE_HITS + "_total", *HISTOGRAMS)
+_LINE_PREFIXES = tuple(p + n for n in FAMILIES for p in ("", "# HELP ", "# TYPE "))
 
 
 @dataclass
 class MetricsPage:
-    engines: dict[str, EngineSnapshot]
+    engines: dict[str, EngineSample]
     cache_config: dict[str, str]
     has_vllm_metrics: bool
 
@@ -51,51 +55,92 @@ class MetricsParseError(ValueError):
     """The text is not a Prometheus exposition page."""
 
 
+def prefilter(text: str) -> str:
+    """Only the lines of the families we read (samples, HELP and TYPE), in page order."""
+    return "\n".join([ln for ln in text.splitlines() if ln.startswith(_LINE_PREFIXES)]) + "\n"
+
+
+def _families(text: str) -> list[Any]:
+    try:
+        return list(text_string_to_metric_families(text))
+    except Exception as e:  # the parser raises ValueError/TypeError/IndexError on malformed lines
+        raise MetricsParseError(f"not a Prometheus text page: {e}") from e
+
+
 def _add(cur: Optional[float], v: float) -> float:
     return v if cur is None else cur + v
 
 
-def parse_metrics(text: str) -> MetricsPage:
-    """Parse a /metrics page into per-engine snapshots; raise MetricsParseError on garbage."""
-    engines: dict[str, EngineSnapshot] = {}
+_COUNTERS = {
+    RUNNING: "num_requests_running",
+    WAITING: "num_requests_waiting",
+    PROMPT_TOKENS + "_total": "prompt_tokens_total",
+    REQUEST_SUCCESS + "_total": "request_success_total",
+    PREEMPTIONS + "_total": "num_preemptions_total",
+    PREFIX_CACHE_QUERIES + "_total": "prefix_cache_queries_total",
+    PREFIX_CACHE_HITS + "_total": "prefix_cache_hits_total",
+    PREFILL_TIME + "_sum": "prefill_seconds_total",
+}
+
+
+def parse_metrics(text: str, ts: float = 0.0, *, full: bool = False) -> MetricsPage:
+    """Parse a /metrics page into one EngineSample per engine label; raise MetricsParseError on garbage.
+
+    ``full`` hands the whole page to the parser (bench/bench_scrape.py compares both).
+    """
+    kept = text if full else prefilter(text)
+    if kept.strip():
+        families = _families(kept)
+    else:  # none of our families: let the parser judge the page (garbage raises, others are empty)
+        families = _families(text)
+    vals: dict[str, dict[str, Any]] = {}
+    hists: dict[str, dict[str, dict[str, float]]] = {}
     cache_config: dict[str, str] = {}
     has_vllm = False
-    try:
-        families = list(text_string_to_metric_families(text))
-    except Exception as e:  # the parser raises ValueError/TypeError/IndexError on malformed lines
-        raise MetricsParseError(f"not a Prometheus text page: {e}") from e
     for fam in families:
         if not fam.name.startswith("vllm:"):
             continue
         has_vllm = True
         for s in fam.samples:
             eng_id = s.labels.get("engine", "0")
-            eng = engines.setdefault(eng_id, EngineSnapshot(engine=eng_id))
-            eng.model_name = eng.model_name or s.labels.get("model_name")
+            v = vals.get(eng_id)
+            if v is None:
+                v = vals[eng_id] = {}
+                hists[eng_id] = {}
+            if "model_name" not in v and "model_name" in s.labels:
+                v["model_name"] = s.labels["model_name"]
             name = s.name
-            if name == RUNNING:
-                eng.num_requests_running = _add(eng.num_requests_running, s.value)
-            elif name == WAITING:
-                eng.num_requests_waiting = _add(eng.num_requests_waiting, s.value)
+            attr = _COUNTERS.get(name)
+            if attr is not None:
+                v[attr] = _add(v.get(attr), s.value)
             elif name == KV_CACHE_USAGE:
-                eng.kv_cache_usage_perc = s.value
-            elif name == PROMPT_TOKENS + "_total":
-                eng.prompt_tokens_total = _add(eng.prompt_tokens_total, s.value)
-            elif name == REQUEST_SUCCESS + "_total":
-                eng.request_success_total = _add(eng.request_success_total, s.value)
-            elif name == PREEMPTIONS + "_total":
-                eng.num_preemptions_total = _add(eng.num_preemptions_total, s.value)
-            elif name == ITERATION_TOKENS + "_count" or name == "vllm:iteration_tokens_total_count":
-                eng.iteration_count = _add(eng.iteration_count, s.value)
+                v["kv_cache_usage_perc"] = s.value
             elif name == CACHE_CONFIG_INFO:
                 cache_config.update(s.labels)
-            for hist in (E2E_LATENCY, QUEUE_TIME, PREFILL_TIME):
-                if name.startswith(hist):
-                    h = eng.histograms.setdefault(hist, {})
-                    if name.endswith("_bucket"):
-                        h[s.labels.get("le", "+Inf")] = h.get(s.labels.get("le", "+Inf"), 0.0) + s.value
-                    elif name.endswith("_sum"):
-                        h["sum"] = h.get("sum", 0.0) + s.value
-                    elif name.endswith("_count"):
-                        h["count"] = h.get("count", 0.0) + s.value
+            if name.startswith(HISTOGRAMS):
+                for hist in HISTOGRAMS:
+                    if name.startswith(hist):
+                        h = hists[eng_id].setdefault(hist, {})
+                        if name.endswith("_bucket"):
+                            le = s.labels.get("le", "+Inf")
+                            h[le] = h.get(le, 0.0) + s.value
+                        elif name.endswith("_sum"):
+                            h["sum"] = h.get("sum", 0.0) + s.value
+                        elif name.endswith("_count"):
+                            h["count"] = h.get("count", 0.0) + s.value
+    kv_tokens = kv_cache_size_tokens(cache_config)
+    engines = {
+        e: EngineSample(ts=ts, engine=e, source=SCRAPE, kv_cache_size_tokens=kv_tokens,
+                        histograms=frozen_extra(hists[e]), **v)
+        for e, v in vals.items()
+    }
     return MetricsPage(engines=engines, cache_config=cache_config, has_vllm_metrics=has_vllm)
+
+
+def kv_cache_size_tokens(cache_config: dict[str, str]) -> Optional[float]:
+    """Tokens the KV cache holds: num_gpu_blocks x block_size (cache_config_info labels)."""
+    try:
+        return float(cache_config["num_gpu_blocks"]) * float(cache_config["block_size"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
