@@ -11,6 +11,7 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from triage.findings import Finding, Status
+from triage.sample import EngineSample
 from triage.store import RunRecord
 from ui.errors import ServiceError
 from ui.values import CHECK_PREFIXES, CHECK_STEPS, STEP_KEYWORDS, DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
@@ -134,26 +135,16 @@ def probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any]
     return relay
 
 
-def sample_row(s: Any) -> dict[str, Any]:
-    """A stats point (log) or metric sample as a row: time, running, waiting, throughput, KV usage."""
-    if isinstance(s, dict):
-        d = dict(s)
-    elif hasattr(s, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        d = asdict(s)
-    elif hasattr(s, "model_dump"):
-        d = s.model_dump()
-    else:
-        return {"value": s}
-    ts = d.get("ts")
-    return {"time": datetime.fromtimestamp(ts) if isinstance(ts, (int, float)) else None,
-            "engine": d.get("engine"), "line": d.get("lineno"),
-            "running": d.get("running", d.get("num_requests_running")),
-            "waiting": d.get("waiting", d.get("num_requests_waiting")),
-            "prompt_throughput": d.get("prompt_throughput"),
-            "generation_throughput": d.get("generation_throughput"),
-            "kv_cache_usage_perc": d.get("kv_cache_usage_perc")}
+def sample_row(s: EngineSample) -> dict[str, Any]:
+    """One engine sample (a log's stats line or a scrape) as a table row: time, gauges, throughputs."""
+    ts = s.ts
+    return {"time": datetime.fromtimestamp(ts) if ts is not None else None,
+            "engine": s.engine, "line": s.line,
+            "running": s.num_requests_running,
+            "waiting": s.num_requests_waiting,
+            "prompt_throughput": s.prompt_throughput,
+            "generation_throughput": s.generation_throughput,
+            "kv_cache_usage_perc": s.kv_cache_usage_perc}
 
 
 def effective_config(stored: dict[str, Any]) -> dict[str, Any]:
