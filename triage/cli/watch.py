@@ -28,10 +28,10 @@ def register(sub: Any) -> None:
         "--stall-seconds) to real traffic.",
     )
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between samples (default 1)")
+    p.add_argument("--interval", type=float, default=0.5, help="seconds between samples (default 0.5)")
     p.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: until Ctrl-C)")
     p.add_argument(
-        "--stall-seconds", type=float, default=5.0, help="no-progress seconds that raise the alert (default 5)"
+        "--stall-seconds", type=float, default=2.0, help="no-progress seconds that raise the alert (default 2)"
     )
     p.add_argument("--window", type=float, default=60.0, help="latency quantile window in seconds (default 60)")
     p.add_argument(

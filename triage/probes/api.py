@@ -76,8 +76,8 @@ def resolve_sets(sets: str | Iterable[str] | None) -> list[str]:
 
 
 def run_probes(spec: Any, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
-               stall_s: float = 5.0, deadline_s: float = 30.0, store: Store | None = None,
-               on_event: EventSink | None = None, *, scrape_s: float = 1.0,
+               stall_s: float = 2.0, deadline_s: float = 30.0, store: Store | None = None,
+               on_event: EventSink | None = None, *, scrape_s: float = 0.5,
                only: Iterable[str] | None = None) -> ProbeRunResult:
     """Synchronous entry point (CLI, dashboard): runs the async probes in their own event loop.
 
@@ -114,8 +114,8 @@ async def _discover(pc: ProbeClient, model: str | None) -> tuple[dict[str, Any],
 
 
 async def run_probes_async(spec: Any, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
-                           stall_s: float = 5.0, deadline_s: float = 30.0, store: Store | None = None,
-                           on_event: EventSink | None = None, *, scrape_s: float = 1.0,
+                           stall_s: float = 2.0, deadline_s: float = 30.0, store: Store | None = None,
+                           on_event: EventSink | None = None, *, scrape_s: float = 0.5,
                            only: Iterable[str] | None = None) -> ProbeRunResult:
     names = resolve_sets(sets)
     if "seed" in names and not allow_hang:
