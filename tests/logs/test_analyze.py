@@ -83,7 +83,8 @@ def test_hang_from_idle_leaves_no_stats_line() -> None:
 @pytest.mark.parametrize("path", [STARTUP_032, STARTUP_BERT], ids=["0.32.0", "bert"])
 def test_healthy_startup_logs_have_no_stall(path) -> None:  # noqa: ANN001
     a = analyze_log(path, year=2026)
-    assert {f.check for f in a.findings} == {"log-engine-stats"}
+    stall_checks = {f.check for f in a.findings} - {"log-pooling-overrides"}  # BERT: chunked prefill asked, engine off
+    assert stall_checks == {"log-engine-stats"}
 
 
 def test_kv_cache_too_small_startup_error() -> None:
@@ -130,7 +131,7 @@ def test_startup_killed_is_engine_failed_to_start() -> None:
     f = _by_check(a)["log-engine-dead"]
     assert f.status == Status.FAIL and f.title.startswith("EngineCore failed to start (stopped by SIGTERM")
     assert f.evidence["signal"]["name"] == "SIGTERM" and "timeout" in f.fix
-    assert _by_check(a)["log-engine-stats"].status == Status.UNKNOWN
+    assert "log-engine-stats" not in _by_check(a)  # a server that never started: the cause, not "no stats lines"
 
 
 def test_head_dim_16_crash_on_first_request() -> None:

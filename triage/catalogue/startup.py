@@ -94,7 +94,7 @@ MAX_MODEL_LEN = FailureMode(
         "'Changing max_model_len from A to B'",
         "api": "400 'This model's maximum context length is N tokens. However, your prompt contains …'",
     },
-    findings=("log-max-model-len", "api-max-context-length"),
+    findings=("log-max-model-len", "log-max-context-length", "api-max-context-length"),
     fix_for=_max_len_fix,
 )
 

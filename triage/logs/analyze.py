@@ -132,7 +132,7 @@ def analyze_log(
         episodes,
         stall_s,
     )
-    findings = build_findings(config, episodes, errors, summary)
+    findings = build_findings(config, episodes, errors, summary, startup=reader.events)
     return LogAnalysis(
         findings=findings,
         config=config,

@@ -15,8 +15,86 @@ import re
 from typing import Any, Optional
 from collections.abc import Iterable
 
+from triage.logs.hits import ErrorHits
 from triage.logs.lines import LogLine, LogSource, iter_records
 from triage.vllm import logformats as lf
+
+EVIDENCE_LINES = 5  # lines kept per start-up event kind
+
+# check id -> patterns; the first that matches a line owns it (catalogue: triage/catalogue/startup.py)
+_EVENT_RULES: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
+    ("log-removed-flag", (lf.UNRECOGNIZED_ARGS_RE, lf.REMOVED_PARAMETER_RE)),
+    ("log-bad-arguments", (lf.ARGPARSE_ERROR_RE,)),
+    ("log-max-model-len", (lf.MAX_LEN_ABOVE_DERIVED_RE, lf.CHANGING_MAX_LEN_RE)),
+    ("log-max-context", (lf.MAX_CONTEXT_RE,)),
+    ("log-matryoshka", (lf.MATRYOSHKA_RE,)),
+    ("log-gpu-memory-shared", (lf.FREE_MEMORY_RE,)),
+    ("log-pooling-overrides", lf.POOLING_OVERRIDE_RES),
+    ("log-dtype", lf.DTYPE_RES),
+    ("hint", (re.compile(r"^Hint: (?P<hint>.+)$"),)),
+)
+_EVENT_HINTS = (
+    "error",
+    "Parameter",
+    "max_model_len",
+    "maximum context",
+    "atryoshka",
+    "Free memory",
+    "pooling",
+    "chunked prefill",
+    "prefix caching",
+    "cudagraph",
+    "float16",
+    "Downcasting",
+    "Bfloat16",
+    "Hint:",
+)
+
+
+class StartupEvents:
+    """Start-up refusals, overrides and the 'server is up' mark, as a log shows them (streaming).
+
+    ``hits`` maps a check id (log-removed-flag, log-max-model-len, …) to the lines that showed it;
+    ``supported_tasks`` is the API server's `Supported tasks: [...]`; ``started`` is the line number
+    where the API server said it listens (None: the log never got there).
+    """
+
+    def __init__(self) -> None:
+        self.hits: dict[str, ErrorHits] = {}
+        self.supported_tasks: Optional[list[str]] = None
+        self.tasks_line: Optional[tuple[int, str]] = None
+        self.started: Optional[int] = None
+        self.last_lines: list[tuple[int, str]] = []  # the log's last few records, for a start that just stops
+
+    def feed(self, line: LogLine) -> None:
+        msg = line.msg
+        self.last_lines = (self.last_lines + [(line.lineno, line.raw[:500])])[-EVENT_TAIL:]
+        if self.started is None and any(rx.search(msg) for rx in lf.SERVER_STARTED_RES):
+            self.started = line.lineno
+        if "Supported tasks" in msg:
+            m = lf.SUPPORTED_TASKS_RE.search(msg)
+            if m:
+                self.supported_tasks = [t.strip().strip("'\"") for t in m["tasks"].split(",") if t.strip()]
+                self.tasks_line = (line.lineno, line.raw[:500])
+                return
+        if not any(h in msg for h in _EVENT_HINTS):
+            return
+        for check, rxs in _EVENT_RULES:
+            for rx in rxs:
+                m = rx.search(msg)
+                if m:
+                    hit = self.hits.get(check)
+                    if hit is None:
+                        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                        groups["matched"] = m.group(0)
+                        hit = self.hits[check] = ErrorHits(check, first_ts=line.ts, groups=groups)
+                    hit.count += 1
+                    if len(hit.lines) < EVIDENCE_LINES:
+                        hit.lines.append((line.lineno, line.raw[:500]))
+                    return
+
+
+EVENT_TAIL = 8
 
 # non-default-args keys that are canonical config keys as they are
 _ARG_KEYS = (
@@ -35,6 +113,10 @@ _ARG_KEYS = (
     "tensor_parallel_size",
     "data_parallel_size",
     "hf_overrides",
+    "disable_log_stats",
+    "dtype",
+    "pooler_config",
+    "api_server_count",
 )
 _SECRET_ARG = re.compile(r"(?i)api[_-]?key|(?:^|_)token$|secret|password")
 
@@ -86,6 +168,7 @@ class StartupConfigReader:
     def __init__(self) -> None:
         self.provenance: dict[str, dict[str, Any]] = {}
         self._chunked_disabled = False
+        self.events = StartupEvents()
 
     @property
     def config(self) -> dict[str, Any]:
@@ -100,6 +183,13 @@ class StartupConfigReader:
         msg = line.msg
         if len(msg) < 12:
             return
+        self.events.feed(line)
+        if "Downcasting" in msg:  # the effective config shows it; a finding only for fallbacks/refusals
+            m = lf.DOWNCAST_RE.search(msg)
+            if m:
+                self._set("checkpoint_dtype", m["src"].replace("torch.", ""), line, "Downcasting")
+                self._set("dtype", m["dst"].replace("torch.", ""), line, "Downcasting")
+                return
         m = lf.NON_DEFAULT_ARGS_RE.search(msg)
         if m:
             args = {k: v for k, v in _parse_args_dict(m["args"]).items() if not _SECRET_ARG.search(k)}

@@ -21,6 +21,9 @@ from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, POOLING_LIVEL
 from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
+from triage.logs.startup import StartupEvents
+from triage.logs.startup_verdicts import never_started as never_started_finding
+from triage.logs.startup_verdicts import startup_findings, startup_oom, stats_disabled
 
 if TYPE_CHECKING:
     from triage.logs.episodes import StallEpisode
@@ -226,7 +229,11 @@ def _stopped_by_signal(dead: Finding, sig: ErrorHits, summary: dict[str, Any]) -
 
 
 def build_findings(
-    config: dict[str, Any], episodes: list[StallEpisode], errors: dict[str, ErrorHits], summary: dict[str, Any]
+    config: dict[str, Any],
+    episodes: list[StallEpisode],
+    errors: dict[str, ErrorHits],
+    summary: dict[str, Any],
+    startup: Optional[StartupEvents] = None,
 ) -> list[Finding]:
     out: list[Finding] = []
     live = [e for e in episodes if e.kind == "livelock"]
@@ -235,9 +242,19 @@ def build_findings(
         out.append(_livelock(live, config))
     if wait:
         out.append(_stuck_waiting(wait, config))
+    # start-up part (issue 14): refusals and overrides; an OOM before the server listened is the start-up OOM
+    started = startup.started if startup is not None else None
+    never_started = startup is not None and started is None and not summary["access"]["total"] and not (
+        summary["stats"]["lines"]
+    )
+    first_start = startup_findings(config, startup) if startup is not None else []
+    out.extend(first_start)
     causes = [c for c in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom") if c in errors]
     for check in causes:
-        out.append(_error_finding(errors[check], config))
+        f = _error_finding(errors[check], config)
+        out.append(startup_oom(f, config) if check == "log-oom" and never_started else f)
+    if any(f.status == Status.FAIL for f in first_start):
+        causes.extend(f.check for f in first_start if f.status == Status.FAIL)
     if "log-engine-dead" in errors:
         dead = _error_finding(errors["log-engine-dead"], config, causes)
         sig = errors.get("signal")
@@ -258,7 +275,13 @@ def build_findings(
             )
         )
     stats = summary["stats"]
-    if not episodes:
+    if config.get("disable_log_stats") is True:
+        out.append(stats_disabled(config, stats["lines"]))
+    elif never_started and (config or errors or first_start):
+        # a server that never started has no stats lines by nature: say why it did not start instead
+        if not causes and "log-engine-dead" not in errors:
+            out.append(never_started_finding(startup))  # type: ignore[arg-type]
+    elif not episodes:
         if stats["lines"]:
             out.append(
                 Finding(

@@ -131,3 +131,51 @@ OOM_RES = (
 # A stop requested from outside (0.31/0.32 core.py `[shutdown] EngineCore: trigger received signal=SIGTERM`;
 # 0.8+ api server `received signal`): with a start-up failure it means a supervisor gave up waiting.
 SIGNAL_RES = (re.compile(r"received signal[= ](?P<sig>SIG[A-Z]+)"),)
+
+# -- start-up refusals and silent overrides (issue 14; catalogue triage/catalogue/startup.py) -------
+# argparse (all versions): `vllm: error: unrecognized arguments: --task embed` (0.31+ prints a
+# `Hint: --task is not a vllm serve option…` line after it, vllm#53467); recorded on 0.31.0.
+UNRECOGNIZED_ARGS_RE = re.compile(r"error: unrecognized arguments: (?P<args>.+)$")
+ARGPARSE_ERROR_RE = re.compile(r"^vllm(?: serve)?: error: (?P<why>.+)$")
+# vllm/config/pooler.py reject_removed_parameters (0.31/0.32), as a start-up argparse error for
+# --pooler-config and as a 400 for a request; recorded on 0.31.0.
+REMOVED_PARAMETER_RE = re.compile(r"Parameter `(?P<field>\w+)` was removed; use `(?P<use>\w+)` instead")
+# vllm/entrypoints/launchers/api_server/entry.py (0.31/0.32): `Supported tasks: ['embed', 'token_embed']`.
+SUPPORTED_TASKS_RE = re.compile(r"Supported tasks: [\[(](?P<tasks>[^\])]*)[\])]")
+# vllm/config/model.py _get_and_verify_max_len (0.8 … 0.32): the refusal above the derived maximum.
+MAX_LEN_ABOVE_DERIVED_RE = re.compile(
+    r"User-specified max_model_len \((?P<asked>\d+)\) is greater than the derived max_model_len "
+    r"\((?P<key>\w+)=(?P<derived>[\d.]+)"
+)
+# Public reports (vllm#19798 family): the engine lowering max_model_len on its own.
+CHANGING_MAX_LEN_RE = re.compile(r"Changing max_model_len from (?P<old>\d+) to (?P<new>\d+)")
+# A request refused for length (0.8 … 0.32 serving code), in a log or an error body.
+MAX_CONTEXT_RE = re.compile(r"This model's maximum context length is (?P<n>\d+) tokens")
+# vllm/pooling_params.py (0.31/0.32).
+MATRYOSHKA_RE = re.compile(r"does not support [Mm]atryoshka (?:embeddings|representation)")
+# vllm/v1/worker/utils.py request_memory (0.31/0.32; older: gpu_worker.py) — GPU only.
+FREE_MEMORY_RE = re.compile(
+    r"Free memory on device (?P<dev>\S+) \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than "
+    r"desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)"
+)
+# Silent pooling overrides. 0.31/0.32: core.py 'Disabling chunked prefill for model without KVCache'
+# (DISABLE_CHUNKED_RE above), core.py non-causal layers, arg_utils.py 'does not officially support',
+# config/vllm.py full cudagraphs (GPU builds with static graphs); older releases (0.10.x, vllm#23004):
+# "Only 'last' pooling supports chunked prefill and prefix caching; disabling both."
+POOLING_OVERRIDE_RES = (
+    re.compile(r"Only 'last' pooling supports chunked prefill and prefix caching; disabling both"),
+    re.compile(r"Pooling models do not support full cudagraphs(?:\. Overriding cudagraph_mode to (?P<mode>\w+))?"),
+    re.compile(r"Disabling (?P<what>chunked prefill|prefix caching): model has non-causal attention layers"),
+    re.compile(r"This model does not officially support (?P<what>chunked prefill|prefix caching)"),
+    DISABLE_CHUNKED_RE,
+)
+# dtype: vllm/config/model.py (0.31/0.32) `Downcasting torch.float32 to torch.bfloat16.`; GPU builds:
+# platforms/cuda.py refusal of bf16 below compute capability 8.0; older releases/other platforms
+# `… Falling back to torch.float16` (vllm#18342).
+DOWNCAST_RE = re.compile(r"Downcasting (?P<src>torch\.\w+) to (?P<dst>torch\.\w+)")  # config, not an error
+DTYPE_RES = (
+    re.compile(r"Falling back to torch\.float16"),
+    re.compile(r"Bfloat16 is only supported on GPUs with compute capability of at least 8\.0"),
+)
+# The API server is up (0.31/0.32: entry.py `Starting vLLM server on …`, uvicorn `Application startup complete.`).
+SERVER_STARTED_RES = (SERVER_URL_RE, re.compile(r"Application startup complete"))

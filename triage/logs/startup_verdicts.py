@@ -1,0 +1,265 @@
+"""Findings from a log's start-up: refusals (removed flags, max_model_len, shared GPU, OOM), silent
+overrides (pooling, dtype), a generator where an embedder was meant, and whether the server ever started.
+
+Pure: reads what `triage.logs.startup.StartupEvents` collected. Every title's subject, fix and refs come
+from the catalogue record (triage/catalogue/startup.py); the patterns live in triage/vllm/logformats.py.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from triage.catalogue.startup import (
+    DTYPE,
+    GENERATE_RUNNER,
+    LOG_STATS_DISABLED,
+    MATRYOSHKA,
+    MAX_MODEL_LEN,
+    POOLING_OVERRIDES,
+    REMOVED_FLAG,
+    SHARED_GPU_MEMORY,
+    STARTUP_OOM,
+)
+from triage.findings import Finding, Status
+from triage.logs.hits import ErrorHits
+from triage.logs.startup import StartupEvents
+from triage.vllm import flags as vflags
+from triage.vllm import logformats as lf
+
+
+def _lines(hit: ErrorHits) -> list[dict[str, Any]]:
+    return [{"line": n, "text": t} for n, t in hit.lines]
+
+
+def _ev(hit: ErrorHits, **more: Any) -> dict[str, Any]:
+    return {"count": hit.count, "lines": _lines(hit), "source": "log", **more}
+
+
+def _removed_from_lines(hit: ErrorHits) -> tuple[list[dict[str, Any]], list[str]]:
+    """(removed options/fields with what replaces them, unrecognized options vLLM never had)."""
+    removed: list[dict[str, Any]] = []
+    unknown: list[str] = []
+    for _n, text in hit.lines:
+        m = lf.UNRECOGNIZED_ARGS_RE.search(text)
+        if m:
+            for opt in re.findall(r"(?<!\S)(--?[\w\-.]+)", m["args"]):
+                r = vflags.removed(opt.split("=", 1)[0])
+                if r is not None:
+                    removed.append({"option": r.option, "use": r.use, "refs": list(r.refs)})
+                else:
+                    unknown.append(opt)
+        m = lf.REMOVED_PARAMETER_RE.search(text)
+        if m:
+            removed.append({"option": f"field {m['field']}", "use": m["use"], "refs": []})
+    return removed, unknown
+
+
+def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits]) -> Finding:
+    removed, unknown = _removed_from_lines(hit)
+    names = [r["option"] for r in removed] + unknown
+    ev = _ev(hit, removed=removed, unrecognized=unknown)
+    if hint is not None:
+        ev["hint"] = _lines(hint)
+    return Finding(
+        check="log-removed-flag",
+        status=Status.FAIL,
+        title=f"The server did not start: {', '.join(names) or hit.groups['matched']} ({REMOVED_FLAG.title})",
+        evidence=ev,
+        fix=REMOVED_FLAG.fix({"removed": removed}) if removed else REMOVED_FLAG.fix(),
+        refs=list(REMOVED_FLAG.refs),
+        explanation=REMOVED_FLAG.mechanism,
+    )
+
+
+def _bad_arguments(hit: ErrorHits) -> Finding:
+    return Finding(
+        check="log-bad-arguments",
+        status=Status.FAIL,
+        title=f"The server did not start: vllm serve refused its arguments ({hit.groups.get('why', '')[:160]})",
+        evidence=_ev(hit),
+        fix="Correct the option named in the error against `vllm serve --help` for this vLLM version "
+        "(triage/vllm/serve_flags.json lists the options of 0.31.0 and 0.32.0).",
+    )
+
+
+def _generate_runner(ev: StartupEvents) -> Finding:
+    n, text = ev.tasks_line or (None, "")
+    return Finding(
+        check="log-generate-runner",
+        status=Status.FAIL,
+        title=f"Served as a generator: Supported tasks {ev.supported_tasks} has no 'embed'",
+        evidence={"supported_tasks": ev.supported_tasks, "lines": [{"line": n, "text": text}], "source": "log"},
+        fix=GENERATE_RUNNER.fix(),
+        refs=list(GENERATE_RUNNER.refs),
+        explanation=GENERATE_RUNNER.mechanism,
+    )
+
+
+def _max_model_len(hit: ErrorHits, config: dict[str, Any]) -> Finding:
+    g = {k: (v[:-2] if k == "derived" and v.endswith(".0") else v) for k, v in hit.groups.items()}
+    refused = "asked" in g
+    if refused:
+        title = (
+            f"The server did not start: max_model_len {g['asked']} is above the model's {g['key']} {g['derived']}"
+        )
+        fix = MAX_MODEL_LEN.fix({"asked_max_model_len": g["asked"], "derived_max_model_len": g["derived"],
+                                 "derived_key": g["key"]})
+    else:
+        title = f"The engine lowered max_model_len from {g.get('old')} to {g.get('new')}"
+        fix = MAX_MODEL_LEN.fix({"derived_max_model_len": g.get("new")})
+    return Finding(
+        check="log-max-model-len",
+        status=Status.FAIL if refused else Status.WARN,
+        title=title,
+        evidence=_ev(hit, **{k: v for k, v in g.items() if k != "matched"}, max_model_len=config.get("max_model_len")),
+        fix=fix,
+        refs=list(MAX_MODEL_LEN.refs),
+        explanation=MAX_MODEL_LEN.mechanism,
+    )
+
+
+def _max_context(hit: ErrorHits, config: dict[str, Any]) -> Finding:
+    return Finding(
+        check="log-max-context-length",
+        status=Status.WARN,
+        title=f"{hit.count} request(s) refused: longer than max_model_len {hit.groups.get('n')}",
+        evidence=_ev(hit, max_model_len=hit.groups.get("n")),
+        fix=MAX_MODEL_LEN.fix({"derived_max_model_len": config.get("max_model_len")}),
+        refs=list(MAX_MODEL_LEN.refs),
+        explanation=MAX_MODEL_LEN.mechanism,
+    )
+
+
+def _simple(hit: ErrorHits, check: str, status: Status, title: str, mode: Any, cfg: Any = None) -> Finding:
+    return Finding(
+        check=check,
+        status=status,
+        title=title,
+        evidence=_ev(hit, **{k: v for k, v in hit.groups.items() if k != "matched"}),
+        fix=mode.fix(cfg),
+        refs=list(mode.refs),
+        explanation=mode.mechanism,
+    )
+
+
+def _pooling_overrides(hit: ErrorHits, config: dict[str, Any]) -> Finding:
+    asked = config.get("non_default_args") if isinstance(config.get("non_default_args"), dict) else {}
+    texts = " ".join(t for _n, t in hit.lines)
+    overridden = [
+        k
+        for k, words in (("enable_chunked_prefill", "chunked prefill"), ("enable_prefix_caching", "prefix caching"))
+        if asked.get(k) is True and words in texts and config.get(k) is not True
+    ]
+    keys = ("enable_chunked_prefill", "enable_prefix_caching", "max_num_batched_tokens")
+    effective = {k: config.get(k) for k in keys}
+    return Finding(
+        check="log-pooling-overrides",
+        status=Status.WARN if overridden else Status.PASS,
+        title=(
+            f"The engine overrode what was asked: {', '.join(overridden)} off"
+            if overridden
+            else f"The engine changed pooling settings on its own ({hit.count} line(s)): see the effective config"
+        ),
+        evidence=_ev(hit, asked={k: asked.get(k) for k in effective if k in asked}, effective=effective),
+        fix=POOLING_OVERRIDES.fix(),
+        refs=list(POOLING_OVERRIDES.refs),
+        explanation=POOLING_OVERRIDES.mechanism,
+    )
+
+
+def _dtype(hit: ErrorHits) -> Finding:
+    g = hit.groups
+    matched = g.get("matched", "")
+    if matched.startswith("Bfloat16"):
+        status, title = Status.FAIL, "The server did not start: this GPU has no bfloat16 (compute capability < 8.0)"
+    elif "Falling back" in matched:
+        status, title = Status.WARN, "Weights fell back to float16 (no bfloat16 on this device)"
+    else:
+        status, title = Status.WARN, f"dtype: {matched}"
+    return _simple(hit, "log-dtype", status, title, DTYPE)
+
+
+def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
+    """Findings from the start-up events of one log (order: refusals first, then overrides)."""
+    out: list[Finding] = []
+    hits = ev.hits
+    if "log-removed-flag" in hits:
+        out.append(_removed_flag(hits["log-removed-flag"], hits.get("hint")))
+    elif "log-bad-arguments" in hits:
+        out.append(_bad_arguments(hits["log-bad-arguments"]))
+    if ev.supported_tasks is not None and "embed" not in ev.supported_tasks:
+        out.append(_generate_runner(ev))
+    if "log-max-model-len" in hits:
+        out.append(_max_model_len(hits["log-max-model-len"], config))
+    if "log-max-context" in hits:
+        out.append(_max_context(hits["log-max-context"], config))
+    if "log-gpu-memory-shared" in hits:
+        h = hits["log-gpu-memory-shared"]
+        g = h.groups
+        out.append(
+            _simple(
+                h,
+                "log-gpu-memory-shared",
+                Status.FAIL,
+                f"The server did not start: {g.get('free')} of {g.get('total')} GiB free on {g.get('dev')}, "
+                f"gpu_memory_utilization {g.get('util')} wants {g.get('want')} GiB",
+                SHARED_GPU_MEMORY,
+                {"free_gib": g.get("free"), "total_gib": g.get("total")},
+            )
+        )
+    if "log-matryoshka" in hits:
+        h = hits["log-matryoshka"]
+        out.append(_simple(h, "log-matryoshka", Status.WARN, f"{h.count} request(s) with `dimensions` refused: "
+                           "the model does not declare Matryoshka support", MATRYOSHKA))
+    if "log-pooling-overrides" in hits:
+        f = _pooling_overrides(hits["log-pooling-overrides"], config)
+        if f.status != Status.PASS:  # an override of nothing asked for only shows in the effective config
+            out.append(f)
+    if "log-dtype" in hits:
+        out.append(_dtype(hits["log-dtype"]))
+    return out
+
+
+def startup_oom(oom: Finding, config: dict[str, Any]) -> Finding:
+    """An OOM before the server listened: the start-up profile step (budget x activations)."""
+    return Finding(
+        check="log-startup-oom",
+        status=Status.FAIL,
+        title=f"The server did not start: {STARTUP_OOM.title}",
+        evidence={**oom.evidence, **{k: config.get(k) for k in ("max_num_batched_tokens", "max_model_len")}},
+        fix=STARTUP_OOM.fix(config),
+        refs=list(STARTUP_OOM.refs),
+        explanation=STARTUP_OOM.mechanism,
+    )
+
+
+def stats_disabled(config: dict[str, Any], stats_lines: int) -> Finding:
+    return Finding(
+        check="log-stats-disabled",
+        status=Status.WARN,
+        title=f"--disable-log-stats: {stats_lines} engine stats lines, stalls and throughput cannot be judged "
+        "from this log",
+        evidence={"disable_log_stats": True, "stats_lines": stats_lines, "source": "log (non-default args)"},
+        fix=LOG_STATS_DISABLED.fix(),
+        refs=list(LOG_STATS_DISABLED.refs),
+        explanation=LOG_STATS_DISABLED.mechanism,
+    )
+
+
+def never_started(ev: StartupEvents) -> Finding:
+    """The log ends before the API server listened and no known cause was found in it."""
+    tail = [{"line": n, "text": t} for n, t in ev.last_lines]
+    failed = any(re.search(r"\b(ERROR|CRITICAL)\b|Traceback|Error:|error:", t) for _n, t in ev.last_lines)
+    return Finding(
+        check="log-server-start",
+        status=Status.FAIL if failed else Status.UNKNOWN,
+        title="The server never started: the log ends with an error before it listened, cause not recognised"
+        if failed
+        else "The log ends before the server started listening (still starting, or the log was cut)",
+        evidence={"last_lines": tail, "source": "log"},
+        fix="Read the last ERROR / Traceback lines above for the cause; paste the whole start-up log (from the "
+        "first line to the exit) so the known causes can be matched."
+        if failed
+        else "Paste the log up to 'Starting vLLM server on …' or the exit, or wait for the start-up to finish.",
+    )
