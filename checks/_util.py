@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from triage.config import EffectiveConfig
+from triage.target import Truncation
 from triage.catalogue.versions import Version, parse_version
 
 QUESTIONS = {
@@ -51,10 +52,9 @@ def questions(missing: list[str]) -> list[dict[str, Any]]:
 
 
 def truncate_state(cfg: EffectiveConfig) -> str:
-    """'unknown' | 'none' (client sends no truncation) | 'int'."""
-    t = cfg.get("truncate_prompt_tokens", "unknown")
-    if t == "unknown":
-        return "unknown"
-    if t is None or (isinstance(t, str) and t.lower() == "none"):
-        return "none"
-    return "int"
+    """'unknown' | 'none' (client sends no truncation) | 'int' (N tokens, or -1 = max_model_len)."""
+    try:
+        kind = Truncation.parse(cfg.get("truncate_prompt_tokens")).kind  # the one parser: triage.target
+    except ValueError:
+        return "int"  # a number the server will judge (e.g. 0): the checks compare it as one
+    return {"tokens": "int", "max_model_len": "int"}.get(kind, kind)

@@ -1,4 +1,4 @@
-"""The engine end to end on recorded real material: events, storage as it goes, no secrets stored."""
+"""The engine end to end on recorded real material: events without a store, storage as an observer, no secrets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.sources import replay
-from triage.engine import TargetSpec, iter_checklist, run_checklist
+from triage.engine import CheckOptions, checklist_events, iter_checklist, run_checklist
+from triage.target import Target
 from triage.findings import Status
 from triage.store import Store
 
@@ -19,6 +20,9 @@ CMD = (
     "vllm serve /root/.cache/vllm-triage/lab/models/tiny-qwen3 --runner pooling --convert embed "
     "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill --enforce-eager"
 )
+
+
+NO_GPU = CheckOptions(local_gpu=False)
 
 
 @pytest.fixture()
@@ -42,7 +46,7 @@ def verdict(findings, check="pooling-livelock-risk"):
 )
 def test_offline_cmdline_and_log(store: Store, log: str, truncate: int, status: Status) -> None:
     cmd = CMD if log is not LOG_BERT else None
-    res = run_checklist(TargetSpec(cmdline=cmd, log_text=log, truncate_prompt_tokens=truncate), store)
+    res = run_checklist(Target(cmdline=cmd, log_text=log, truncation=truncate), store)
     assert verdict(res.findings).status == status
     rec = store.get_run(res.run_id)
     assert [f.check for f in rec.findings] == [f.check for f in res.findings]
@@ -57,8 +61,8 @@ def test_offline_cmdline_and_log(store: Store, log: str, truncate: int, status: 
 
 
 def test_recorded_server_plus_log(store: Store) -> None:
-    spec = TargetSpec(url="http://vllm.test:8000", log_text=LOG_031, truncate_prompt_tokens=256, local_gpu=False)
-    res = run_checklist(spec, store, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
+    spec = Target(url="http://vllm.test:8000", log_text=LOG_031, truncation=256)
+    res = run_checklist(spec, store, options=NO_GPU, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
     v = verdict(res.findings)
     assert v.status == Status.FAIL and "#55427" in v.title
     assert v.evidence["preconditions"]["max_model_len"]["source"] == "server"
@@ -68,8 +72,8 @@ def test_recorded_server_plus_log(store: Store) -> None:
 
 
 def test_server_alone_asks_for_the_budget(store: Store) -> None:
-    spec = TargetSpec(url="http://vllm.test:8000", truncate_prompt_tokens=256, local_gpu=False)
-    res = run_checklist(spec, store, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
+    spec = Target(url="http://vllm.test:8000", truncation=256)
+    res = run_checklist(spec, store, options=NO_GPU, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
     v = verdict(res.findings)
     assert v.status == Status.UNKNOWN
     assert any(q["key"] == "max_num_batched_tokens" for q in v.evidence["questions"])
@@ -77,7 +81,7 @@ def test_server_alone_asks_for_the_budget(store: Store) -> None:
 
 def test_events_stream_in_order_and_each_finding_is_stored_first(store: Store) -> None:
     kinds = []
-    for ev in iter_checklist(TargetSpec(cmdline=CMD, log_text=LOG_031, truncate_prompt_tokens=256), store):
+    for ev in iter_checklist(Target(cmdline=CMD, log_text=LOG_031, truncation=256), store):
         kinds.append(ev.kind)
         if ev.kind == "finding":
             rec = store.get_run(ev.run_id)
@@ -88,22 +92,21 @@ def test_events_stream_in_order_and_each_finding_is_stored_first(store: Store) -
 
 def test_conflicting_sources_are_a_finding(store: Store) -> None:
     cmd = CMD.replace("--max-model-len 256", "--max-model-len 512")
-    res = run_checklist(TargetSpec(cmdline=cmd, log_text=LOG_031, truncate_prompt_tokens=256), store)
+    res = run_checklist(Target(cmdline=cmd, log_text=LOG_031, truncation=256), store)
     c = verdict(res.findings, "config-conflict")
     assert c.status == Status.WARN and "max_model_len" in c.title
 
 
 def test_api_key_never_reaches_the_database(store: Store, tmp_path: Path) -> None:
     key = "sk-triage-test-0123456789"
-    spec = TargetSpec(
+    spec = Target(
         url="http://vllm.test:8000",
         api_key=key,
-        truncate_prompt_tokens=256,
+        truncation=256,
         cmdline=CMD + f" --api-key {key}",
-        local_gpu=False,
     )
     seen: list[str] = []
-    run_checklist(spec, store, transport=replay.transport("0.32.0-tiny-qwen3-livelock", seen=seen))
+    run_checklist(spec, store, options=NO_GPU, transport=replay.transport("0.32.0-tiny-qwen3-livelock", seen=seen))
     assert any(s.endswith("auth=True") for s in seen)
     con = sqlite3.connect(str(tmp_path / "t.db"))
     dump = "\n".join(con.iterdump())
@@ -111,7 +114,7 @@ def test_api_key_never_reaches_the_database(store: Store, tmp_path: Path) -> Non
 
 
 def test_no_evidence_is_an_error_finding(store: Store) -> None:
-    res = run_checklist(TargetSpec(), store)
+    res = run_checklist(Target(), store)
     assert verdict(res.findings, "evidence").status == Status.ERROR
 
 
@@ -127,7 +130,7 @@ LOG_031_DEFAULTS = (replay.ENGINE / "0.31.0-tiny-qwen3-defaults" / "startup.log"
     ],
 )
 def test_031_defaults_log_uses_the_cpu_budget_rule(store: Store, truncate: int, status: Status) -> None:
-    res = run_checklist(TargetSpec(log_text=LOG_031_DEFAULTS, truncate_prompt_tokens=truncate), store)
+    res = run_checklist(Target(log_text=LOG_031_DEFAULTS, truncation=truncate), store)
     v = verdict(res.findings)
     assert v.status == status
     budget = v.evidence["preconditions"]["max_num_batched_tokens"]
@@ -142,15 +145,15 @@ def test_a_crashing_check_becomes_an_error_finding(store: Store, monkeypatch) ->
 
     real = checks.registry
     monkeypatch.setattr(checks, "registry", lambda: [checks.Check("boom", "a broken check", boom), *real()])
-    res = run_checklist(TargetSpec(log_text=LOG_031, truncate_prompt_tokens=256), store)
+    res = run_checklist(Target(log_text=LOG_031, truncation=256), store)
     f = verdict(res.findings, "boom")
     assert f.status == Status.ERROR and "bug in a check" in f.title
     assert verdict(res.findings).status == Status.FAIL  # the others still ran
 
 
 def test_dev_mode_server_alone_knows_chunked_prefill_but_asks_for_the_budget(store: Store) -> None:
-    spec = TargetSpec(url="http://vllm.test:8000", truncate_prompt_tokens=4096, local_gpu=False)
-    res = run_checklist(spec, store, transport=replay.transport(replay.ENGINE / "0.31.0-tiny-qwen3-defaults-devmode"))
+    spec = Target(url="http://vllm.test:8000", truncation=4096)
+    res = run_checklist(spec, store, options=NO_GPU, transport=replay.transport(replay.ENGINE / "0.31.0-tiny-qwen3-defaults-devmode"))
     v = verdict(res.findings)
     assert v.status == Status.UNKNOWN
     assert v.evidence["preconditions"]["enable_chunked_prefill"]["source"] == "server"
@@ -159,3 +162,29 @@ def test_dev_mode_server_alone_knows_chunked_prefill_but_asks_for_the_budget(sto
         "rule": "CPU backend: 2048 x world_size 1 (arg_utils.get_batch_defaults)",
         "would_chunk": True,
     }
+
+
+def test_the_engine_runs_without_a_store() -> None:
+    events = list(checklist_events(Target(cmdline=CMD, log_text=LOG_031, truncation=256)))
+    assert [e.kind for e in events][0] == "started" and events[-1].kind == "done"
+    assert all(e.run_id is None for e in events)
+    assert verdict([e.finding for e in events if e.finding]).status == Status.FAIL
+    res = run_checklist(Target(cmdline=CMD, log_text=LOG_031, truncation=256))
+    assert res.run_id is None and verdict(res.findings).status == Status.FAIL
+
+
+def test_a_crash_mid_run_keeps_what_came_before(store: Store, monkeypatch) -> None:
+    import checks
+
+    def stop(cfg):
+        raise KeyboardInterrupt  # not an Exception: no check catches it, the run is cut here
+
+    monkeypatch.setattr(checks, "registry", lambda: [checks.Check("stop", "a cut run", stop)])
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        for ev in iter_checklist(Target(cmdline=CMD, log_text=LOG_031, truncation=256), store):
+            seen.append(ev)
+    rec = store.get_run(seen[0].run_id)
+    assert rec is not None and rec.config["values"]["max_model_len"]["value"] == 256
+    assert [f.check for f in rec.findings] == [e.finding.check for e in seen if e.finding]
+    assert {c.kind for c in rec.captures} >= {"log", "cmdline"}

@@ -20,6 +20,7 @@ from typing import Any
 
 from triage.catalogue.versions import fmt, parse_version
 from triage.sources import Fact
+from triage.target import Truncation
 
 SOURCE = "user"
 STATED = "stated by user"
@@ -173,12 +174,11 @@ def _runner(text: Any) -> str:
 
 
 def _truncate(text: Any) -> int | str:
-    if isinstance(text, str) and text.strip().lower() in ("none", "no", "off"):
-        return "none"
-    v = _int(text)
-    if v < -1 or v == 0:
-        raise ValueError(f"{v}: truncate_prompt_tokens is a positive integer, -1 or none")
-    return v
+    t = Truncation.parse(text)  # the one parser (triage.target); the answer is its config value
+    value = t.config_value()
+    if value is None:
+        raise ValueError("empty")
+    return value
 
 
 def _text(text: Any) -> str:

@@ -1,8 +1,10 @@
-"""The checklist engine: gather evidence, merge the effective config, run the checks, store as it goes.
+"""The checklist engine: gather evidence, merge the effective config, run the checks; yield events.
 
-`iter_checklist` is a pure iterator of CheckEvents (the dashboard shows progress from them, the CLI
-prints them); every finding is committed to the store before its event is yielded, so a crash or
-an interrupted page loses nothing already seen. The API key lives only in TargetSpec (memory).
+``checklist_events`` is a pure iterator of CheckEvents and needs no database: the dashboard shows
+progress from them, the CLI prints them, tests read them. Saving is an observer
+(``triage.recorder``): ``iter_checklist(target, store)`` passes every event through a Recorder,
+which commits it before the consumer sees it, so a crash or an interrupted page loses nothing
+already seen. The API key lives only in the Target (memory).
 """
 
 from __future__ import annotations
@@ -16,53 +18,50 @@ from urllib.parse import urlsplit
 import httpx
 
 import checks
+from checks.livelock import CHECK_ID as LIVELOCK_CHECK
 from triage.client import VllmClient
 from triage.config import EffectiveConfig, merge
 from triage.findings import Finding, Status, worst
-from triage.sources import SourceResult, cmdline, nvml, process, server, startup_log
+from triage.sources import RawCapture, SourceResult, cmdline, nvml, process, server, startup_log
+from triage.steps import CONFIG_CONFLICT, NO_EVIDENCE
 from triage.store import Store
-
-OFFLINE_URL = "offline"
-LIVELOCK_CHECK = "pooling-livelock-risk"
+from triage.target import Target
 
 
 @dataclass(frozen=True)
-class TargetSpec:
-    """What to triage. `truncate_prompt_tokens`: int, -1, "none" (client sends none) or None (not stated)."""
+class CheckOptions:
+    """How to gather evidence for a checklist run (not part of what the target is)."""
 
-    url: str | None = None
-    model: str | None = None
-    truncate_prompt_tokens: int | str | None = None
-    cmdline: str | None = None
-    log_text: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    verify_tls: bool = True
-    timeout_s: float = 10.0
     nvml_recorded: dict[str, Any] | None = None  # a recorded NVML dict (tests, or another host's)
     local_gpu: bool | None = None  # None: read local GPUs only when the server is on this host
-    local_process: bool | None = None  # None: read the server's /proc cmdline when it is on this host
+    local_process: bool | None = None  # None: read the server's process only when it is on this host
     embed_probe: bool = True  # one 2-token /v1/embeddings request (shows the pooling runner)
-    label: str | None = None
-    answers: dict[str, Any] | None = None  # the user's answers, typed by triage.answers (facts "stated by user")
 
 
 @dataclass(frozen=True)
 class CheckEvent:
-    """One step of a checklist run: started | source | finding | config | done."""
+    """One step of a checklist run: started | source | finding | config | done.
+
+    ``run_id`` is None from the engine; a Recorder stamps the id of the run it writes."""
 
     kind: str
-    run_id: int
+    run_id: int | None = None
     finding: Finding | None = None
     source: str | None = None
     message: str = ""
-    config: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None  # "config": the effective values {key: {value, source, detail}}
+    target: Target | None = None  # "started"
+    meta: dict[str, Any] | None = None  # "started": the run's arguments (no API key)
+    captures: tuple[RawCapture, ...] = ()  # "source": raw material the source read
+    stored: dict[str, Any] | None = None  # "config": values, conflicts, sources, stated_args
+    summary: str = ""  # "done"
 
 
 @dataclass
 class ChecklistResult:
-    run_id: int
+    run_id: int | None
     config: dict[str, Any]
-    findings: list[Finding]
+    findings: list[Finding] = field(default_factory=list)
 
     @property
     def status(self) -> Status:
@@ -81,35 +80,33 @@ def _is_local(url: str | None) -> bool:
         return False
 
 
-def _user_facts(spec: TargetSpec) -> dict[str, Any]:
+def _user_facts(target: Target) -> dict[str, Any]:
     user: dict[str, Any] = {}
-    if spec.truncate_prompt_tokens is not None:
-        t = spec.truncate_prompt_tokens
-        user["truncate_prompt_tokens"] = "none" if isinstance(t, str) and t.lower() == "none" else int(t)
-    if spec.model:
-        user["served_model_name"] = spec.model
+    if target.truncation.known:
+        user["truncate_prompt_tokens"] = target.truncation.config_value()
+    if target.model:
+        user["served_model_name"] = target.model
     return user
 
 
-def _gather(spec: TargetSpec, transport: httpx.BaseTransport | None) -> Iterator[SourceResult]:
-    if spec.url:
-        client = VllmClient(
-            spec.url, api_key=spec.api_key, verify_tls=spec.verify_tls, timeout_s=spec.timeout_s, transport=transport
-        )
+def _gather(target: Target, opts: CheckOptions, transport: httpx.BaseTransport | None) -> Iterator[SourceResult]:
+    if target.url:
+        client = VllmClient(target.url, api_key=target.api_key, verify_tls=target.verify_tls,
+                            timeout_s=target.timeout_s, transport=transport)
         try:
-            yield server.collect(client, model=spec.model, embed_probe=spec.embed_probe)
+            yield server.collect(client, model=target.model, embed_probe=opts.embed_probe)
         finally:
             client.close()
-    if spec.url and (spec.local_process if spec.local_process is not None else _is_local(spec.url)):
-        port = urlsplit(spec.url).port or (443 if spec.url.startswith("https") else 80)
+    if target.url and (opts.local_process if opts.local_process is not None else _is_local(target.url)):
+        port = urlsplit(target.url).port or (443 if target.url.startswith("https") else 80)
         yield process.collect(port)
-    if spec.cmdline:
-        yield cmdline.collect(spec.cmdline)
-    if spec.log_text:
-        yield startup_log.collect(spec.log_text)
-    use_gpu = spec.local_gpu if spec.local_gpu is not None else (_is_local(spec.url) or spec.nvml_recorded is not None)
-    if use_gpu:
-        yield nvml.collect(spec.nvml_recorded)
+    if target.cmdline:
+        yield cmdline.collect(target.cmdline)
+    if target.log_text:
+        yield startup_log.collect(target.log_text)
+    local = _is_local(target.url) or opts.nvml_recorded is not None
+    if opts.local_gpu if opts.local_gpu is not None else local:
+        yield nvml.collect(opts.nvml_recorded)
 
 
 def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
@@ -125,7 +122,7 @@ def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
             )
         out.append(
             Finding(
-                "config-conflict",
+                CONFIG_CONFLICT,
                 Status.WARN,
                 f"Sources disagree on {c.key}: {c.chosen.source} says {c.chosen.value!r}, {vals}",
                 c.to_dict(),
@@ -135,66 +132,39 @@ def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
     return out
 
 
-def iter_checklist(
-    spec: TargetSpec, store: Store, *, transport: httpx.BaseTransport | None = None
-) -> Iterator[CheckEvent]:
-    """Run the checklist, storing each finding as it is produced, and yield an event per step.
+def checklist_events(target: Target, options: CheckOptions | None = None, *,
+                     transport: httpx.BaseTransport | None = None) -> Iterator[CheckEvent]:
+    """Run the checklist and yield an event per step; no store (see ``iter_checklist``).
 
     `transport` replaces the network (tests replay recorded responses through it)."""
-    secrets = (spec.api_key,) if spec.api_key else ()
-    target = store.find_or_add_target(
-        spec.url or OFFLINE_URL,
-        spec.model,
-        spec.truncate_prompt_tokens if isinstance(spec.truncate_prompt_tokens, int) else None,
-        spec.cmdline,
-        spec.label,
-    )
-    run = store.start_run(
-        target.id,
-        "check",
-        {
-            "url": spec.url,
-            "model": spec.model,
-            "truncate_prompt_tokens": spec.truncate_prompt_tokens,
-            "api_key_given": bool(spec.api_key),
-            "verify_tls": spec.verify_tls,
-            "timeout_s": spec.timeout_s,
-            "has_cmdline": bool(spec.cmdline),
-            "has_log": bool(spec.log_text),
-            "answers": dict(spec.answers or {}),
-        },
-    )
-    run_id = int(run.id)  # type: ignore[arg-type]
-    yield CheckEvent("started", run_id, message=f"run {run_id}")
+    opts = options or CheckOptions()
+    yield CheckEvent("started", target=target, meta=target.describe(), message="checklist started")
+    findings: list[Finding] = []
 
     def emit(f: Finding) -> CheckEvent:
-        store.add_finding(run_id, f)
-        return CheckEvent("finding", run_id, finding=f)
+        findings.append(f)
+        return CheckEvent("finding", finding=f)
 
     results: list[SourceResult] = []
-    for res in _gather(spec, transport):
+    for res in _gather(target, opts, transport):
         results.append(res)
-        for cap in res.captures:
-            store.add_capture(run_id, cap.kind, cap.content, cap.name, secrets)
-        yield CheckEvent("source", run_id, source=res.source, message=res.unavailable or f"{len(res.facts)} facts")
+        yield CheckEvent("source", source=res.source, message=res.unavailable or f"{len(res.facts)} facts",
+                         captures=tuple(res.captures))
         for f in res.findings:
             yield emit(f)
-    if not spec.url and not spec.cmdline and not spec.log_text:
+    if not target.url and not target.cmdline and not target.log_text:
         yield emit(
-            Finding("evidence", Status.ERROR, "No evidence given", {}, "Give --url, --cmdline-file or --log-file.")
+            Finding(NO_EVIDENCE, Status.ERROR, "No evidence given", {}, "Give --url, --cmdline-file or --log-file.")
         )
-    cfg = merge(results, _user_facts(spec), spec.answers)
+    cfg = merge(results, _user_facts(target), target.answers)
     config = cfg.to_dict()
-    store.set_config(
-        run_id,
-        {
-            "values": config,
-            "conflicts": [c.to_dict() for c in cfg.conflicts],
-            "sources": cfg.sources,
-            "stated_args": sorted(cfg.stated_args) if cfg.stated_args is not None else None,
-        },
-    )
-    yield CheckEvent("config", run_id, config=config)
+    stored = {
+        "values": config,
+        "conflicts": [c.to_dict() for c in cfg.conflicts],
+        "sources": cfg.sources,
+        "stated_args": sorted(cfg.stated_args) if cfg.stated_args is not None else None,
+    }
+    yield CheckEvent("config", config=config, stored=stored)
     for f in _conflict_findings(cfg):
         yield emit(f)
     for check in checks.registry():
@@ -209,35 +179,42 @@ def iter_checklist(
             ]
         for f in produced:
             yield emit(f)
-    done = store.finish_run(run_id, summary=_summary(store, run_id))
-    yield CheckEvent("done", run_id, message=f"status {done.status}")
+    status = worst(f.status for f in findings)
+    yield CheckEvent("done", message=f"status {status.value}", summary=_summary(findings))
 
 
-def _summary(store: Store, run_id: int) -> str:
-    rec = store.get_run(run_id, with_samples=False)
-    if rec is None:
-        return ""
-    live = next((f for f in rec.findings if f.check == LIVELOCK_CHECK), None)
+def _summary(findings: list[Finding]) -> str:
+    live = next((f for f in findings if f.check == LIVELOCK_CHECK), None)
     return f"{live.status.value}: {live.title}" if live else ""
 
 
+def iter_checklist(target: Target, store: Store | None = None, options: CheckOptions | None = None, *,
+                   transport: httpx.BaseTransport | None = None) -> Iterator[CheckEvent]:
+    """``checklist_events``, recorded into ``store`` when one is given (each event written before it is seen)."""
+    events = checklist_events(target, options, transport=transport)
+    if store is None:
+        return events
+    from triage.recorder import Recorder, record
+
+    return record(events, Recorder(store))
+
+
 def run_checklist(
-    spec: TargetSpec,
-    store: Store,
+    target: Target,
+    store: Store | None = None,
     on_event: Callable[[CheckEvent], None] | None = None,
     *,
+    options: CheckOptions | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> ChecklistResult:
     """Run to the end; `on_event` sees each event as it happens."""
-    findings: list[Finding] = []
-    config: dict[str, Any] = {}
-    run_id = -1
-    for ev in iter_checklist(spec, store, transport=transport):
-        run_id = ev.run_id
+    result = ChecklistResult(None, {})
+    for ev in iter_checklist(target, store, options, transport=transport):
+        result.run_id = ev.run_id if ev.run_id is not None else result.run_id
         if ev.finding is not None:
-            findings.append(ev.finding)
+            result.findings.append(ev.finding)
         if ev.config is not None:
-            config = ev.config
+            result.config = ev.config
         if on_event is not None:
             on_event(ev)
-    return ChecklistResult(run_id, config, findings)
+    return result

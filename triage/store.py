@@ -2,6 +2,9 @@
 
 Each finding is committed as it is produced, so a crash mid-run loses nothing already seen.
 No API key is ever stored: Target has no field for it and captures pass through redact_text.
+The table rows stay in this module: every read returns frozen values (RunInfo, TargetInfo, ProbeInfo,
+CaptureInfo in a RunRecord), so no caller holds a row detached from its session. Writing a run as
+it happens is triage.recorder's job (an observer of the engine's events).
 """
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from sqlmodel import Field, Session, SQLModel, select
 from triage.db import ensure_schema, make_engine, normalize_url
 from triage.findings import Finding, Status, worst
 from triage.redact import redact_obj, redact_text
+from triage.target import Truncation
+from triage.sample import EngineSample
 
 DB_ENV = "VLLM_TRIAGE_DB"
 
@@ -94,6 +99,22 @@ class MetricSample(SQLModel, table=True):
     extra_json: str = "{}"
 
 
+_ROW_COLUMNS = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", "prompt_tokens_total",
+                "request_success_total", "num_preemptions_total", "prompt_throughput")
+
+
+def sample_row(s: EngineSample, run_id: int | None = None, target_id: int | None = None) -> MetricSample:
+    """The store boundary: one EngineSample as a table row; what has no column goes to extra_json."""
+    d = s.to_dict()
+    extra = dict(d.pop("extra", {}) or {})
+    for k in ("ts", "engine", "source", *_ROW_COLUMNS):
+        d.pop(k, None)
+    extra.update(d)
+    return MetricSample(run_id=run_id, target_id=target_id, engine=s.engine or "0", ts=s.ts, source=s.source,
+                        extra_json=json.dumps(extra, default=str) if extra else "{}",
+                        **{k: getattr(s, k) for k in _ROW_COLUMNS})
+
+
 class Capture(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="run.id", index=True)
@@ -103,24 +124,106 @@ class Capture(SQLModel, table=True):
     content: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
+class TargetInfo:
+    """A saved target as a plain value (the table row never leaves this module)."""
+
+    id: int
+    url: str
+    model: Optional[str] = None
+    truncate_prompt_tokens: Optional[int] = None  # the stored form: N, -1, or NULL (none/unknown)
+    cmdline: Optional[str] = None
+    label: Optional[str] = None
+    created_at: Optional[datetime] = None
+
+    @property
+    def truncation(self) -> Truncation:
+        return Truncation.parse(self.truncate_prompt_tokens)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run's own fields as a plain value; config and meta already parsed."""
+
+    id: int
+    target_id: Optional[int]
+    kind: str
+    status: str
+    started_at: Optional[datetime]
+    finished_at: Optional[datetime] = None
+    summary: str = ""
+    config: dict[str, Any] = field(default_factory=dict, hash=False)
+    meta: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class ProbeInfo:
+    """One stored probe outcome; ``detail`` holds the request, response, samples and recovery."""
+
+    id: int
+    run_id: int
+    probe: str
+    outcome: str
+    started_at: Optional[datetime] = None
+    duration_s: Optional[float] = None
+    time_to_verdict_s: Optional[float] = None
+    http_status: Optional[int] = None
+    detail: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    id: int
+    run_id: int
+    kind: str
+    name: str = ""
+    created_at: Optional[datetime] = None
+    content: str = ""
+
+
+def _loads(text: str | None, default: Any) -> Any:
+    try:
+        return json.loads(text) if text else default
+    except ValueError:
+        return default
+
+
+def _target_info(t: Target) -> TargetInfo:
+    return TargetInfo(int(t.id or 0), t.url, t.model, t.truncate_prompt_tokens, t.cmdline, t.label, t.created_at)
+
+
+def _run_info(r: Run) -> RunInfo:
+    return RunInfo(int(r.id or 0), r.target_id, r.kind, r.status, r.started_at, r.finished_at, r.summary,
+                   _loads(r.config_json, {}), _loads(r.meta_json, {}))
+
+
+def _probe_info(p: ProbeResult) -> ProbeInfo:
+    return ProbeInfo(int(p.id or 0), p.run_id, p.probe, p.outcome, p.started_at, p.duration_s,
+                     p.time_to_verdict_s, p.http_status, _loads(p.detail_json, {}))
+
+
+def _capture_info(c: Capture) -> CaptureInfo:
+    return CaptureInfo(int(c.id or 0), c.run_id, c.kind, c.name, c.created_at, c.content)
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """A stored run with everything attached, as plain values (what exporters and pages read)."""
 
-    run: Run
-    target: Optional[Target]
+    run: RunInfo
+    target: Optional[TargetInfo]
     findings: list[Finding]
-    probes: list[ProbeResult] = field(default_factory=list)
-    samples: list[MetricSample] = field(default_factory=list)
-    captures: list[Capture] = field(default_factory=list)
+    probes: list[ProbeInfo] = field(default_factory=list)
+    samples: list[Any] = field(default_factory=list)  # the sample rows, oldest first
+    captures: list[CaptureInfo] = field(default_factory=list)
 
     @property
     def config(self) -> dict[str, Any]:
-        return json.loads(self.run.config_json or "{}")
+        return self.run.config
 
     @property
     def meta(self) -> dict[str, Any]:
-        return json.loads(self.run.meta_json or "{}")
+        return self.run.meta
 
 
 def default_db_url() -> str:
@@ -159,37 +262,37 @@ class Store:
 
     # -- targets -----------------------------------------------------------------------------
     def add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
-                   cmdline: str | None = None, label: str | None = None) -> Target:
+                   cmdline: str | None = None, label: str | None = None) -> TargetInfo:
         t = Target(url=redact_text(url), model=_red(model), truncate_prompt_tokens=truncate_prompt_tokens,
                    cmdline=redact_text(cmdline) if cmdline else None, label=_red(label))
         with Session(self.engine) as s:
             s.add(t)
             s.commit()
             s.refresh(t)
-        return t
+            return _target_info(t)
 
     def find_or_add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
-                           cmdline: str | None = None, label: str | None = None) -> Target:
+                           cmdline: str | None = None, label: str | None = None) -> TargetInfo:
         with Session(self.engine) as s:
             q = select(Target).where(Target.url == url, Target.model == model,
                                      Target.truncate_prompt_tokens == truncate_prompt_tokens)
             found = s.exec(q).first()
             if found:
-                return found
+                return _target_info(found)
         return self.add_target(url, model, truncate_prompt_tokens, cmdline, label)
 
-    def list_targets(self) -> list[Target]:
+    def list_targets(self) -> list[TargetInfo]:
         with Session(self.engine) as s:
-            return list(s.exec(select(Target).order_by(Target.id.desc())))  # type: ignore[union-attr]
+            return [_target_info(t) for t in s.exec(select(Target).order_by(Target.id.desc()))]  # type: ignore[union-attr]
 
     # -- runs --------------------------------------------------------------------------------
-    def start_run(self, target_id: int | None, kind: str, meta: dict[str, Any] | None = None) -> Run:
+    def start_run(self, target_id: int | None, kind: str, meta: dict[str, Any] | None = None) -> RunInfo:
         r = Run(target_id=target_id, kind=kind, meta_json=_dumps(redact_obj(meta or {})))
         with Session(self.engine) as s:
             s.add(r)
             s.commit()
             s.refresh(r)
-        return r
+            return _run_info(r)
 
     def add_finding(self, run_id: int, f: Finding) -> None:
         with Session(self.engine) as s:
@@ -218,7 +321,7 @@ class Store:
                 s.add(r)
                 s.commit()
 
-    def finish_run(self, run_id: int, summary: str = "") -> Run:
+    def finish_run(self, run_id: int, summary: str = "") -> RunInfo:
         with Session(self.engine) as s:
             r = s.get(Run, run_id)
             assert r is not None, f"no run {run_id}"
@@ -229,11 +332,11 @@ class Store:
             s.add(r)
             s.commit()
             s.refresh(r)
-            return r
+            return _run_info(r)
 
     def add_probe_result(self, run_id: int, probe: str, outcome: str, *, duration_s: float | None = None,
                          time_to_verdict_s: float | None = None, http_status: int | None = None,
-                         detail: dict[str, Any] | None = None, started_at: datetime | None = None) -> ProbeResult:
+                         detail: dict[str, Any] | None = None, started_at: datetime | None = None) -> ProbeInfo:
         p = ProbeResult(run_id=run_id, probe=probe, outcome=outcome, duration_s=duration_s,
                         time_to_verdict_s=time_to_verdict_s, http_status=http_status,
                         detail_json=_dumps(redact_obj(detail or {})), started_at=started_at or utcnow())
@@ -241,11 +344,12 @@ class Store:
             s.add(p)
             s.commit()
             s.refresh(p)
-        return p
+            return _probe_info(p)
 
-    def add_samples(self, samples: Iterable[MetricSample]) -> int:
-        """Batched insert: one transaction for many samples."""
-        rows = list(samples)
+    def add_samples(self, samples: Iterable[EngineSample | MetricSample], *, run_id: int | None = None,
+                    target_id: int | None = None) -> int:
+        """Batched insert: one transaction for many samples (EngineSample values become table rows here)."""
+        rows = [s if isinstance(s, MetricSample) else sample_row(s, run_id, target_id) for s in samples]
         labels: dict[str, str] = {}
         for r in rows:  # the engine label comes from the server's /metrics page (extras are numbers)
             if r.engine not in labels:
@@ -279,14 +383,17 @@ class Store:
             findings = [Finding(check=x.check, status=Status(x.status), title=x.title,
                                 evidence=json.loads(x.evidence_json), fix=x.fix,
                                 refs=json.loads(x.refs_json), explanation=x.explanation) for x in rows]
-            probes = list(s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id)))
+            probes = [_probe_info(p) for p in
+                      s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id))]
             samples = list(s.exec(select(MetricSample).where(MetricSample.run_id == run_id)
                                   .order_by(MetricSample.ts))) if with_samples else []
-            caps = list(s.exec(select(Capture).where(Capture.run_id == run_id).order_by(Capture.id)))
-            return RunRecord(run=r, target=t, findings=findings, probes=probes, samples=samples, captures=caps)
+            caps = [_capture_info(c) for c in
+                    s.exec(select(Capture).where(Capture.run_id == run_id).order_by(Capture.id))]
+            return RunRecord(run=_run_info(r), target=_target_info(t) if t else None, findings=findings,
+                             probes=probes, samples=samples, captures=caps)
 
     def list_runs(self, *, target_id: int | None = None, status: str | None = None,
-                  limit: int = 50, offset: int = 0) -> list[tuple[Run, Optional[Target]]]:
+                  limit: int = 50, offset: int = 0) -> list[tuple[RunInfo, Optional[TargetInfo]]]:
         """One page of runs, newest first; paging happens in the database, not in Python."""
         with Session(self.engine) as s:
             q = select(Run, Target).join(Target, Run.target_id == Target.id, isouter=True)  # type: ignore[arg-type]
@@ -295,7 +402,7 @@ class Store:
             if status:
                 q = q.where(Run.status == status)
             q = q.order_by(Run.id.desc()).offset(offset).limit(limit)  # type: ignore[union-attr]
-            return [(r, t) for r, t in s.exec(q).all()]
+            return [(_run_info(r), _target_info(t) if t else None) for r, t in s.exec(q).all()]
 
     def count_runs(self, *, target_id: int | None = None, status: str | None = None) -> int:
         with Session(self.engine) as s:

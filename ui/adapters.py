@@ -14,7 +14,8 @@ from triage.findings import Finding, Status
 from triage.sample import EngineSample
 from triage.store import RunRecord
 from ui.errors import ServiceError
-from ui.values import CHECK_PREFIXES, CHECK_STEPS, STEP_KEYWORDS, DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
+from triage.steps import step_of  # noqa: F401 - re-exported for ui.services
+from ui.values import DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
 
 
 def plain_error(e: BaseException) -> str:
@@ -54,20 +55,6 @@ def iso(dt: Any) -> str:
         return dt.strftime("%Y-%m-%d %H:%M:%S")
     except AttributeError:
         return str(dt)
-
-
-def step_of(check_id: str) -> str:
-    """Which checklist step a finding belongs to."""
-    if check_id in CHECK_STEPS:
-        return CHECK_STEPS[check_id]
-    for prefix, step in CHECK_PREFIXES.items():
-        if check_id.startswith(prefix):
-            return step
-    cid = check_id.lower()
-    for step in ("truncation", "chunked-prefill", "version", "backend", "gpu-memory", "flags", "server"):
-        if any(k in cid for k in STEP_KEYWORDS[step]):
-            return step
-    return "flags"
 
 
 def finding_of(obj: Any) -> Optional[Finding]:

@@ -1,8 +1,8 @@
 """The one seam between dashboard pages and the engine: plain values in, plain values out.
 
 Pages call ``services.get()`` and nothing else of the engine. This module never imports
-Streamlit; it imports each engine part lazily, so a page can say "not yet available" while
-that part is missing (``NotAvailable``), and it turns every engine exception into a
+Streamlit; it calls the engine directly (the one Target type, the engine's registries of steps,
+probe sets, outcome grading and export formats) and turns every engine exception into a
 ``ServiceError`` whose text is a plain message for the page (never a traceback).
 
 Tests replace the whole object at this seam with ``override(fake)``; nothing deeper is faked.
@@ -10,19 +10,23 @@ Tests replace the whole object at this seam with ``override(fake)``; nothing dee
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
+from triage import charts, engine, export, logs, watch
+from triage.logs.persist import to_metric_samples
+from triage.export import EXPORT_FORMATS, ExportFormat
 from triage.findings import Finding, worst
+from triage.probes import OUTCOME_STATUS, PROBE_SETS, ProbeSet, run_probes
+from triage.steps import STEPS, Step, step_index
 from triage.store import DB_ENV, Store, default_db_url, to_url
+from triage.target import Target, Truncation
 from ui.adapters import (
     diff_runs,
     effective_config,
-    finding_of,
     http_status_message,
     iso,
     plain_error,
@@ -34,18 +38,12 @@ from ui.adapters import (
 )
 from ui.errors import NotAvailable, ServiceError
 from ui.values import (  # re-exported: pages import one module
-    EXPORT_FORMATS,
-    OUTCOME_STATUS,
-    PROBE_SETS,
-    STEPS,
     ChecklistEvent,
     DiffRow,
-    ExportFormat,
     LogView,
     ModelInfo,
     ProbeEvent,
     ProbeRunView,
-    ProbeSet,
     ProbeView,
     RunDetail,
     RunDiff,
@@ -53,41 +51,16 @@ from ui.values import (  # re-exported: pages import one module
     RunRow,
     SavedTarget,
     StatsView,
-    Step,
-    TargetForm,
 )
 
 __all__ = ["EXPORT_FORMATS", "OUTCOME_STATUS", "PROBE_SETS", "STEPS", "ChecklistEvent", "DiffRow", "ExportFormat",
            "LogView", "ModelInfo", "NotAvailable", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
            "RunDiff", "RunPage", "RunRow", "SavedTarget", "ServiceError", "Services", "StatsView", "Step",
-           "TargetForm", "diff_runs", "effective_config", "get", "override", "plain_error", "set_override",
+           "Target", "Truncation", "diff_runs", "effective_config", "get", "override", "plain_error", "set_override",
            "step_of"]
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def _engine_part(module: str, feature: str) -> Any:
-    """Import an engine module lazily; a missing one means the feature is not built yet."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if e.name and (module == e.name or module.startswith(e.name + ".")):
-            raise NotAvailable(f"{feature} is not yet available in this build (module {module} is missing).") from e
-        raise ServiceError(f"{feature} could not load: {e}") from e
-    except Exception as e:  # a half-written module must not crash the page
-        raise ServiceError(f"{feature} could not load: {type(e).__name__}: {e}") from e
-
-
-def _has(module: str, attr: str) -> bool:
-    try:
-        return hasattr(importlib.import_module(module), attr)
-    except Exception:
-        return False
-
-
-
-
 
 
 def _guard(feature: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -144,17 +117,6 @@ class Services:
     def db_url(self) -> str:
         return self.store.url
 
-    def features(self) -> dict[str, bool]:
-        """Which engine parts are in this build (pages show "not yet available" for the rest)."""
-        return {
-            "checklist": _has("triage.engine", "iter_checklist") or _has("triage.engine", "run_checklist"),
-            "probes": _has("triage.probes", "run_probes") or _has("triage.probes.api", "run_probes"),
-            "logs": _has("triage.logs", "analyze_log"),
-            "watch": _has("triage.watch", "Watcher"),
-            "charts": _has("triage.charts", "engine_stats_figure"),
-            "export": _has("triage.export", "render"),
-        }
-
     # -- target ------------------------------------------------------------------------------
     @_guard("Listing models")
     def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[ModelInfo]:
@@ -180,67 +142,55 @@ class Services:
 
     @_guard("Saved targets")
     def saved_targets(self) -> list[SavedTarget]:
-        return [SavedTarget(int(t.id or 0), t.url, t.model, t.truncate_prompt_tokens, t.cmdline, t.label)
-                for t in self.store.list_targets()]
+        return [SavedTarget(t.id, t.url, t.model, t.truncation, t.cmdline, t.label) for t in self.store.list_targets()]
 
     @_guard("Saving the target")
-    def save_target(self, form: TargetForm) -> TargetForm:
-        """Remember the target (never its API key) and return the form with its target id."""
-        tpt = form.truncate_prompt_tokens if isinstance(form.truncate_prompt_tokens, int) else None
-        t = self.store.find_or_add_target(form.url.strip().rstrip("/"), form.model, tpt,
+    def save_target(self, form: Target) -> Target:
+        """Remember the target (never its API key) and return it with its saved id."""
+        t = self.store.find_or_add_target(form.url or "", form.model, form.truncation.request_value(),
                                           form.cmdline or None, form.label or None)
-        return TargetForm(url=t.url, model=form.model, truncate_prompt_tokens=form.truncate_prompt_tokens,
-                          cmdline=form.cmdline, log_text=form.log_text, api_key=form.api_key,
-                          target_id=t.id, label=form.label)
-
-    def _spec(self, form: TargetForm, for_probes: bool = False) -> Any:
-        """The engine's TargetSpec (the probes' own ProbeTarget serves them until the engine lands)."""
-        try:
-            eng = importlib.import_module("triage.engine")
-            spec_cls = getattr(eng, "TargetSpec", None)
-        except ImportError:
-            spec_cls = None
-        if spec_cls is not None:
-            return spec_cls(url=form.url, model=form.model, truncate_prompt_tokens=form.truncate_prompt_tokens,
-                            cmdline=form.cmdline or None, log_text=form.log_text or None,
-                            api_key=form.api_key or None)
-        if for_probes:
-            api = _engine_part("triage.probes.api", "Probes")
-            return api.ProbeTarget(url=form.url, model=form.model, api_key=form.api_key or None)
-        raise NotAvailable("The checklist engine (triage.engine) is not yet available in this build.")
+        return form.with_(url=t.url, target_id=t.id)
 
     # -- checklist ---------------------------------------------------------------------------
     def steps(self) -> tuple[Step, ...]:
         return STEPS
 
-    def iter_checklist(self, form: TargetForm) -> Iterator[ChecklistEvent]:
+    def answer_form(self) -> tuple[dict[str, Any], tuple[Any, ...], tuple[int, ...]]:
+        """For the Checklist page's answer inputs: the answerable keys (kind, accepted forms), common GPUs, sizes."""
+        from triage import answers
+
+        return dict(answers.KEYS), answers.COMMON_GPUS, answers.MEMORY_SIZES_GIB
+
+    @_guard("Your answer")
+    def with_answers(self, form: Target, answers: dict[str, Any]) -> Target:
+        """The target carrying the user's answers, parsed by the engine (triage.answers); re-run it to apply."""
+        from triage.answers import parse_answers
+
+        return form.with_(answers=parse_answers(answers) or None)
+
+    def iter_checklist(self, form: Target) -> Iterator[ChecklistEvent]:
         """Run the checklist, yielding progress; an engine failure arrives as an "error" event, not a raise."""
         n = len(STEPS)
         try:
-            eng = _engine_part("triage.engine", "The checklist")
-            spec = self._spec(form)
             seen: list[str] = []
             run_id: Optional[int] = None
             findings: list[Finding] = []
-            for ev in eng.iter_checklist(spec, self.store):
-                run_id = getattr(ev, "run_id", None) or run_id
-                kind = getattr(ev, "kind", "")
-                f = finding_of(getattr(ev, "finding", None))
-                if f is not None:
+            for ev in engine.iter_checklist(form, self.store):
+                run_id = ev.run_id or run_id
+                if ev.finding is not None:
+                    f = ev.finding
                     findings.append(f)
                     step = step_of(f.check)
                     if step not in seen:
                         seen.append(step)
-                        idx = next((i for i, s in enumerate(STEPS, 1) if s.id == step), len(seen))
-                        yield ChecklistEvent("step", step, None, run_id, "", idx, n)
+                        yield ChecklistEvent("step", step, None, run_id, "", step_index(step) or len(seen), n)
                     yield ChecklistEvent("finding", step, f, run_id)
-                elif kind == "started":
+                elif ev.kind == "started":
                     yield ChecklistEvent("progress", None, None, run_id, f"Run #{run_id} started", 0, n)
-                elif kind == "source":
-                    src = getattr(ev, "source", "") or "source"
+                elif ev.kind == "source":
                     yield ChecklistEvent("progress", None, None, run_id,
-                                         f"Evidence from {src}: {getattr(ev, 'message', '')}", 0, n)
-                elif kind == "config":
+                                         f"Evidence from {ev.source or 'source'}: {ev.message}", 0, n)
+                elif ev.kind == "config":
                     yield ChecklistEvent("progress", None, None, run_id, "Effective config merged", 0, n)
             yield ChecklistEvent("done", None, None, run_id, worst(f.status for f in findings).value, n, n)
         except Exception as e:  # noqa: BLE001 - the page shows a message, never a traceback
@@ -250,37 +200,35 @@ class Services:
     def probe_sets(self) -> tuple[ProbeSet, ...]:
         return PROBE_SETS
 
-    def run_probes(self, form: TargetForm, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
+    def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
                    deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
         """Run the chosen probe sets (the seed matrix only with allow_hang=True); progress goes to on_event."""
         if any(s.can_hang and s.id in sets for s in PROBE_SETS) and not allow_hang:
             raise ServiceError("The seed matrix can hang the server: confirm it before running.")
-        run = _probes_entry()
-        spec = self._spec(form, for_probes=True)
         relay = probe_relay(on_event)
         try:
-            res = run(spec, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s, deadline_s=deadline_s,
+            res = run_probes(form, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s, deadline_s=deadline_s,
                       store=self.store, on_event=relay)
         except Exception as e:
             raise ServiceError(f"Probes: {plain_error(e)}") from e
-        run_id = getattr(res, "run_id", None)
+        run_id = res.run_id
         probes: list[ProbeView] = []
         if run_id is not None:
             rec = self.store.get_run(run_id, with_samples=False)
             probes = [probe_view(p) for p in rec.probes] if rec else []
         if not probes:
-            probes = [probe_view(o.to_dict() if hasattr(o, "to_dict") else o) for o in getattr(res, "outcomes", [])]
-        findings = [f for f in (finding_of(x) for x in getattr(res, "findings", []) or []) if f]
+            probes = [probe_view(o.to_dict()) for o in res.outcomes]
+        findings = list(res.findings)
         figure = None
-        if any(p.detail.get("samples") for p in probes) and _has("triage.charts", "probe_timeline_figure"):
+        if any(p.detail.get("samples") for p in probes):
             try:
-                figure = _engine_part("triage.charts", "Charts").probe_timeline_figure(probes)
+                figure = charts.probe_timeline_figure(probes)
             except Exception:  # noqa: BLE001 - the per-probe tables below still carry the samples
                 figure = None
         return ProbeRunView(run_id, probes, findings, figure)
 
     # -- engine stats ------------------------------------------------------------------------
-    def stats_tick(self, form: TargetForm, session: dict[str, Any], stall_s: float = 5.0,
+    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 5.0,
                    keep: int = 900) -> StatsView:
         """Scrape /metrics once with a Watcher kept in ``session`` (the page's dict) and chart the series.
 
@@ -288,7 +236,6 @@ class Services:
         the CLI's ``watch`` is the recorder, this page is a live view.
         """
         try:
-            watch = _engine_part("triage.watch", "Engine stats")
             key = (form.url, form.api_key, float(stall_s))
             w = session.get("watcher")
             if w is None or session.get("watcher_key") != key:
@@ -305,10 +252,8 @@ class Services:
         samples: list[Any] = session["samples"]
         samples.extend(tick.samples)
         del samples[:-keep]
-        alerts = list(getattr(w, "alerts", []) or [])
-        figure = None
-        if _has("triage.charts", "engine_stats_figure"):
-            figure = _engine_part("triage.charts", "Charts").engine_stats_figure(samples, alerts=alerts)
+        alerts = list(w.alerts or [])
+        figure = charts.engine_stats_figure(samples, alerts=alerts)
         row = tick.sample
         latest: dict[str, Any] = {}
         if row is not None:
@@ -321,7 +266,7 @@ class Services:
             msg = tick.alert_event.message
         elif open_alert is not None:
             msg = watch.alert_message(open_alert["kind"], open_alert["since"], tick.ts, open_alert.get("running"),
-                                      open_alert.get("waiting")) if hasattr(watch, "alert_message") else None
+                                      open_alert.get("waiting"))
         alert = {**open_alert, "message": msg} if open_alert is not None else None
         error = f"Scrape failed: {tick.error}" if tick.error else None
         return StatsView(figure, latest, alert, len(samples), error, len(alerts))
@@ -333,19 +278,16 @@ class Services:
         """Parse a pasted or uploaded vLLM log: series, start-up config, findings; store it as a run."""
         if not text or not text.strip():
             raise ServiceError("The log is empty: paste it or upload a file.")
-        logs = _engine_part("triage.logs", "Log analysis")
         try:
             # a file object, never a str: a pasted one-liner must not be taken for a path on this host
             res = logs.analyze_log(io.StringIO(text))
         except Exception as e:
             raise ServiceError(f"This does not look like a vLLM log ({plain_error(e)}).") from e
-        findings = [f for f in (finding_of(x) for x in getattr(res, "findings", []) or []) if f]
-        config = dict(getattr(res, "config_provenance", None) or getattr(res, "config", {}) or {})
-        points = list(getattr(res, "samples", []) or [])
+        findings = list(res.findings)
+        config = dict(res.config_provenance or {})
+        points = list(res.samples or [])
         samples = [sample_row(p) for p in points]
-        summary = getattr(res, "summary", {}) or {}
-        summary = {k: v for k, v in summary.items() if k != "episodes"} if isinstance(summary, dict) else {
-            "summary": str(summary)}
+        summary = {k: v for k, v in (res.summary or {}).items() if k != "episodes"}
         stats = summary.get("stats") if isinstance(summary.get("stats"), dict) else {}
         if not config and not summary.get("levels") and not stats.get("lines"):
             raise ServiceError(f"This does not look like a vLLM log: none of its {summary.get('lines', '?')} lines "
@@ -355,11 +297,10 @@ class Services:
             run_id = logs.save_analysis(self.store, res, log_text=text, name="dashboard-paste.log",
                                         target_id=target_id, secrets=tuple(x for x in secrets if x))
         figure = None
-        if points and _has("triage.charts", "engine_stats_figure") and hasattr(logs, "to_metric_samples"):
+        if points:
             try:
                 # the log's stall episodes are shaded on the time axis
-                figure = _engine_part("triage.charts", "Charts").engine_stats_figure(
-                    logs.to_metric_samples(points), alerts=list(getattr(res, "episodes", []) or []))
+                figure = charts.engine_stats_figure(to_metric_samples(points), alerts=list(res.episodes or []))
             except Exception:  # noqa: BLE001 - the table below still shows the series
                 figure = None
         return LogView(findings, config, samples, dict(summary), run_id, figure)
@@ -370,7 +311,7 @@ class Services:
                   limit: int = 25, offset: int = 0) -> RunPage:
         """One page of runs, newest first (LIMIT/OFFSET in SQL; the count is one SQL COUNT)."""
         st = self.store
-        rows = [RunRow(int(r.id or 0), r.kind, r.status, iso(r.started_at), iso(r.finished_at) or None,
+        rows = [RunRow(r.id, r.kind, r.status, iso(r.started_at), iso(r.finished_at) or None,
                        (t.label or t.url) if t else "—", t.model if t else None, r.summary)
                 for r, t in st.list_runs(target_id=target_id, status=status or None, limit=limit, offset=offset)]
         total = st.count_runs(target_id=target_id, status=status or None)
@@ -401,43 +342,17 @@ class Services:
 
     def export_name(self, run_id: int, fmt: str) -> tuple[str, str]:
         """(file name, MIME type) of a run's export, without rendering it."""
-        f = next((x for x in EXPORT_FORMATS if x.id == fmt), ExportFormat(fmt, fmt, "application/octet-stream", fmt))
-        try:
-            exp = importlib.import_module("triage.export")
-            return exp.default_filename(run_id, fmt), exp.MEDIA_TYPES.get(fmt, f.mime)
-        except Exception:  # noqa: BLE001 - a name is still needed while the exporter is missing
-            return f"triage-run-{run_id}.{f.ext}", f.mime
+        return export.default_filename(run_id, fmt), export.MEDIA_TYPES.get(fmt, "application/octet-stream")
 
     @_guard("Export")
     def export(self, run_id: int, fmt: str, secrets: tuple[str, ...] = ()) -> tuple[bytes, str, str]:
         """The run rendered by the report engine: (bytes, file name, MIME type)."""
-        exp = _engine_part("triage.export", "Report export")
         rec = self.store.get_run(run_id)
         if rec is None:
             raise ServiceError(f"Run {run_id} does not exist.")
-        data = exp.render(rec, fmt, secrets=tuple(x for x in secrets if x))
-        if isinstance(data, str):
-            data = data.encode()
+        data = export.render(rec, fmt, secrets=tuple(x for x in secrets if x))
         name, mime = self.export_name(run_id, fmt)
-        return bytes(data), name, mime
-
-
-def _probes_entry() -> Callable[..., Any]:
-    """triage.probes.run_probes per the contract (triage.probes.api until the package exports it)."""
-    mod = _engine_part("triage.probes", "Probes")
-    if hasattr(mod, "run_probes"):
-        return mod.run_probes  # type: ignore[no-any-return]
-    return _engine_part("triage.probes.api", "Probes").run_probes  # type: ignore[no-any-return]
-
-
-
-
-
-
-
-
-
-
+        return data, name, mime
 
 
 # -- which implementation pages get --------------------------------------------------------

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from triage.findings import Finding, Status
 from triage.store import (
-    Capture,
+    CaptureInfo,
     MetricSample,
-    ProbeResult,
-    Run,
+    ProbeInfo,
+    RunInfo,
     RunRecord,
     Store,
-    Target,
+    TargetInfo,
 )
 from triage.vllm.metrics import parse_metrics
 
@@ -160,16 +160,16 @@ def build(store: Store, *, hostile: bool = False) -> int:
 def unredacted_record() -> RunRecord:
     """A hostile run as another writer (or an older database) might hold it: secrets NOT redacted."""
     cmdline = f"vllm serve m --api-key {API_KEY}"
-    run = Run(id=7, target_id=1, kind="check", status="fail", summary=f"bare key {API_KEY} {SCRIPT}",
-              config_json=json.dumps({"model": {"value": SCRIPT, "source": "user", "detail": API_KEY}}),
-              meta_json=json.dumps({"api_key": API_KEY}), started_at=datetime.fromtimestamp(T0, UTC))
+    run = RunInfo(id=7, target_id=1, kind="check", status="fail", summary=f"bare key {API_KEY} {SCRIPT}",
+                  config={"model": {"value": SCRIPT, "source": "user", "detail": API_KEY}},
+                  meta={"api_key": API_KEY}, started_at=datetime.fromtimestamp(T0, UTC))
     return RunRecord(
-        run=run, target=Target(id=1, url="http://127.0.0.1:8000", model=SCRIPT, cmdline=cmdline),
+        run=run, target=TargetInfo(id=1, url="http://127.0.0.1:8000", model=SCRIPT, cmdline=cmdline),
         findings=[Finding("auth", Status.WARN, f"title {SCRIPT}", evidence={"header": f"Bearer {API_KEY}"},
                           fix=f"key {API_KEY}")],
-        probes=[ProbeResult(id=1, run_id=7, probe="p", outcome="ok",
-                            detail_json=json.dumps({"request": {"headers": {"Authorization": f"Bearer {API_KEY}"}}}))],
-        captures=[Capture(id=1, run_id=7, kind="log", name="pasted",
+        probes=[ProbeInfo(id=1, run_id=7, probe="p", outcome="ok",
+                          detail={"request": {"headers": {"Authorization": f"Bearer {API_KEY}"}}})],
+        captures=[CaptureInfo(id=1, run_id=7, kind="log", name="pasted",
                           content=f"{log_text()[:2000]}\nAuthorization: Bearer {API_KEY}\nHF_TOKEN={HF_TOKEN}\n"
                                   f"raw {API_KEY}\n")],
     )

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from triage.findings import Finding, Status
 from ui.components import session
-from ui.values import STEPS, TargetForm
+from triage.steps import STEPS
+from triage.target import Target
 from ui_apptest import no_exception, page
 from ui_fakes import MODEL, URL, FakeServices
 
 
 def _with_target(at):
-    at.session_state[session.TARGET_KEY] = TargetForm(URL, MODEL, 256, target_id=1)
+    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256, target_id=1)
     return at
 
 
@@ -53,19 +54,12 @@ def test_engine_error_is_a_message(use_services):
     assert any("Cannot connect" in e.value for e in at.error)
 
 
-def test_not_yet_available(use_services):
-    use_services(FakeServices(features={"checklist": False}))
-    at = _with_target(page("checklist")).run()
-    no_exception(at)
-    assert any("not yet available" in i.value for i in at.info)
-
-
 def test_results_of_another_target_are_not_shown(use_services):
     use_services(FakeServices())
     at = _with_target(page("checklist")).run()
     at.button(key="checklist.run").click().run()
     assert at.subheader
-    at.session_state[session.TARGET_KEY] = TargetForm("http://other:8000", MODEL, 256)
+    at.session_state[session.TARGET_KEY] = Target("http://other:8000", MODEL, 256)
     at.run()
     no_exception(at)
     assert not at.subheader and any("Press **Run checklist**" in i.value for i in at.info)

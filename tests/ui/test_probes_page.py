@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from ui.components import session
-from ui.values import TargetForm
+from triage.target import Target
 from ui_apptest import no_exception, page
 from ui_fakes import MODEL, URL, FakeServices
 
 
 def _at():
     at = page("probes")
-    at.session_state[session.TARGET_KEY] = TargetForm(URL, MODEL, 256)
+    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256)
     return at.run()
 
 

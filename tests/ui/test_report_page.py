@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ui.components import report_file, session
-from ui.values import TargetForm
+from triage.target import Target
 from ui_apptest import no_exception, page
 from ui_fakes import URL, FakeServices
 
@@ -11,7 +11,7 @@ def test_downloads_for_open_run(use_services):
     fake = use_services(FakeServices())
     at = page("report")
     at.session_state[session.OPEN_RUN_KEY] = 3
-    at.session_state[session.TARGET_KEY] = TargetForm(URL, api_key="sk-secret-123")
+    at.session_state[session.TARGET_KEY] = Target(URL, api_key="sk-secret-123")
     at.run()
     no_exception(at)
     assert not [c for c in fake.calls if c[0] == "export"], "files are rendered on click, not on every rerun"

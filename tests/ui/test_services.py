@@ -9,7 +9,8 @@ import pytest
 from triage.findings import Finding, Status
 from triage.store import Store
 from ui import adapters, services
-from ui.services import RunDetail, ServiceError, Services, TargetForm
+from triage.target import Target
+from ui.services import RunDetail, ServiceError, Services
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
@@ -41,19 +42,19 @@ def test_http_status_messages(code, words):
 
 
 def test_checklist_unreachable_is_a_finding_not_a_crash(temp_db):
-    evs = list(Services(temp_db).iter_checklist(TargetForm(f"http://127.0.0.1:{_closed_port()}", "m", 256)))
+    evs = list(Services(temp_db).iter_checklist(Target(f"http://127.0.0.1:{_closed_port()}", "m", 256)))
     assert evs[-1].kind == "done"
     first = next(e.finding for e in evs if e.kind == "finding")
     assert services.step_of(first.check) == "server" and first.status in (Status.ERROR, Status.FAIL)
 
 
-def test_checklist_without_engine_part_is_an_error_event(temp_db, monkeypatch):
-    def missing(module, feature):
-        raise services.NotAvailable(f"{feature} is not yet available")
+def test_an_engine_failure_is_an_error_event(temp_db, monkeypatch):
+    def broken(*a, **kw):
+        raise RuntimeError("engine bug")
 
-    monkeypatch.setattr(services, "_engine_part", missing)
-    evs = list(Services(temp_db).iter_checklist(TargetForm("http://x", "m", 256)))
-    assert [e.kind for e in evs] == ["error"] and "not yet available" in evs[0].message
+    monkeypatch.setattr(services.engine, "iter_checklist", broken)
+    evs = list(Services(temp_db).iter_checklist(Target("http://x", "m", 256)))
+    assert [e.kind for e in evs] == ["error"] and "engine bug" in evs[0].message
 
 
 @pytest.mark.parametrize(("check", "step"), [
@@ -61,11 +62,12 @@ def test_checklist_without_engine_part_is_an_error_event(temp_db, monkeypatch):
     pytest.param("pooling-livelock-risk", "truncation", id="livelock"),
     pytest.param("truncate-vs-max-model-len", "truncation", id="truncation"),
     pytest.param("server-auth", "server", id="auth"),
-    pytest.param("truncation", "truncation", id="truncation-id"),
     pytest.param("budget-below-max-model-len", "chunked-prefill", id="budget"),
     pytest.param("flags-runner", "flags", id="flags-runner"),
     pytest.param("server-embeddings", "server", id="server-embeddings"),
-    pytest.param("some-new-gpu-check", "gpu-memory", id="keyword"),
+    pytest.param("metrics-parse", "server", id="metrics"),
+    pytest.param("flags-oom-risk", "flags", id="flags-family"),
+    pytest.param("config-conflict", "flags", id="conflict"),
     pytest.param("zzz", "flags", id="fallback"),
 ])
 def test_step_of(check, step):
@@ -166,7 +168,7 @@ def test_list_models_401_names_the_api_key(temp_db):
 
 def test_saved_target_never_holds_the_api_key(temp_db):
     svc = Services(temp_db)
-    form = svc.save_target(TargetForm("http://h:1/", "m", 256, cmdline="vllm serve m --api-key sk-abcdefgh12345678",
+    form = svc.save_target(Target("http://h:1/", "m", 256, cmdline="vllm serve m --api-key sk-abcdefgh12345678",
                                       api_key="sk-abcdefgh12345678"))
     assert form.target_id is not None and form.api_key == "sk-abcdefgh12345678"  # kept in the session only
     raw = Path(temp_db).read_bytes()
@@ -177,7 +179,7 @@ def test_saved_target_never_holds_the_api_key(temp_db):
 @pytest.mark.real_server
 def test_stats_tick_on_a_real_server(temp_db, server_032_livelock):
     svc, session = Services(temp_db), {}
-    form = TargetForm(server_032_livelock.url, server_032_livelock.served_model, 256)
+    form = Target(server_032_livelock.url, server_032_livelock.served_model, 256)
     first = svc.stats_tick(form, session)
     second = svc.stats_tick(form, session)
     assert first.error is None and second.n_samples == 2 and second.figure is not None
@@ -208,7 +210,7 @@ def test_stats_alert_on_a_real_livelock(temp_db, server_031_livelock):
             pass  # the timeout closes the connection: vLLM aborts the request
 
     svc, session = Services(temp_db), {}
-    form = TargetForm(srv.url, srv.served_model, 256)
+    form = Target(srv.url, srv.served_model, 256)
     svc.stats_tick(form, session, stall_s=3.0)
     sender = threading.Thread(target=send, daemon=True)
     sender.start()

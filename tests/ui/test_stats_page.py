@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ui.components import session
-from ui.values import TargetForm
+from triage.target import Target
 from ui_apptest import no_exception, page
 from ui_fakes import MODEL, URL, FakeServices
 
@@ -10,7 +10,7 @@ from ui_fakes import MODEL, URL, FakeServices
 def test_alert_and_latest_values(use_services):
     fake = use_services(FakeServices())
     at = page("stats")
-    at.session_state[session.TARGET_KEY] = TargetForm(URL, MODEL, 256)
+    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256)
     at.run()
     no_exception(at)
     assert ("stats_tick", URL) in fake.calls
@@ -21,7 +21,7 @@ def test_alert_and_latest_values(use_services):
 def test_scrape_error_is_a_message(use_services):
     use_services(FakeServices(error="Engine stats: Cannot connect to the server."))
     at = page("stats")
-    at.session_state[session.TARGET_KEY] = TargetForm(URL, MODEL, 256)
+    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256)
     at.run()
     no_exception(at)
     assert any("Cannot connect" in e.value for e in at.error)

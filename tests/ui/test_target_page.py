@@ -1,6 +1,7 @@
 """Target page: URL, key held in session only, models from /v1/models, truncate_prompt_tokens, saved targets."""
 from __future__ import annotations
 
+from triage.target import Truncation
 from ui_apptest import no_exception, page
 from ui.components import session
 from ui_fakes import MODEL, URL, FakeServices
@@ -25,9 +26,9 @@ def test_fetch_models_pick_and_use(use_services):
     at.button(key="target.use").click().run()
     no_exception(at)
     form = at.session_state[session.TARGET_KEY]
-    assert (form.url, form.model, form.truncate_prompt_tokens, form.api_key) == (URL, MODEL, 256, "sk-secret-123")
+    assert (form.url, form.model, form.truncation.tokens, form.api_key) == (URL, MODEL, 256, "sk-secret-123")
     saved = [c[1] for c in fake.calls if c[0] == "save_target"][0]
-    assert saved.truncate_prompt_tokens == 256
+    assert saved.truncation == Truncation("tokens", 256)
     assert any("Target:" in s.value for s in at.success)
 
 

@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterator
 
 from triage.findings import Finding, Status
 from ui import services
+from triage.export import EXPORT_FORMATS
+from triage.probes import PROBE_SETS
+from triage.steps import STEPS
+from triage.target import Target, Truncation
 from ui.values import (
-    EXPORT_FORMATS,
-    PROBE_SETS,
-    STEPS,
     ChecklistEvent,
     LogView,
     ModelInfo,
@@ -27,7 +28,6 @@ from ui.values import (
     RunRow,
     SavedTarget,
     StatsView,
-    TargetForm,
 )
 
 URL = "http://127.0.0.1:55975"
@@ -53,21 +53,16 @@ class FakeServices:
     """Implements the pages' view of ui.services.Services with canned values (engine faked at the seam)."""
 
     def __init__(self, *, findings: list[Finding] | None = None, error: str | None = None,
-                 models_error: str | None = None, n_runs: int = 3,
-                 features: dict[str, bool] | None = None) -> None:
+                 models_error: str | None = None, n_runs: int = 3) -> None:
         self.findings = findings if findings is not None else [VERSION, GPU, FLAGS, LIVELOCK]
         self.error = error
         self.models_error = models_error
         self.n_runs = n_runs
-        self._features = features
         self.calls: list[tuple[str, Any]] = []
         self.saved: list[SavedTarget] = [
-            SavedTarget(1, URL, MODEL, 256, "vllm serve … --max-model-len 256", "lab 0.31")]
+            SavedTarget(1, URL, MODEL, Truncation.parse(256), "vllm serve … --max-model-len 256", "lab 0.31")]
 
     # the same surface as ui.services.Services -----------------------------------------------
-    def features(self) -> dict[str, bool]:
-        return self._features or {k: True for k in ("checklist", "probes", "logs", "watch", "charts", "export")}
-
     def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[ModelInfo]:
         self.calls.append(("list_models", (url, api_key)))
         if self.models_error:
@@ -77,14 +72,14 @@ class FakeServices:
     def saved_targets(self) -> list[SavedTarget]:
         return list(self.saved)
 
-    def save_target(self, form: TargetForm) -> TargetForm:
+    def save_target(self, form: Target) -> Target:
         self.calls.append(("save_target", form))
-        return TargetForm(**{**form.__dict__, "target_id": 7})
+        return form.with_(target_id=7)
 
     def steps(self) -> tuple[Any, ...]:
         return STEPS
 
-    def iter_checklist(self, form: TargetForm) -> Iterator[ChecklistEvent]:
+    def iter_checklist(self, form: Target) -> Iterator[ChecklistEvent]:
         self.calls.append(("iter_checklist", form))
         for i, f in enumerate(self.findings, 1):
             step = services.step_of(f.check)
@@ -98,7 +93,7 @@ class FakeServices:
     def probe_sets(self) -> tuple[Any, ...]:
         return PROBE_SETS
 
-    def run_probes(self, form: TargetForm, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
+    def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
                    deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
         self.calls.append(("run_probes", {"sets": sets, "allow_hang": allow_hang, "deadline_s": deadline_s}))
         if self.error:
@@ -116,7 +111,7 @@ class FakeServices:
                 on_event(ProbeEvent(p.probe, p.outcome, "", p.duration_s))
         return ProbeRunView(12, probes, [LIVELOCK] if "seed" in sets else [])
 
-    def stats_tick(self, form: TargetForm, session: dict[str, Any], stall_s: float = 10.0) -> StatsView:
+    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 10.0) -> StatsView:
         self.calls.append(("stats_tick", form.url))
         if self.error:
             raise services.ServiceError(self.error)

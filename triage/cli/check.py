@@ -16,21 +16,30 @@ from pathlib import Path
 from typing import Any
 
 from triage.answers import KEYS as ANSWER_KEYS, AnswerError, parse_answers
-from triage.cli import CLI_SCHEMA, ArgError, add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
-from triage.engine import CheckEvent, TargetSpec, run_checklist
-from triage.findings import Finding, reaches
-from triage.redact import redact_obj
+from triage.cli import (
+    CLI_SCHEMA,
+    ArgError,
+    add_api_key_arg,
+    add_db_arg,
+    add_format_args,
+    api_key_from_env,
+    command_deadline,
+    open_store,
+    print_json,
+)
+from triage.engine import CheckEvent, CheckOptions, run_checklist
+from triage.findings import Finding, Status, reaches
+from triage.target import Target, Truncation
 
 ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
 
 
-def _truncate(text: str) -> int | str:
-    if text.strip().lower() in ("none", "no", "off"):
-        return "none"
+def truncation_arg(text: str) -> Truncation:
+    """argparse type of --truncate (check) and --truncate-prompt-tokens (probe): the one parser."""
     try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--truncate takes an integer, -1 or none, not {text!r}") from None
+        return Truncation.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--truncate: {e}") from None
 
 
 def answer_keys() -> list[str]:
@@ -51,7 +60,7 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="model id your client sends (default: the first of /v1/models)")
     p.add_argument(
         "--truncate",
-        type=_truncate,
+        type=truncation_arg,
         metavar="N|-1|none",
         help="truncate_prompt_tokens your client sends with /v1/embeddings",
     )
@@ -78,7 +87,9 @@ def register(sub: Any) -> None:
         "keys: " + ", ".join(answer_keys()),
     )
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP call (default 10)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds each HTTP call may take, whole answer included (default 10); the whole check "
+                        "ends within 3 x this + 15 s")
     p.add_argument("--no-embed", action="store_true", help="do not send the one 2-token /v1/embeddings request")
     add_db_arg(p)
     add_format_args(p)
@@ -126,30 +137,27 @@ def run(args: argparse.Namespace) -> int:
     except ArgError as e:
         print(f"check: {e}", file=sys.stderr)
         return 2
-    spec = TargetSpec(
+    spec = Target(
         url=args.url,
         model=args.model,
-        truncate_prompt_tokens=args.truncate,
+        truncation=args.truncate,
         cmdline=cmdline,
         log_text=log_text,
         api_key=api_key,
         verify_tls=not args.insecure,
         timeout_s=args.timeout,
-        nvml_recorded=nvml_rec,
-        embed_probe=not args.no_embed,
-        local_gpu=True if args.local_gpu else None,
         answers=answers or None,
     )
-    from triage.store import Store
-
-    try:
-        store = Store(args.db)
-    except Exception as e:  # bad URL / unwritable path: could not run
-        print(f"check: cannot open the database {args.db!r}: {e}", file=sys.stderr)
-        return 2
+    options = CheckOptions(nvml_recorded=nvml_rec, embed_probe=not args.no_embed,
+                           local_gpu=True if args.local_gpu else None)
+    store = open_store(args.db)
     text = args.format == "text"
 
+    started: list[int] = []
+
     def progress(ev: CheckEvent) -> None:
+        if ev.kind == "started":
+            started.append(ev.run_id)
         if not text:
             return
         if ev.kind == "finding" and ev.finding is not None:
@@ -161,14 +169,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"-- {ev.source}: {ev.message}")
 
     try:
-        result = run_checklist(spec, store, on_event=progress)
-    except Exception as e:  # the database went away mid-run: what was committed stays, the run could not finish
-        print(f"check: could not finish the run: {type(e).__name__}: {e}", file=sys.stderr)
+        with command_deadline(3 * args.timeout + 15, "check"):
+            result = run_checklist(spec, store, on_event=progress, options=options)
+    except Exception as e:  # the deadline passed, or the database went away: what was committed stays
+        why = f"{type(e).__name__}: {str(e)[:300]}"
+        if started:
+            try:
+                store.add_finding(started[0], Finding("checklist", Status.ERROR, f"The checklist did not finish: {why}",
+                                                      {"error": why, "timeout_s": args.timeout}))
+                store.finish_run(started[0], summary=f"incomplete: {why}")
+            except Exception:  # noqa: BLE001 - the database itself is what failed
+                pass
+        print(f"check: could not finish the run: {why}", file=sys.stderr)
         return 2
     target = {
         "url": args.url,
         "model": args.model,
-        "truncate_prompt_tokens": args.truncate,
+        "truncate_prompt_tokens": spec.truncation.config_value(),
         "api_key_given": bool(api_key),
         "cmdline_given": bool(cmdline),
         "log_given": bool(log_text),
@@ -186,6 +203,5 @@ def run(args: argparse.Namespace) -> int:
             "config": result.config,
             "findings": [finding_json(f) for f in result.findings],
         }
-        secrets = (api_key,) if api_key else ()
-        print(json.dumps(redact_obj(doc, secrets), indent=2, default=str))
+        print_json(doc)
     return code

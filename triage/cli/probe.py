@@ -2,11 +2,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, ArgError, add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
+from triage.cli.check import truncation_arg
+from triage.cli import (
+    CLI_SCHEMA,
+    ArgError,
+    add_api_key_arg,
+    add_db_arg,
+    add_format_args,
+    api_key_from_env,
+    open_store,
+    print_json,
+)
 from triage.findings import Status, reaches
 from triage.probes import (
     HANG_REASON,
@@ -14,11 +23,10 @@ from triage.probes import (
     HangNotAllowed,
     ProbeEvent,
     ProbeRunResult,
-    ProbeTarget,
     resolve_sets,
     run_probes,
 )
-from triage.store import Store
+from triage.target import Target
 
 
 def register(sub: Any) -> None:
@@ -30,7 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")
     p.add_argument("--set", dest="sets", action="append", choices=[*SETS, "all"],
                    help="probe set (repeatable; default: conformance)")
-    p.add_argument("--truncate-prompt-tokens", type=int, metavar="N",
+    p.add_argument("--truncate-prompt-tokens", type=truncation_arg, metavar="N",
                    help="your client's truncate_prompt_tokens: adds its row to the seed matrix")
     p.add_argument("--only", action="append", metavar="GLOB", help="run only probes whose name matches (repeatable)")
     p.add_argument("--allow-hang", action="store_true",
@@ -106,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
     except ArgError as e:
         print(f"probe: {e}", file=sys.stderr)
         return 2
-    spec = ProbeTarget(url=args.url, model=args.model, truncate_prompt_tokens=args.truncate_prompt_tokens,
-                       api_key=api_key, verify_tls=not args.insecure)
-    store = Store(args.db) if args.db else Store()
+    spec = Target(url=args.url, model=args.model, truncation=args.truncate_prompt_tokens,
+                  api_key=api_key, verify_tls=not args.insecure)
+    store = open_store(args.db)
     try:
         result = run_probes(spec, sets, args.allow_hang, args.stall_seconds, args.deadline, store,
                             _progress(args.quiet or args.format == "json"), scrape_s=args.scrape_interval,
@@ -116,7 +124,10 @@ def run(args: argparse.Namespace) -> int:
     except HangNotAllowed as e:
         print(f"refusing to run the seed matrix: {e}", file=sys.stderr)
         return 2
-    print(json.dumps(to_json(result, sets), indent=1, default=str) if args.format == "json" else to_text(result))
+    if args.format == "json":
+        print_json(to_json(result, sets), indent=1)
+    else:
+        print(to_text(result))
     if any(f.check == "probe-target" for f in result.findings):
         return 2
     return 1 if any(reaches(f.status, args.fail_on) for f in result.findings) else 0

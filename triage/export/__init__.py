@@ -6,13 +6,31 @@ report says and what it hides are decided in one place.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from triage.store import RunRecord
 
-FORMATS = ("md", "html", "json", "bundle")
-EXTENSIONS = {"md": "md", "html": "html", "json": "json", "bundle": "zip"}
-MEDIA_TYPES = {"md": "text/markdown", "html": "text/html", "json": "application/json", "bundle": "application/zip"}
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export format as the faces offer it (``report --format``, the dashboard's download buttons)."""
+
+    id: str
+    label: str
+    mime: str
+    ext: str
+
+
+EXPORT_FORMATS: tuple[ExportFormat, ...] = (
+    ExportFormat("md", "Markdown", "text/markdown", "md"),
+    ExportFormat("html", "HTML", "text/html", "html"),
+    ExportFormat("json", "JSON", "application/json", "json"),
+    ExportFormat("bundle", "Support bundle (zip)", "application/zip", "zip"),
+)
+FORMATS = tuple(f.id for f in EXPORT_FORMATS)
+EXTENSIONS = {f.id: f.ext for f in EXPORT_FORMATS}
+MEDIA_TYPES = {f.id: f.mime for f in EXPORT_FORMATS}
 
 
 def _renderers() -> dict[str, Callable[[dict[str, Any], Iterable[str]], bytes]]:

@@ -91,14 +91,14 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
         "tool": {"name": "vllm-triage", "version": __version__},
         "run": {"id": r.id, "kind": r.kind, "status": r.status, "started_at": iso(r.started_at),
                 "finished_at": iso(r.finished_at), "summary": r.summary,
-                "config": _loads(r.config_json, {}), "meta": _loads(r.meta_json, {})},
+                "config": r.config, "meta": r.meta},
         "target": None if t is None else {
             "id": t.id, "url": t.url, "model": t.model, "truncate_prompt_tokens": t.truncate_prompt_tokens,
             "cmdline": t.cmdline, "label": t.label, "created_at": iso(t.created_at)},
         "findings": [f.to_dict() for f in record.findings],
         "probes": [{"id": p.id, "probe": p.probe, "outcome": p.outcome, "started_at": iso(p.started_at),
                     "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s,
-                    "http_status": p.http_status, "detail": _loads(p.detail_json, {})} for p in record.probes],
+                    "http_status": p.http_status, "detail": p.detail} for p in record.probes],
         "captures": [{"id": c.id, "kind": c.kind, "name": c.name, "created_at": iso(c.created_at),
                       "content": c.content} for c in record.captures],
     }

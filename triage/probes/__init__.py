@@ -7,12 +7,16 @@ from triage.probes.api import (
                                SETS,
                                HangNotAllowed,
                                ProbeRunResult,
-                               ProbeTarget,
+                               OUTCOME_STATUS,
+                               PROBE_SETS,
+                               ProbeSet,
+                               outcome_status,
                                resolve_sets,
                                run_probes,
                                run_probes_async,
 )
 from triage.probes.runner import OUTCOMES, MonitorConfig, ProbeEvent, ProbeOutcome
 
-__all__ = ["DEFAULT_SETS", "HANG_REASON", "SETS", "HangNotAllowed", "ProbeRunResult", "ProbeTarget", "resolve_sets",
+__all__ = ["DEFAULT_SETS", "HANG_REASON", "SETS", "HangNotAllowed", "ProbeRunResult", "PROBE_SETS", "ProbeSet",
+           "OUTCOME_STATUS", "outcome_status", "resolve_sets",
            "run_probes", "run_probes_async", "OUTCOMES", "MonitorConfig", "ProbeEvent", "ProbeOutcome"]

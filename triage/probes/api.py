@@ -2,50 +2,78 @@
 
 The sets are async generators of ProbeOutcome and Finding values (seed, conformance,
 throughput); this module is the only one that talks to the Store, so the sets stay testable.
-``spec`` is any object with .url, .model, .api_key, .verify_tls, .timeout_s (the engine's
-TargetSpec, or ProbeTarget below). The API key is sent, never stored: captures get it as a secret.
+The target is the one ``triage.target.Target``; saving is an observer (``triage.recorder.Recorder``,
+only when a store is given), so the runner runs without a database in tests. ``PROBE_SETS`` is the
+registry of sets (the dashboard and the CLI read it) and ``OUTCOME_STATUS`` grades an outcome as a
+status for every report. The API key is sent, never stored: the recorder gets it as a secret.
 """
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import httpx
-
 from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Finding, Status
-from triage.probes import conformance, seed, throughput
-from triage.client import ProbeClient, ProbeSetupError
+from triage.probes import clients, conformance, seed, throughput, vectors
+from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.runner import EventSink, MonitorConfig, ProbeEvent, ProbeOutcome
+from triage.recorder import Recorder
 from triage.store import Store
+from triage.target import Target
 
-SETS = ("seed", "conformance", "throughput")
+SETS = ("seed", "conformance", "throughput", "vectors", "clients")
 DEFAULT_SETS = ("conformance",)
 HANG_REASON = (f"the seed matrix sends requests that livelock vLLM {POOLING_LIVELOCK.affected_text} "
                f"({POOLING_LIVELOCK.refs[0]}): each hang holds "
                "a request slot and burns a CPU core until the probe aborts it (after the stall threshold). "
                "Run it only against a server you may disturb, and pass --allow-hang (allow_hang=True).")
 _SET_RUNNERS: dict[str, Callable[..., AsyncIterator[ProbeOutcome | Finding]]] = {
-    "seed": seed.run, "conformance": conformance.run, "throughput": throughput.run}
+    "seed": seed.run, "conformance": conformance.run, "throughput": throughput.run,
+    "vectors": vectors.run, "clients": clients.run}
+
+
+
+
+@dataclass(frozen=True)
+class ProbeSet:
+    """One probe set as the faces offer it; ``default``: ticked on the dashboard, ``can_hang``: asks first."""
+
+    id: str
+    title: str
+    default: bool
+    can_hang: bool
+    description: str
+
+
+PROBE_SETS: tuple[ProbeSet, ...] = (
+    ProbeSet("conformance", "Conformance", True, False,
+             "Does /v1/embeddings accept what clients send: lists, token ids, dimensions, truncation, errors."),
+    ProbeSet("throughput", "Throughput", True, False, "Short and mid-length batches: tokens/s and latency."),
+    ProbeSet("vectors", "Vectors", False, False,
+             "Are the vectors the model's: dimensions, norms, determinism, batching, pooling, reference vectors."),
+    ProbeSet("clients", "Client libraries", False, False,
+             "The server through the OpenAI SDK, LangChain and LiteLLM: each vector against a plain request's."),
+    ProbeSet("seed", "Seed matrix (livelock reproduction)", False, True,
+             "[SHORT] · [LONG] · [LONG, SHORT] · [SHORT, LONG] with a prompt of exactly max_model_len tokens "
+             f"({POOLING_LIVELOCK.refs[0]}). On an affected server this hangs the engine until the probe aborts it."),
+)
+
+# A probe outcome as a verdict status: what every report and page colours it by.
+OUTCOME_STATUS: dict[str, str] = {
+    "ok": "pass", "slow": "warn", "skipped": "unknown", "livelock": "fail", "stuck-waiting": "fail",
+    "http-error": "warn", "unreachable": "error", "error": "error"}
+
+
+def outcome_status(outcome: str) -> str:
+    return OUTCOME_STATUS.get(outcome, "unknown")
 
 
 class HangNotAllowed(ValueError):
     """The seed matrix was asked for without allow_hang."""
-
-
-@dataclass(frozen=True)
-class ProbeTarget:
-    url: str
-    model: Optional[str] = None
-    truncate_prompt_tokens: Optional[int] = None  # the client's setting: adds its row to the seed matrix
-    api_key: Optional[str] = field(default=None, repr=False)
-    verify_tls: bool = True
-    timeout_s: float = 10.0
 
 
 @dataclass
@@ -75,7 +103,7 @@ def resolve_sets(sets: str | Iterable[str] | None) -> list[str]:
     return out
 
 
-def run_probes(spec: Any, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
+def run_probes(spec: Target, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
                stall_s: float = 2.0, deadline_s: float = 30.0, store: Store | None = None,
                on_event: EventSink | None = None, *, scrape_s: float = 0.5,
                only: Iterable[str] | None = None) -> ProbeRunResult:
@@ -101,19 +129,26 @@ async def _discover(pc: ProbeClient, model: str | None) -> tuple[dict[str, Any],
         hint = " (an API key is required: pass --api-key-env)" if ex.status == 401 else ""
         return {}, Finding("probe-target", Status.ERROR, f"GET /v1/models failed: {why}{hint}",
                            {"url": pc.url, "status": ex.status, "error": ex.error, "body": ex.body})
-    data = ex.body.get("data") or []
-    entry = next((d for d in data if d.get("id") == model), None) if model else (data[0] if data else None)
+    raw = ex.body.get("data")
+    # only well-formed entries count: {"data": ["m"]}, ids that are not strings, a numeric root are a bad answer
+    data = [d for d in raw if isinstance(d, dict) and isinstance(d.get("id"), str)] if isinstance(raw, list) else []
+    if not data:
+        return {}, Finding("probe-target", Status.ERROR, "GET /v1/models lists no model in the OpenAI shape "
+                           '({"data": [{"id": …}]})', {"url": pc.url, "body": ex.body})
+    entry = next((d for d in data if d.get("id") == model), None) if model else data[0]
     if entry is None:
         return {}, Finding("probe-target", Status.ERROR, f"model {model!r} is not served here",
                            {"served": [d.get("id") for d in data]})
     mml = entry.get("max_model_len")
-    if not isinstance(mml, int):
-        return {}, Finding("probe-target", Status.ERROR, "/v1/models gives no max_model_len", {"entry": entry})
-    return {"url": pc.url, "model": entry["id"], "model_root": entry.get("root"), "max_model_len": mml,
-            "vllm_version": await pc.version()}, None
+    if not isinstance(mml, int) or isinstance(mml, bool) or mml < 1:
+        return {}, Finding("probe-target", Status.ERROR, "/v1/models gives no usable max_model_len "
+                           f"({str(mml)[:40]})", {"entry": entry})
+    root = entry.get("root")
+    return {"url": pc.url, "model": entry["id"], "model_root": root if isinstance(root, str) else None,
+            "max_model_len": mml, "vllm_version": await pc.version()}, None
 
 
-async def run_probes_async(spec: Any, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
+async def run_probes_async(spec: Target, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
                            stall_s: float = 2.0, deadline_s: float = 30.0, store: Store | None = None,
                            on_event: EventSink | None = None, *, scrape_s: float = 0.5,
                            only: Iterable[str] | None = None) -> ProbeRunResult:
@@ -121,39 +156,29 @@ async def run_probes_async(spec: Any, sets: str | Iterable[str] | None = DEFAULT
     if "seed" in names and not allow_hang:
         raise HangNotAllowed(HANG_REASON)
     emit = on_event or (lambda e: None)
-    api_key = getattr(spec, "api_key", None)
-    secrets = (api_key,) if api_key else ()
     cfg = MonitorConfig(stall_s=stall_s, deadline_s=deadline_s, scrape_s=scrape_s)
     result = ProbeRunResult(run_id=None)
-    async with ProbeClient(spec.url, api_key, getattr(spec, "verify_tls", True),
-                           getattr(spec, "timeout_s", 10.0) or 10.0) as pc:
-        info, problem = await _discover(pc, getattr(spec, "model", None))
-        result.target = info or {"url": pc.url, "model": getattr(spec, "model", None)}
-        if store is not None:
-            t = store.find_or_add_target(pc.url, result.target.get("model"),
-                                         getattr(spec, "truncate_prompt_tokens", None))
+    recorder = Recorder(store) if store is not None else None
+    async with ProbeClient(spec.url or "", spec.api_key, spec.verify_tls, spec.timeout_s or 10.0) as pc:
+        info, problem = await _discover(pc, spec.model)
+        result.target = info or {"url": pc.url, "model": spec.model}
+        if recorder is not None:
             meta = {"sets": names, "allow_hang": allow_hang, "stall_s": stall_s, "deadline_s": deadline_s,
                     "scrape_s": scrape_s, "only": list(only or []), **{k: v for k, v in info.items() if k != "url"}}
-            result.run_id = store.start_run(t.id, "probe", meta).id
+            result.run_id = recorder.start("probe", spec.with_(url=pc.url, model=result.target.get("model"),
+                                                               cmdline=None, label=None), meta)
         emit(ProbeEvent("run-started", None, {"run_id": result.run_id, "sets": names, **result.target}))
 
         def keep(item: ProbeOutcome | Finding) -> None:
             if isinstance(item, Finding):
                 result.findings.append(item)
-                if store is not None and result.run_id is not None:
-                    store.add_finding(result.run_id, item)
+                if recorder is not None:
+                    recorder.finding(item)
                 emit(ProbeEvent("finding", getattr(item, "check", None), item.to_dict()))
                 return
             result.outcomes.append(item)
-            if store is not None and result.run_id is not None:
-                store.add_probe_result(result.run_id, item.probe, item.outcome, duration_s=item.duration_s,
-                                       time_to_verdict_s=item.time_to_verdict_s, http_status=item.http_status,
-                                       detail=item.detail())
-                store.add_capture(result.run_id, "probe-request", json.dumps(item.request, default=str),
-                                  name=item.probe, secrets=secrets)
-                if item.response is not None:
-                    store.add_capture(result.run_id, "probe-response", json.dumps(item.response, default=str),
-                                      name=item.probe, secrets=secrets)
+            if recorder is not None:
+                recorder.probe(item)
 
         t_start = time.monotonic()
         if problem is not None:
@@ -161,17 +186,17 @@ async def run_probes_async(spec: Any, sets: str | Iterable[str] | None = DEFAULT
         else:
             ctx = ProbeContext(pc, info["model"], info["max_model_len"], info["vllm_version"], cfg, on_event,
                                model_root=info.get("model_root"),
-                               client_truncation=getattr(spec, "truncate_prompt_tokens", None))
+                               client_truncation=spec.truncation.request_value())
             for name in names:
                 try:
                     async for item in _SET_RUNNERS[name](ctx, only=only):
                         keep(item)
-                except (ProbeSetupError, httpx.HTTPError, ValueError) as e:  # "could not run" is a finding
+                except Exception as e:  # "could not run" is a finding: setup, transport, or a malformed answer
                     keep(Finding("probe-setup", Status.ERROR, f"the {name} set could not run: {e}",
                                  {"set": name, "error": f"{type(e).__name__}: {e}"}))
         summary = _summary(result, time.monotonic() - t_start)
-        if store is not None and result.run_id is not None:
-            store.finish_run(result.run_id, summary)
+        if recorder is not None:
+            recorder.finish(summary)
         emit(ProbeEvent("run-finished", None, {"run_id": result.run_id, "status": result.status.value,
                                                "summary": summary}))
     return result

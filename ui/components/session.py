@@ -5,19 +5,19 @@ from typing import Optional
 
 import streamlit as st
 
-from ui.services import TargetForm
+from ui.services import Target
 
 TARGET_KEY = "triage.target"
 OPEN_RUN_KEY = "triage.open_run"
 
 
-def target() -> Optional[TargetForm]:
+def target() -> Optional[Target]:
     """The target chosen on the Target page, or None."""
     t = st.session_state.get(TARGET_KEY)
-    return t if isinstance(t, TargetForm) else None
+    return t if isinstance(t, Target) else None
 
 
-def set_target(form: Optional[TargetForm]) -> None:
+def set_target(form: Optional[Target]) -> None:
     st.session_state[TARGET_KEY] = form
 
 
@@ -44,7 +44,7 @@ def keep_form_values(keys: tuple[str, ...] = KEEP) -> None:
             st.session_state[k] = st.session_state[k]
 
 
-def require_target() -> TargetForm | None:
+def require_target() -> Target | None:
     """The target, or an explicit empty state pointing at the Target page."""
     t = target()
     if t is None:

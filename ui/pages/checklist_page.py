@@ -1,10 +1,15 @@
-"""Checklist: the guided walk (version → backend → GPU memory → flags → chunked prefill → truncation)."""
+"""Checklist: the guided walk (version → backend → GPU memory → flags → chunked prefill → truncation).
+
+A step whose evidence is missing asks its questions with inputs (ui/components/question_inputs.py, the
+GPU picker); answering re-runs the checklist with the answers kept on the session's target
+(``Target.answers``, facts "stated by user", stored with the run by the engine).
+"""
 from __future__ import annotations
 
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, session, verdict
+from ui.components import finding_card, question_inputs, session, verdict
 
 svc = services.get()
 st.title("Checklist")
@@ -15,17 +20,22 @@ target = session.require_target()
 if target is None:
     st.stop()
 st.markdown(f"Target **{target.url}** · model `{target.model or '?'}` · truncate_prompt_tokens "
-            f"`{'not stated' if target.truncate_prompt_tokens is None else target.truncate_prompt_tokens}`")
-
-if not svc.features().get("checklist"):
-    st.info("The checklist engine is not yet available in this build.")
-    st.stop()
+            f"`{target.truncation}`")
 
 steps = svc.steps()
 summary_slot = st.empty()  # the summary verdict sits at the top, filled when the walk ends
 run_clicked = st.button("Run checklist", type="primary", key="checklist.run")
+answered = dict(target.answers or {})
+if answered:
+    st.caption("Your answers (stated by user): " + " · ".join(f"`{k}` = `{v}`" for k, v in answered.items()))
+    if st.button("Forget my answers", key="checklist.forget"):
+        target = target.with_(answers=None)
+        session.set_target(target)
+        st.session_state["checklist.rerun"] = True
+        st.rerun()
+rerun = bool(st.session_state.pop("checklist.rerun", False))
 
-if run_clicked:
+if run_clicked or rerun:
     findings: list = []
     error = None
     run_id = None
@@ -49,7 +59,7 @@ if run_clicked:
         status_box.update(label="Checklist finished" if error is None else "Checklist stopped",
                           state="complete" if error is None else "error", expanded=False)
     st.session_state["checklist.result"] = {"findings": findings, "error": error, "run_id": run_id,
-                                            "target": target.url}
+                                            "target": target.url, "answers": answered}
     if run_id is not None:
         session.set_open_run(run_id)
 
@@ -79,6 +89,30 @@ elif not result["error"]:
 by_step: dict[str, list] = {s.id: [] for s in steps}
 for f in findings:
     by_step.setdefault(services.step_of(f.check), []).append(f)
+answer_keys, gpus, sizes = svc.answer_form()
+drawn: set[str] = set()  # a key asked by two steps gets one input, under the first
+
+
+def ask(step_id: str, fs: list) -> None:
+    """The step's open questions with inputs, and the button that answers them and re-runs."""
+    qs = [q for f in fs if verdict.status_str(f.status) == "unknown" for q in f.evidence.get("questions") or []
+          if isinstance(q, dict) and any(k in answer_keys and k not in drawn for k in q.get("keys") or [])]
+    if not qs:
+        return
+    with st.container(border=True):
+        st.caption("Answer what the evidence could not tell; the checklist runs again with your answers.")
+        got = question_inputs.show(qs, answer_keys, gpus, sizes, f"checklist.answer.{step_id}", answered, drawn)
+        if st.button("Answer and re-run", key=f"checklist.answer.{step_id}.go", disabled=not got):
+            try:
+                new = svc.with_answers(target, {**answered, **got})
+            except services.ServiceError as e:
+                st.error(str(e))
+                return
+            session.set_target(new)
+            st.session_state["checklist.rerun"] = True
+            st.rerun()
+
+
 for i, step in enumerate(steps, 1):
     fs = by_step.get(step.id, [])
     step_status = verdict.worst_status(f.status for f in fs)
@@ -87,6 +121,7 @@ for i, step in enumerate(steps, 1):
         st.info(f"No evidence for this step. **To decide it:** {step.question}")
     for f in fs:
         finding_card.show(f, question=step.question, expanded=f is worst and top != "pass")
+    ask(step.id, fs)
 for extra in [k for k in by_step if k not in {s.id for s in steps}]:
     for f in by_step[extra]:
         finding_card.show(f)

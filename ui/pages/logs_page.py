@@ -11,10 +11,6 @@ st.title("Logs")
 st.caption("A vLLM server log (start-up and the periodic `Engine 000: Avg prompt throughput …` lines): "
            "the effective config it reveals, the stats series, and a post-mortem.")
 
-if not svc.features().get("logs"):
-    st.info("Log analysis is not yet available in this build.")
-    st.stop()
-
 text = log_input.show("logs.input")
 if st.button("Analyze log", type="primary", key="logs.analyze", disabled=not text):
     target = session.target()

@@ -13,9 +13,6 @@ st.caption("Real requests against the server, watched through /metrics with the 
 target = session.require_target()
 if target is None:
     st.stop()
-if not svc.features().get("probes"):
-    st.info("Probes are not yet available in this build.")
-    st.stop()
 
 sets = svc.probe_sets()
 chosen: list[str] = []

@@ -30,19 +30,16 @@ if detail is None:
     st.warning(f"Run #{run_id} is not in this database.")
     st.stop()
 
-if not svc.features().get("export"):
-    st.info("Report export is not yet available in this build.")
-else:
-    st.subheader(f"Download run #{run_id}")
-    st.caption("Each file is rendered when you press its button (the HTML report embeds its charts).")
-    target = session.target()
-    key = target.api_key if target else None  # redacted from exports even where it leaked into evidence
-    cols = st.columns(len(svc.export_formats()))
-    for col, fmt in zip(cols, svc.export_formats(), strict=True):
-        name, mime = svc.export_name(run_id, fmt.id)
-        col.download_button(f"Download {fmt.label}", data=report_file.maker(svc, run_id, fmt.id, key), file_name=name,
-                            mime=mime, key=f"report.dl.{fmt.id}", on_click="ignore")
-        col.caption(name)
+st.subheader(f"Download run #{run_id}")
+st.caption("Each file is rendered when you press its button (the HTML report embeds its charts).")
+target = session.target()
+key = target.api_key if target else None  # redacted from exports even where it leaked into evidence
+cols = st.columns(len(svc.export_formats()))
+for col, fmt in zip(cols, svc.export_formats(), strict=True):
+    name, mime = svc.export_name(run_id, fmt.id)
+    col.download_button(f"Download {fmt.label}", data=report_file.maker(svc, run_id, fmt.id, key), file_name=name,
+                        mime=mime, key=f"report.dl.{fmt.id}", on_click="ignore")
+    col.caption(name)
 
 st.subheader("Preview")
 run_view.show(detail, compact=False)

@@ -16,9 +16,6 @@ st.caption("running / waiting, prompt tokens/s, KV cache usage and latency quant
 target = session.require_target()
 if target is None:
     st.stop()
-if not svc.features().get("watch"):
-    st.info("Engine stats are not yet available in this build.")
-    st.stop()
 
 c1, c2, c3 = st.columns(3)
 live = c1.toggle("Live", value=True, key="stats.live")

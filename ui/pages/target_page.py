@@ -26,7 +26,7 @@ def _fill_from_saved() -> None:
         return
     st.session_state["target.url"] = t.url
     st.session_state["target.model_manual"] = t.model or ""
-    st.session_state["target.tpt"] = "" if t.truncate_prompt_tokens is None else str(t.truncate_prompt_tokens)
+    st.session_state["target.tpt"] = str(t.truncation.config_value() or "")
     st.session_state["target.cmdline"] = t.cmdline or ""
     st.session_state["target.models"] = None
 
@@ -61,16 +61,13 @@ tpt_text = st.text_input(
     help="A number = that many tokens; -1 = truncate to max_model_len; `none` = the client sends no "
          "truncate_prompt_tokens; blank = I don't know (the checklist then asks).",
 )
-tpt: int | str | None = None
+tpt = services.Truncation()  # not stated
 tpt_ok = True
-if tpt_text.strip().lower() == "none":
-    tpt = "none"
-elif tpt_text.strip():
-    try:
-        tpt = int(tpt_text.strip())
-    except ValueError:
-        tpt_ok = False
-        st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
+try:
+    tpt = services.Truncation.parse(tpt_text)
+except ValueError:
+    tpt_ok = False
+    st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
 
 with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"):
     cmdline = st.text_area("vllm serve command line", key="target.cmdline", height=80,
@@ -80,9 +77,8 @@ with st.expander("Optional: the `vllm serve` command line and the start-up log (
 label = st.text_input("Label (optional, for the saved list)", key="target.label")
 
 if st.button("Use this target", type="primary", key="target.use", disabled=not url or not tpt_ok):
-    form = services.TargetForm(url=url.strip().rstrip("/"), model=model, truncate_prompt_tokens=tpt,
-                               cmdline=cmdline or None, log_text=log_text or None, api_key=api_key or None,
-                               label=label or None)
+    form = services.Target(url=url, model=model, truncation=tpt, cmdline=cmdline or None,
+                           log_text=log_text or None, api_key=api_key or None, label=label or None)
     try:
         form = svc.save_target(form)
     except services.ServiceError as e:
@@ -93,8 +89,8 @@ current = session.target()
 if current is None:
     st.info("No target chosen yet: fill in the URL, fetch the models, and press **Use this target**.")
 else:
-    tpt_shown = "not stated" if current.truncate_prompt_tokens is None else current.truncate_prompt_tokens
-    st.success(f"Target: **{current.url}** · model `{current.model or '?'}` · truncate_prompt_tokens {tpt_shown}"
+    st.success(f"Target: **{current.url}** · model `{current.model or '?'}` · truncate_prompt_tokens "
+               f"{current.truncation}"
                + (" · API key set (session only)" if current.api_key else ""))
     try:
         st.page_link("ui/pages/checklist_page.py", label="Next: run the checklist", icon=":material/checklist:")
