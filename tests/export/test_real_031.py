@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from test_html import CHARTS_DRAWN, browser, open_offline, wait_until  # noqa: F401  (browser: fixture)
 
+from triage.target import Target
 from triage.export import FORMATS, render
 from triage.export.json_ import comparable, import_run
 from triage.store import RunRecord, Store
@@ -29,8 +30,8 @@ pytestmark = pytest.mark.real_server
 def runs(server_031_livelock: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, int, int]:
     """(store, checklist run id, probe run id) against the 0.31.0 livelock server."""
     store = Store(str(tmp_path_factory.mktemp("real") / "triage.db"))
-    spec = engine.TargetSpec(url=server_031_livelock.url, model=server_031_livelock.served_model,
-                             truncate_prompt_tokens=256, log_text=server_031_livelock.log_text())
+    spec = Target(url=server_031_livelock.url, model=server_031_livelock.served_model,
+                  truncation=256, log_text=server_031_livelock.log_text())
     checklist = engine.run_checklist(spec, store)
     probe_run = probes.run_probes(spec, "seed", allow_hang=True, stall_s=5.0, deadline_s=30.0, store=store,
                                   only=["seed-short-long-t256"])

@@ -16,6 +16,7 @@ import export_runs
 import pytest
 from test_html import browser, open_offline  # noqa: F401  (browser: fixture)
 
+from triage.target import Target
 from triage.export import FORMATS, render
 from triage.store import Store
 
@@ -31,9 +32,9 @@ def exports(server_031_livelock: Any, tmp_path_factory: pytest.TempPathFactory) 
     store = Store(str(tmp_path_factory.mktemp("hostile") / "triage.db"))
     log = (server_031_livelock.log_text() + f"\npasted: {SCRIPT}\nAuthorization: Bearer {KEY}\n"
            f"HF_TOKEN={export_runs.HF_TOKEN}\nexport VLLM_API_KEY={KEY}\n")
-    spec = engine.TargetSpec(url=server_031_livelock.url, model=f"tiny{SCRIPT}", truncate_prompt_tokens=256,
-                             cmdline=f"vllm serve {server_031_livelock.served_model} --max-model-len 256 "
-                                     f"--api-key {KEY}", log_text=log, api_key=KEY, label=SCRIPT)
+    spec = Target(url=server_031_livelock.url, model=f"tiny{SCRIPT}", truncation=256,
+                  cmdline=f"vllm serve {server_031_livelock.served_model} --max-model-len 256 "
+                          f"--api-key {KEY}", log_text=log, api_key=KEY, label=SCRIPT)
     result = engine.run_checklist(spec, store)
     record = store.get_run(result.run_id)
     assert record is not None

@@ -8,7 +8,8 @@ import pytest
 
 from triage.findings import Status
 from triage.lab import LabServer
-from triage.probes import HangNotAllowed, ProbeTarget, run_probes
+from triage.probes import HangNotAllowed, run_probes
+from triage.target import Target
 from triage.probes.conformance_checks import CLAIMS
 from triage.stall import LIVELOCK, STUCK_WAITING
 from triage.store import Store
@@ -21,8 +22,8 @@ HANGS_031 = {"seed-long-t256", "seed-long-short-t256", "seed-short-long-t256", "
              "seed-long-short-t-1", "seed-short-long-t-1", "seed-concurrent4-short-long-t256"}
 
 
-def _spec(srv: LabServer, **kw: object) -> ProbeTarget:
-    return ProbeTarget(url=srv.url, model=srv.served_model, **kw)  # type: ignore[arg-type]
+def _spec(srv: LabServer, **kw: object) -> Target:
+    return Target(url=srv.url, model=srv.served_model, **kw)  # type: ignore[arg-type]
 
 
 def _check_031_matrix(srv: LabServer, store: Store) -> dict[str, str]:
