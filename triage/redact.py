@@ -31,9 +31,10 @@ _PATTERNS = [
     re.compile(r"""(?i)(--api-key(?:[ \t]*=[ \t]*|[ \t]+|(?:[ \t]*\\\r?\n[ \t]*)+))"""
                r"""("[^"]*"?|'[^']*'?|(?:\\.|[^\s"'\\])+)"""),
     re.compile(r"(?i)([\"']?api_key[\"']?\s*[:=]\s*\[?\s*[\"']?)([^\"',}\s)\]]+)"),
-    # FOO_KEY=value, FOO_TOKEN=value, FOO_SECRET=value (env dumps, docker -e), quoted values whole
-    re.compile(r"(?i)(\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b\s*=\s*)(\"[^\"]*\"?|'[^']*'?)"),
-    re.compile(r"(?i)(\b[A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"',}\[]+)"),
+    # FOO_KEY=value, FOO_TOKEN=value, FOO_SECRET=value (env dumps, docker -e), quoted values whole; upper
+    # case as environment variables are (kv_bytes_per_token=147456 in a log line is no secret)
+    re.compile(r"(\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b\s*=\s*)(\"[^\"]*\"?|'[^']*'?)"),
+    re.compile(r"(\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"',}\[]+)"),
     # credentials in a URL: scheme://user:password@host
     re.compile(r"(://[^/\s:@]+:)([^@\s/]+)(?=@)"),
     # OpenAI-style keys seen bare
@@ -71,6 +72,15 @@ def neutralise(text: str) -> str:
     if "\x1b" in text:
         text = _SGR.sub("", text)
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def redact_exact(text: str) -> str:
+    """Only the registered exact secrets replaced, escapes neutralised: for text that is already
+    structured (a JSON document whose strings were redacted one by one)."""
+    for s in known_secrets():
+        if s in text:
+            text = text.replace(s, REDACTED)
+    return neutralise(text)
 
 
 def redact_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
@@ -146,6 +156,13 @@ class SafeStream:
         if len(self._pending) > 1 << 20:  # no newline for a MiB: write it out anyway
             self._raw.write(redact_text(self._pending))
             self._pending = ""
+        return len(s)
+
+    def write_verbatim(self, s: str) -> int:
+        """Write structured text (JSON) with only the exact secrets replaced: a pattern must not
+        turn ``"kv_bytes_per_token": 1`` into something that is not JSON."""
+        self.flush()
+        self._raw.write(redact_exact(s))
         return len(s)
 
     def flush(self) -> None:

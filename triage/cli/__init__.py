@@ -10,9 +10,13 @@ and secret shapes redacted, terminal escapes neutralised). JSON output carries
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from triage import SCHEMA
@@ -84,6 +88,32 @@ class CommandError(RuntimeError):
     """A command cannot go on (an unusable database, an unreadable input): one line on stderr, exit 2."""
 
 
+class DeadlineExceeded(CommandError):
+    """The command ran past its stated deadline."""
+
+
+@contextlib.contextmanager
+def command_deadline(seconds: float | None, what: str) -> Iterator[None]:
+    """Raise DeadlineExceeded in the main thread once ``seconds`` of wall time have passed (a backstop
+    behind each HTTP call's own deadline; no-op off the main thread or without SIGALRM)."""
+    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def fire(_sig: int, _frame: Any) -> None:
+        raise DeadlineExceeded(f"{what} did not finish within {seconds:g} s (deadline)")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def open_store(db: str | None) -> Any:
     """The Store for --db, or a CommandError that says why it cannot be used (read-only, a directory,
     not a database, truncated)."""
@@ -98,7 +128,9 @@ def open_store(db: str | None) -> Any:
 
 def print_json(doc: Any, indent: int | None = 2) -> None:
     """One JSON document on stdout: valid JSON (NaN/Infinity as null), redacted."""
-    print(dumps_json(doc, indent=indent))
+    text = dumps_json(doc, indent=indent) + "\n"
+    write = getattr(sys.stdout, "write_verbatim", sys.stdout.write)
+    write(text)
 
 
 def add_db_arg(p: argparse.ArgumentParser) -> None:

@@ -11,11 +11,19 @@ Exit: 0 no stall seen (or below --fail-on), 1 a stall alert was raised, 2 could 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, ArgError, add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
+from triage.cli import (
+    CLI_SCHEMA,
+    ArgError,
+    add_api_key_arg,
+    add_db_arg,
+    add_format_args,
+    api_key_from_env,
+    open_store,
+    print_json,
+)
 from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss
 
 
@@ -77,13 +85,10 @@ def run(args: argparse.Namespace) -> int:
     except ArgError as e:
         print(f"watch: {e}", file=sys.stderr)
         return 2
-    from triage.store import Store
-
-    try:
-        store = Store(args.db)
-    except Exception as e:  # a bad --db URL
-        print(f"watch: cannot open the database: {e}", file=sys.stderr)
+    if args.duration is not None and args.duration <= 0:
+        print("watch: --duration must be > 0", file=sys.stderr)
         return 2
+    store = open_store(args.db)
     target = store.find_or_add_target(args.url.rstrip("/"))
     run_rec = store.start_run(
         target.id,
@@ -107,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         window_s=args.window,
         retention_s=args.retention,
         verify_tls=not args.insecure,
+        batch_size=1,  # each sample is written as it is taken: a watch killed with -9 keeps what it printed
     )
     events: list[AlertEvent] = []
     text = args.format == "text"
@@ -129,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
         summary = watcher.run(args.duration, on_tick=on_tick)
     except KeyboardInterrupt:
         summary = watcher.summary()
+    except Exception as e:  # the store or the server failed mid-watch: the run is closed with what it saw
+        store.finish_run(run_rec.id, summary=f"watch stopped: {type(e).__name__}: {str(e)[:300]}")
+        print(f"watch: stopped: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
+        return 2
     store.update_meta(run_rec.id, {"summary": summary})
     stalled = bool(summary["alerts"])
     store.finish_run(run_rec.id, summary=f"{len(summary['alerts'])} stall alert(s), {summary['ticks']} samples")
@@ -145,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _dump(run_id: int, url: str, status: str, summary: dict[str, Any], events: list[AlertEvent]) -> None:
-    json.dump(
+    print_json(
         {
             "schema": CLI_SCHEMA,
             "run_id": run_id,
@@ -153,9 +163,5 @@ def _dump(run_id: int, url: str, status: str, summary: dict[str, Any], events: l
             "status": status,
             "summary": summary,
             "events": [e.to_dict() for e in events],
-        },
-        sys.stdout,
-        indent=2,
-        default=str,
+        }
     )
-    print()

@@ -39,16 +39,31 @@ class LongText:
     token_count: int  # what the server's /tokenize says (special tokens included)
 
 
+# The longest context a probe builds a text for: real models reach ~1M tokens; a server claiming more
+# (a hostile or broken /v1/models) must not make the probe build a text of that size.
+MAX_LONG_TOKENS = 1 << 21
+
+
 async def long_text(count_tokens: Callable[[str], Awaitable[int]], max_model_len: int,
                     salt: str | None = None, margin: int | None = None) -> LongText:
-    """A text whose token count exceeds max_model_len by a margin, checked with /tokenize."""
+    """A text whose token count exceeds max_model_len by a margin, checked with /tokenize.
+
+    Bounded whatever the server says: max_model_len must be 1..MAX_LONG_TOKENS, and the text never
+    grows past twice the target in words (a word is at least one token), even when /tokenize lies."""
+    if not isinstance(max_model_len, int) or max_model_len < 1:
+        raise ValueError(f"max_model_len {max_model_len!r} is not a positive number of tokens")
+    if max_model_len > MAX_LONG_TOKENS:
+        raise ValueError(f"max_model_len {max_model_len} is beyond the {MAX_LONG_TOKENS} tokens a probe builds a "
+                         "text for")
     salt = salt or new_salt()
     target = max_model_len + (margin if margin is not None else max(8, max_model_len // 8))
+    most = 2 * target + 64
     n_words = max(16, target)  # one word is at least one token: start near the target
+    count = 0
     for _ in range(6):
         text = f"probe {salt} " + salted_words(salt, n_words)
         count = await count_tokens(text)
         if count > max_model_len and count >= target:
             return LongText(text, count)
-        n_words = int(n_words * target / max(count, 1)) + 16
+        n_words = min(most, int(n_words * target / max(count, 1)) + 16)
     raise ValueError(f"could not build a text longer than {max_model_len} tokens (last count {count})")
