@@ -125,9 +125,9 @@ def test_openwebui_good_settings_pass_with_its_batch() -> None:
 
 
 def test_openwebui_settings_from_env() -> None:
-    env = {"RAG_OPENAI_API_BASE_URL": "http://x:8000", "RAG_OPENAI_API_KEY": "k", "RAG_EMBEDDING_MODEL": "m",
+    env = {"RAG_OPENAI_API_BASE_URL": "http://x:8000", "RAG_OPENAI_API_KEY": "sk-secret-42", "RAG_EMBEDDING_MODEL": "m",
            "RAG_EMBEDDING_BATCH_SIZE": "8"}
     s = openwebui.OpenWebUISettings.from_env(env)
     assert s is not None and (s.base_url, s.model, s.batch_size) == ("http://x:8000", "m", 8)
-    assert s.public()["api_key"] == "set" and "k" not in json.dumps(s.public())
+    assert s.public()["api_key"] == "set" and "sk-secret-42" not in json.dumps(s.public())
     assert openwebui.OpenWebUISettings.from_env({}) is None

@@ -76,7 +76,9 @@ def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: flo
                                                                                                    list[Exchange]]:
     """Send Open WebUI's request for these settings; the verdict says what to change (server_url: for /v1/models)."""
     texts = [f"Open WebUI embedding check {i}" for i in range(max(1, s.batch_size))]
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {s.api_key or ''}"}
+    headers = {"Content-Type": "application/json"}
+    if s.api_key:  # Open WebUI sends "Bearer <empty>"; httpx refuses that value, and vLLM ignores it without --api-key
+        headers["Authorization"] = f"Bearer {s.api_key}"
     base = s.base_url.rstrip("/")
     with httpx.Client(timeout=timeout_s, verify=True) as c:
         ex = _send(c, "POST", f"{base}/embeddings", {"input": texts, "model": s.model}, headers)

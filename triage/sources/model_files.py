@@ -119,7 +119,7 @@ class ReferenceError_(RuntimeError):
 
 
 def reference_vectors(model_dir: str, texts: list[str], python: str,
-                      poolings: tuple[str, ...] = POOLINGS, timeout_s: float = 120.0) -> dict[str, list[list[float]]]:
+                      poolings: tuple[str, ...] = POOLINGS, timeout_s: float = 300.0) -> dict[str, list[list[float]]]:
     """L2-normalized reference vectors per pooling, computed in float32 with transformers in ``python``."""
     env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
     try:
