@@ -17,7 +17,7 @@ def evidence_rows(evidence: dict[str, Any], prefix: str = "", depth: int = 0) ->
     """
     rows: list[dict[str, str]] = []
     for k, v in evidence.items():
-        if k == "question":
+        if k in ("question", "questions"):  # asked below the evidence, not a row of it
             continue
         what = f"{prefix}{k}"
         if isinstance(v, dict) and "value" in v and ("source" in v or "detail" in v):
@@ -53,6 +53,8 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False) -> 
             st.markdown(f"**Fix:** {f.fix}")
         if f.refs:
             st.caption("Refs: " + ", ".join(map(str, f.refs)))
-        asked = f.evidence.get("question") or question
+        qs = f.evidence.get("questions")
+        asked = (" ".join(q.get("text", "") if isinstance(q, dict) else str(q) for q in qs) if isinstance(qs, list)
+                 else None) or f.evidence.get("question") or question
         if s in ("unknown", "error") and asked:
             st.info(f"**To decide this:** {asked}")

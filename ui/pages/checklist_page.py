@@ -27,7 +27,8 @@ summary_slot = st.empty()  # the summary verdict sits at the top, filled when th
 run_clicked = st.button("Run checklist", type="primary", key="checklist.run")
 answered = dict(target.answers or {})
 if answered:
-    st.caption("Your answers (stated by user): " + " · ".join(f"`{k}` = `{v}`" for k, v in answered.items()))
+    shown = {k: f"{v / 2**30:g} GiB" if k.endswith("_bytes") and isinstance(v, int) else v for k, v in answered.items()}
+    st.caption("Your answers (stated by user): " + " · ".join(f"`{k}` = `{v}`" for k, v in shown.items()))
     if st.button("Forget my answers", key="checklist.forget"):
         target = target.with_(answers=None)
         session.set_target(target)
