@@ -9,6 +9,7 @@ evidence; otherwise the plan is computed for models whose shape we know.
 from __future__ import annotations
 
 from checks._util import ev, questions
+from triage.catalogue.startup import SHARED_GPU_MEMORY
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 from triage.vllm.defaults import GiB, max_num_batched_tokens_default
@@ -26,7 +27,43 @@ def _gib(b: float) -> str:
     return f"{b / GiB:.1f} GiB"
 
 
-def check(cfg: EffectiveConfig) -> Finding:
+def check(cfg: EffectiveConfig) -> Finding | list[Finding]:
+    """The plan; with NVML's process list, first whether other processes leave the utilization share free."""
+    plan = _plan(cfg)
+    shared = _shared(cfg)
+    return [shared, plan] if shared is not None else plan
+
+
+def _shared(cfg: EffectiveConfig) -> Finding | None:
+    """Catalogue mode gpu-memory-shared: total x gpu_memory_utilization must be free of other processes."""
+    total, procs = cfg.get("gpu_memory_total_bytes"), cfg.get("gpu_processes")
+    if cfg.get("device") == "cpu" or not isinstance(total, int) or not isinstance(procs, list):
+        return None
+    own = {cfg.get("server_pid")} if cfg.get("server_pid") else set()
+    others = [p for p in procs if p.get("pid") not in own]
+    held = sum(int(p.get("used_memory") or 0) for p in others)
+    util = float(cfg.get("gpu_memory_utilization") or DEFAULT_GPU_MEMORY_UTILIZATION)
+    want = total * util
+    evidence = {
+        **ev(cfg, "gpu_memory_total_bytes", "gpu_memory_free_bytes", "gpu_memory_utilization", "gpu_processes"),
+        "held_by_other_processes": _gib(held),
+        "wanted_at_start": _gib(want),
+        "other_pids": [p.get("pid") for p in others],
+    }
+    fits = total - held >= want
+    return Finding(
+        SHARED_GPU_MEMORY.findings[0],
+        Status.PASS if fits else Status.FAIL,
+        f"Other processes hold {_gib(held)}: {_gib(total - held)} of {_gib(total)} left for "
+        f"gpu_memory_utilization {util} ({_gib(want)})" + ("" if fits else ": vLLM refuses to start"),
+        evidence,
+        "" if fits else SHARED_GPU_MEMORY.fix({"free_gib": (total - held) / GiB, "total_gib": total / GiB}),
+        list(SHARED_GPU_MEMORY.refs),
+        SHARED_GPU_MEMORY.mechanism,
+    )
+
+
+def _plan(cfg: EffectiveConfig) -> Finding:
     device = cfg.get("device")
     keys = (
         "device",

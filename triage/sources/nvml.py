@@ -1,7 +1,10 @@
 """Local GPUs through NVML (nvidia-ml-py), ROCm through amdsmi when importable; a recorded dict replays.
 
 Recorded shape (tests/fixtures/nvml/*.json): {"driver_version", "cuda_driver_version",
-"gpus": [{"name", "memory_total", "memory_free", "memory_used"}]} with memory in bytes.
+"gpus": [{"name", "memory_total", "memory_free", "memory_used", "utilization_gpu"?, "compute_capability"?,
+"processes"?: [{"pid", "used_memory"}]}]} with memory in bytes. The optional keys judge the shared-GPU
+start-up refusal (other processes' memory), dtype (bf16 needs compute capability >= 8.0) and the
+throughput bottleneck (GPU utilization during a load test); older recordings without them still replay.
 No driver or no library gives `unavailable = "no GPU visible …"`, never an exception.
 """
 
@@ -34,17 +37,48 @@ def read_nvml() -> dict[str, Any]:
         for i in range(pynvml.nvmlDeviceGetCount()):
             h = pynvml.nvmlDeviceGetHandleByIndex(i)
             mem = pynvml.nvmlDeviceGetMemoryInfo(h)
-            out["gpus"].append(
-                {
-                    "name": _s(pynvml.nvmlDeviceGetName(h)),
-                    "memory_total": int(mem.total),
-                    "memory_free": int(mem.free),
-                    "memory_used": int(mem.used),
-                }
-            )
+            gpu: dict[str, Any] = {
+                "name": _s(pynvml.nvmlDeviceGetName(h)),
+                "memory_total": int(mem.total),
+                "memory_free": int(mem.free),
+                "memory_used": int(mem.used),
+            }
+            gpu.update(_optional(pynvml, h))
+            out["gpus"].append(gpu)
         return out
     finally:
         pynvml.nvmlShutdown()
+
+
+def _optional(pynvml: Any, h: Any) -> dict[str, Any]:
+    """Utilization, compute capability and the processes holding memory; each may be unsupported."""
+    out: dict[str, Any] = {}
+    try:
+        out["utilization_gpu"] = int(pynvml.nvmlDeviceGetUtilizationRates(h).gpu)
+    except Exception:  # NVMLError_NotSupported on some vGPU/MIG setups
+        pass
+    try:
+        out["compute_capability"] = list(pynvml.nvmlDeviceGetCudaComputeCapability(h))
+    except Exception:
+        pass
+    try:
+        procs = list(pynvml.nvmlDeviceGetComputeRunningProcesses(h))
+        procs += list(pynvml.nvmlDeviceGetGraphicsRunningProcesses(h))
+        out["processes"] = [
+            {"pid": int(p.pid), "used_memory": int(p.usedGpuMemory) if p.usedGpuMemory is not None else None}
+            for p in procs
+        ]
+    except Exception:  # in a container NVML may not see other namespaces' processes
+        pass
+    return out
+
+
+def other_processes_memory(gpu: dict[str, Any], own_pids: set[int] = frozenset()) -> int | None:  # type: ignore[assignment]
+    """Bytes held on this GPU by processes other than ``own_pids`` (None when NVML listed none)."""
+    procs = gpu.get("processes")
+    if procs is None:
+        return None
+    return sum(int(p.get("used_memory") or 0) for p in procs if int(p.get("pid", -1)) not in own_pids)
 
 
 def read_amdsmi() -> dict[str, Any]:
@@ -105,4 +139,9 @@ def collect(recorded: dict[str, Any] | None = None) -> SourceResult:
     res.add("driver_version", data.get("driver_version") or None, detail)
     res.add("cuda_version", data.get("cuda_driver_version") or None, detail + " (CUDA driver API version)")
     res.add("local_gpu_backend", data.get("backend", "cuda"), detail)
+    res.add("gpu_utilization_percent", first.get("utilization_gpu"), detail + " (GPU 0, NVML utilization rates)")
+    cc = first.get("compute_capability")
+    res.add("gpu_compute_capability", ".".join(str(x) for x in cc) if cc else None, detail + " (GPU 0)")
+    if first.get("processes") is not None:
+        res.add("gpu_processes", first["processes"], detail + " (GPU 0, compute + graphics processes)")
     return res
