@@ -44,11 +44,6 @@ def server_032_livelock() -> Iterator[LabServer]:
 
 
 @pytest.fixture(scope="session")
-def server_031_budget_equals_len() -> Iterator[LabServer]:
-    yield from _server("0.31.0", "tiny-qwen3", "budget-equals-len")
-
-
-@pytest.fixture(scope="session")
 def server_032_bert_waiting() -> Iterator[LabServer]:
     yield from _server("0.32.0", "minilm", "bert-waiting")
 
@@ -64,3 +59,69 @@ API_KEY = "test-key-123"
 @pytest.fixture(scope="session")
 def server_032_apikey() -> Iterator[LabServer]:
     yield from _server("0.32.0", "tiny-qwen3", "livelock", ["--api-key", API_KEY])
+
+
+# -- the store on PostgreSQL (issue 15) ----------------------------------------------------------
+# VLLM_TRIAGE_TEST_DB=postgres runs every in-process store of the suite on a lab PostgreSQL
+# (`triage.lab.postgres`, a throw-away cluster on 127.0.0.1): each SQLite path a test gives
+# (Store(path), --db path, $VLLM_TRIAGE_DB=path) becomes its own database in that cluster.
+# VLLM_TRIAGE_TEST_DB=postgresql+psycopg://… uses that server instead of starting one.
+TEST_DB_ENV = "VLLM_TRIAGE_TEST_DB"
+SQLITE_ONLY = {"tests/test_store.py::test_wal_and_incremental_findings"}  # reads the SQLite file itself
+
+
+@pytest.fixture(scope="session")
+def lab_postgres_url() -> Iterator[str]:
+    """A PostgreSQL server URL for the session: a lab cluster (stopped by PID at the end) or the one given."""
+    given = os.environ.get(TEST_DB_ENV, "")
+    if "://" in given:
+        yield given
+        return
+    from triage.lab import postgres
+
+    try:
+        pg = postgres.up()
+    except Exception as e:  # noqa: BLE001 - no PostgreSQL here: the tests that need it skip
+        pytest.skip(f"no lab PostgreSQL: {e}")
+    try:
+        yield pg.url()
+    finally:
+        postgres.down(pg.pid)
+
+
+@pytest.fixture(autouse=True)
+def _store_on_postgres(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not os.environ.get(TEST_DB_ENV):
+        return
+    if request.node.nodeid in SQLITE_ONLY:
+        pytest.skip("SQLite internals (the file's journal mode); the PostgreSQL store has none")
+    import hashlib
+    import sys
+
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    import triage.store
+
+    server = make_url(request.getfixturevalue("lab_postgres_url"))
+    original = triage.store.to_url
+    made: set[str] = set()
+
+    def to_url(path_or_url: str) -> str:
+        if "://" in path_or_url:
+            return original(path_or_url)
+        name = "t_" + hashlib.sha1(str(path_or_url).encode()).hexdigest()[:24]
+        if name not in made:
+            with psycopg.connect(host=server.host, port=server.port, user=server.username,
+                                 password=server.password, dbname=server.database or "postgres",
+                                 autocommit=True) as c:
+                try:
+                    c.execute(f'CREATE DATABASE "{name}"')
+                except psycopg.errors.DuplicateDatabase:
+                    pass
+            made.add(name)
+        return server.set(database=name).render_as_string(hide_password=False)
+
+    monkeypatch.setattr(triage.store, "to_url", to_url)
+    if "ui.services" in sys.modules:
+        monkeypatch.setattr(sys.modules["ui.services"], "to_url", to_url)
