@@ -44,6 +44,11 @@ def server_032_livelock() -> Iterator[LabServer]:
 
 
 @pytest.fixture(scope="session")
+def server_031_budget_equals_len() -> Iterator[LabServer]:
+    yield from _server("0.31.0", "tiny-qwen3", "budget-equals-len")
+
+
+@pytest.fixture(scope="session")
 def server_032_bert_waiting() -> Iterator[LabServer]:
     yield from _server("0.32.0", "minilm", "bert-waiting")
 
