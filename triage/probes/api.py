@@ -53,7 +53,7 @@ PROBE_SETS: tuple[ProbeSet, ...] = (
     ProbeSet("conformance", "Conformance", True, False,
              "Does /v1/embeddings accept what clients send: lists, token ids, dimensions, truncation, errors."),
     ProbeSet("throughput", "Throughput", True, False, "Short and mid-length batches: tokens/s and latency."),
-    ProbeSet("vectors", "Vectors", False, False,
+    ProbeSet("vectors", "Vectors", True, False,  # safe and bounded: on by default (issue 13)
              "Are the vectors the model's: dimensions, norms, determinism, batching, pooling, reference vectors."),
     ProbeSet("clients", "Client libraries", False, False,
              "The server through the OpenAI SDK, LangChain and LiteLLM: each vector against a plain request's."),
