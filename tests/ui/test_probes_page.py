@@ -20,7 +20,8 @@ def test_defaults_are_conformance_and_throughput(use_services):
     assert not at.checkbox(key="probes.set.seed").value
     at.button(key="probes.run").click().run()
     no_exception(at)
-    assert fake.calls[-1] == ("run_probes", {"sets": ["conformance", "throughput"], "allow_hang": False,
+    assert at.checkbox(key="probes.set.vectors").value  # safe and bounded: on by default (issue 13)
+    assert fake.calls[-1] == ("run_probes", {"sets": ["conformance", "throughput", "vectors"], "allow_hang": False,
                                              "deadline_s": 30.0})
     assert at.session_state[session.OPEN_RUN_KEY] == 12
     assert any("2 probes" in w.value for w in at.warning)  # worst is http-error → warn
