@@ -351,10 +351,13 @@ class Store:
         """Batched insert: one transaction for many samples (EngineSample values become table rows here)."""
         rows = [s if isinstance(s, MetricSample) else sample_row(s, run_id, target_id) for s in samples]
         labels: dict[str, str] = {}
-        for r in rows:  # the engine label comes from the server's /metrics page (extras are numbers)
+        for r in rows:  # the engine label and the extras' labels (model_name …) come from the server's page
             if r.engine not in labels:
                 labels[r.engine] = redact_text(r.engine)
             r.engine = labels[r.engine]
+            if r.extra_json and r.extra_json != "{}" and r.extra_json not in labels:
+                labels[r.extra_json] = redact_text(r.extra_json)
+            r.extra_json = labels.get(r.extra_json, r.extra_json)
         if rows:
             with Session(self.engine) as s:
                 s.add_all(rows)

@@ -1,0 +1,194 @@
+"""A hostile vLLM look-alike on loopback, and a bounded way to run the CLI against it.
+
+Test double, on purpose: no real vLLM echoes the API key into its model ids, dribbles one byte a
+second, streams an endless /metrics page, claims a max_model_len of billions or answers
+``{"data": ["oops"]}``. The hardening tests need exactly such a server, so this one starts from
+the recorded answers of a real 0.32.0 server (tests/fixtures/real/0.32.0-tiny-qwen3-livelock) and
+bends them per test through ``Behaviour``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "tests" / "fixtures" / "real" / "0.32.0-tiny-qwen3-livelock"
+METRICS = (REAL / "metrics-idle.txt").read_text()
+KEY = "tk-hostile-7f3a9c1e55b2"  # no sk- prefix: only the exact secret can catch it
+URL_PASSWORD = "pw-hostile-91c2e0d7"
+
+
+@dataclass
+class Behaviour:
+    echo_key: bool = False  # put the caller's key into model ids, error bodies, /tokenize, /metrics labels
+    escape: bool = False  # a model id carrying terminal escape sequences
+    slow: tuple[str, ...] = ()  # paths whose answer trickles out one byte a second
+    endless_metrics: bool = False  # /metrics as a chunked stream that never ends
+    max_model_len: Any = 256
+    bodies: dict[str, Any] = field(default_factory=dict)  # path -> JSON value, or bytes sent as they are
+    metrics_text: str | None = None
+    status: dict[str, int] = field(default_factory=dict)
+
+
+class HostileServer:
+    def __init__(self, behaviour: Behaviour | None = None) -> None:
+        self.b = behaviour or Behaviour()
+        self.stop = threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._t = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> HostileServer:
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def model_id(self, key: str) -> str:
+        mid = "tiny-qwen3"
+        if self.b.echo_key and key:
+            mid = f"model-{key}"
+        if self.b.escape:
+            mid += "\x1b[2J\x1b]0;pwned\x07\x1b[31m"
+        return mid
+
+    def answer(self, path: str, key: str) -> Any:
+        if path in self.b.bodies:
+            return self.b.bodies[path]
+        mid = self.model_id(key)
+        echo = f" (your key was {key}; Authorization: Bearer {key})" if self.b.echo_key and key else ""
+        if path == "/health":
+            return b""
+        if path == "/version":
+            return {"version": "0.32.0"}
+        if path == "/v1/models":
+            return {"object": "list", "data": [{"id": mid, "object": "model", "root": mid + echo,
+                                                "max_model_len": self.b.max_model_len}]}
+        if path == "/tokenize":
+            return {"count": 3, "max_model_len": self.b.max_model_len, "tokens": [1, 2, 3], "note": echo}
+        if path == "/v1/embeddings":
+            if echo:
+                return {"error": {"message": f"bad request{echo}", "type": "BadRequestError", "code": 400}}
+            return {"object": "list", "model": mid, "data": [{"object": "embedding", "index": 0,
+                                                              "embedding": [0.1] * 32}],
+                    "usage": {"prompt_tokens": 3, "total_tokens": 3}}
+        return {"detail": "Not Found" + echo}
+
+    def metrics(self, key: str) -> str:
+        text = self.b.metrics_text if self.b.metrics_text is not None else METRICS
+        if self.b.echo_key and key:
+            text = text.replace('model_name="', f'model_name="{key}-')
+        return text
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def _key(self) -> str:
+                auth = self.headers.get("Authorization") or ""
+                return auth.split(" ", 1)[1] if " " in auth else ""
+
+            def do_POST(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(n)
+                self.do_GET()
+
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                key = self._key()
+                try:
+                    if path == "/metrics" and server.b.endless_metrics:
+                        return self._endless()
+                    if path == "/metrics":
+                        body = server.metrics(key).encode()
+                        ctype = "text/plain; version=0.0.4"
+                    else:
+                        ans = server.answer(path, key)
+                        body = ans if isinstance(ans, bytes) else json.dumps(ans).encode()
+                        ctype = "application/json"
+                    status = server.b.status.get(path, 404 if path not in (
+                        "/health", "/version", "/v1/models", "/tokenize", "/v1/embeddings", "/metrics",
+                        *server.b.bodies) else 200)
+                    if server.b.echo_key and path == "/v1/embeddings" and key:
+                        status = 400
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    if path in server.b.slow:
+                        for i in range(len(body)):
+                            if server.stop.is_set():
+                                return
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(1.0)
+                    else:
+                        self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _endless(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                line = b'vllm:num_requests_running{engine="0",model_name="m"} 0\n' * 2000
+                chunk = f"{len(line):x}\r\n".encode() + line + b"\r\n"
+                try:
+                    while not server.stop.is_set():
+                        self.wfile.write(chunk)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    pass
+
+        return H
+
+
+@dataclass
+class Result:
+    rc: int
+    out: str
+    err: str
+    elapsed_s: float
+
+
+def triage(*args: str, timeout: float = 60, env: dict[str, str] | None = None, stdin: bytes | None = None) -> Result:
+    """``python -m triage ARGS`` in a subprocess, killed at ``timeout`` (a hang fails the test, it does not
+    hold CI). The key is in $HOSTILE_KEY for --api-key-env."""
+    e = {**os.environ, "HOSTILE_KEY": KEY, "PYTHONPATH": str(ROOT), **(env or {})}
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "triage", *args], capture_output=True, timeout=timeout, env=e,
+                       cwd=str(ROOT), input=stdin)
+    return Result(p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"),
+                  time.monotonic() - t0)
+
+
+def assert_clean(r: Result, *secrets: str) -> None:
+    """Exit ≤ 2, no traceback, no secret and no raw escape character in stdout or stderr."""
+    assert r.rc in (0, 1, 2), (r.rc, r.err[-2000:])
+    assert "Traceback" not in r.err, r.err[-3000:]
+    for s in secrets:
+        assert s not in r.out and s not in r.err, f"{s!r} printed"
+    assert "\x1b" not in r.out and "\x1b" not in r.err, "raw escape sequence printed"
+
+
+def db_bytes(db: Path) -> bytes:
+    """The database and its WAL/SHM files, as bytes (a secret in any of them counts)."""
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*") if p.is_file())
