@@ -79,6 +79,13 @@ class FakeServices:
     def steps(self) -> tuple[Any, ...]:
         return STEPS
 
+    def answer_form(self) -> tuple[dict[str, Any], tuple[Any, ...], tuple[int, ...]]:
+        return services.Services.answer_form(self)  # type: ignore[arg-type]  # pure: the engine's key list
+
+    def with_answers(self, form: Target, answers: dict[str, Any]) -> Target:
+        self.calls.append(("with_answers", answers))
+        return services.Services.with_answers(self, form, answers)  # type: ignore[arg-type]
+
     def iter_checklist(self, form: Target) -> Iterator[ChecklistEvent]:
         self.calls.append(("iter_checklist", form))
         for i, f in enumerate(self.findings, 1):
