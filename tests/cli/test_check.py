@@ -436,3 +436,9 @@ def test_answer_overridden_by_the_log_is_a_conflict(capsys, db: str) -> None:
     assert any(o["source"] == "user" for f in conflicts for o in f["evidence"]["others"])
     assert doc["config"]["vllm_version"]["source"] == "log"
     assert by_check(doc)["pooling-livelock-risk"]["status"] == "fail" and rc == 1
+
+
+def test_text_output_says_which_answers_settle_an_unknown(capsys, db: str) -> None:
+    assert main(["check", "--db", db, "--cmdline", SEED_CMD.format(v="0.28.0"), "--truncate", "2048"]) == 0
+    out = capsys.readouterr().out
+    assert "answer: --answer max_num_batched_tokens=… --answer gpu_name=… --answer gpu_memory_total_bytes=…" in out

@@ -165,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"[{ICON.get(f.status.value, f.status.value)}] {f.check}: {f.title}")
             if f.status.value in ("fail", "warn", "error", "unknown") and f.fix:
                 print(f"       fix: {f.fix}")
+            keys = [k for q in f.evidence.get("questions") or [] if isinstance(q, dict) for k in q.get("keys") or []]
+            if f.status.value == "unknown" and keys:
+                print("       answer: " + " ".join(f"--answer {k}=…" for k in dict.fromkeys(keys) if k in ANSWER_KEYS))
         elif ev.kind == "source":
             print(f"-- {ev.source}: {ev.message}")
 
