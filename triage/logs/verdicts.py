@@ -1,14 +1,8 @@
 """Post-mortem findings from what one pass over a log saw (pure: no I/O).
 
-log-livelock-suspect status, and why:
-- fail when the stats lines alone cross the stall threshold (DEBUG logging keeps printing the
-  zero-throughput lines), or when the log goes silent after the stall-shaped line AND the same
-  log's start-up lines show every #55427 precondition (vLLM ≤ 0.31.0, pooling runner, chunked
-  prefill on).
-- warn otherwise. Silence after `Running: N reqs, Waiting: 0 reqs` at 0.0 tokens/s is exactly
-  what the livelock leaves (the INFO line is demoted to DEBUG), but a server stopped or a log cut
-  at that moment looks the same, so a log alone is a suspect: `probe` or `watch` confirms it.
-  This is what the issue's two seed lines give: warn, with the lines and the fixes.
+The stall findings (log-livelock-suspect, log-stuck-waiting, log-livelock-prone-config) live in
+triage.logs.stall_verdicts; start-up refusals in triage.logs.startup_verdicts; this module adds the
+error lines and the engine-stats summary and orders them.
 """
 
 from __future__ import annotations
@@ -17,10 +11,11 @@ from datetime import datetime, UTC
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Sequence
 
-from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, POOLING_LIVELOCK, STUCK_WAITING, UNSUPPORTED_HEAD_DIM
+from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_HEAD_DIM
 from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
+from triage.logs.stall_verdicts import livelock_finding, livelock_prone_finding, stuck_waiting_finding
 from triage.logs.startup import StartupEvents
 from triage.logs.startup_verdicts import never_started as never_started_finding
 from triage.logs.startup_verdicts import startup_findings, startup_oom, stats_disabled
@@ -32,119 +27,6 @@ def _fmt_ts(ts: Optional[float]) -> Optional[str]:
     if ts is None:
         return None
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def livelock_preconditions(config: dict[str, Any]) -> dict[str, Any]:
-    """Which #55427 preconditions the log's own start-up lines show (None = not in the log)."""
-    affected = POOLING_LIVELOCK.affects(config.get("vllm_version"))
-    runner = config.get("runner")
-    pooling = (
-        None
-        if runner is None and config.get("pooling_type") is None
-        else (runner == "pooling" or config.get("pooling_type") is not None)
-    )
-    return {
-        "vllm_version": config.get("vllm_version"),
-        "version_affected": affected,
-        "pooling": pooling,
-        "enable_chunked_prefill": config.get("enable_chunked_prefill"),
-        "max_model_len": config.get("max_model_len"),
-        "max_num_batched_tokens": config.get("max_num_batched_tokens"),
-    }
-
-
-def _episode_evidence(ep: StallEpisode) -> dict[str, Any]:
-    return {
-        "engine": ep.engine or "(unlabelled)",
-        "window": {
-            "start": _fmt_ts(ep.start_ts),
-            "last_stall_line_at": _fmt_ts(ep.last_stall_ts),
-            "end": _fmt_ts(ep.end_ts),
-            "duration_s": ep.duration_s,
-            "ended_by": ep.ended_by,
-            "timestamps": ep.start_ts is not None,
-        },
-        "lines": [{"line": n, "text": t} for n, t in ep.lines],
-        "first_line": ep.start_line,
-        "last_stall_line": ep.last_stall_line,
-        "max_running": ep.max_running,
-        "max_waiting": ep.max_waiting,
-        "confirmed_by_stats_lines": ep.confirmed,
-        "silent_after": ep.silent,
-        "source": "log",
-    }
-
-
-def _livelock(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
-    pre = livelock_preconditions(config)
-    all_pre = bool(pre["version_affected"] and pre["pooling"] and pre["enable_chunked_prefill"])
-    worst = max(eps, key=lambda e: (e.confirmed, e.duration_s or 0, e.max_running))
-    status = Status.FAIL if any(e.confirmed for e in eps) or all_pre else Status.WARN
-    ev = _episode_evidence(worst)
-    ev.update({"episodes": len(eps), "preconditions_in_log": pre})
-    if len(eps) > 1:
-        ev["other_windows"] = [
-            {"start": _fmt_ts(e.start_ts), "end": _fmt_ts(e.end_ts), "line": e.start_line}
-            for e in eps
-            if e is not worst
-        ][:10]
-    when = f" from {ev['window']['start']}" if worst.start_ts is not None else f" at line {worst.start_line}"
-    why = (
-        "the stats lines kept showing it past the stall threshold"
-        if worst.confirmed
-        else "then the stats lines stop (vLLM demotes the line to DEBUG after two zero-throughput intervals)"
-    )
-    return Finding(
-        check="log-livelock-suspect",
-        status=status,
-        title=f"Engine livelock suspect{when}: Running {worst.max_running}, Waiting 0, 0.0 tokens/s, then silence"
-        if not worst.confirmed
-        else f"Engine livelocked{when}: Running {worst.max_running}, Waiting 0, 0.0 tokens/s",
-        evidence=ev,
-        fix=POOLING_LIVELOCK.fix(config, now=True),
-        refs=list(POOLING_LIVELOCK.refs),
-        explanation=(
-            "A stats line shows requests running, none waiting and zero prompt and generation throughput; "
-            f"{why}. That is the pooling livelock of {POOLING_LIVELOCK.refs[0]} "
-            f"({POOLING_LIVELOCK.affected_text}): {POOLING_LIVELOCK.mechanism} "
-            + (
-                "The log's start-up lines show every precondition (affected version, "
-                "pooling runner, chunked prefill on)."
-                if all_pre
-                else "A log alone cannot tell this from a server stopped at that moment; "
-                "confirm with `probe` or `watch`."
-            )
-        ),
-    )
-
-
-def _stuck_waiting(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
-    worst = max(eps, key=lambda e: (e.confirmed, e.duration_s or 0, e.max_waiting))
-    ev = _episode_evidence(worst)
-    ev.update(
-        {
-            "episodes": len(eps),
-            "enable_chunked_prefill": config.get("enable_chunked_prefill"),
-            "max_num_batched_tokens": config.get("max_num_batched_tokens"),
-            "max_model_len": config.get("max_model_len"),
-        }
-    )
-    when = f" from {ev['window']['start']}" if worst.start_ts is not None else f" at line {worst.start_line}"
-    budget, max_len = config.get("max_num_batched_tokens"), config.get("max_model_len")
-    # chunked prefill off and a budget below max_model_len: a prompt longer than the budget can never be
-    # scheduled (seen on 0.32.0 BERT with --enable-chunked-prefill --max-num-batched-tokens 128)
-    unadmittable = config.get("enable_chunked_prefill") is False and bool(budget and max_len and budget < max_len)
-    ev["prompt_longer_than_budget_never_admitted"] = unadmittable
-    return Finding(
-        check="log-stuck-waiting",
-        status=Status.FAIL if worst.confirmed or unadmittable else Status.WARN,
-        title=f"Request stuck in WAITING{when}: Running 0, Waiting {worst.max_waiting}, 0.0 tokens/s"
-        + ("" if worst.confirmed else ", then silence"),
-        evidence=ev,
-        fix=STUCK_WAITING.fix(now=True),
-        refs=list(STUCK_WAITING.refs),
-        explanation=STUCK_WAITING.mechanism,
-    )
 
 
 def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence[str] = ()) -> Finding:
@@ -239,9 +121,11 @@ def build_findings(
     live = [e for e in episodes if e.kind == "livelock"]
     wait = [e for e in episodes if e.kind == "stuck-waiting"]
     if live:
-        out.append(_livelock(live, config))
+        out.append(livelock_finding(live, config))
+    elif (prone := livelock_prone_finding(config)) is not None:
+        out.append(prone)  # configured to hang on a max_model_len prompt: never PASS overall
     if wait:
-        out.append(_stuck_waiting(wait, config))
+        out.append(stuck_waiting_finding(wait, config))
     # start-up part (issue 14): refusals and overrides; an OOM before the server listened is the start-up OOM
     started = startup.started if startup is not None else None
     never_started = startup is not None and started is None and not summary["access"]["total"] and not (
@@ -253,8 +137,8 @@ def build_findings(
     for check in causes:
         f = _error_finding(errors[check], config)
         out.append(startup_oom(f, config) if check == "log-oom" and never_started else f)
-    if any(f.status == Status.FAIL for f in first_start):
-        causes.extend(f.check for f in first_start if f.status == Status.FAIL)
+    # a start-up refusal is the root cause of the EngineCore failure that follows it (a generator is not)
+    causes.extend(f.check for f in first_start if f.status == Status.FAIL and f.check != "log-generate-runner")
     if "log-engine-dead" in errors:
         dead = _error_finding(errors["log-engine-dead"], config, causes)
         sig = errors.get("signal")

@@ -1,29 +1,52 @@
-"""The throughput set (safe, bounded): embeddings/s and tokens/s at batch sizes 1, 4, 16, 64.
+"""The throughput set: a load test. A concurrency sweep (1, 4, 16, 64) of single-input requests, with
+sustained load at each step, and the process-CPU and NVML context that says what capped it.
 
-Each batch size runs sequential requests for at most ``BUDGET_S`` seconds and ``MAX_REQUESTS``
-requests, with unique salted texts (so the prefix cache does not flatter the numbers).
+Each step keeps ``C`` requests in flight (closed loop: a worker sends its next request when the last
+returns) until ``min_requests(C)`` have completed and at least ``MIN_STEP_S`` passed, or ``STEP_BUDGET_S``
+ran out: enough requests for a stable rate, bounded in time. Inputs are unique (a salt per request, so the
+prefix cache does not flatter the figures) and about ``INPUT_TOKENS`` tokens long, calibrated once with
+the server's own token count, so a row for C compares with `vllm bench serve --backend openai-embeddings
+--random-input-len 32 --max-concurrency C`.
+
+Rows (the `throughput` finding's evidence ``rows``): concurrency, requests, ok, elapsed_s,
+requests_per_s, inputs_per_s, tokens_per_s, p50_s, p95_s, p99_s, plus api_server_cpu_percent /
+engine_cpu_percent (psutil, when the server runs on this host) and gpu_utilization_percent (NVML, when a
+GPU is visible here). The verdict on them is catalogue mode `throughput-bottleneck`.
 """
+
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import Any, Optional
+from urllib.parse import urlparse
 
-from triage.findings import Finding, Status
+from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
 from triage.client import Exchange, trim_for_storage
+from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 
 SET = "throughput"
-BATCH_SIZES = (1, 4, 16, 64)
-BUDGET_S = 4.0
-MAX_REQUESTS = 20
-WORDS_PER_TEXT = 24
+CONCURRENCY = (1, 4, 16, 64)
+INPUT_TOKENS = 32
+MIN_STEP_S = 3.0  # at least this long at each step, so a step is not one burst
+STEP_BUDGET_S = 12.0  # and never longer
+MIN_REQUESTS = 40
+REQUESTS_PER_WORKER = 8
+PLATEAU_GAIN = 1.2  # less than +20 % requests/s for 4x the concurrency: saturated
+BUSY_CPU_PERCENT = 85.0  # one process near a full core
+
+
+def min_requests(concurrency: int) -> int:
+    """Completed requests a step wants before it may stop (more workers, more requests)."""
+    return max(MIN_REQUESTS, REQUESTS_PER_WORKER * concurrency)
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100) of a small sample."""
+    """Nearest-rank percentile (q in 0..100)."""
     if not values:
         return None
     s = sorted(values)
@@ -31,53 +54,254 @@ def percentile(values: list[float], q: float) -> float | None:
     return s[k]
 
 
-def summarize(batch: int, exchanges: list[Exchange], elapsed_s: float) -> dict[str, Any]:
-    """Pure: figures for one batch size from its exchanges."""
+def summarize(concurrency: int, exchanges: list[Exchange], elapsed_s: float) -> dict[str, Any]:
+    """Pure: one step's row from its exchanges and wall time."""
     ok = [x for x in exchanges if x.ok]
     lat = [x.elapsed_s or 0.0 for x in ok]
     tokens = sum(((x.body or {}).get("usage") or {}).get("prompt_tokens", 0) for x in ok)
-    n_emb = sum(len((x.body or {}).get("data") or []) for x in ok)
-    return {"batch_size": batch, "requests": len(exchanges), "ok": len(ok), "elapsed_s": round(elapsed_s, 3),
-            "embeddings_per_s": round(n_emb / elapsed_s, 2) if elapsed_s else None,
-            "tokens_per_s": round(tokens / elapsed_s, 1) if elapsed_s else None,
-            "latency_p50_s": percentile(lat, 50), "latency_p90_s": percentile(lat, 90),
-            "latency_p99_s": percentile(lat, 99)}
+    inputs = sum(len((x.body or {}).get("data") or []) for x in ok)
+
+    def rate(n: float) -> float | None:
+        return round(n / elapsed_s, 2) if elapsed_s > 0 else None
+
+    def p(q: float) -> float | None:
+        v = percentile(lat, q)
+        return round(v, 4) if v is not None else None
+
+    return {
+        "concurrency": concurrency,
+        "requests": len(exchanges),
+        "ok": len(ok),
+        "elapsed_s": round(elapsed_s, 3),
+        "requests_per_s": rate(len(ok)),
+        "inputs_per_s": rate(inputs),
+        "tokens_per_s": rate(tokens),
+        "mean_input_tokens": round(tokens / len(ok), 1) if ok else None,
+        "p50_s": p(50),
+        "p95_s": p(95),
+        "p99_s": p(99),
+    }
 
 
-def throughput_finding(rows: list[dict[str, Any]]) -> Finding:
+def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
+    """Mode 8 from the sweep: (status, why, cause) with cause 'api-server' | 'budget' | None.
+
+    Saturated = the last step's requests/s grew less than PLATEAU_GAIN over the step before. Then the
+    API server process near a full core while the engine's processes are not (or the GPU is idle) is the
+    front-end bottleneck; the engine busy is the hardware's capacity (pass, with the figure).
+    """
+    good = [r for r in rows if r.get("requests_per_s")]
+    if len(good) < 2:
+        return Status.PASS, "too few steps to judge saturation", None
+    prev, last = good[-2], good[-1]
+    gain = last["requests_per_s"] / prev["requests_per_s"] if prev["requests_per_s"] else None
+    if gain is None or gain >= PLATEAU_GAIN:
+        return Status.PASS, f"requests/s still grows with concurrency (x{gain:.2f} from {prev['concurrency']} "
+        f"to {last['concurrency']})" if gain else "no figure", None
+    api, eng, gpu = last.get("api_server_cpu_percent"), last.get("engine_cpu_percent"), last.get(
+        "gpu_utilization_percent"
+    )
+    flat = (
+        f"requests/s flat from concurrency {prev['concurrency']} to {last['concurrency']} "
+        f"({prev['requests_per_s']} -> {last['requests_per_s']}, x{gain:.2f})"
+    )
+    if api is not None and api >= BUSY_CPU_PERCENT and (
+        (gpu is not None and gpu < 50) or (eng is not None and eng < api * 0.7)
+    ):
+        ctx = f"API server process at {api:.0f} % CPU" + (f", engine {eng:.0f} %" if eng is not None else "") + (
+            f", GPU {gpu:.0f} %" if gpu is not None else ""
+        )
+        return Status.WARN, f"{flat}: {ctx}: the front-end is the bottleneck", "api-server"
+    if api is None and gpu is None:
+        return Status.PASS, f"{flat}: saturated; no process or GPU context here to say where", None
+    ctx = ", ".join(
+        f"{k} {v:.0f} %" for k, v in (("API server CPU", api), ("engine CPU", eng), ("GPU", gpu)) if v is not None
+    )
+    return Status.PASS, f"{flat}: the engine is saturated ({ctx}): the hardware's capacity", None
+
+
+def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | None = None) -> Finding:
+    """The `throughput` finding; a saturated front-end makes it warn with the catalogue's fix."""
     bad = [r for r in rows if r["ok"] < r["requests"]]
-    best = max(rows, key=lambda r: r["embeddings_per_s"] or 0) if rows else None
-    title = (f"up to {best['embeddings_per_s']} embeddings/s, {best['tokens_per_s']} tokens/s "
-             f"(batch {best['batch_size']})" if best else "no throughput measured")
+    best = max(rows, key=lambda r: r["requests_per_s"] or 0) if rows else None
+    title = (
+        f"up to {best['requests_per_s']} requests/s, {best['tokens_per_s']} tokens/s at concurrency "
+        f"{best['concurrency']} (p95 {best['p95_s']} s)"
+        if best
+        else "no throughput measured"
+    )
+    status, why, cause = judge(rows)
     if bad:
         title += f"; {sum(r['requests'] - r['ok'] for r in bad)} requests failed"
-    return Finding("throughput", Status.WARN if bad else Status.PASS, title,
-                   {"rows": rows, "source": "live probe: sequential POST /v1/embeddings per batch size",
-                    "bounds": {"budget_s_per_batch": BUDGET_S, "max_requests_per_batch": MAX_REQUESTS}})
+        status = Status.WARN
+    evidence = {
+        "rows": rows,
+        "verdict": why,
+        "source": "live probe: closed-loop concurrency sweep of single-input POST /v1/embeddings",
+        "bounds": {"min_step_s": MIN_STEP_S, "step_budget_s": STEP_BUDGET_S, "min_requests": MIN_REQUESTS,
+                   "requests_per_worker": REQUESTS_PER_WORKER, "input_tokens": INPUT_TOKENS},
+        **(context or {}),
+    }
+    return Finding(
+        "throughput",
+        status,
+        title,
+        evidence,
+        THROUGHPUT_BOTTLENECK.fix({"cause": cause}) if cause else "",
+        list(THROUGHPUT_BOTTLENECK.refs) if cause else [],
+        why if cause else "",
+    )
 
 
-async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
-              batch_sizes: tuple[int, ...] = BATCH_SIZES) -> AsyncIterator[ProbeOutcome | Finding]:
+class _Procs:
+    """CPU of the server's processes (API server and its children) when it listens on this host."""
+
+    def __init__(self, url: str) -> None:
+        self.api: Any = None
+        self.children: list[Any] = []
+        self.why: str | None = None
+        try:
+            import psutil
+        except ImportError:
+            self.why = "psutil not installed"
+            return
+        u = urlparse(url)
+        if u.hostname not in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+            self.why = "server is not on this host"
+            return
+        port = u.port or (443 if u.scheme == "https" else 80)
+        try:
+            pid = next(c.pid for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port
+                       and c.status == psutil.CONN_LISTEN and c.pid)
+            self.api = psutil.Process(pid)
+            self.children = self.api.children(recursive=True)
+        except (StopIteration, psutil.Error, OSError) as e:
+            self.why = f"no local process listening on port {port} ({type(e).__name__})"
+
+    def start(self) -> None:
+        for p in [self.api, *self.children]:
+            if p is not None:
+                try:
+                    p.cpu_percent(None)
+                except Exception:
+                    pass
+
+    def read(self) -> dict[str, Any]:
+        if self.api is None:
+            return {}
+        out: dict[str, Any] = {}
+        try:
+            out["api_server_cpu_percent"] = round(self.api.cpu_percent(None), 1)
+        except Exception:
+            return {}
+        eng = []
+        for p in self.children:
+            try:
+                eng.append(p.cpu_percent(None))
+            except Exception:
+                pass
+        if eng:
+            out["engine_cpu_percent"] = round(max(eng), 1)  # the busiest of EngineCore / Worker
+        return out
+
+
+def _gpu_utilization() -> Optional[int]:
+    try:
+        from triage.sources.nvml import read_nvml
+
+        return read_nvml()["gpus"][0].get("utilization_gpu")
+    except Exception:  # no driver, no library: the context says "no GPU visible"
+        return None
+
+
+async def _calibrate(ctx: ProbeContext, words: int) -> int:
+    """Words per text so that one input is about INPUT_TOKENS tokens for this model."""
     from triage.probes.inputs import new_salt, salted_words
-    rows = []
-    for bs in batch_sizes:
-        exchanges: list[Exchange] = []
-        t0 = time.monotonic()
-        while len(exchanges) < MAX_REQUESTS and time.monotonic() - t0 < BUDGET_S:
-            texts = [f"{(s := new_salt())} {salted_words(s, WORDS_PER_TEXT)}" for _ in range(bs)]
-            ex = await ctx.pc.embed(ctx.body(texts), timeout_s=ctx.cfg.deadline_s)
+
+    s = new_salt()
+    try:
+        n = await ctx.pc.token_count(ctx.model, f"{s} {salted_words(s, words)}")
+    except Exception:
+        return words
+    if not n:
+        return words
+    return max(1, round(words * INPUT_TOKENS / n))
+
+
+async def _step(
+    ctx: ProbeContext, concurrency: int, words: int, procs: _Procs
+) -> tuple[dict[str, Any], list[Exchange]]:
+    from triage.probes.inputs import new_salt, salted_words
+
+    exchanges: list[Exchange] = []
+    want = min_requests(concurrency)
+    t0 = time.monotonic()
+    stop = False
+    gpu: list[int] = []
+
+    async def worker() -> None:
+        nonlocal stop
+        while not stop:
+            s = new_salt()
+            ex = await ctx.pc.embed(ctx.body(f"{s} {salted_words(s, words)}"), timeout_s=ctx.cfg.deadline_s)
             exchanges.append(ex)
-            if not ex.ok:
-                break
-        row = summarize(bs, exchanges, time.monotonic() - t0)
+            elapsed = time.monotonic() - t0
+            if not ex.ok or elapsed >= STEP_BUDGET_S or (len(exchanges) >= want and elapsed >= MIN_STEP_S):
+                stop = True
+
+    async def sample_gpu() -> None:
+        while not stop:
+            u = await asyncio.to_thread(_gpu_utilization)
+            if u is None:
+                return
+            gpu.append(u)
+            await asyncio.sleep(0.5)
+
+    procs.start()
+    await asyncio.gather(*(worker() for _ in range(concurrency)), sample_gpu())
+    elapsed = time.monotonic() - t0
+    row = summarize(concurrency, exchanges, elapsed)
+    row.update(procs.read())
+    if gpu:
+        row["gpu_utilization_percent"] = round(sum(gpu) / len(gpu), 1)
+    return row, exchanges
+
+
+async def run(
+    ctx: ProbeContext, only: Iterable[str] | None = None, concurrency: tuple[int, ...] = CONCURRENCY
+) -> AsyncIterator[ProbeOutcome | Finding]:
+    procs = _Procs(ctx.pc.url)
+    words = await _calibrate(ctx, 24)
+    rows = []
+    for c in concurrency:
+        row, exchanges = await _step(ctx, c, words, procs)
         rows.append(row)
         bad = next((x for x in exchanges if not x.ok), None)
-        yield ProbeOutcome(probe=f"throughput-batch{bs}", set=SET, outcome=OK if bad is None else HTTP_ERROR,
-                           description=f"{row['requests']} requests of {bs} inputs", duration_s=row["elapsed_s"],
-                           time_to_verdict_s=row["latency_p50_s"], http_status=(bad or exchanges[0]).status,
-                           request={"method": "POST", "path": "/v1/embeddings",
-                                    "body": trim_for_storage(exchanges[0].request)},
-                           response={"status": (bad or exchanges[0]).status,
-                                     "body": trim_for_storage((bad or exchanges[0]).body)},
-                           extra={"figures": row})
-    yield throughput_finding(rows)
+        first = bad or exchanges[0]
+        yield ProbeOutcome(
+            probe=f"throughput-c{c}",
+            set=SET,
+            outcome=OK if bad is None else HTTP_ERROR,
+            description=f"{row['requests']} single-input requests, {c} in flight",
+            duration_s=row["elapsed_s"],
+            time_to_verdict_s=row["p50_s"],
+            http_status=first.status,
+            request={"method": "POST", "path": "/v1/embeddings", "body": trim_for_storage(exchanges[0].request)},
+            response={"status": first.status, "body": trim_for_storage(first.body)},
+            extra={"figures": row},
+        )
+        if bad is not None:
+            break
+    gpu_ctx = "NVML: GPU utilization sampled every 0.5 s" if any("gpu_utilization_percent" in r for r in rows) else (
+        "NVML: no GPU visible on this host"
+    )
+    yield throughput_finding(
+        rows,
+        {
+            "process_cpu": "psutil: API server and busiest child, % of one core over each step"
+            if procs.api is not None
+            else f"not measured: {procs.why}",
+            "gpu": gpu_ctx,
+            "words_per_input": words,
+        },
+    )
