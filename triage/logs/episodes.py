@@ -12,6 +12,7 @@ livelock does not block them), so the gap is judged before the next line's throu
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -45,12 +46,28 @@ class StallEpisode:
     max_waiting: int = 0
     n_lines: int = 0
     lines: list[tuple[int, str]] = field(default_factory=list)
+    interval_s: float = DEFAULT_STATS_INTERVAL_S  # the log's stats interval when it opened
+    # the busy stats lines just before it (line, prompt tokens/s): what the stuck request computed
+    before: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def duration_s(self) -> Optional[float]:
         if self.start_ts is None or self.end_ts is None:
             return None
         return max(0.0, self.end_ts - self.start_ts)
+
+    @property
+    def possible_duration_s(self) -> Optional[tuple[float, float]]:
+        """How long the stall could have lasted: the line's own zero-throughput interval at least; at
+        most from one interval before the line to the next sign of life (next stats line, end of log)."""
+        d = self.duration_s
+        if d is None:
+            return None
+        return (self.interval_s, d + self.interval_s)
+
+    def prompt_tokens_before(self) -> list[tuple[int, float, int]]:
+        """Token arithmetic: prompt tokens/s x the interval = tokens computed in each busy interval."""
+        return [(n, tp, round(tp * self.interval_s)) for n, tp in self.before]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +87,8 @@ class StallEpisode:
             "max_waiting": self.max_waiting,
             "n_stats_lines": self.n_lines,
             "lines": [{"line": n, "text": t} for n, t in self.lines],
+            "interval_s": self.interval_s,
+            "possible_duration_s": self.possible_duration_s,
         }
 
 
@@ -85,6 +104,7 @@ class EngineTrack:
         self.n = 0
         self.last_ts: Optional[float] = None
         self.min_gap: Optional[float] = None
+        self._busy: deque[tuple[int, float]] = deque(maxlen=8)  # busy lines since the engine was last idle
 
     def interval(self) -> float:
         return self.min_gap if self.min_gap and self.min_gap >= 1 else DEFAULT_STATS_INTERVAL_S
@@ -128,6 +148,8 @@ class EngineTrack:
                     start_line=p.line or 0,
                     last_stall_line=p.line or 0,
                     last_stall_ts=p.ts,
+                    interval_s=self.interval(),
+                    before=list(self._busy),
                 )
             ep = self.open
             ep.last_stall_line, ep.last_stall_ts = p.line or 0, p.ts
@@ -138,6 +160,10 @@ class EngineTrack:
             ep.confirmed = ep.confirmed or (state.stalled and p.ts is not None)
         if p.ts is not None:
             self.last_ts = p.ts
+        if not p.num_requests_running and not p.num_requests_waiting:
+            self._busy.clear()
+        elif made_progress and p.prompt_throughput:
+            self._busy.append((p.line or 0, p.prompt_throughput))
 
     def add_line(self, n: int, text: str) -> None:
         if self.open is not None and len(self.open.lines) < EVIDENCE_LINES:

@@ -1,0 +1,218 @@
+"""Stall findings of the log post-mortem: livelock suspect, stuck-waiting, livelock-prone configuration.
+
+log-livelock-suspect status, and why:
+- fail when the stats lines alone cross the stall threshold (DEBUG logging keeps printing the
+  zero-throughput lines), or when the log goes silent after the stall-shaped line AND the same
+  log's start-up lines show every #55427 precondition (affected version, pooling runner, chunked
+  prefill on). vLLM writes a stats line only while the engine is busy, so one such line before the
+  log goes quiet is the whole trace of a hang: the finding says how long it could have lasted.
+- warn otherwise. Silence after `Running: N reqs, Waiting: 0 reqs` at 0.0 tokens/s is exactly
+  what the livelock leaves (the INFO line is demoted to DEBUG), but a server stopped or a log cut
+  at that moment looks the same, so a log alone is a suspect: `probe` or `watch` confirms it.
+- on a version that carries the fix the stall is attributed by ``explain_stall`` (never #55427).
+Token arithmetic: prompt tokens/s x the stats interval = tokens computed in that interval; busy
+intervals before the stall summing to exactly max_model_len - 1 is the #55427 fingerprint (the
+stuck request computed all but its last token), shown in the evidence when it holds.
+log-livelock-prone-config: a log whose start-up lines prove the preconditions (affected version,
+pooling, chunked prefill on, budget <= max_model_len) never passes overall, hang or not.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, UTC
+from typing import Any, Optional
+
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING, explain_stall
+from triage.findings import Finding, Status
+from triage.logs.episodes import StallEpisode
+from triage.vllm.defaults import max_num_batched_tokens_default
+
+
+def _fmt_ts(ts: Optional[float]) -> Optional[str]:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def livelock_preconditions(config: dict[str, Any]) -> dict[str, Any]:
+    """Which #55427 preconditions the log's own start-up lines show (None = not in the log)."""
+    affected = POOLING_LIVELOCK.affects(config.get("vllm_version"))
+    runner = config.get("runner")
+    pooling = (
+        None
+        if runner is None and config.get("pooling_type") is None
+        else (runner == "pooling" or config.get("pooling_type") is not None)
+    )
+    budget, budget_from = config.get("max_num_batched_tokens"), "log"
+    if budget is None and config.get("enable_chunked_prefill"):
+        rule = max_num_batched_tokens_default(device=config.get("device"), gpu_name=config.get("gpu_name"))
+        if rule is not None and isinstance(rule.value, int):
+            budget, budget_from = rule.value, "default rule (not set in the log)"
+    mml = config.get("max_model_len")
+    return {
+        "vllm_version": config.get("vllm_version"),
+        "version_affected": affected,
+        "pooling": pooling,
+        "enable_chunked_prefill": config.get("enable_chunked_prefill"),
+        "max_model_len": mml,
+        "max_num_batched_tokens": budget,
+        "max_num_batched_tokens_from": budget_from if budget is not None else None,
+        "budget_chunks_max_model_len": (budget <= mml) if isinstance(budget, int) and isinstance(mml, int) else None,
+    }
+
+
+def livelock_prone(pre: dict[str, Any]) -> bool:
+    """Every precondition proven by the log itself: a max_model_len prompt will hang this server."""
+    return bool(pre["version_affected"] and pre["pooling"] and pre["enable_chunked_prefill"]
+                and pre["budget_chunks_max_model_len"])
+
+
+def token_arithmetic(ep: StallEpisode, max_model_len: Any) -> Optional[dict[str, Any]]:
+    """The #55427 fingerprint in the stats lines before the stall: busy intervals whose prompt tokens
+    (throughput x interval) sum to exactly max_model_len - 1 (the last one alone, or all of them)."""
+    if not isinstance(max_model_len, int) or not ep.before:
+        return None
+    rows = ep.prompt_tokens_before()
+    want = max_model_len - 1
+    for k in range(1, len(rows) + 1):
+        tail = rows[-k:]
+        total = sum(t for _n, _tp, t in tail)
+        if abs(total - want) <= k:  # the line prints tokens/s to 0.1: +-0.5 token per interval
+            return {
+                "interval_s": ep.interval_s,
+                "lines": [{"line": n, "prompt_tokens_per_s": tp, "tokens": t} for n, tp, t in tail],
+                "sum": total,
+                "max_model_len_minus_1": want,
+                "holds": True,
+            }
+    return None
+
+
+def _episode_evidence(ep: StallEpisode) -> dict[str, Any]:
+    return {
+        "engine": ep.engine or "(unlabelled)",
+        "window": {
+            "start": _fmt_ts(ep.start_ts),
+            "last_stall_line_at": _fmt_ts(ep.last_stall_ts),
+            "end": _fmt_ts(ep.end_ts),
+            "duration_s": ep.duration_s,
+            "ended_by": ep.ended_by,
+            "timestamps": ep.start_ts is not None,
+        },
+        "lines": [{"line": n, "text": t} for n, t in ep.lines],
+        "first_line": ep.start_line,
+        "last_stall_line": ep.last_stall_line,
+        "max_running": ep.max_running,
+        "max_waiting": ep.max_waiting,
+        "confirmed_by_stats_lines": ep.confirmed,
+        "silent_after": ep.silent,
+        "stats_interval_s": ep.interval_s,
+        "possible_duration_s": None
+        if ep.possible_duration_s is None
+        else {"at_least": ep.possible_duration_s[0], "at_most": round(ep.possible_duration_s[1], 1)},
+        "source": "log",
+    }
+
+
+def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
+    pre = livelock_preconditions(config)
+    all_pre = bool(pre["version_affected"] and pre["pooling"] and pre["enable_chunked_prefill"])
+    mode = explain_stall("livelock", config.get("vllm_version"))
+    worst = max(eps, key=lambda e: (e.confirmed, e.duration_s or 0, e.max_running))
+    status = Status.FAIL if any(e.confirmed for e in eps) or all_pre else Status.WARN
+    ev = _episode_evidence(worst)
+    ev.update({"episodes": len(eps), "preconditions_in_log": pre, "failure_mode": mode.id})
+    arith = token_arithmetic(worst, pre["max_model_len"])
+    if arith is not None:
+        ev["token_arithmetic"] = arith
+    if len(eps) > 1:
+        ev["other_windows"] = [
+            {"start": _fmt_ts(e.start_ts), "end": _fmt_ts(e.end_ts), "line": e.start_line}
+            for e in eps
+            if e is not worst
+        ][:10]
+    when = f" from {ev['window']['start']}" if worst.start_ts is not None else f" at line {worst.start_line}"
+    why = (
+        "the stats lines kept showing it past the stall threshold"
+        if worst.confirmed
+        else "then the stats lines stop (vLLM demotes the line to DEBUG after two zero-throughput intervals)"
+    )
+    span = worst.possible_duration_s
+    lasted = f" (could have lasted {span[0]:.0f}-{span[1]:.0f} s)" if span and not worst.confirmed else ""
+    if arith is not None:
+        why += (f"; the busy intervals before it computed {arith['sum']} prompt tokens = max_model_len - 1, "
+                "the stuck request's fingerprint")
+    if mode is not POOLING_LIVELOCK:
+        cause = (f"vLLM {config.get('vllm_version')} carries the fix of {POOLING_LIVELOCK.refs[0]}, so this is "
+                 f"not it: {mode.title}. {mode.mechanism}")
+    else:
+        cause = (f"That is the pooling livelock of {POOLING_LIVELOCK.refs[0]} ({POOLING_LIVELOCK.affected_text}): "
+                 f"{POOLING_LIVELOCK.mechanism} ")
+        cause += ("The log's start-up lines show every precondition (affected version, pooling runner, chunked "
+                  "prefill on)." if all_pre else "A log alone cannot tell this from a server stopped at that "
+                  "moment; confirm with `probe` or `watch`.")
+    return Finding(
+        check="log-livelock-suspect",
+        status=status,
+        title=f"Engine livelock suspect{when}: Running {worst.max_running}, Waiting 0, 0.0 tokens/s, then silence"
+        + lasted
+        if not worst.confirmed
+        else f"Engine livelocked{when}: Running {worst.max_running}, Waiting 0, 0.0 tokens/s",
+        evidence=ev,
+        fix=mode.fix(config, now=True) if mode is POOLING_LIVELOCK else mode.fix(now=True),
+        refs=list(mode.refs),
+        explanation=(
+            "A stats line shows requests running, none waiting and zero prompt and generation throughput; "
+            f"{why}. {cause}"
+        ),
+    )
+
+
+def livelock_prone_finding(config: dict[str, Any]) -> Optional[Finding]:
+    """A server configured to hang on a max_model_len prompt, proven by its own start-up lines."""
+    pre = livelock_preconditions(config)
+    if not livelock_prone(pre):
+        return None
+    return Finding(
+        check="log-livelock-prone-config",
+        status=Status.WARN,
+        title=f"Configured to hang on a max_model_len prompt: vLLM {pre['vllm_version']}, pooling, chunked prefill "
+        f"on, budget {pre['max_num_batched_tokens']} <= max_model_len {pre['max_model_len']}",
+        evidence={"preconditions_in_log": pre, "source": "log"},
+        fix=POOLING_LIVELOCK.fix(config),
+        refs=list(POOLING_LIVELOCK.refs),
+        explanation=(
+            "No hang has to be in the log for this: every precondition of "
+            f"{POOLING_LIVELOCK.refs[0]} is in its start-up lines, so the first request of exactly max_model_len "
+            f"tokens (truncate_prompt_tokens = max_model_len or -1) will hang. {POOLING_LIVELOCK.mechanism}"
+        ),
+    )
+
+
+def stuck_waiting_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
+    worst = max(eps, key=lambda e: (e.confirmed, e.duration_s or 0, e.max_waiting))
+    ev = _episode_evidence(worst)
+    ev.update(
+        {
+            "episodes": len(eps),
+            "enable_chunked_prefill": config.get("enable_chunked_prefill"),
+            "max_num_batched_tokens": config.get("max_num_batched_tokens"),
+            "max_model_len": config.get("max_model_len"),
+        }
+    )
+    when = f" from {ev['window']['start']}" if worst.start_ts is not None else f" at line {worst.start_line}"
+    budget, max_len = config.get("max_num_batched_tokens"), config.get("max_model_len")
+    # chunked prefill off and a budget below max_model_len: a prompt longer than the budget can never be
+    # scheduled (seen on 0.32.0 BERT with --enable-chunked-prefill --max-num-batched-tokens 128)
+    unadmittable = config.get("enable_chunked_prefill") is False and bool(budget and max_len and budget < max_len)
+    ev["prompt_longer_than_budget_never_admitted"] = unadmittable
+    return Finding(
+        check="log-stuck-waiting",
+        status=Status.FAIL if worst.confirmed or unadmittable else Status.WARN,
+        title=f"Request stuck in WAITING{when}: Running 0, Waiting {worst.max_waiting}, 0.0 tokens/s"
+        + ("" if worst.confirmed else ", then silence"),
+        evidence=ev,
+        fix=STUCK_WAITING.fix(now=True),
+        refs=list(STUCK_WAITING.refs),
+        explanation=STUCK_WAITING.mechanism,
+    )
