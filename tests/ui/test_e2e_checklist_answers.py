@@ -57,8 +57,8 @@ def test_answering_the_gpu_question_turns_unknown_into_fail(page):  # type: igno
     pg.wait_for_timeout(1500)  # the picker preselects the card's only size (12 GiB) on its rerun
     pg.get_by_role("button", name="Answer and re-run").first.click()
 
-    expect(card).to_contain_text(re.compile(r"Livelock \(vllm#55427\): vLLM 0\.28\.0.*budget 2048 = max_model_len 2048"),
-                                 timeout=SLOW)
+    fail_title = re.compile(r"Livelock \(vllm#55427\): vLLM 0\.28\.0.*budget 2048 = max_model_len 2048")
+    expect(card).to_contain_text(fail_title, timeout=SLOW)
     expect(card).to_contain_text("FAIL")
     expect(pg.get_by_text(re.compile(r"Your answers \(stated by user\)"))).to_be_visible(timeout=SLOW)
     shot(pg, "answers-2-fail")
