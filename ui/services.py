@@ -10,6 +10,7 @@ Tests replace the whole object at this seam with ``override(fake)``; nothing dee
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 import io
 import os
 import threading
@@ -19,6 +20,7 @@ from typing import Any, Optional
 from triage import charts, engine, export, logs, watch
 from triage.logs.persist import to_metric_samples
 from triage.export import EXPORT_FORMATS, ExportFormat
+from triage.export.groups import groups
 from triage.findings import Finding, worst
 from triage.probes import OUTCOME_STATUS, PROBE_SETS, ProbeSet, run_probes
 from triage.steps import STEPS, Step, step_index
@@ -324,7 +326,10 @@ class Services:
     @_guard("Opening the run")
     def get_run(self, run_id: int) -> RunDetail | None:
         rec = self.store.get_run(run_id, with_samples=True)
-        return run_detail(rec) if rec else None
+        if rec is None:
+            return None
+        grouped, rest = groups(rec.findings, rec.config if rec.config.get("values") else {"values": rec.meta})
+        return replace(run_detail(rec), groups=tuple(grouped), ungrouped=tuple(rest))
 
     @_guard("Comparing runs")
     def compare_runs(self, left_id: int, right_id: int) -> RunDiff:

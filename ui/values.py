@@ -115,6 +115,8 @@ class RunDetail:
     findings: list[Finding]
     probes: list[ProbeView]
     n_samples: int
+    groups: tuple[Any, ...] = ()  # triage.export.groups.FindingGroup: findings by root cause, worst first
+    ungrouped: tuple[int, ...] | None = None  # indices of the findings in no group (None: not grouped)
 
 
 @dataclass(frozen=True)

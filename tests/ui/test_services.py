@@ -235,3 +235,17 @@ def test_not_a_vllm_log_is_a_message(temp_db):
     with pytest.raises(ServiceError, match="does not look like a vLLM log"):
         svc.analyze_log("hello world\nthis is a shopping list\n")
     assert svc.count_runs() == 0
+
+
+def test_run_detail_groups_findings_by_root_cause(temp_db):
+    from triage.catalogue import POOLING_LIVELOCK
+
+    st = Store(temp_db)
+    run = st.start_run(st.add_target("http://h:1", "m", 256).id, "probe")
+    for i in range(3):
+        st.add_finding(run.id, Finding("probe-livelock", Status.FAIL, f"case {i}", {}, "the one fix"))
+    st.add_finding(run.id, Finding("server-reachable", Status.PASS, "answers"))
+    st.finish_run(run.id)
+    d = Services(temp_db).get_run(run.id)
+    assert [(g.mode.id, g.count, g.fix) for g in d.groups] == [(POOLING_LIVELOCK.id, 3, "the one fix")]
+    assert d.ungrouped == (3,)

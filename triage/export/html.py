@@ -1,4 +1,4 @@
-"""One self-contained, offline HTML report: plotly.js inlined once, charts, findings, config, probes.
+"""One self-contained, offline HTML report: plotly.js inlined once, findings by root cause, charts, config, probes.
 
 Safety, in two layers:
 - every string from a server, log or user goes through html.escape; chart data sits in
@@ -25,6 +25,7 @@ from plotly.offline import get_plotlyjs
 
 from triage import charts
 from triage.export import rows, view
+from triage.export.groups import FindingGroup, document_groups
 from triage.redact import redact_text
 
 CAPTURE_PREVIEW_BYTES = 32_000
@@ -88,23 +89,44 @@ def svg_only(fig: go.Figure) -> dict[str, Any]:
     return d
 
 
+def _finding_rows(fs: list[dict[str, Any]], idx: Iterable[int]) -> str:
+    return _table(["status", "check", "title"], [(badge(fs[i]["status"]), f"<code>{esc(fs[i]['check'])}</code>",
+                                                   esc(fs[i]["title"])) for i in idx], raw=True)
+
+
+def _group(g: FindingGroup, fs: list[dict[str, Any]]) -> str:
+    """One root cause: what it is, how many findings show it, the fix once, the findings beneath."""
+    facts = ([f"Affected: <code>{esc(g.mode.affected_text)}</code>"] if g.mode.affected else []) + (
+        ["Refs: " + ", ".join(f"<code>{esc(r)}</code>" for r in g.mode.refs)] if g.mode.refs else [])
+    return (f"<div class=\"group\"><h3>{badge(g.status)} {esc(g.mode.title)} (<code>{esc(g.mode.id)}</code>): "
+            f"shown by {g.count} finding(s)</h3><p>{esc(g.mode.mechanism)}</p>"
+            + (f"<p>{' · '.join(facts)}</p>" if facts else "")
+            + (f"<p><b>Fix:</b> {esc(g.fix)}</p>" if g.fix else "") + _finding_rows(fs, g.indices) + "</div>")
+
+
+def _detail(f: dict[str, Any], group_fix: str = "") -> str:
+    inner = [f"<p>{esc(f['explanation'])}</p>" if f.get("explanation") else ""]
+    if f.get("evidence"):
+        inner.append("<pre>" + esc(json.dumps(f["evidence"], indent=2, sort_keys=True, default=str)) + "</pre>")
+    if f.get("fix") and f["fix"] != group_fix:  # the root cause's fix stands once, in its headline
+        inner.append(f"<p><b>Fix:</b> {esc(f['fix'])}</p>")
+    if f.get("refs"):
+        inner.append("<p>Refs: " + ", ".join(f"<code>{esc(r)}</code>" for r in f["refs"]) + "</p>")
+    return (f"<details><summary>{badge(f['status'])} {esc(f['title'])} "
+            f"(<code>{esc(f['check'])}</code>)</summary>{''.join(inner)}</details>")
+
+
 def _findings(doc: dict[str, Any]) -> str:
-    fs = view.sorted_findings(doc)
+    fs = doc.get("findings") or []
     if not fs:
         return "<p>No findings recorded.</p>"
-    rows = [(badge(f["status"]), f"<code>{esc(f['check'])}</code>", esc(f["title"]), esc(f.get("fix") or ""))
-            for f in fs]
-    parts = [_table(["status", "check", "title", "fix"], rows, raw=True)]
-    for f in fs:
-        inner = [f"<p>{esc(f['explanation'])}</p>" if f.get("explanation") else ""]
-        if f.get("evidence"):
-            inner.append("<pre>" + esc(json.dumps(f["evidence"], indent=2, sort_keys=True, default=str)) + "</pre>")
-        if f.get("fix"):
-            inner.append(f"<p><b>Fix:</b> {esc(f['fix'])}</p>")
-        if f.get("refs"):
-            inner.append("<p>Refs: " + ", ".join(f"<code>{esc(r)}</code>" for r in f["refs"]) + "</p>")
-        parts.append(f"<details><summary>{badge(f['status'])} {esc(f['title'])} "
-                     f"(<code>{esc(f['check'])}</code>)</summary>{''.join(inner)}</details>")
+    grouped, rest = document_groups(doc)
+    parts = [_group(g, fs) for g in grouped]
+    if rest:
+        parts.append(("<h3>Other findings</h3>" if grouped else "") + _finding_rows(fs, rest))
+    parts.append("<h3>Finding details</h3>")
+    parts += [_detail(fs[i], g.fix) for g in grouped for i in g.indices]
+    parts += [_detail(fs[i]) for i in rest]
     return "".join(parts)
 
 

@@ -14,6 +14,9 @@ Document (``run_format`` 1; readers refuse another ``run_format``; new optional 
             stored it: {"values": {key: {value, source, detail}}, "conflicts", "sources", "stated_args"})
   target    {id, url, model, truncate_prompt_tokens, cmdline, label, created_at} | null
   findings  [Finding.to_dict(): check, status, title, evidence, fix, refs, explanation]  (run order)
+  groups    [{mode, title, what, status, count, findings: [indices into findings], fix, refs, affected}]
+            (findings by failure mode, worst first: one headline and the fix once per root cause;
+            derived from findings and the catalogue, so an import ignores it)
   probes    [{id, probe, outcome, started_at, duration_s, time_to_verdict_s, http_status, detail}]
   samples   [{engine, ts, source, num_requests_running, num_requests_waiting, kv_cache_usage_perc,
               prompt_tokens_total, request_success_total, num_preemptions_total, prompt_throughput, extra}]
@@ -32,6 +35,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from sqlmodel import Session, select
 
 from triage import SCHEMA, __version__
+from triage.export.groups import document_groups
 from triage.findings import Finding, Status
 from triage.redact import jsonable, redact_obj, redact_text
 from triage.store import (
@@ -102,6 +106,7 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
         "captures": [{"id": c.id, "kind": c.kind, "name": c.name, "created_at": iso(c.created_at),
                       "content": c.content} for c in record.captures],
     }
+    doc["groups"] = [g.to_dict() for g in document_groups(doc)[0]]
     return redact_document(doc, secrets, [{**{k: getattr(s, k) for k in SAMPLE_FIELDS},
                                             "extra": _loads(s.extra_json, {})} for s in record.samples])
 

@@ -1,4 +1,4 @@
-"""Ticket-ready Markdown: verdict, every finding with evidence and fix, config, probes, versions.
+"""Ticket-ready Markdown: verdict, findings by root cause (the fix once), every finding's evidence, config, probes.
 
 Server-, log- and user-supplied strings go into code spans or fenced blocks (where Markdown
 renders nothing) or are escaped, so a model named ``<script>`` stays text in any tracker.
@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from triage.export import view
+from triage.export.groups import FindingGroup, document_groups
 from triage.redact import redact_text
 
 # Intraword "_" and "()" render as text in CommonMark/GFM, so they stay readable unescaped.
@@ -49,16 +50,31 @@ def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
     return "\n".join(lines)
 
 
-def _finding(f: dict[str, Any]) -> str:
+def _finding(f: dict[str, Any], group_fix: str = "") -> str:
     parts = [f"### {f['status'].upper()}: {text(f['title'])} ({code(f['check'])})"]
     if f.get("explanation"):
         parts.append(text(f["explanation"], starts_line=True))
     if f.get("evidence"):
         parts.append("Evidence:\n\n" + block(json.dumps(f["evidence"], indent=2, sort_keys=True, default=str), "json"))
-    if f.get("fix"):
+    if f.get("fix") and f["fix"] != group_fix:  # the root cause's fix stands once, in its headline
         parts.append(f"**Fix:** {text(f['fix'])}")
     if f.get("refs"):
         parts.append("Refs: " + ", ".join(code(r) for r in f["refs"]))
+    return "\n\n".join(parts)
+
+
+def _group(g: FindingGroup, findings: list[dict[str, Any]]) -> str:
+    """One root cause: what it is, how many findings show it, the fix once, the findings beneath."""
+    parts = [f"### {g.status.upper()}: {text(g.mode.title)} ({code(g.mode.id)}): shown by {g.count} finding(s)",
+             text(g.mode.mechanism, starts_line=True)]
+    facts = ([f"Affected: {code(g.mode.affected_text)}"] if g.mode.affected else []) + (
+        ["Refs: " + ", ".join(code(r) for r in g.mode.refs)] if g.mode.refs else [])
+    if facts:
+        parts.append(" · ".join(facts))
+    if g.fix:
+        parts.append(f"**Fix:** {text(g.fix)}")
+    parts.append(table(["status", "check", "title"], [(findings[i]["status"].upper(), code(findings[i]["check"]),
+                                                        text(findings[i]["title"])) for i in g.indices]))
     return "\n\n".join(parts)
 
 
@@ -69,11 +85,20 @@ def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
            f"**Verdict: {v.status.upper()}** ({counts or 'no findings'}): {text(v.headline)}",
            table(["", ""], [(k, code(val)) for k, val in view.target_rows(doc)]),
            "## Findings"]
-    findings = view.sorted_findings(doc)
+    findings = doc.get("findings") or []
+    grouped, rest = document_groups(doc)
+    group_fix: dict[int, str] = {i: g.fix for g in grouped for i in g.indices}
+    for g in grouped:
+        out += [_group(g, findings)]
+    if rest and grouped:
+        out.append("### Other findings")
+    if rest:
+        out.append(table(["status", "check", "title"], [(findings[i]["status"].upper(), code(findings[i]["check"]),
+                                                          text(findings[i]["title"])) for i in rest]))
     if findings:
-        out.append(table(["status", "check", "title"],
-                         [(f["status"].upper(), code(f["check"]), text(f["title"])) for f in findings]))
-        out += [_finding(f) for f in findings]
+        out.append("## Finding details")
+        out += [_finding(findings[i], group_fix.get(i, "")) for g in grouped for i in g.indices]
+        out += [_finding(findings[i]) for i in rest]
     else:
         out.append("No findings recorded.")
     out.append("## Effective config")

@@ -37,8 +37,24 @@ def _short(v: Any, n: int = 300) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def show(f: Finding, question: Optional[str] = None, expanded: bool = False) -> None:
-    """Render one finding; ``question`` is asked when the evidence was missing (status unknown)."""
+def group(g: Any, findings: list[Finding]) -> None:
+    """One root cause (a triage.export.groups.FindingGroup): what it is, how many findings show it,
+    the fix once; its findings beneath, each without repeating that fix."""
+    s = status_str(g.status)
+    st.markdown(f"#### {label(s)} · {g.mode.title}")
+    st.caption(f"`{g.mode.id}` · shown by {g.count} finding(s)"
+               + (f" · affected: {g.mode.affected_text}" if g.mode.affected else "")
+               + (f" · refs: {', '.join(g.mode.refs)}" if g.mode.refs else ""))
+    st.markdown(g.mode.mechanism)
+    if g.fix:
+        st.markdown(f"**Fix:** {g.fix}")
+    for i in g.indices:
+        show(findings[i], fix_shown=g.fix)
+
+
+def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix_shown: str = "") -> None:
+    """Render one finding; ``question`` is asked when the evidence was missing (status unknown);
+    ``fix_shown`` is its root cause's fix, already shown above (not repeated)."""
     s = status_str(f.status)
     with st.expander(f"{label(s)} · {f.title}  `{f.check}`", expanded=expanded):
         if f.explanation:
@@ -49,7 +65,7 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False) -> 
             st.dataframe(rows, hide_index=True, width="stretch")
         else:
             st.caption("No evidence was available for this check.")
-        if f.fix:
+        if f.fix and f.fix != fix_shown:
             st.markdown(f"**Fix:** {f.fix}")
         if f.refs:
             st.caption("Refs: " + ", ".join(map(str, f.refs)))

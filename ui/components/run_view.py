@@ -13,8 +13,14 @@ def show(run: Any, compact: bool = False) -> None:
     verdict.banner(run.status, f"Run #{run.id} · {run.kind} · {run.target} · `{run.model or '?'}` · {run.started_at}"
                    + (f" · {run.summary}" if run.summary else ""))
     if run.findings:
-        for f in run.findings:
-            finding_card.show(f)
+        groups = getattr(run, "groups", ())  # findings by root cause: one headline and the fix once each
+        for g in groups:
+            finding_card.group(g, run.findings)
+        rest = run.ungrouped if getattr(run, "ungrouped", None) is not None else range(len(run.findings))
+        if groups and rest:
+            st.markdown("#### Other findings")
+        for i in rest:
+            finding_card.show(run.findings[i])
     else:
         st.caption("No findings in this run.")
     if run.probes:

@@ -1,0 +1,92 @@
+"""Findings grouped by failure mode: one headline per root cause, the individual findings beneath.
+
+A finding belongs to a catalogue record when its check id is one the record lists
+(``triage.catalogue.mode_for_check``) or its evidence names the mode (``failure_mode``/``mode``).
+Only findings that need attention (warn and worse) are grouped; a pass or an "unknown" shows no
+root cause. The headline says what the mode is (the record's title and mechanism), how many
+findings show it, and the fix once: the worst finding's fix (computed from the run's config
+where it was found), else the record's fix for the run's config. Markdown, HTML, the JSON
+document and the dashboard's run view all read ``groups``; none repeats a fix per row.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from triage import catalogue
+from triage.catalogue import FailureMode
+from triage.findings import Finding, Status, severity
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """One root cause in a run: the record, the findings that show it (indices into the run's findings)."""
+
+    mode: FailureMode
+    status: str
+    indices: tuple[int, ...]
+    fix: str
+
+    @property
+    def count(self) -> int:
+        return len(self.indices)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode.id, "title": self.mode.title, "what": self.mode.mechanism, "status": self.status,
+                "count": self.count, "findings": list(self.indices), "fix": self.fix, "refs": list(self.mode.refs),
+                "affected": self.mode.affected_text if self.mode.affected else None}
+
+
+def _as_dict(f: Finding | dict[str, Any]) -> dict[str, Any]:
+    return f.to_dict() if isinstance(f, Finding) else f
+
+
+def mode_of(f: Finding | dict[str, Any]) -> Optional[FailureMode]:
+    """The failure mode a finding shows, when the catalogue knows it."""
+    d = _as_dict(f)
+    named = (d.get("evidence") or {}).get("failure_mode") or (d.get("evidence") or {}).get("mode")
+    if isinstance(named, str) and named in catalogue.MODES:
+        return catalogue.get(named)
+    return catalogue.mode_for_check(str(d.get("check")))
+
+
+def _config_of(config: dict[str, Any] | None) -> dict[str, Any]:
+    values = (config or {}).get("values", config or {})
+    return {k: (v.get("value") if isinstance(v, dict) and "value" in v else v) for k, v in values.items()}
+
+
+def _record_fix(mode: FailureMode, config: dict[str, Any] | None) -> str:
+    try:
+        return mode.fix(_config_of(config))
+    except (KeyError, TypeError, ValueError):  # a fix that needs a value this run did not record
+        return mode.fix_text
+
+
+def groups(findings: list[Finding] | list[dict[str, Any]], config: dict[str, Any] | None = None
+           ) -> tuple[list[FindingGroup], list[int]]:
+    """(groups worst first, indices of the findings in no group, worst first)."""
+    items = [_as_dict(f) for f in findings]
+    order = sorted(range(len(items)), key=lambda i: (-severity(items[i]["status"]), i))
+    by_mode: dict[str, list[int]] = {}
+    rest: list[int] = []
+    for i in order:
+        mode = mode_of(items[i]) if severity(items[i]["status"]) >= severity(Status.WARN) else None
+        if mode is None:
+            rest.append(i)
+        else:
+            by_mode.setdefault(mode.id, []).append(i)
+    out = []
+    for mode_id, idx in by_mode.items():
+        mode = catalogue.get(mode_id)
+        fix = next((items[i]["fix"] for i in idx if items[i].get("fix")), "") or _record_fix(mode, config)
+        out.append(FindingGroup(mode, items[idx[0]]["status"], tuple(idx), fix))
+    return out, rest
+
+
+def document_groups(doc: dict[str, Any]) -> tuple[list[FindingGroup], list[int]]:
+    """``groups`` of a run document (the effective config, else the probe run's facts in meta)."""
+    run = doc.get("run") or {}
+    config = run.get("config") or {}
+    if not config.get("values") and isinstance(run.get("meta"), dict):
+        config = {"values": {k: v for k, v in run["meta"].items() if not isinstance(v, (dict, list))}}
+    return groups(doc.get("findings") or [], config)
