@@ -1,10 +1,23 @@
-"""Throughput figures from responses recorded on a real server."""
+"""The throughput load test's figures and verdict, from responses recorded on a real server.
+
+The sweep itself runs live in tests/probes/test_live.py; its recorded output beside `vllm bench serve`
+is tests/fixtures/real/throughput/ (capture_throughput.py).
+"""
 from __future__ import annotations
 
-from triage.findings import Status
-from triage.probes.throughput import percentile, summarize, throughput_finding
+import json
+from pathlib import Path
 
-from .recorded import DIRS, exchange, page
+import pytest
+
+from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
+from triage.findings import Status
+from triage.probes.throughput import CONCURRENCY, judge, min_requests, percentile, summarize, throughput_finding
+
+from .recorded import DIRS, exchange
+
+ROW_KEYS = {"concurrency", "requests_per_s", "tokens_per_s", "p50_s", "p95_s", "p99_s"}
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "throughput"
 
 
 def test_percentile() -> None:
@@ -13,11 +26,57 @@ def test_percentile() -> None:
     assert percentile([float(i) for i in range(1, 101)], 99) == 99.0
 
 
-def test_summarize_recorded_batch() -> None:
-    ex = exchange(DIRS[1], "embed-list")
+def test_defaults_are_the_issue_sweep() -> None:
+    assert CONCURRENCY == (1, 4, 16, 64)
+    assert min_requests(1) >= 40 and min_requests(64) >= 64 * 4
+
+
+def test_summarize_recorded_single_inputs() -> None:
+    ex = exchange(DIRS[1], "embed-single")
     ex.elapsed_s = 0.05
-    row = summarize(2, [ex, ex], 0.1)
-    assert row["embeddings_per_s"] == 40.0 and row["ok"] == 2
-    assert row["tokens_per_s"] == ex.body["usage"]["prompt_tokens"] * 2 / 0.1
-    assert throughput_finding([row]).status == Status.PASS
-    assert page(DIRS[1], "metrics-idle").has_vllm_metrics
+    row = summarize(4, [ex] * 4, 0.1)
+    assert ROW_KEYS <= set(row)
+    assert row["requests_per_s"] == 40.0 and row["inputs_per_s"] == 40.0 and row["ok"] == 4
+    assert row["tokens_per_s"] == ex.body["usage"]["prompt_tokens"] * 4 / 0.1
+    assert row["p50_s"] == row["p95_s"] == row["p99_s"] == 0.05
+
+
+def _row(c: int, rps: float, **ctx: float) -> dict:
+    return {"concurrency": c, "requests": 10, "ok": 10, "requests_per_s": rps, "tokens_per_s": rps * 32,
+            "p50_s": 0.1, "p95_s": 0.2, "p99_s": 0.3, **ctx}
+
+
+@pytest.mark.parametrize(
+    "rows,status,cause",
+    [
+        pytest.param([_row(1, 50), _row(4, 150)], Status.PASS, None, id="still-scaling"),
+        pytest.param([_row(16, 400), _row(64, 410, api_server_cpu_percent=99, engine_cpu_percent=40)],
+                     Status.WARN, "api-server", id="api-server-bound-cpu"),
+        pytest.param([_row(16, 400), _row(64, 410, api_server_cpu_percent=97, gpu_utilization_percent=20)],
+                     Status.WARN, "api-server", id="api-server-bound-gpu-idle"),
+        pytest.param([_row(16, 400), _row(64, 410, api_server_cpu_percent=60, engine_cpu_percent=100)],
+                     Status.PASS, None, id="engine-bound"),
+        pytest.param([_row(16, 400), _row(64, 410)], Status.PASS, None, id="flat-no-context"),
+    ],
+)
+def test_judge_mode_8(rows: list, status: Status, cause: str | None) -> None:
+    got, why, c = judge(rows)
+    assert (got, c) == (status, cause), why
+    f = throughput_finding(rows)
+    assert f.status == status
+    if cause:
+        assert f.fix == THROUGHPUT_BOTTLENECK.fix({"cause": cause}) and "--api-server-count" in f.fix
+        assert f.refs == list(THROUGHPUT_BOTTLENECK.refs)
+
+
+def test_recorded_sweep_has_the_contract_rows() -> None:
+    """The probe's finding recorded on a real 0.31.0 lab server (capture_throughput.py)."""
+    p = RECORDED / "0.31.0-tiny-qwen3" / "probe.json"
+    if not p.exists():
+        pytest.skip("no recorded sweep")
+    f = json.loads(p.read_text())
+    rows = f["evidence"]["rows"]
+    assert [r["concurrency"] for r in rows] == list(CONCURRENCY)
+    assert all(ROW_KEYS <= set(r) and r["ok"] == r["requests"] and r["requests_per_s"] > 0 for r in rows)
+    assert all(r["elapsed_s"] <= 12.0 + 30 for r in rows)
+    assert "api_server_cpu_percent" in rows[-1]  # psutil context on a local server

@@ -95,3 +95,12 @@ def test_flag_table_came_from_both_parsers() -> None:
     assert spec is not None and spec.dest == "enable_chunked_prefill" and neg is True
     assert flags.lookup("--embedding-batch-size") == (None, None)
     assert flags.lookup("--grpc-port")[0].since == "0.32.0"
+
+
+def test_removed_and_renamed_options_are_facts() -> None:
+    got = facts("vllm serve m --task embed --pooler-config '{\"normalize\": false, \"pooling_type\": \"MEAN\"}'")
+    removed = {r["option"]: r["use"] for r in got["cmdline_removed_flags"]}
+    assert "--runner pooling" in removed["--task"]
+    assert removed["--pooler-config normalize"] == "--pooler-config use_activation"
+    assert flags.removed("--override_pooler_config").use.startswith("--pooler-config")
+    assert flags.removed("--max-model-len") is None

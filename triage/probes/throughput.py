@@ -96,8 +96,9 @@ def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
     prev, last = good[-2], good[-1]
     gain = last["requests_per_s"] / prev["requests_per_s"] if prev["requests_per_s"] else None
     if gain is None or gain >= PLATEAU_GAIN:
-        return Status.PASS, f"requests/s still grows with concurrency (x{gain:.2f} from {prev['concurrency']} "
-        f"to {last['concurrency']})" if gain else "no figure", None
+        grows = f"x{gain:.2f}" if gain else "no figure"
+        return Status.PASS, f"requests/s still grows with concurrency ({grows} from {prev['concurrency']} to " \
+            f"{last['concurrency']})", None
     api, eng, gpu = last.get("api_server_cpu_percent"), last.get("engine_cpu_percent"), last.get(
         "gpu_utilization_percent"
     )

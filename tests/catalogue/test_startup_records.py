@@ -1,0 +1,62 @@
+"""The ten start-up/configuration/throughput records (issue 14): registered, complete, and read by the checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks import flags
+from triage.catalogue import MODES, mode_for_check
+from triage.catalogue.startup import (
+    GENERATE_RUNNER,
+    LOG_STATS_DISABLED,
+    REMOVED_FLAG,
+    STARTUP_MODES,
+    STARTUP_OOM,
+)
+from triage.config import merge
+from triage.findings import Status
+from triage.sources import cmdline
+
+
+@pytest.mark.parametrize("mode", STARTUP_MODES, ids=[m.id for m in STARTUP_MODES])
+def test_record_is_registered_and_complete(mode) -> None:  # noqa: ANN001
+    assert MODES[mode.id] is mode
+    assert mode.refs and mode.mechanism and mode.title
+    assert len(mode.evidence) >= 2, "each mode is judged from more than one source"
+    fix = mode.fix({})
+    assert "--" in fix or "truncate_prompt_tokens" in fix or "dimensions" in fix, "a fix names a flag or client setting"
+    for check in mode.findings:
+        assert mode_for_check(check) is mode
+    assert not mode.affected, "not version-bound bugs: the version check must not list them"
+
+
+def test_ten_modes() -> None:
+    assert len(STARTUP_MODES) == 10 and len({m.id for m in STARTUP_MODES}) == 10
+
+
+def _flags(text: str) -> dict:
+    return {f.check: f for f in flags.check(merge([cmdline.collect(text)]))}
+
+
+def test_removed_flags_from_a_pasted_command_line() -> None:
+    by = _flags(
+        "vllm serve Qwen/Qwen3-Embedding-4B --task embed --override-pooler-config '{\"pooling_type\": \"MEAN\"}'"
+        " --pooler-config '{\"normalize\": false}'"
+    )
+    f = by["flags-removed"]
+    assert f.status == Status.FAIL and f.refs == list(REMOVED_FLAG.refs)
+    removed = [r["option"] for r in f.evidence["removed"]]
+    assert removed == ["--task", "--override-pooler-config", "--pooler-config normalize"]
+    assert "--runner pooling" in f.fix and "--pooler-config (same JSON)" in f.fix and "use_activation" in f.fix
+    assert "flags-unknown" not in by  # a removed option is reported once, with its replacement
+
+
+def test_generate_runner_and_log_stats_from_the_command_line() -> None:
+    by = _flags("vllm serve m --runner generate --disable-log-stats")
+    assert by["flags-runner"].fix == GENERATE_RUNNER.fix()
+    assert by["flags-log-stats"].status == Status.WARN and by["flags-log-stats"].fix == LOG_STATS_DISABLED.fix()
+
+
+def test_large_budget_oom_risk_reads_the_catalogue() -> None:
+    f = _flags("vllm serve m --runner pooling --max-num-batched-tokens 65536")["flags-oom-risk"]
+    assert f.refs == list(STARTUP_OOM.refs) and "65536" in f.fix
