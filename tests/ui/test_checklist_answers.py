@@ -72,3 +72,25 @@ def test_malformed_answer_is_a_message(use_services, temp_db):  # type: ignore[n
     at.selectbox(key="checklist.answer.gpu-memory.gpu.card").set_value("Other…").run()
     at.text_input(key="checklist.answer.gpu-memory.gpu.name").set_value("   ").run()
     assert at.button(key="checklist.answer.gpu-memory.go").disabled
+
+
+def _picker_app() -> None:
+    import streamlit as st
+
+    from triage.answers import COMMON_GPUS, MEMORY_SIZES_GIB
+    from ui.components import gpu_picker
+
+    st.session_state["got"] = gpu_picker.show("p", COMMON_GPUS, MEMORY_SIZES_GIB)
+
+
+def test_gpu_picker_returns_name_and_bytes():  # type: ignore[no-untyped-def]
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_picker_app).run()
+    assert at.session_state["got"] == (None, None)
+    at.selectbox(key="p.card").set_value("NVIDIA A100-SXM4-80GB").run()
+    assert at.session_state["got"] == ("NVIDIA A100-SXM4-80GB", 80 << 30)
+    at.selectbox(key="p.card").set_value("Other…").run()
+    at.text_input(key="p.name").set_value("NVIDIA L20").run()
+    at.selectbox(key="p.mem").set_value("48 GiB").run()
+    assert at.session_state["got"] == ("NVIDIA L20", 48 << 30)
