@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.findings import Finding
-from triage.logs.lines import LogLine, LogSource, iter_records
+from triage.logs.lines import Clock, LogLine, LogSource, frame, physical_lines
 from triage.logs.startup import StartupConfigReader
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
@@ -68,41 +68,55 @@ def analyze_log(
     first_ts = last_ts = None
     kv_device: Optional[str] = None
 
-    for rec in iter_records(source, year=year):
-        n_records += 1
-        n_lines = rec.lineno
-        if rec.ts is not None:
-            first_ts = rec.ts if first_ts is None else first_ts
-            last_ts = rec.ts
-        if rec.level:
-            levels[rec.level] += 1
-        msg = rec.msg
-        if "throughput:" in msg:
-            found = False
-            for p in parse_stats(msg, rec.lineno, rec.ts):
-                found = True
-                tr = tracks.get(p.engine)
-                if tr is None:
-                    tr = tracks[p.engine] = EngineTrack(p.engine, stall_s)
-                    series[p.engine] = BoundedSeries(max_samples)
-                tr.add(p)
-                tr.add_line(rec.lineno, msg[:400])
-                series[p.engine].add(p)
-                kv_device = kv_device or p.extra.get("kv_device")
-            if found:
-                continue
-        if '" ' in msg and "HTTP/" in msg:
-            m = lf.ACCESS_RE.search(msg)
-            if m:
-                key = (m["method"], m["path"].split("?")[0][:120], m["status"])
+    clock = Clock(year)
+    for lineno, raw in enumerate(physical_lines(source), start=1):
+        # prefilter: an access line (most of a busy server's log) is counted without framing the record
+        if "HTTP/" in raw and raw.startswith(("(", "INFO:")) and "\x1b" not in raw:
+            key = _fast_access(raw)
+            if key is not None:
+                n_records += 1
+                n_lines = lineno
+                levels["INFO"] += 1
                 if key in access or len(access) < 500:
                     access[key] += 1
                 else:
                     access_overflow += 1
                 continue
-        reader.feed(rec)
-        if any(h in msg for h in _ERROR_HINTS):
-            _match_errors(rec, errors)
+        for rec in frame(raw, lineno, clock):
+            n_records += 1
+            n_lines = rec.lineno
+            if rec.ts is not None:
+                first_ts = rec.ts if first_ts is None else first_ts
+                last_ts = rec.ts
+            if rec.level:
+                levels[rec.level] += 1
+            msg = rec.msg
+            if "throughput:" in msg:
+                found = False
+                for p in parse_stats(msg, rec.lineno, rec.ts):
+                    found = True
+                    tr = tracks.get(p.engine)
+                    if tr is None:
+                        tr = tracks[p.engine] = EngineTrack(p.engine, stall_s)
+                        series[p.engine] = BoundedSeries(max_samples)
+                    tr.add(p)
+                    tr.add_line(rec.lineno, msg[:400])
+                    series[p.engine].add(p)
+                    kv_device = kv_device or p.extra.get("kv_device")
+                if found:
+                    continue
+            if '" ' in msg and "HTTP/" in msg:
+                m = lf.ACCESS_RE.search(msg)
+                if m:
+                    key = (m["method"], m["path"].split("?")[0][:120], m["status"])
+                    if key in access or len(access) < 500:
+                        access[key] += 1
+                    else:
+                        access_overflow += 1
+                    continue
+            reader.feed(rec)
+            if any(h in msg for h in _ERROR_HINTS):
+                _match_errors(rec, errors)
 
     for tr in tracks.values():
         tr.finish(last_ts, n_lines)
@@ -141,6 +155,23 @@ def analyze_log(
         config_provenance=reader.provenance,
         episodes=episodes,
     )
+
+
+def _fast_access(raw: str) -> Optional[tuple[str, str, str]]:
+    """(method, path, status) of a `[(APIServer pid=N) ]INFO: … "POST /path HTTP/1.1" 200` line, else None
+    (the full framing then reads it: the same key, at many times the cost)."""
+    start = 0
+    if raw[0] == "(":
+        m = lf.PROC_PREFIX_RE.match(raw)
+        if m is None or raw.count(" pid=") != 1:
+            return None
+        start = m.end()
+    if not raw.startswith("INFO:", start):
+        return None
+    a = lf.ACCESS_RE.search(raw, start)
+    if a is None:
+        return None
+    return (a["method"], a["path"].split("?")[0][:120], a["status"])
 
 
 def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:

@@ -37,7 +37,7 @@ class LogLine:
     pid: Optional[int] = None
 
 
-def _physical_lines(source: LogSource) -> Iterator[str]:
+def physical_lines(source: LogSource) -> Iterator[str]:
     """Yield physical lines from a path, '-' is not handled here, text, bytes, a file or an iterable."""
     if isinstance(source, bytes):
         source = source.decode("utf-8", errors="replace")
@@ -164,5 +164,5 @@ def _record(body: str, raw: str, lineno: int, clock: Clock, iso_ts: Optional[flo
 def iter_records(source: LogSource, year: int | None = None) -> Iterator[LogLine]:
     """Stream the log's records in order; memory stays bounded by the longest line."""
     clock = Clock(year)
-    for n, raw in enumerate(_physical_lines(source), start=1):
+    for n, raw in enumerate(physical_lines(source), start=1):
         yield from frame(raw, n, clock)
