@@ -10,19 +10,18 @@ Exit: 0 nothing reached --fail-on, 1 something did, 2 could not read the log.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import deque
 from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Iterable, Iterator
 
-from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args, open_store, print_json
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, save_analysis
 from triage.logs.lines import _read_bounded as read_bounded
 from triage.logs.persist import CAPTURE_MAX_CHARS
-from triage.redact import redact_obj, redact_text
+from triage.redact import redact_text
 
 ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
 
@@ -83,6 +82,7 @@ def _fmt_ts(ts: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    store = None if args.no_save else open_store(args.db)  # an unusable database says so before any parsing
     try:
         stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8", errors="replace", newline="")
     except OSError as e:
@@ -98,17 +98,14 @@ def run(args: argparse.Namespace) -> int:
         if stream is not sys.stdin:
             stream.close()
     run_id = None
-    if not args.no_save:
-        from triage.store import Store
-
+    if store is not None:
         run_id = save_analysis(
-            Store(args.db), analysis, log_text=tee.text(), name="stdin" if args.file == "-" else args.file
+            store, analysis, log_text=tee.text(), name="stdin" if args.file == "-" else args.file
         )
     status = worst(f.status for f in analysis.findings).value
     if args.format == "json":
         out = {"schema": CLI_SCHEMA, "run_id": run_id, "source": args.file, "status": status, **analysis.to_dict()}
-        json.dump(redact_obj(out), sys.stdout, indent=2, default=str)
-        print()
+        print_json(out)
     else:
         _print_text(analysis, args.file, run_id, status)
     return 1 if any(reaches(f.status, args.fail_on) for f in analysis.findings) else 0

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from triage.cli import add_db_arg
+from triage.cli import add_db_arg, open_store
 from triage.export import FORMATS, default_filename, render
 from triage.findings import reaches
 from triage.store import Store
@@ -35,7 +35,7 @@ def resolve_run_id(store: Store, ref: str) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = Store(args.db)
+    store = open_store(args.db)
     run_id = resolve_run_id(store, args.run)
     record = store.get_run(run_id) if run_id is not None else None
     if record is None:
