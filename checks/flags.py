@@ -57,7 +57,20 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
         )
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
     stated = cfg.stated_args
-    if enc is False and stated is not None and runner is None:
+    tasks = cfg.get("supported_tasks")
+    if isinstance(tasks, list) and "embed" not in tasks:
+        out.append(
+            Finding(
+                "flags-runner",
+                Status.FAIL,
+                f"The server runs as a generator: Supported tasks {tasks} has no 'embed'",
+                ev(cfg, "supported_tasks", "runner", "convert", "model"),
+                GENERATE_RUNNER.fix(),
+                list(GENERATE_RUNNER.refs),
+                GENERATE_RUNNER.mechanism,
+            )
+        )
+    elif enc is False and stated is not None and runner is None:
         out.append(
             Finding(
                 "flags-runner",

@@ -60,3 +60,14 @@ def test_generate_runner_and_log_stats_from_the_command_line() -> None:
 def test_large_budget_oom_risk_reads_the_catalogue() -> None:
     f = _flags("vllm serve m --runner pooling --max-num-batched-tokens 65536")["flags-oom-risk"]
     assert f.refs == list(STARTUP_OOM.refs) and "65536" in f.fix
+
+
+def test_generator_from_the_start_up_log_fails_the_flags_check() -> None:
+    """Mode 2 in the checklist: the real 0.31.0 log's `Supported tasks: ['generate']` (log source)."""
+    from pathlib import Path
+
+    from triage.sources import startup_log
+
+    log = Path(__file__).resolve().parents[1] / "fixtures/real/startup/0.31.0-generate-runner/server.log"
+    f = {f.check: f for f in flags.check(merge([startup_log.collect(log.read_text())]))}["flags-runner"]
+    assert f.status == Status.FAIL and f.fix == GENERATE_RUNNER.fix() and f.evidence["supported_tasks"]

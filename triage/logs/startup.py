@@ -184,6 +184,9 @@ class StartupConfigReader:
         if len(msg) < 12:
             return
         self.events.feed(line)
+        if "Supported tasks" in msg and self.events.supported_tasks is not None:
+            self._set("supported_tasks", self.events.supported_tasks, line, "Supported tasks")
+            return
         if "Downcasting" in msg:  # the effective config shows it; a finding only for fallbacks/refusals
             m = lf.DOWNCAST_RE.search(msg)
             if m:

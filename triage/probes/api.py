@@ -52,7 +52,8 @@ class ProbeSet:
 PROBE_SETS: tuple[ProbeSet, ...] = (
     ProbeSet("conformance", "Conformance", True, False,
              "Does /v1/embeddings accept what clients send: lists, token ids, dimensions, truncation, errors."),
-    ProbeSet("throughput", "Throughput", True, False, "Load test: concurrency sweep 1/4/16/64, requests/s, tokens/s, p50/p95/p99."),
+    ProbeSet("throughput", "Throughput", True, False,
+             "Load test: concurrency sweep 1/4/16/64, requests/s, tokens/s, p50/p95/p99."),
     ProbeSet("vectors", "Vectors", True, False,  # safe and bounded: on by default (issue 13)
              "Are the vectors the model's: dimensions, norms, determinism, batching, pooling, reference vectors."),
     ProbeSet("clients", "Client libraries", False, False,
