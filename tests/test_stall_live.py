@@ -1,0 +1,94 @@
+"""The stall rule against real lab servers serving slow-qwen3 (marker real_server, issue 12).
+
+slow-qwen3 (triage/lab/models.py) prefills a max_model_len prompt in several seconds on this
+2-core machine, longer than the stall window: on 0.32.0 (the fixed version) such a prefill must
+never read as a stall, under `probe --set conformance` and under `watch`; on 0.31.0 the same
+model's #55427 livelock must still be found. The servers run the `defaults` profile (max_model_len
+4096 from the model, CPU budget 2048, chunked prefill on). Deadlines are generous: on a loaded
+machine one 2048-token step can take tens of seconds; the verdict itself must not be a stall.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from triage.lab import LabServer, down, ensure
+from triage.probes import run_probes
+from triage.probes.runner import STALLS
+from triage.stall import LIVELOCK
+from triage.target import Target
+from triage.watch import Watcher
+
+pytestmark = pytest.mark.real_server
+
+
+def _server(version: str) -> Iterator[LabServer]:
+    import os
+
+    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1":
+        pytest.skip("VLLM_TRIAGE_NO_REAL_SERVER=1")
+    srv, started = ensure(version, "slow-qwen3", "defaults")
+    try:
+        yield srv
+    finally:
+        if started:
+            down(srv.pid)
+
+
+@pytest.fixture(scope="module")
+def slow_032() -> Iterator[LabServer]:
+    yield from _server("0.32.0")
+
+
+@pytest.fixture(scope="module")
+def slow_031() -> Iterator[LabServer]:
+    yield from _server("0.31.0")
+
+
+def _target(srv: LabServer) -> Target:
+    return Target(url=srv.url, model=srv.served_model)
+
+
+def test_032_long_prefill_under_conformance_is_no_stall(slow_032: LabServer) -> None:
+    res = run_probes(_target(slow_032), "conformance", allow_hang=True, deadline_s=240,
+                     only=["conformance-batching-flags", "conformance-chunked-prefill-shapes"])
+    out = next(o for o in res.outcomes if o.probe == "conformance-chunked-prefill-shapes")
+    assert out.outcome == "ok", (out.outcome, out.time_to_verdict_s, out.extra.get("stall"))
+
+
+def test_032_long_prefill_under_watch_is_no_stall(slow_032: LabServer) -> None:
+    w = Watcher(slow_032.url, interval=0.5)
+    w.read_version()
+    assert w.vllm_version == "0.32.0"
+    body = {"model": slow_032.served_model, "input": "apple river stone " * 1400, "truncate_prompt_tokens": 4095}
+    done: dict[str, object] = {}
+
+    def send() -> None:
+        with httpx.Client(timeout=300) as c:
+            c.post(slow_032.url + "/v1/embeddings", json={**body, "input": "warm up " * 300})  # a measured rate
+            done["status"] = c.post(slow_032.url + "/v1/embeddings", json=body).status_code
+
+    th = threading.Thread(target=send)
+    th.start()
+    events = []
+    try:
+        while th.is_alive():
+            tick = w.sample_once()
+            events += [e for e in tick.events if e.event == "stalled"]
+            time.sleep(0.5)
+    finally:
+        th.join(timeout=300)
+        w.close()
+    assert done.get("status") == 200
+    assert events == [], [e.message for e in events]
+
+
+def test_031_same_model_livelock_still_found(slow_031: LabServer) -> None:
+    res = run_probes(_target(slow_031), "seed", allow_hang=True, deadline_s=240, only=["seed-long-t4096"])
+    [out] = res.outcomes
+    assert out.outcome == LIVELOCK and out.outcome in STALLS, (out.outcome, out.extra.get("stall"))
+    assert out.recovery and out.recovery["recovered"]
