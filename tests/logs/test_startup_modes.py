@@ -121,6 +121,10 @@ def test_disable_log_stats_blinds_the_post_mortem() -> None:
     f = by["log-stats-disabled"]
     assert f.status == Status.WARN and f.fix == LOG_STATS_DISABLED.fix()
     assert "log-engine-stats" not in by
+    # and /metrics of the same server has no engine series at all (a sibling server without the flag: 345)
+    assert not [ln for ln in (path.parent / "metrics.txt").read_text().splitlines() if ln.startswith("vllm:")]
+    assert [ln for ln in (_log("mean-pooling-chunked").parent / "metrics.txt").read_text().splitlines()
+            if ln.startswith("vllm:")]
 
 
 # --- GPU-only modes: vLLM cannot run on the device machine (not installed) nor here (no GPU) -----------

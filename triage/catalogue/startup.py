@@ -276,14 +276,16 @@ LOG_STATS_DISABLED = FailureMode(
     id="log-stats-disabled",
     title="--disable-log-stats: the log has no engine stats lines for a post-mortem",
     mechanism=(
-        "--disable-log-stats turns off the periodic 'Engine 000: Avg prompt throughput …' line (and the V1 "
-        "stat loggers behind it), so a log cannot show a stall, a queue or throughput; a quiet log is then no "
+        "--disable-log-stats turns off the V1 engine's stat loggers: no periodic 'Engine 000: Avg prompt "
+        "throughput …' line in the log AND no vllm:* series on /metrics (0.31.0 lab: 0 series instead of 345), "
+        "so neither a log post-mortem nor `watch` can see a stall, a queue or throughput; a quiet log is then no "
         "evidence of health."
     ),
     refs=("vllm/engine/arg_utils.py disable_log_stats (0.31/0.32)",),
     evidence={
         "cmdline": "--disable-log-stats",
         "log": "non-default args {'disable_log_stats': True} and no stats line",
+        "metrics": "/metrics answers 200 with no vllm:* series",
     },
     findings=("log-stats-disabled", "flags-log-stats"),
     fix_text=(
