@@ -227,7 +227,8 @@ class Services:
                 figure = charts.probe_timeline_figure(probes)
             except Exception:  # noqa: BLE001 - the per-probe tables below still carry the samples
                 figure = None
-        return ProbeRunView(run_id, probes, findings, figure)
+        grouped, rest = groups(findings, {"values": res.target})
+        return ProbeRunView(run_id, probes, findings, figure, tuple(grouped), tuple(rest))
 
     # -- engine stats ------------------------------------------------------------------------
     def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 5.0,
@@ -305,7 +306,8 @@ class Services:
                 figure = charts.engine_stats_figure(to_metric_samples(points), alerts=list(res.episodes or []))
             except Exception:  # noqa: BLE001 - the table below still shows the series
                 figure = None
-        return LogView(findings, config, samples, dict(summary), run_id, figure)
+        grouped, rest = groups(findings, config)
+        return LogView(findings, config, samples, dict(summary), run_id, figure, tuple(grouped), tuple(rest))
 
     # -- history -----------------------------------------------------------------------------
     @_guard("History")

@@ -79,6 +79,8 @@ class ProbeRunView:
     probes: list[ProbeView]
     findings: list[Finding]
     figure: Any = None  # engine gauges while each probe ran (the charts module), when any probe has samples
+    groups: tuple[Any, ...] = ()  # triage.export.groups.FindingGroup: findings by root cause, worst first
+    ungrouped: tuple[int, ...] | None = None  # indices of the findings in no group (None: not grouped)
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,8 @@ class LogView:
     summary: dict[str, Any]
     run_id: Optional[int] = None
     figure: Any = None  # the engine's stats figure for the series, when the charts module is in
+    groups: tuple[Any, ...] = ()  # triage.export.groups.FindingGroup: findings by root cause, worst first
+    ungrouped: tuple[int, ...] | None = None  # indices of the findings in no group (None: not grouped)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,24 @@ def _short(v: Any, n: int = 300) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+def show_grouped(findings: list[Finding], groups: tuple[Any, ...] = (), ungrouped: tuple[int, ...] | None = None,
+                 *, expand_first: bool = False, collapse_passing: bool = False) -> None:
+    """Findings by root cause (one headline and the fix once per failure mode), then the others."""
+    for g in groups:
+        group(g, findings)
+    rest = [findings[i] for i in (ungrouped if ungrouped is not None else range(len(findings)))]
+    passing = [f for f in rest if status_str(f.status) == "pass"] if collapse_passing else []
+    rest = [f for f in rest if f not in passing]
+    if groups and rest:
+        st.markdown("#### Other findings")
+    first_bad = next((f for f in rest if status_str(f.status) != "pass"), None) if expand_first and not groups else None
+    for f in rest:
+        show(f, expanded=f is first_bad)
+    if passing:
+        with st.expander(f"{label('pass')} {len(passing)} passing findings"):
+            st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
+
+
 def group(g: Any, findings: list[Finding]) -> None:
     """One root cause (a triage.export.groups.FindingGroup): what it is, how many findings show it,
     the fix once; its findings beneath, each without repeating that fix."""

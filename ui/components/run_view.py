@@ -13,14 +13,7 @@ def show(run: Any, compact: bool = False) -> None:
     verdict.banner(run.status, f"Run #{run.id} · {run.kind} · {run.target} · `{run.model or '?'}` · {run.started_at}"
                    + (f" · {run.summary}" if run.summary else ""))
     if run.findings:
-        groups = getattr(run, "groups", ())  # findings by root cause: one headline and the fix once each
-        for g in groups:
-            finding_card.group(g, run.findings)
-        rest = run.ungrouped if getattr(run, "ungrouped", None) is not None else range(len(run.findings))
-        if groups and rest:
-            st.markdown("#### Other findings")
-        for i in rest:
-            finding_card.show(run.findings[i])
+        finding_card.show_grouped(run.findings, run.groups, run.ungrouped)
     else:
         st.caption("No findings in this run.")
     if run.probes:

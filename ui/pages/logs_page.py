@@ -38,9 +38,7 @@ verdict.banner(verdict.worst_status(statuses) if statuses else "pass",
 st.subheader("Findings")
 if not res.findings:
     st.caption("No findings.")
-headline = next((f for f in res.findings if verdict.status_str(f.status) != "pass"), None)
-for f in res.findings:
-    finding_card.show(f, expanded=f is headline)
+finding_card.show_grouped(res.findings, res.groups, res.ungrouped, expand_first=True)
 st.subheader("Start-up config")
 if res.config:
     st.dataframe(finding_card.evidence_rows(res.config), hide_index=True, width="stretch")

@@ -70,13 +70,7 @@ verdict.banner(verdict.worst_status(statuses),
 st.dataframe([{"probe": p.probe, "verdict": verdict.plain(p.status), "outcome": p.outcome,
                "http": p.http_status, "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s}
               for p in res.probes], hide_index=True, width="stretch")
-not_pass = [f for f in res.findings if verdict.status_str(f.status) != "pass"]
-passing = [f for f in res.findings if verdict.status_str(f.status) == "pass"]
-for i, f in enumerate(not_pass):
-    finding_card.show(f, expanded=i == 0)
-if passing:
-    with st.expander(f"{verdict.label('pass')} {len(passing)} passing findings"):
-        st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
+finding_card.show_grouped(res.findings, res.groups, res.ungrouped, expand_first=True, collapse_passing=True)
 if res.figure is not None:
     st.subheader("Engine gauges while each probe ran")
     st.plotly_chart(res.figure, key="probes.timeline", width="stretch")
