@@ -14,6 +14,7 @@ PAGES = [
     st.Page("ui/pages/vectors_page.py", title="Vectors & clients", icon=":material/scatter_plot:"),
     st.Page("ui/pages/stats_page.py", title="Engine stats", icon=":material/monitoring:"),
     st.Page("ui/pages/logs_page.py", title="Logs", icon=":material/article:"),
+    st.Page("ui/pages/fleet_page.py", title="Fleet", icon=":material/lan:"),
     st.Page("ui/pages/history_page.py", title="History", icon=":material/history:"),
     st.Page("ui/pages/report_page.py", title="Report", icon=":material/description:"),
 ]

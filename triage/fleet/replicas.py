@@ -31,10 +31,11 @@ METRICS: dict[str, str] = {
 REQUIRED = ("num_requests_running", "num_requests_waiting", "prompt_tokens_total", "request_success_total")
 PROGRESS = ("kv_cache_usage_perc", "prefix_cache_queries_total", "prompt_tokens_total", "request_success_total")
 CACHE_CONFIG = "cache_config"  # the query whose labels give the KV cache size in tokens
+SCRAPED_AT = "scraped_at"  # the query giving, per step, when the sample it shows was scraped
 
 __all__ = [
-    "BY", "CACHE_CONFIG", "DEFAULT_STALL_S", "METRICS", "PROGRESS", "REPLICA_LABELS", "REQUIRED", "Episode",
-    "episodes", "kv_tokens_from", "queries", "replica_name", "selector", "to_sample",
+    "BY", "CACHE_CONFIG", "SCRAPED_AT", "DEFAULT_STALL_S", "METRICS", "PROGRESS", "REPLICA_LABELS", "REQUIRED",
+    "Episode", "episodes", "kv_tokens_from", "queries", "replica_name", "scraped", "selector", "to_sample",
 ]
 
 
@@ -49,6 +50,10 @@ def selector(metric: str, match: str = "") -> str:
 def queries(match: str = "") -> dict[str, str]:
     """One PromQL per engine value, summed per replica (request_success_total has one series per reason)."""
     qs = {f: f"sum by ({BY}) ({selector(metric, match)})" for f, metric in METRICS.items()}
+    # query_range repeats a replica's last sample at every step until it goes stale (lookback delta): a
+    # step shorter than the scrape interval, or the minutes after a server went away, would show frozen
+    # counters. The scrape's own timestamp tells a new sample from a repeat.
+    qs[SCRAPED_AT] = f"max by ({BY}) (timestamp({selector(RUNNING, match)}))"
     qs[CACHE_CONFIG] = f"max by ({BY}, num_gpu_blocks, block_size) ({selector(CACHE_CONFIG_INFO, match)})"
     return qs
 
@@ -67,6 +72,19 @@ def to_sample(ts: float, values: Mapping[str, Optional[float]], labels: Mapping[
         return EngineSample(ts=ts, engine=engine, source=PROMETHEUS)
     return EngineSample(ts=ts, engine=engine, source=PROMETHEUS, kv_cache_size_tokens=kv_tokens,
                         **{f: values.get(f) for f in METRICS})
+
+
+def scraped(steps: list[float], scraped_at: Mapping[float, float]) -> list[tuple[float, float]]:
+    """(step, scrape time) for the steps that show a new scrape; repeats of an older one are dropped."""
+    out: list[tuple[float, float]] = []
+    last: Optional[float] = None
+    for ts in steps:
+        at = scraped_at.get(ts)
+        if at is None or at == last:
+            continue
+        last = at
+        out.append((ts, at))
+    return out
 
 
 def kv_tokens_from(labels: Mapping[str, str]) -> Optional[float]:

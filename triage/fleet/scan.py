@@ -15,8 +15,8 @@ from triage.catalogue import explain_stall
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
 from triage.fleet.prom import CHUNK_POINTS, PromError, query_ranges
-from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, Episode, episodes,
-                                   kv_tokens_from, queries, replica_name, to_sample)
+from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT,
+                                   Episode, episodes, kv_tokens_from, queries, replica_name, scraped, to_sample)
 from triage.sample import EngineSample
 
 REPLICA_KEY = frozenset(REPLICA_LABELS)
@@ -96,9 +96,10 @@ def scan(prometheus: str, start: float, end: float, *, step: float = 15.0, match
         values = per[key]
         r = Replica(name=replica_name(labels_of[key]), labels=labels_of[key],
                     missing=[METRICS[f] for f in REQUIRED if f not in values])
-        stamps = sorted({ts for pts in values.values() for ts in pts})
-        r.samples = [to_sample(ts, {f: pts.get(ts) for f, pts in values.items()}, r.labels, kv_of.get(key))
-                     for ts in stamps]
+        at = values.pop(SCRAPED_AT, {})
+        steps = sorted({ts for pts in values.values() for ts in pts})
+        r.samples = [to_sample(when, {f: pts.get(ts) for f, pts in values.items()}, r.labels, kv_of.get(key))
+                     for ts, when in scraped(steps, at)]
         if not r.missing:
             r.episodes = episodes(r.samples, threshold_s)
         out.replicas.append(r)

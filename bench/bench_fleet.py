@@ -1,0 +1,94 @@
+"""Fleet scan at scale: a real Prometheus holding 100 replicas x 24 h at 15 s, one full scan.
+
+Series are generated out of recorded real /metrics pages (tests/fixtures/real: a busy 0.31.0
+page, the same server during #55427, a 0.32.0 BERT server stuck waiting; see
+triage.fleet.backfill), with a few planted livelock and stuck-waiting episodes, written as
+OpenMetrics and backfilled with `promtool tsdb create-blocks-from openmetrics`. Then the lab
+starts Debian's Prometheus on that TSDB and `triage.fleet.scan` reads every replica through
+query_range (chunked under the 11,000-points limit, --concurrency requests at once), runs the
+stall rule per replica and compares what it found with what was planted. Prints the figures;
+exits 1 when a planted episode is missed or an extra one is found.
+
+    python bench/bench_fleet.py [--replicas 100] [--hours 24] [--step 15] [--livelocks 3] [--stuck 3]
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from triage.fleet import backfill, findings, scan  # noqa: E402
+from triage.lab import prometheus  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--replicas", type=int, default=100)
+    ap.add_argument("--hours", type=float, default=24.0)
+    ap.add_argument("--step", type=float, default=15.0)
+    ap.add_argument("--livelocks", type=int, default=3)
+    ap.add_argument("--stuck", type=int, default=3)
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="bench-fleet-"))
+    prom = None
+    try:
+        end = (time.time() // args.step) * args.step - 300
+        fleet = backfill.plan(end - args.hours * 3600, args.hours, args.step, args.replicas, args.livelocks,
+                              args.stuck, seed=args.seed)
+        t0 = time.perf_counter()
+        om = work / "series.om"
+        with open(om, "w") as fh:
+            lines = backfill.write_openmetrics(fleet, *backfill.templates(ROOT / "tests" / "fixtures" / "real"), fh,
+                                               seed=args.seed)
+        gen_s = time.perf_counter() - t0
+        print(f"generated {lines:,} samples ({om.stat().st_size / 1e6:.0f} MB) for {args.replicas} replicas "
+              f"x {args.hours:g} h at {args.step:g} s in {gen_s:.1f} s", flush=True)
+        t0 = time.perf_counter()
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=24h",
+                        str(om), str(work / "data")], check=True, capture_output=True)
+        om.unlink()
+        print(f"promtool backfill: {time.perf_counter() - t0:.1f} s", flush=True)
+        t0 = time.perf_counter()
+        prom = prometheus.up([], storage_dir=str(work / "data"))
+        print(f"prometheus ready at {prom.url} in {time.perf_counter() - t0:.1f} s", flush=True)
+
+        t0 = time.perf_counter()
+        res = scan(prom.url, fleet.start, fleet.ts(fleet.n_steps - 1), step=args.step, match='{job="vllm"}',
+                   max_workers=args.concurrency, ask_versions=False)
+        found_f = findings(res)
+        scan_s = time.perf_counter() - t0
+        samples = sum(len(r.samples) for r in res.replicas)
+        print(f"full fleet scan: {scan_s:.2f} s (queries {res.timings.get('query_s')} s, stall rule "
+              f"{res.timings.get('rule_s')} s) over {len(res.replicas)} replicas, {samples:,} engine samples, "
+              f"{len(found_f)} findings", flush=True)
+        if res.errors:
+            print("errors:", [e.message for e in res.errors])
+        planted = sorted(backfill.expected(fleet))
+        found = sorted((r.labels.get("instance", ""), e.kind, e.start, e.end) for r in res.replicas for e in r.episodes)
+        missed = [p for p in planted if p not in found]
+        extra = [f for f in found if f not in planted]
+        for inst, kind, a, b in planted:
+            mark = "found" if (inst, kind, a, b) in found else "MISSED"
+            print(f"  planted {kind:<13} {inst:<16} {time.strftime('%H:%M:%S', time.gmtime(a))} -> "
+                  f"{time.strftime('%H:%M:%S', time.gmtime(b))} UTC ({(b - a) / 60:.1f} min): {mark}")
+        print(f"planted {len(planted)}, found {len(found)}, missed {len(missed)}, extra {len(extra)}"
+              + (f": {extra}" if extra else ""))
+        return 0 if not missed and not extra and not res.errors else 1
+    finally:
+        if prom is not None:
+            prometheus.down(prom.pid)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Fleet: every replica a Prometheus scrapes, on one time axis, with the stall rule's episodes marked."""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from triage.fleet import findings, scan, summary
+from triage.fleet.chart import fleet_figure
+from triage.fleet.record import record
+from triage.fleet.replicas import DEFAULT_STALL_S
+from triage.fleet.scan import CHECK_STALL
+from ui import services
+from ui.components import session
+
+RESULT_KEY = "fleet.result"
+SINCE = {"15 min": 900, "1 h": 3600, "6 h": 6 * 3600, "24 h": 86400, "7 d": 7 * 86400}
+
+st.title("Fleet")
+st.caption("Triage many replicas through the Prometheus that already scrapes them: the same stall rule and "
+           "catalogue verdicts as the single-server pages, per replica.")
+
+c1, c2 = st.columns([3, 2])
+prom_url = c1.text_input("Prometheus URL", key="fleet.prometheus", placeholder="http://prometheus:9090")
+match = c2.text_input("Label matchers (optional)", key="fleet.match", placeholder='{job="vllm"}')
+c3, c4, c5 = st.columns(3)
+since = c3.selectbox("Look back", list(SINCE), index=1, key="fleet.since")
+step = c4.number_input("Step (s)", min_value=1.0, max_value=3600.0, value=15.0, step=1.0, key="fleet.step")
+stall_s = c5.number_input("Stall threshold (s)", min_value=1.0, max_value=600.0, value=float(DEFAULT_STALL_S),
+                          step=1.0, key="fleet.stall_s")
+
+if st.button("Scan the fleet", type="primary", key="fleet.scan", disabled=not prom_url):
+    end = time.time()
+    with st.spinner("Querying Prometheus…"):
+        res = scan(prom_url.strip(), end - SINCE[since], end, step=float(step), match=match.strip(),
+                   threshold_s=float(stall_s))
+        found = findings(res)
+    try:
+        run_id = record(services.get().store, res, found)
+        session.set_open_run(run_id)
+    except services.ServiceError as e:
+        st.warning(f"Scanned, but the run could not be stored: {e}")
+    st.session_state[RESULT_KEY] = (summary(res), [f.to_dict() for f in found])
+
+result = st.session_state.get(RESULT_KEY)
+if not result:
+    st.info("No scan yet: give the Prometheus URL that scrapes your vLLM servers and press **Scan the fleet**.")
+    st.stop()
+
+doc, found_dicts = result
+for f in found_dicts:
+    if f["status"] == "error":
+        st.error(f["title"])
+    elif f["status"] == "unknown":
+        st.warning(f["title"])
+stalled = [f for f in found_dicts if f["check"] == CHECK_STALL]
+reps = doc.get("replicas") or []
+st.metric("Replicas with a stall", f"{len({f['evidence']['replica'] for f in stalled})} of {len(reps)}")
+if reps:
+    st.plotly_chart(fleet_figure(doc), width="stretch", key="fleet.chart")
+
+for i, f in enumerate(stalled):
+    ev = f["evidence"]
+    with st.expander(f["title"], expanded=i < 3):
+        st.write(f"**Version:** {ev.get('version_note') or 'unknown'}")
+        st.dataframe([{"kind": e["kind"], "start (UTC)": e["start_utc"],
+                       "end (UTC)": "ongoing" if e["ongoing"] else e["end_utc"], "duration (s)": e["duration_s"]}
+                      for e in ev.get("episodes", [])], hide_index=True)
+        st.markdown(f"**Fix:** {f['fix']}")
+        st.caption("Refs: " + ", ".join(f["refs"]))
+        instance = (ev.get("labels") or {}).get("instance")
+        if instance and st.button("Open this replica's triage", key=f"fleet.open.{i}"):
+            url = instance if "://" in instance else f"http://{instance}"
+            st.session_state["target.url"] = url  # the Target page's own field: it opens filled in
+            st.session_state["target.models"] = None
+            try:
+                st.switch_page("ui/pages/target_page.py")
+            except Exception:  # a page run alone (tests) has no navigation
+                st.success(f"Target URL set to {url}: open **Target**.")
+if not stalled and not any(f["status"] in ("error", "unknown") for f in found_dicts):
+    st.success("No replica stalled in this range.")
