@@ -1,4 +1,4 @@
-"""The running server's own command line from /proc (only when it listens on this host)."""
+"""The running server's own command line through psutil (only when it listens on this host)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,18 @@ def test_port_owned_by_something_else() -> None:
     finally:
         s.close()
     assert res.unavailable and "not vllm" in res.unavailable and not res.facts
+
+
+def test_the_listener_is_found_through_psutil() -> None:
+    import os
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    try:
+        assert process.listener_pid(s.getsockname()[1]) == os.getpid()
+    finally:
+        s.close()
 
 
 def test_nobody_listening() -> None:
@@ -50,6 +62,6 @@ def test_real_031_process(server_031_livelock) -> None:
     assert facts["max_num_batched_tokens"] == 128 and facts["enable_chunked_prefill"] is True
     assert facts["architecture"] == "Qwen3ForCausalLM"
     assert "max_num_batched_tokens" in res.stated_args
-    assert all(
-        f.detail.startswith("/proc/") or k in ("server_pid", "device", "architecture") for k, f in res.facts.items()
-    )
+    pid = res.facts["server_pid"].value
+    assert all(f.detail.startswith(f"pid {pid} command line") or k in ("server_pid", "device", "architecture")
+               for k, f in res.facts.items())

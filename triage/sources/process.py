@@ -1,9 +1,11 @@
-"""The running server's own command line, read from /proc when the server listens on this host.
+"""The running server's own command line, read through psutil when the server listens on this host.
 
 When triage runs on the server host (a loopback URL), the process that owns the listening port
 states exactly what `vllm serve` was given; that settles which values were left to vLLM's defaults.
-Linux only; anything else (no /proc, a docker-proxy owning the port, no permission) makes the
-source `unavailable`, never an error. Only the command line is read: never the environment.
+psutil finds the listener (``listening_process``: used by the checklist, watch and the throughput
+probe) and reads its command line; anything it cannot see (a docker-proxy owning the port, no
+permission, a platform without it) makes the source `unavailable`, never an error. Only the
+command line is read: never the environment.
 """
 
 from __future__ import annotations
@@ -11,73 +13,66 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shlex
 from pathlib import Path
+
+import psutil
 
 from triage.sources import SourceResult, cmdline
 
 SOURCE = "process"
-_PROC = Path("/proc")
 
 
-def _listen_inodes(port: int, proc: Path = _PROC) -> set[str]:
-    inodes: set[str] = set()
-    for table in ("net/tcp", "net/tcp6"):
-        try:
-            lines = (proc / table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for ln in lines:
-            parts = ln.split()
-            if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(parts[9])
-    return inodes
-
-
-def listener_pid(port: int, proc: Path = _PROC) -> int | None:
-    """The PID whose open sockets include the one listening on `port` (None when not found)."""
-    inodes = _listen_inodes(port, proc)
-    if not inodes:
+def listening_process(port: int) -> psutil.Process | None:
+    """The process listening on TCP ``port`` on this host (IPv4 or IPv6), or None."""
+    try:
+        conns = psutil.net_connections("tcp")
+    except (psutil.Error, OSError):
         return None
-    wanted = {f"socket:[{i}]" for i in inodes}
-    for fd in glob.glob(str(proc / "[0-9]*" / "fd" / "*")):
-        try:
-            if os.readlink(fd) in wanted:
-                return int(fd.split("/")[-3])
-        except OSError:
-            continue
-    return None
+    pid = next((c.pid for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+                and c.pid), None)
+    try:
+        return psutil.Process(pid) if pid else None
+    except psutil.Error:
+        return None
+
+
+def listener_pid(port: int) -> int | None:
+    """The PID listening on `port` (None when not found)."""
+    p = listening_process(port)
+    return p.pid if p is not None else None
 
 
 def _no_gpu_devices() -> bool:
     return not glob.glob("/dev/nvidia[0-9]*") and not os.path.exists("/dev/kfd")
 
 
-def collect(port: int, proc: Path = _PROC) -> SourceResult:
+def collect(port: int) -> SourceResult:
     """Facts from the local vLLM process listening on `port`, parsed like a pasted command line."""
     res = SourceResult(SOURCE)
-    pid = listener_pid(port, proc)
-    if pid is None:
+    proc = listening_process(port)
+    if proc is None:
         res.unavailable = f"no local process found listening on port {port}"
         return res
     try:
-        argv = (proc / str(pid) / "cmdline").read_bytes().split(b"\0")
-    except OSError as e:
-        res.unavailable = f"cannot read /proc/{pid}/cmdline: {e}"
+        argv = proc.cmdline()
+    except psutil.Error as e:
+        res.unavailable = f"cannot read the command line of pid {proc.pid}: {type(e).__name__}"
         return res
-    text = " ".join(_quote(a.decode(errors="replace")) for a in argv if a)
+    text = " ".join(shlex.quote(a) for a in argv if a)
     if not re.search(r"\bvllm\b|vllm\.entrypoints", text):
-        res.unavailable = f"port {port} belongs to pid {pid} ({argv[0].decode(errors='replace')}), not vllm"
+        res.unavailable = f"port {port} belongs to pid {proc.pid} ({argv[0] if argv else '?'}), not vllm"
         return res
     parsed = cmdline.collect(text)
     for key, fact in parsed.facts.items():
         if key in ("cmdline_unknown_flags", "cmdline_myths", "launcher"):
             continue  # the server started, so its flags were valid for its version
-        res.add(key, fact.value, f"/proc/{pid}/cmdline {fact.detail}".strip())
+        res.add(key, fact.value, f"pid {proc.pid} command line {fact.detail}".strip())
     res.stated_args = parsed.stated_args
     model = parsed.facts.get("model")
     if model is not None and isinstance(model.value, str):
         _model_dir_facts(res, Path(model.value))
-    res.add("server_pid", pid, f"listening on port {port}")
+    res.add("server_pid", proc.pid, f"listening on port {port}")
     if _no_gpu_devices():
         res.add("device", "cpu", "the server runs on this host, which has no /dev/nvidia* nor /dev/kfd")
     return res
@@ -109,9 +104,3 @@ def _model_dir_facts(res: SourceResult, model_dir: Path) -> None:
         if pool.get(key):
             res.add("pooling_type", kind, f"{model_dir}/1_Pooling/config.json {key} (sentence-transformers)")
             break
-
-
-def _quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
