@@ -109,3 +109,12 @@ def test_fast_server_keeps_the_threshold() -> None:
     det = StallDetector(2.0)
     states = [det.update(_sample(0.5 * i, f"{d}/{p}")) for i, p in enumerate(pages)]
     assert states[-1].stalled and states[-1].window_s == 2.0 and states[-1].confirmed_at == 2.5
+
+
+def test_lifetime_rate_until_an_interval_measures_one() -> None:
+    """A probe's own detector starts from one baseline sample: the server's lifetime counters give the rate."""
+    kv = dict(kv_cache_size_tokens=131072.0)
+    det = StallDetector(2.0)
+    det.update(_s(0, 0, 0, 2000, 4, prefill_seconds_total=10.0, kv_cache_usage_perc=0.0, **kv))  # 200 tokens/s
+    st = det.update(_s(0.5, 1, 0, 2000, 4, prefill_seconds_total=10.0, kv_cache_usage_perc=2048 / 131072, **kv))
+    assert st.expected_step_s == pytest.approx(10.24) and st.window_s == pytest.approx(20.48)

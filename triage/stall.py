@@ -16,9 +16,13 @@ CPU is kept as evidence, never as progress: on the CPU backend a livelocked work
 whole core, as a computing one does.
 
 The window is ``threshold_s`` unless one engine step may legitimately last longer: a chunk's
-tokens (the last KV jump x the cache size in tokens) over the best prefill rate measured on this
-server (prompt tokens / prefill seconds of requests that finished) gives the step time to expect;
-the window is then ``STEP_MARGIN`` times that. While the no-progress time is past the threshold
+tokens (the last KV jump x the cache size in tokens) over the prefill rate measured on this server
+(prompt tokens / prefill seconds, from the scrape interval that finished the most prompt tokens, at
+least ``MIN_RATE_TOKENS``: a few short prompts measure per-request overhead, not a rate; until then
+the server's lifetime average from the same two counters) gives the
+step time to expect; the window is then ``STEP_MARGIN`` times that. Without such a measurement the
+window is the threshold (a fresh server's first giant step cannot be told from a stall: the verdict
+text then names the version and what would decide it). While the no-progress time is past the threshold
 but inside such a window, the state is ``waiting_for_step`` (what is known: no progress for N s,
 the step to expect), not a stall.
 """
@@ -34,6 +38,7 @@ STUCK_WAITING = "stuck-waiting"
 DEFAULT_STALL_S = 2.0  # with 0.5 s scrapes the verdict lands ~2.5 s after the stuck request
 STEP_MARGIN = 2.0
 MAX_WINDOW_S = 120.0
+MIN_RATE_TOKENS = 128
 GPU_BUSY_PERCENT = 10.0
 MAX_KEPT = 64  # samples kept in a state (evidence), whatever the window's length
 
@@ -107,7 +112,8 @@ class StallDetector:
         self.threshold_s = threshold_s
         self.state = StallState()
         self._prev: Optional[EngineSample] = None
-        self.rate_tokens_s: Optional[float] = None  # best prefill rate measured on finished requests
+        self.rate_tokens_s: Optional[float] = None  # prefill rate measured on finished requests
+        self._rate_tokens = 0.0  # prompt tokens of the interval the rate was measured on
         self._step_tokens: Optional[float] = None  # tokens scheduled at the last KV jump
 
     def _learn(self, prev: Optional[EngineSample], s: EngineSample) -> None:
@@ -115,12 +121,18 @@ class StallDetector:
             return
         dt = _delta(prev.prefill_seconds_total, s.prefill_seconds_total)
         dn = _delta(prev.prompt_tokens_total, s.prompt_tokens_total)
-        if dt and dn and dt > 0:
-            r = dn / dt
-            self.rate_tokens_s = r if self.rate_tokens_s is None else max(self.rate_tokens_s, r)
+        if dt and dn and dt > 0 and dn >= max(MIN_RATE_TOKENS, self._rate_tokens):
+            self.rate_tokens_s, self._rate_tokens = dn / dt, dn
         dkv = _delta(prev.kv_cache_usage_perc, s.kv_cache_usage_perc)
         if dkv and dkv > 0 and s.kv_cache_size_tokens:
             self._step_tokens = dkv * s.kv_cache_size_tokens
+
+    def _lifetime_rate(self, s: EngineSample) -> None:
+        """Before any interval measured one: the server's lifetime average (overlapping requests add up
+        their prefill seconds, so it errs slow: a longer window, never a false alarm)."""
+        n, t = s.prompt_tokens_total, s.prefill_seconds_total
+        if self._rate_tokens == 0.0 and n and t and n >= MIN_RATE_TOKENS and t > 0:
+            self.rate_tokens_s = n / t
 
     def expected_step_s(self) -> Optional[float]:
         if self._step_tokens is None or not self.rate_tokens_s:
@@ -138,6 +150,7 @@ class StallDetector:
         prev = self._prev
         moved = progress(prev, s)
         self._learn(prev, s)
+        self._lifetime_rate(s)
         self._prev = s
         st = self.state
         if shape is None or moved is not None or shape != st.kind:
