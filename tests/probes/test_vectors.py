@@ -140,3 +140,12 @@ def test_cosine_rows_for_the_plot(healthy: dict) -> None:
     a, b = (ex(d) for d in healthy["repeat"])
     rows = vc.cosine_rows([vc.check_pair("vectors-repeat", a, b, vc.REPEAT_MIN, "same")])
     assert rows and rows[0]["check"] == "vectors-repeat" and rows[0]["status"] == "pass"
+
+
+def test_server_pooling_from_the_recorded_start_up_log() -> None:
+    from triage.probes.vectors import _from_log
+    log = MEAN.parent / "server.log"
+    if not log.exists():
+        pytest.skip("no recorded log")
+    pooling, source = _from_log(log.read_text(), "start-up log")
+    assert pooling == "MEAN" and "--pooler-config" in source

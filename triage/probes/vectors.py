@@ -94,10 +94,14 @@ def _evidence() -> ServerEvidence:
 
 def _from_log(text: str, where: str) -> tuple[Optional[str], str]:
     from triage.logs import extract_startup_config
+    from triage.vllm import logformats as lf
     cfg = extract_startup_config(text)
     pt = cfg.get("pooling_type")
-    args = cfg.get("non_default_args") or {}
-    via = " (--pooler-config on the command line)" if isinstance(args, dict) and args.get("pooler_config") else ""
+    m = lf.RESOLVED_POOLING_RE.search(text)
+    tail = text[m.end():m.end() + 40] if m else ""
+    # "pooling_type=MEAN(source=user)": user = --pooler-config; model_default = the architecture/files
+    origin = tail[len("(source="):tail.index(")")] if tail.startswith("(source=") and ")" in tail else ""
+    via = {"user": " (source=user: --pooler-config)"}.get(origin, f" (source={origin})" if origin else "")
     return (str(pt).upper() if pt else None), f"{where}: Resolved pooling config{via}"
 
 
