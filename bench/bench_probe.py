@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,8 @@ async def time_to_verdict(url: str, model: str, runs: int, cfg: MonitorConfig) -
     return {"runs": runs, "outcomes": outcomes, "stall_s": cfg.stall_s, "scrape_s": cfg.scrape_s,
             "send_to_verdict_s_median": statistics.median(verdicts) if verdicts else None,
             "send_to_verdict_s_all": verdicts,
+            "send_to_verdict_s_max": max(verdicts) if verdicts else None,
+            "load_average_1m": round(os.getloadavg()[0], 2),
             "abort_to_recovered_s_median": statistics.median(recoveries) if recoveries else None}
 
 
@@ -115,7 +118,8 @@ def report(figures: dict[str, Any]) -> None:
     if "verdict" in figures:
         v = figures["verdict"]
         print(f"send -> livelock verdict on 0.31.0 (stall {v['stall_s']} s, scrape {v['scrape_s']} s, "
-              f"{v['runs']} runs): {v['send_to_verdict_s_median']} s median {v['send_to_verdict_s_all']}; "
+              f"{v['runs']} runs): {v['send_to_verdict_s_median']} s median, {v['send_to_verdict_s_max']} s max "
+              f"{v['send_to_verdict_s_all']} at load {v['load_average_1m']}; "
               f"abort -> recovered {v['abort_to_recovered_s_median']} s median; outcomes {v['outcomes']}")
 
 
