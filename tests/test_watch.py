@@ -138,7 +138,9 @@ def _quiet(w: Watcher, timeout_s: float = 60.0) -> None:
 @pytest.mark.timeout(180)
 def test_watch_alerts_on_real_livelock_and_clears_after_abort(server_031_livelock, tmp_path: Path) -> None:  # noqa: ANN001
     srv = server_031_livelock
-    interval, stall_s, hold_s = 1.0, 5.0, 14.0
+    w0 = Watcher(srv.url)
+    interval, stall_s, hold_s = w0.interval, w0.stall_s, 10.0  # the default settings
+    w0.close()
     store = Store(str(tmp_path / "w.db"))
     run = store.start_run(None, "watch")
     w = Watcher(srv.url, store, run.id, interval=interval, stall_s=stall_s)
@@ -165,6 +167,7 @@ def test_watch_alerts_on_real_livelock_and_clears_after_abort(server_031_liveloc
         w.close()
     assert box.get("status") == "aborted", box
     assert stalled_at is not None, "no stall alert"
+    assert w.vllm_version == "0.31.0" and w.alerts[0]["vllm_version"] == "0.31.0"  # read from GET /version
     assert since is not None
     print(
         f"alert {stalled_at - sent:.2f}s after send, {stalled_at - since:.2f}s after the no-progress window opened "

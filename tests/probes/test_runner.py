@@ -18,7 +18,8 @@ def test_sample_from_livelock_page() -> None:
     assert s.prompt_tokens_total is not None and s.request_success_total is not None
     assert s.kv_cache_usage_perc and s.prefix_cache_queries_total and s.kv_cache_size_tokens == 131072
     row = s.probe_row(s.ts)  # the stored row of docs/CONTRACTS.md
-    assert {"t", "running", "waiting", "prompt_tokens_total", "request_success_total", "kv_cache_usage_perc"} <= set(row)
+    contract = {"t", "running", "waiting", "prompt_tokens_total", "request_success_total", "kv_cache_usage_perc"}
+    assert contract <= set(row)
 
 
 def test_sample_from_stuck_waiting_page() -> None:
