@@ -292,7 +292,10 @@ class Services:
         samples = [sample_row(p) for p in points]
         summary = {k: v for k, v in (res.summary or {}).items() if k != "episodes"}
         stats = summary.get("stats") if isinstance(summary.get("stats"), dict) else {}
-        if not config and not summary.get("levels") and not stats.get("lines"):
+        # a server that died at argparse (`vllm: error: unrecognized arguments …`) prints no vLLM record, yet the
+        # engine judged it: its start-up findings make it a log (issue 14)
+        judged = any(f.check != "log-engine-stats" for f in findings)
+        if not config and not summary.get("levels") and not stats.get("lines") and not judged:
             raise ServiceError(f"This does not look like a vLLM log: none of its {summary.get('lines', '?')} lines "
                                "is a vLLM log record (no log levels, start-up config or engine stats lines).")
         run_id = None
