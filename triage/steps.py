@@ -54,7 +54,8 @@ CHECK_STEPS: dict[str, str] = {
     livelock.CHECK_ID: "truncation",
 }
 # Families by prefix: server-* and metrics-* (the live source), flags-* (checks/flags.py).
-CHECK_PREFIXES: dict[str, str] = {"server-": "server", "metrics-": "server", "flags-": "flags"}
+CHECK_PREFIXES: dict[str, str] = {"server-": "server", "metrics-": "server", "flags-": "flags",
+                                   "gpu-memory-": "gpu-memory"}  # gpu-memory-shared (issue 14)
 FALLBACK_STEP = "flags"
 
 
