@@ -24,6 +24,8 @@ from triage.cli import (
     open_store,
     print_json,
 )
+from triage.recorder import Recorder
+from triage.target import Target
 from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss
 
 
@@ -89,10 +91,10 @@ def run(args: argparse.Namespace) -> int:
         print("watch: --duration must be > 0", file=sys.stderr)
         return 2
     store = open_store(args.db)
-    target = store.find_or_add_target(args.url.rstrip("/"))
-    run_rec = store.start_run(
-        target.id,
+    recorder = Recorder(store)  # the run's start and finish; the Watcher writes its samples and alerts
+    run_id = recorder.start(
         "watch",
+        Target(url=args.url, api_key=api_key),
         {
             "interval_s": args.interval,
             "stall_s": args.stall_seconds,
@@ -100,15 +102,14 @@ def run(args: argparse.Namespace) -> int:
             "window_s": args.window,
         },
     )
-    assert run_rec.id is not None
     watcher = Watcher(
         args.url,
         store,
-        run_rec.id,
+        run_id,
         interval=args.interval,
         stall_s=args.stall_seconds,
         api_key=api_key,
-        target_id=target.id,
+        target_id=recorder.target_id,
         window_s=args.window,
         retention_s=args.retention,
         verify_tls=not args.insecure,
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if text:
         print(
             f"watching {args.url}/metrics every {args.interval:g}s, stall threshold {args.stall_seconds:g}s "
-            f"(run {run_rec.id})",
+            f"(run {run_id})",
             flush=True,
         )
     try:
@@ -136,21 +137,21 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         summary = watcher.summary()
     except Exception as e:  # the store or the server failed mid-watch: the run is closed with what it saw
-        store.finish_run(run_rec.id, summary=f"watch stopped: {type(e).__name__}: {str(e)[:300]}")
+        recorder.finish(f"watch stopped: {type(e).__name__}: {str(e)[:300]}")
         print(f"watch: stopped: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
         return 2
-    store.update_meta(run_rec.id, {"summary": summary})
+    recorder.meta({"summary": summary})
     stalled = bool(summary["alerts"])
-    store.finish_run(run_rec.id, summary=f"{len(summary['alerts'])} stall alert(s), {summary['ticks']} samples")
+    recorder.finish(f"{len(summary['alerts'])} stall alert(s), {summary['ticks']} samples")
     if summary["ticks"] and summary["errors"] == summary["ticks"]:
         print(f"watch: every scrape of {args.url}/metrics failed", file=sys.stderr)
         if not text:
-            _dump(run_rec.id, args.url, "error", summary, events)
+            _dump(run_id, args.url, "error", summary, events)
         return 2
     if text:
         print(f"done: {summary['ticks']} samples, {summary['errors']} errors, {len(summary['alerts'])} stall alert(s)")
     else:
-        _dump(run_rec.id, args.url, "fail" if stalled else "pass", summary, events)
+        _dump(run_id, args.url, "fail" if stalled else "pass", summary, events)
     return 1 if stalled else 0
 
 
