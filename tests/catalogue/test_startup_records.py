@@ -31,7 +31,10 @@ def test_record_is_registered_and_complete(mode) -> None:  # noqa: ANN001
 
 
 def test_ten_modes() -> None:
-    assert len(STARTUP_MODES) == 10 and len({m.id for m in STARTUP_MODES}) == 10
+    from triage.catalogue.startup import MATRYOSHKA
+
+    assert len(STARTUP_MODES) == 9 and len({m.id for m in STARTUP_MODES}) == 9
+    assert MODES[MATRYOSHKA.id] is MATRYOSHKA and "--hf-overrides" in MATRYOSHKA.fix()  # mode 4, one record
 
 
 def _flags(text: str) -> dict:

@@ -9,6 +9,7 @@ finding that reports one of these modes reads title, refs and fix from here.
 from __future__ import annotations
 
 from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.vectors import DIMENSIONS_NOT_MATRYOSHKA
 
 
 def _removed_flag_fix(cfg: ConfigLike) -> str:
@@ -98,27 +99,9 @@ MAX_MODEL_LEN = FailureMode(
     fix_for=_max_len_fix,
 )
 
-MATRYOSHKA = FailureMode(
-    id="matryoshka-undeclared",
-    title="`dimensions` rejected: the model's config does not declare Matryoshka support",
-    mechanism=(
-        "A request with `dimensions` is refused with 400 'Model … does not support Matryoshka embeddings' "
-        "unless the config declares is_matryoshka / matryoshka_dimensions. Qwen3-Embedding is trained for "
-        "32-2560 dimensions but its config does not say so."
-    ),
-    refs=("vllm#16331", "vllm/pooling_params.py (0.31/0.32)"),
-    evidence={
-        "cmdline": "no --hf-overrides is_matryoshka while the client sends dimensions",
-        "log": "'does not support Matryoshka embeddings' in a request error",
-        "api": "400 'Model … does not support Matryoshka embeddings' for a request with dimensions",
-    },
-    findings=("log-matryoshka", "api-matryoshka"),
-    fix_text=(
-        "Only where the model really is Matryoshka-trained (Qwen3-Embedding: 32-2560): serve with "
-        "--hf-overrides '{\"is_matryoshka\": true}' (or '{\"matryoshka_dimensions\": [...]}'). Otherwise drop "
-        "`dimensions` from the client: truncating a non-Matryoshka vector ruins retrieval."
-    ),
-)
+# Mode 4 (`dimensions` refused without Matryoshka, vllm#16331) is the record the vectors catalogue already
+# has (issue 13): one record per failure, so the start-up log's verdict reads that one.
+MATRYOSHKA = DIMENSIONS_NOT_MATRYOSHKA
 
 
 def _shared_gpu_fix(cfg: ConfigLike) -> str:
@@ -294,11 +277,11 @@ LOG_STATS_DISABLED = FailureMode(
     ),
 )
 
+# Modes 1-3 and 5-10 of issue 14; mode 4 is MATRYOSHKA above (registered by the vectors catalogue).
 STARTUP_MODES: tuple[FailureMode, ...] = (
     REMOVED_FLAG,
     GENERATE_RUNNER,
     MAX_MODEL_LEN,
-    MATRYOSHKA,
     SHARED_GPU_MEMORY,
     POOLING_OVERRIDES,
     DTYPE,
