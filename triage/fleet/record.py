@@ -5,18 +5,20 @@ from typing import Any
 
 from triage.findings import Finding
 from triage.fleet.scan import FleetScan, findings, summary
+from triage.recorder import Recorder
+from triage.target import Target
 
 
 def record(store: Any, res: FleetScan, found: list[Finding] | None = None) -> int:
-    """Write the scan through the store (Run + findings + the per-replica summary in meta); returns the run id."""
+    """Write the scan through a Recorder (Run + findings + the per-replica summary in meta); returns the run id."""
     found = findings(res) if found is None else found
-    target = store.find_or_add_target(res.prometheus, label="prometheus")
-    run = store.start_run(target.id, "fleet", {"match": res.match, "start": res.start, "end": res.end,
-                                              "step": res.step, "stall_threshold_s": res.threshold_s})
-    assert run.id is not None
+    rec = Recorder(store)
+    run_id = rec.start("fleet", Target(url=res.prometheus, label="prometheus"),
+                       {"match": res.match, "start": res.start, "end": res.end, "step": res.step,
+                        "stall_threshold_s": res.threshold_s})
     for f in found:
-        store.add_finding(run.id, f)
-    store.update_meta(run.id, {"fleet": summary(res)})
+        rec.finding(f)
+    rec.meta({"fleet": summary(res)})
     stalled = sum(1 for r in res.replicas if r.episodes)
-    store.finish_run(run.id, summary=f"{len(res.replicas)} replicas, {stalled} with a stall")
-    return run.id
+    rec.finish(f"{len(res.replicas)} replicas, {stalled} with a stall")
+    return run_id
