@@ -129,7 +129,12 @@ def episodes(samples: list[EngineSample], threshold_s: float = DEFAULT_STALL_S) 
     out: list[Episode] = []
     cur: Optional[Episode] = None
     first: Optional[EngineSample] = None
+    was_idle = False
     for s in samples:
+        idle = s.num_requests_running == 0 and s.num_requests_waiting == 0
+        if idle and was_idle:
+            continue  # an idle engine has no stall shape: the first idle sample already closed any window
+        was_idle = idle
         st = det.update(s)
         if st.stalled and st.kind is not None and st.since is not None and st.confirmed_at is not None:
             if cur is None or cur.start != st.since or cur.kind != st.kind:
