@@ -228,7 +228,7 @@ class Services:
             except Exception:  # noqa: BLE001 - the per-probe tables below still carry the samples
                 figure = None
         grouped, rest = groups(findings, {"values": res.target})
-        return ProbeRunView(run_id, probes, findings, figure, tuple(grouped), tuple(rest))
+        return ProbeRunView(run_id, probes, findings, figure, groups=tuple(grouped), ungrouped=tuple(rest))
 
     # -- engine stats ------------------------------------------------------------------------
     def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 5.0,
@@ -310,7 +310,8 @@ class Services:
             except Exception:  # noqa: BLE001 - the table below still shows the series
                 figure = None
         grouped, rest = groups(findings, config)
-        return LogView(findings, config, samples, dict(summary), run_id, figure, tuple(grouped), tuple(rest))
+        return LogView(findings, config, samples, dict(summary), run_id, figure, groups=tuple(grouped),
+                       ungrouped=tuple(rest))
 
     # -- history -----------------------------------------------------------------------------
     @_guard("History")

@@ -6,7 +6,7 @@ this module holds only the shapes the pages draw.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.findings import Finding
@@ -74,13 +74,19 @@ class ProbeView:
 
 
 @dataclass(frozen=True)
-class ProbeRunView:
+class Grouped:
+    """Findings by root cause (triage.export.groups.FindingGroup, worst first) and the indices of the rest."""
+
+    groups: tuple[Any, ...] = field(default=(), kw_only=True)
+    ungrouped: tuple[int, ...] | None = field(default=None, kw_only=True)  # None: not grouped
+
+
+@dataclass(frozen=True)
+class ProbeRunView(Grouped):
     run_id: Optional[int]
     probes: list[ProbeView]
     findings: list[Finding]
     figure: Any = None  # engine gauges while each probe ran (the charts module), when any probe has samples
-    groups: tuple[Any, ...] = ()  # triage.export.groups.FindingGroup: findings by root cause, worst first
-    ungrouped: tuple[int, ...] | None = None  # indices of the findings in no group (None: not grouped)
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,7 @@ class RunPage:
 
 
 @dataclass(frozen=True)
-class RunDetail:
+class RunDetail(Grouped):
     id: int
     kind: str
     status: str
@@ -117,8 +123,6 @@ class RunDetail:
     findings: list[Finding]
     probes: list[ProbeView]
     n_samples: int
-    groups: tuple[Any, ...] = ()  # triage.export.groups.FindingGroup: findings by root cause, worst first
-    ungrouped: tuple[int, ...] | None = None  # indices of the findings in no group (None: not grouped)
 
 
 @dataclass(frozen=True)
@@ -138,15 +142,13 @@ class RunDiff:
 
 
 @dataclass(frozen=True)
-class LogView:
+class LogView(Grouped):
     findings: list[Finding]
     config: dict[str, Any]
     samples: list[dict[str, Any]]
     summary: dict[str, Any]
     run_id: Optional[int] = None
     figure: Any = None  # the engine's stats figure for the series, when the charts module is in
-    groups: tuple[Any, ...] = ()  # triage.export.groups.FindingGroup: findings by root cause, worst first
-    ungrouped: tuple[int, ...] | None = None  # indices of the findings in no group (None: not grouped)
 
 
 @dataclass(frozen=True)
