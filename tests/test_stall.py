@@ -118,3 +118,14 @@ def test_lifetime_rate_until_an_interval_measures_one() -> None:
     det.update(_s(0, 0, 0, 2000, 4, prefill_seconds_total=10.0, kv_cache_usage_perc=0.0, **kv))  # 200 tokens/s
     st = det.update(_s(0.5, 1, 0, 2000, 4, prefill_seconds_total=10.0, kv_cache_usage_perc=2048 / 131072, **kv))
     assert st.expected_step_s == pytest.approx(10.24) and st.window_s == pytest.approx(20.48)
+
+
+def test_a_step_longer_than_any_window_is_never_called_a_stall() -> None:
+    """0.32.0 slow-qwen3 on a machine at load 33: a 2048-token step at ~1 token/s measured. Two minutes
+    without a signal is what that step takes, not a livelock (the probe's deadline says "slow")."""
+    kv = dict(kv_cache_size_tokens=16256.0)
+    det = StallDetector(2.0)
+    det.update(_s(0, 0, 0, 1772, 70, prefill_seconds_total=1700.0, kv_cache_usage_perc=0.0, **kv))
+    for t in range(1, 300):
+        st = det.update(_s(t, 1, 0, 1772, 70, prefill_seconds_total=1700.0, kv_cache_usage_perc=0.126, **kv))
+    assert not st.stalled and st.waiting_for_step and st.expected_step_s > 1000

@@ -57,7 +57,9 @@ def test_032_long_prefill_under_conformance_is_no_stall(slow_032: LabServer) -> 
     res = run_probes(_target(slow_032), "conformance", allow_hang=True, deadline_s=240,
                      only=["conformance-batching-flags", "conformance-chunked-prefill-shapes"])
     out = next(o for o in res.outcomes if o.probe == "conformance-chunked-prefill-shapes")
-    assert out.outcome == "ok", (out.outcome, out.time_to_verdict_s, out.extra.get("stall"))
+    # "ok" on a quiet machine; on a loaded one a 2048-token step can outlast the deadline: "slow", with the
+    # step the measured rate predicts in the evidence — never a stall
+    assert out.outcome not in STALLS, (out.outcome, out.time_to_verdict_s, out.extra.get("stall"))
 
 
 def test_032_long_prefill_under_watch_is_no_stall(slow_032: LabServer) -> None:

@@ -97,13 +97,13 @@ def _local_server_process(url: str) -> Any:
 
     import psutil
 
-    from triage.sources.process import listener_pid
-
     u = urlsplit(url)
     if u.hostname not in ("127.0.0.1", "localhost", "::1") or u.port is None:
         return None
-    pid = listener_pid(u.port)
-    return psutil.Process(pid) if pid else None
+    for c in psutil.net_connections(kind="tcp"):
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == u.port and c.pid:
+            return psutil.Process(c.pid)
+    return None
 
 
 class _EngineState:

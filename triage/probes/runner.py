@@ -223,16 +223,17 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
             samples.append(s)
             emit(ProbeEvent("sample", probe, s.probe_row(s.ts)))
             st = det.update(s)
+            if st.kind is not None:
+                stall_evidence = st.evidence()  # what is known so far, also when the deadline ends it
             if st.stalled:
                 verdict, verdict_at = st.kind, s.ts
-                stall_evidence = st.evidence()
                 break
         if time.monotonic() - t0 >= cfg.deadline_s:
             verdict, verdict_at = SLOW, round(time.monotonic() - t0, 3)
             break
     extra: dict[str, Any] = {"baseline": baseline.probe_row(0.0) if baseline is not None else None,
                              "idle_at_start": idle_at_start}
-    if stall_evidence is not None:
+    if stall_evidence is not None and verdict in (*STALLS, SLOW):
         extra["stall"] = stall_evidence
     recovery = None
     if pending:  # stalled or slow: take the evidence, then abort
