@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.sources import replay
 from triage.engine import CheckOptions, run_checklist
 from triage.steps import CHECK_STEPS, FALLBACK_STEP, STEPS, step_of
@@ -27,3 +29,20 @@ def test_ids_of_a_real_run_have_their_own_step(tmp_path: Path):
     assert step_of("truncate-vs-max-model-len") == "truncation" and "truncate-vs-max-model-len" in emitted
     assert step_of("pooling-livelock-risk") == "truncation"
     assert {step_of(c) for c in emitted} >= {"server", "version", "truncation", "chunked-prefill"}
+
+
+@pytest.mark.parametrize(("check", "step"), [
+    pytest.param("vllm-version", "version", id="version"),
+    pytest.param("pooling-livelock-risk", "truncation", id="livelock"),
+    pytest.param("truncate-vs-max-model-len", "truncation", id="truncation"),
+    pytest.param("server-auth", "server", id="auth"),
+    pytest.param("budget-below-max-model-len", "chunked-prefill", id="budget"),
+    pytest.param("flags-runner", "flags", id="flags-runner"),
+    pytest.param("server-embeddings", "server", id="server-embeddings"),
+    pytest.param("metrics-parse", "server", id="metrics"),
+    pytest.param("flags-oom-risk", "flags", id="flags-family"),
+    pytest.param("config-conflict", "flags", id="conflict"),
+    pytest.param("zzz", "flags", id="fallback"),
+])
+def test_step_of(check, step):
+    assert step_of(check) == step

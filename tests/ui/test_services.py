@@ -57,23 +57,6 @@ def test_an_engine_failure_is_an_error_event(temp_db, monkeypatch):
     assert [e.kind for e in evs] == ["error"] and "engine bug" in evs[0].message
 
 
-@pytest.mark.parametrize(("check", "step"), [
-    pytest.param("vllm-version", "version", id="version"),
-    pytest.param("pooling-livelock-risk", "truncation", id="livelock"),
-    pytest.param("truncate-vs-max-model-len", "truncation", id="truncation"),
-    pytest.param("server-auth", "server", id="auth"),
-    pytest.param("budget-below-max-model-len", "chunked-prefill", id="budget"),
-    pytest.param("flags-runner", "flags", id="flags-runner"),
-    pytest.param("server-embeddings", "server", id="server-embeddings"),
-    pytest.param("metrics-parse", "server", id="metrics"),
-    pytest.param("flags-oom-risk", "flags", id="flags-family"),
-    pytest.param("config-conflict", "flags", id="conflict"),
-    pytest.param("zzz", "flags", id="fallback"),
-])
-def test_step_of(check, step):
-    assert services.step_of(check) == step
-
-
 def test_list_runs_pages_in_sql_and_counts(temp_db):
     st = Store(temp_db)
     t = st.add_target("http://h:1", "m", 256)
