@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 
+from triage.catalogue import ENGINE_STALL, POOLING_LIVELOCK
 from triage.findings import Status
 from triage.probes.seed import matrix_finding, seed_cases, seed_findings
 
@@ -37,6 +38,13 @@ def test_livelock_findings_cite_55427_with_evidence() -> None:
     assert by["probe-recovery"].status == Status.PASS
     m = by["probe-matrix"]
     assert m.status == Status.FAIL and m.evidence["workaround_ok"] is True and "passes" in m.title
+
+
+def test_a_stall_on_a_version_with_the_fix_is_not_55427() -> None:
+    lock = _rec("livelock-031-short-long-t256")
+    [live] = [f for f in seed_findings([lock], 256, "0.32.0") if f.check == "probe-livelock"]
+    assert live.evidence["failure_mode"] == ENGINE_STALL.id and live.refs == list(ENGINE_STALL.refs)
+    assert POOLING_LIVELOCK.refs[0] not in live.refs and live.fix == ENGINE_STALL.fix(now=True)
 
 
 def test_stuck_waiting_is_not_blamed_on_55427() -> None:

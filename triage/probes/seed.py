@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE, explain_stall
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, ProbeOutcome
@@ -85,7 +85,16 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
     ran = [o for o in outcomes if o.outcome != "skipped"]
     livelocks = [o for o in ran if o.outcome == LIVELOCK]
     stuck = [o for o in ran if o.outcome == STUCK_WAITING]
+    mode = explain_stall(LIVELOCK, version)  # a version with the fix: never #55427
     for o in livelocks:
+        if mode is not POOLING_LIVELOCK:
+            out.append(Finding(
+                "probe-livelock", Status.FAIL,
+                f"{o.description}: engine stall on vLLM {version} (carries the fix of {POOLING_LIVELOCK.refs[0]}: "
+                f"not it): running >= 1, no progress; verdict after {o.time_to_verdict_s} s",
+                {**_evidence(o, max_model_len, version), "failure_mode": mode.id, "stall": o.extra.get("stall")},
+                mode.fix(now=True), list(mode.refs), mode.mechanism))
+            continue
         out.append(Finding(
             "probe-livelock", Status.FAIL,
             f"{o.description}: livelock ({POOLING_LIVELOCK.refs[0]}): running >= 1, waiting 0, no progress; "
