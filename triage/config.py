@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from triage.answers import STATED, facts as answer_facts
 from triage.sources import Fact, SourceResult
+from triage.target import Truncation
 from triage.vllm import defaults
 from triage.catalogue.versions import parse_version
 
@@ -231,11 +232,15 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
                 r2 = defaults.budget_with_chunked_prefill_off(mml, value)
                 value, detail = int(r2.value), f"{detail}; {r2.detail}"  # type: ignore[call-overload]
             _rule(cfg, "max_num_batched_tokens", value, detail)
-    t = cfg.get("truncate_prompt_tokens")
+    try:
+        truncation = Truncation.parse(cfg.get("truncate_prompt_tokens"))  # the one parser (triage.target)
+    except ValueError:
+        truncation = Truncation()  # a value vLLM itself rejects: no effective truncation to derive
     mml = cfg.get("max_model_len")
-    if t == -1 and isinstance(mml, int):
+    if truncation.kind == "max_model_len" and isinstance(mml, int):
         _rule(cfg, "truncate_effective", mml, "truncate_prompt_tokens -1 means max_model_len for pooling")
-    elif isinstance(t, int) and t != -1:
+    elif truncation.kind == "tokens":
         cfg.values["truncate_effective"] = Fact(
-            "truncate_effective", t, cfg.values["truncate_prompt_tokens"].source, "as sent by the client"
+            "truncate_effective", truncation.tokens, cfg.values["truncate_prompt_tokens"].source,
+            "as sent by the client"
         )
