@@ -113,6 +113,7 @@ class _EngineState:
         self.prev_ts: Optional[float] = None
         self.hists = {k: WindowedHistogram(window_s) for k in QUANTILES}
         self.alert: Optional[dict[str, Any]] = None  # the open alert window
+        self.noted_since: Optional[float] = None  # the no-progress window already reported as undecided
 
 
 class ScrapeError(RuntimeError):
@@ -345,6 +346,20 @@ class Watcher:
         }
 
     def _alert_transition(self, label: str, es: _EngineState, state: StallState, ts: float) -> Optional[AlertEvent]:
+        if state.waiting_for_step and es.alert is None and es.noted_since != state.since:
+            # past the threshold, inside the step the measured prefill rate predicts: say what is known
+            assert state.since is not None and state.kind is not None and state.window_s is not None
+            es.noted_since = state.since
+            msg = (
+                f"no progress for {ts - state.since:.0f}s with running={_n(state.running)} "
+                f"waiting={_n(state.waiting)}, but one engine step should take ~{state.expected_step_s:.1f}s at "
+                f"this server's measured prefill rate (vLLM {self.vllm_version or 'version unknown'}): not a stall "
+                "yet; a stall if nothing moves (KV cache usage, finished prompts) by "
+                f"{hhmmss(state.since + state.window_s)}"
+            )
+            return AlertEvent(
+                "undecided", label, state.kind, state.since, ts, state.running, state.waiting, ts - state.since, msg
+            )
         if state.stalled and es.alert is None:
             assert state.since is not None and state.kind is not None
             es.alert = {
