@@ -80,3 +80,17 @@ def test_recorded_sweep_has_the_contract_rows() -> None:
     assert all(ROW_KEYS <= set(r) and r["ok"] == r["requests"] and r["requests_per_s"] > 0 for r in rows)
     assert all(r["elapsed_s"] <= 12.0 + 30 for r in rows)
     assert "api_server_cpu_percent" in rows[-1]  # psutil context on a local server
+
+
+def test_recorded_sweep_matches_vllm_bench_within_20_percent() -> None:
+    """Same server, same minute: the probe's row for C against `vllm bench serve --max-concurrency C`."""
+    d = RECORDED / "0.31.0-tiny-qwen3"
+    if not (d / "bench-summary.json").exists():
+        pytest.skip("no recorded bench run")
+    rows = {r["concurrency"]: r for r in json.loads((d / "probe.json").read_text())["evidence"]["rows"]}
+    bench = json.loads((d / "bench-summary.json").read_text())
+    assert bench, "bench ran"
+    for c, b in bench.items():
+        assert b["rc"] == 0 and b["completed"] == b["num_prompts"]
+        ratio = rows[int(c)]["requests_per_s"] / b["request_throughput"]
+        assert 0.8 <= ratio <= 1.2, (c, ratio)
