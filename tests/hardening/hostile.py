@@ -33,6 +33,7 @@ class Behaviour:
     escape: bool = False  # a model id carrying terminal escape sequences
     slow: tuple[str, ...] = ()  # paths whose answer trickles out one byte a second
     endless_metrics: bool = False  # /metrics as a chunked stream that never ends
+    metrics_bytes: int = 0  # /metrics as one page of this many bytes (Content-Length), generated as it is sent
     max_model_len: Any = 256
     bodies: dict[str, Any] = field(default_factory=dict)  # path -> JSON value, or bytes sent as they are
     metrics_text: str | None = None
@@ -117,6 +118,8 @@ class HostileServer:
                 try:
                     if path == "/metrics" and server.b.endless_metrics:
                         return self._endless()
+                    if path == "/metrics" and server.b.metrics_bytes:
+                        return self._huge(server.b.metrics_bytes)
                     if path == "/metrics":
                         body = server.metrics(key).encode()
                         ctype = "text/plain; version=0.0.4"
@@ -143,6 +146,21 @@ class HostileServer:
                     else:
                         self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _huge(self, n: int) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(n))
+                self.end_headers()
+                block = (b'vllm:num_requests_running{engine="0",model_name="m"} 0\n' * 20000)
+                sent = 0
+                try:
+                    while sent < n and not server.stop.is_set():
+                        part = block[: n - sent]
+                        self.wfile.write(part)
+                        sent += len(part)
+                except (BrokenPipeError, ConnectionResetError, OSError):
                     pass
 
             def _endless(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 from triage.cli import CLI_SCHEMA, add_db_arg, open_store, print_json
 from triage.export.json_ import ImportError_, import_run
 
-MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a day of 1 s watch samples is ~25 MB of JSON
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024  # a day of 1 s watch samples is ~13 MB of JSON
 
 
 def register(sub: argparse._SubParsersAction) -> None:
