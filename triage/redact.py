@@ -30,11 +30,11 @@ _PATTERNS = [
     # --api-key VALUE / --api-key=VALUE / --api-key "A B" / --api-key='X' / --api-key \<newline> X / X\ Y
     re.compile(r"""(?i)(--api-key(?:[ \t]*=[ \t]*|[ \t]+|(?:[ \t]*\\\r?\n[ \t]*)+))"""
                r"""("[^"]*"?|'[^']*'?|(?:\\.|[^\s"'\\])+)"""),
-    re.compile(r"(?i)([\"']?api_key[\"']?\s*[:=]\s*\[?\s*[\"']?)([^\"',}\s)\]]+)"),
     # FOO_KEY=value, FOO_TOKEN=value, FOO_SECRET=value (env dumps, docker -e), quoted values whole; upper
     # case as environment variables are (kv_bytes_per_token=147456 in a log line is no secret)
     re.compile(r"(\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b\s*=\s*)(\"[^\"]*\"?|'[^']*'?)"),
     re.compile(r"(\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"',}\[]+)"),
+    re.compile(r"(?i)([\"']?api_key[\"']?\s*[:=]\s*\[?\s*[\"']?)([^\"',}\s)\]]+)"),
     # credentials in a URL: scheme://user:password@host
     re.compile(r"(://[^/\s:@]+:)([^@\s/]+)(?=@)"),
     # OpenAI-style keys seen bare
