@@ -116,7 +116,10 @@ def test_fleet_names_the_replica_window_and_55427(hung: dict[str, Any], server_0
     assert f["evidence"]["mode"] == POOLING_LIVELOCK.id and POOLING_LIVELOCK.refs[0] in f["refs"]
     assert f["evidence"]["version"] == "0.31.0"
     assert f["fix"] == POOLING_LIVELOCK.fix(now=True)
-    (ep,) = f["evidence"]["episodes"]
+    # the episode of our hang (a shared lab server may show other tests' short hangs beside it)
+    ours = [e for e in f["evidence"]["episodes"] if e["start"] <= hung["abort"] and e["end"] >= hung["start"]]
+    assert len(ours) == 1, f["evidence"]["episodes"]
+    ep = ours[0]
     assert ep["kind"] == LIVELOCK
     assert hung["start"] - SCRAPE_S * 2 <= ep["start"] <= hung["abort"]
     assert ep["start"] < ep["end"] <= hung["abort"] + 2 * SCRAPE_S
