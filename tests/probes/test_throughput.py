@@ -57,6 +57,8 @@ def _row(c: int, rps: float, **ctx: float) -> dict:
         pytest.param([_row(16, 400), _row(64, 410, api_server_cpu_percent=60, engine_cpu_percent=100)],
                      Status.PASS, None, id="engine-bound"),
         pytest.param([_row(16, 400), _row(64, 410)], Status.PASS, None, id="flat-no-context"),
+        pytest.param([_row(16, 400), _row(64, 410, api_server_cpu_percent=40, engine_cpu_percent=100,
+                                              max_engine_waiting=12)], Status.WARN, "budget", id="budget-bound"),
     ],
 )
 def test_judge_mode_8(rows: list, status: Status, cause: str | None) -> None:
@@ -65,7 +67,8 @@ def test_judge_mode_8(rows: list, status: Status, cause: str | None) -> None:
     f = throughput_finding(rows)
     assert f.status == status
     if cause:
-        assert f.fix == THROUGHPUT_BOTTLENECK.fix({"cause": cause}) and "--api-server-count" in f.fix
+        assert f.fix == THROUGHPUT_BOTTLENECK.fix({"cause": cause})
+        assert ("--api-server-count" if cause == "api-server" else "--max-num-seqs") in f.fix
         assert f.refs == list(THROUGHPUT_BOTTLENECK.refs)
 
 

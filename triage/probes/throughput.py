@@ -10,8 +10,9 @@ the server's own token count, so a row for C compares with `vllm bench serve --b
 
 Rows (the `throughput` finding's evidence ``rows``): concurrency, requests, ok, elapsed_s,
 requests_per_s, inputs_per_s, tokens_per_s, p50_s, p95_s, p99_s, plus api_server_cpu_percent /
-engine_cpu_percent (psutil, when the server runs on this host) and gpu_utilization_percent (NVML, when a
-GPU is visible here). The verdict on them is catalogue mode `throughput-bottleneck`.
+engine_cpu_percent (psutil, when the server runs on this host), gpu_utilization_percent (NVML, when a
+GPU is visible here) and max_engine_waiting (/metrics num_requests_waiting sampled each second).
+The verdict on them is catalogue mode `throughput-bottleneck`.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
 
     Saturated = the last step's requests/s grew less than PLATEAU_GAIN over the step before. Then the
     API server process near a full core while the engine's processes are not (or the GPU is idle) is the
-    front-end bottleneck; the engine busy is the hardware's capacity (pass, with the figure).
+    front-end bottleneck; requests waiting in the engine's own queue with the front-end not saturated is
+    the batch budget; the engine busy without a queue is the hardware's capacity (pass, with the figure).
     """
     good = [r for r in rows if r.get("requests_per_s")]
     if len(good) < 2:
@@ -113,6 +115,10 @@ def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
             f", GPU {gpu:.0f} %" if gpu is not None else ""
         )
         return Status.WARN, f"{flat}: {ctx}: the front-end is the bottleneck", "api-server"
+    queued = last.get("max_engine_waiting")
+    if queued and queued > 0 and not (api is not None and api >= BUSY_CPU_PERCENT):
+        return Status.WARN, f"{flat}: up to {queued:.0f} requests waited in the engine's queue: the batch " \
+            "budget (max_num_seqs / max_num_batched_tokens) caps it", "budget"
     if api is None and gpu is None:
         return Status.PASS, f"{flat}: saturated; no process or GPU context here to say where", None
     ctx = ", ".join(
@@ -258,13 +264,31 @@ async def _step(
             gpu.append(u)
             await asyncio.sleep(0.5)
 
+    waiting: list[float] = []
+
+    async def sample_queue() -> None:
+        """The engine's own queue (/metrics num_requests_waiting): > 0 at saturation = the batch budget."""
+        from triage.vllm.metrics import parse_metrics
+
+        while not stop:
+            try:
+                page = parse_metrics(await ctx.pc.metrics_text())
+                waiting.extend(e.num_requests_waiting or 0.0 for e in page.engines.values())
+            except Exception:  # no /metrics (or --disable-log-stats: no vllm series): no queue figure
+                return
+            if not page.engines:
+                return
+            await asyncio.sleep(1.0)
+
     procs.start()
-    await asyncio.gather(*(worker() for _ in range(concurrency)), sample_gpu())
+    await asyncio.gather(*(worker() for _ in range(concurrency)), sample_gpu(), sample_queue())
     elapsed = time.monotonic() - t0
     row = summarize(concurrency, exchanges, elapsed)
     row.update(procs.read())
     if gpu:
         row["gpu_utilization_percent"] = round(sum(gpu) / len(gpu), 1)
+    if waiting:
+        row["max_engine_waiting"] = max(waiting)
     return row, exchanges
 
 
