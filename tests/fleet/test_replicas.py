@@ -49,7 +49,7 @@ def test_a_gap_is_no_verdict() -> None:
 def test_names_and_queries() -> None:
     assert selector("vllm:x", '{job="vllm"}') == 'vllm:x{job="vllm"}'
     assert selector("vllm:x", "") == "vllm:x"
-    assert all("sum by" in q or "max by" in q for q in queries('{job="v"}').values())
+    assert all(" by (" in q and "job=\"v\"" in q for q in queries('{job="v"}').values())
     name = replica_name({"instance": "10.0.0.1:8000", "engine": "0", "job": "vllm"})
     assert name == "instance=10.0.0.1:8000 engine=0"
     assert replica_name({"pod": "p-1", "instance": "i", "engine": "0"}).startswith("pod=p-1")

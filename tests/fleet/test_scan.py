@@ -89,3 +89,26 @@ def test_bad_selector_and_missing_metric(backfilled: Backfilled) -> None:
 ])
 def test_chunks(start: float, end: float, step: float, limit: int, want: list[tuple[float, float]]) -> None:
     assert chunks(start, end, step, limit) == want
+
+
+def test_a_target_prometheus_cannot_scrape_is_named() -> None:
+    import time
+
+    from triage.lab import prometheus
+    from triage.lab.server import free_port
+
+    dead = f"127.0.0.1:{free_port()}"
+    p = prometheus.up([f"http://{dead}"])
+    try:
+        deadline = time.time() + 20
+        while True:
+            end = time.time()
+            res = scan(p.url, end - 60, end, step=2, ask_versions=False)
+            if res.unscraped or time.time() > deadline:
+                break
+            time.sleep(1)
+    finally:
+        prometheus.down(p.pid)
+    found = findings(res)
+    un = [f for f in found if f.check == "fleet-replica-unscraped"]
+    assert len(un) == 1 and dead in un[0].title and un[0].status == Status.UNKNOWN

@@ -32,9 +32,10 @@ REQUIRED = ("num_requests_running", "num_requests_waiting", "prompt_tokens_total
 PROGRESS = ("kv_cache_usage_perc", "prefix_cache_queries_total", "prompt_tokens_total", "request_success_total")
 CACHE_CONFIG = "cache_config"  # the query whose labels give the KV cache size in tokens
 SCRAPED_AT = "scraped_at"  # the query giving, per step, when the sample it shows was scraped
+UP = "up"  # Prometheus' own per-target series: a target it scrapes that has no vLLM series shows here
 
 __all__ = [
-    "BY", "CACHE_CONFIG", "SCRAPED_AT", "DEFAULT_STALL_S", "METRICS", "PROGRESS", "REPLICA_LABELS", "REQUIRED",
+    "BY", "CACHE_CONFIG", "SCRAPED_AT", "UP", "DEFAULT_STALL_S", "METRICS", "PROGRESS", "REPLICA_LABELS", "REQUIRED",
     "Episode", "episodes", "kv_tokens_from", "queries", "replica_name", "scraped", "selector", "to_sample",
 ]
 
@@ -54,6 +55,7 @@ def queries(match: str = "") -> dict[str, str]:
     # step shorter than the scrape interval, or the minutes after a server went away, would show frozen
     # counters. The scrape's own timestamp tells a new sample from a repeat.
     qs[SCRAPED_AT] = f"max by ({BY}) (timestamp({selector(RUNNING, match)}))"
+    qs[UP] = f"min by (job, instance) ({selector('up', match)})"
     qs[CACHE_CONFIG] = f"max by ({BY}, num_gpu_blocks, block_size) ({selector(CACHE_CONFIG_INFO, match)})"
     return qs
 

@@ -15,7 +15,7 @@ from triage.catalogue import explain_stall
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
 from triage.fleet.prom import CHUNK_POINTS, PromError, query_ranges
-from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT,
+from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT, UP,
                                    Episode, episodes, kv_tokens_from, queries, replica_name, scraped, to_sample)
 from triage.sample import EngineSample
 
@@ -24,6 +24,7 @@ CHECK_STALL = "fleet-replica-stalled"  # a replica's engine stalled (the mode sa
 CHECK_CLEAN = "fleet-replicas-clean"
 CHECK_PROMETHEUS = "fleet-prometheus"
 CHECK_METRIC = "fleet-metric-missing"
+CHECK_UNSCRAPED = "fleet-replica-unscraped"
 
 
 @dataclass
@@ -50,6 +51,7 @@ class FleetScan:
     replicas: list[Replica] = field(default_factory=list)
     errors: list[PromError] = field(default_factory=list)
     missing_metrics: list[str] = field(default_factory=list)  # carried by no replica at all
+    unscraped: dict[str, tuple[int, int]] = field(default_factory=dict)  # instance -> (steps up == 0, steps)
     timings: dict[str, float] = field(default_factory=dict)
     queries: dict[str, str] = field(default_factory=dict)
 
@@ -81,12 +83,16 @@ def scan(prometheus: str, start: float, end: float, *, step: float = 15.0, match
     per: dict[tuple[tuple[str, str], ...], dict[str, dict[float, float]]] = {}
     labels_of: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
     kv_of: dict[tuple[tuple[str, str], ...], float | None] = {}
+    up_of: dict[str, dict[float, float]] = {}
     for fname, res in results.items():
         out.errors.extend(res.errors)
         for s in res.series.values():
             key = tuple(sorted((k, v) for k, v in s.labels.items() if k in REPLICA_KEY))
             if fname == CACHE_CONFIG:
                 kv_of[key] = kv_tokens_from(s.labels)
+                continue
+            if fname == UP:
+                up_of[s.labels.get("instance", "")] = s.points
                 continue
             per.setdefault(key, {})[fname] = s.points
             labels_of[key] = s.labels
@@ -103,6 +109,9 @@ def scan(prometheus: str, start: float, end: float, *, step: float = 15.0, match
         if not r.missing:
             r.episodes = episodes(r.samples, threshold_s)
         out.replicas.append(r)
+    seen = {r.labels.get("instance") for r in out.replicas}
+    out.unscraped = {inst: (sum(1 for v in pts.values() if v == 0), len(pts)) for inst, pts in sorted(up_of.items())
+                     if inst not in seen and any(v == 0 for v in pts.values())}
     out.timings["rule_s"] = round(time.perf_counter() - t1, 3)
     stalled = [r for r in out.replicas if r.episodes and r.labels.get("instance")]
     if ask_versions and stalled:
@@ -161,6 +170,13 @@ def findings(res: FleetScan) -> list[Finding]:
                           "seen": mode.evidence.get("fleet", ""),
                           "episodes": [episode_dict(ep) for ep in eps]},
                 fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism))
+    for inst, (down, steps) in res.unscraped.items():
+        out.append(Finding(check=CHECK_UNSCRAPED, status=Status.UNKNOWN,
+                           title=f"instance={inst}: Prometheus could not scrape it (up == 0 at {down} of {steps} "
+                                 "steps) and holds no vLLM series for it: the stall rule cannot judge it",
+                           evidence={"instance": inst, "steps_down": down, "steps": steps},
+                           fix="Check that the server is up and that its /metrics answers Prometheus "
+                               "(`python -m triage check --url` on it)."))
     clean = [r.name for r in res.replicas if not r.episodes and not r.missing]
     if clean:
         out.append(Finding(check=CHECK_CLEAN, status=Status.PASS,
@@ -184,4 +200,5 @@ def summary(res: FleetScan) -> dict[str, Any]:
                      for r in res.replicas],
         "errors": [{"query": e.query, "message": e.message, "kind": e.kind} for e in res.errors],
         "missing_metrics": res.missing_metrics,
+        "unscraped": {k: {"steps_down": a, "steps": b} for k, (a, b) in res.unscraped.items()},
     }
