@@ -131,3 +131,14 @@ def test_openwebui_settings_from_env() -> None:
     assert s is not None and (s.base_url, s.model, s.batch_size) == ("http://x:8000", "m", 8)
     assert s.public()["api_key"] == "set" and "sk-secret-42" not in json.dumps(s.public())
     assert openwebui.OpenWebUISettings.from_env({}) is None
+
+
+def test_openwebui_missing_key_recorded_401() -> None:
+    p = REC / "0.32.0-tiny-qwen3-apikey" / "openwebui-401.json"
+    if not p.exists():
+        pytest.skip("no recording")
+    e, models = (ex(d) for d in json.loads(p.read_text()))
+    s = openwebui.OpenWebUISettings(e.path.rsplit("/embeddings", 1)[0], None, e.request["model"], 2)
+    f = openwebui.verdict(s, e, models)
+    assert e.status == 401 and f.status == Status.FAIL and f.evidence["problem"] == "api-key"
+    assert f.fix == get("openwebui-misconfig").fix({"problem": "api-key"})

@@ -73,3 +73,16 @@ def test_langchain_defaults_big_vocab_200_meaningless(server_032_bigvocab: LabSe
     _assert_langchain(by)
     f = by["clients-langchain-defaults"]
     assert "error" not in f.evidence and abs(f.evidence["cosine"]) < 0.5
+
+
+def test_openwebui_without_the_servers_key_gets_401(server_032_apikey: LabServer) -> None:
+    from triage.probes import openwebui
+    key = server_032_apikey.args[server_032_apikey.args.index("--api-key") + 1]
+    base = server_032_apikey.url + "/v1"
+    f, exs = openwebui.check(openwebui.OpenWebUISettings(base, None, server_032_apikey.served_model, 2),
+                             server_032_apikey.url)
+    assert exs[0].status == 401 and f.status == Status.FAIL and f.evidence["problem"] == "api-key"
+    assert f.fix == get("openwebui-misconfig").fix({"problem": "api-key"})
+    ok, _ = openwebui.check(openwebui.OpenWebUISettings(base, key, server_032_apikey.served_model, 2),
+                            server_032_apikey.url)
+    assert ok.status == Status.PASS and key not in str(ok.evidence)
