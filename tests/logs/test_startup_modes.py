@@ -58,6 +58,13 @@ def test_a_server_that_never_started_names_cause_and_fix(case: str, check: str, 
     assert "log-engine-stats" not in by  # not "no engine stats lines": the server never got there
 
 
+@pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])
+def test_task_embed_refused_by_both_versions(version: str) -> None:
+    """Both releases refuse --task at argparse with the same Hint line (recorded on real servers)."""
+    f = _by(STARTUP / f"{version}-task-embed" / "server.log")["log-removed-flag"]
+    assert f.status == Status.FAIL and f.evidence["hint"] and "--runner pooling" in f.fix
+
+
 def test_removed_flag_fix_names_the_replacement() -> None:
     f = _by(_log("task-embed"))["log-removed-flag"]
     assert "--runner pooling" in f.fix and f.evidence["removed"][0]["option"] == "--task"
