@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from triage.catalogue import POOLING_LIVELOCK
 from ui_apptest import ROOT
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -145,8 +146,8 @@ def test_livelock_on_0310_then_probes_stats_logs_history_report(page, server_031
     enter_target(pg, srv, "031")
     walk_checklist(pg, "031")
     summary = pg.get_by_test_id("stAlertContentError").filter(has_text="FAIL").first
-    expect(summary).to_contain_text("Livelock risk", timeout=SLOW)
-    expect(summary).to_contain_text("vllm#55427")
+    expect(summary).to_contain_text("Livelock", timeout=SLOW)  # the check's title names the record's issue
+    expect(summary).to_contain_text(POOLING_LIVELOCK.refs[0])
     expect(pg.get_by_role("heading", name=re.compile(r"^7\. max_model_len vs truncate_prompt_tokens — .*FAIL"))
            ).to_be_visible()
     shot(pg, "031-2-checklist")
@@ -209,7 +210,8 @@ def test_pass_on_0320(page, server_032_livelock):  # type: ignore[no-untyped-def
     walk_checklist(pg, "032")
     expect(pg.get_by_role("heading", name=re.compile(r"^7\. max_model_len vs truncate_prompt_tokens — .*PASS"))
            ).to_be_visible()
-    expect(pg.locator("summary").filter(has_text="carries the fix for vllm#55427").first).to_be_visible()
+    expect(pg.locator("summary").filter(has_text=f"carries the fix for {POOLING_LIVELOCK.refs[0]}").first
+           ).to_be_visible()
     shot(pg, "032-2-checklist")
 
 
