@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import httpx
@@ -54,12 +53,10 @@ def test_empty_figure_says_so() -> None:
 def test_day_of_one_second_samples_is_reduced_and_fast() -> None:
     rows, _ = _watch_rows()
     day = [rows[i % len(rows)].with_(ts=1_700_000_000.0 + i) for i in range(86_400)]
-    t0 = time.perf_counter()
     fig = engine_stats_figure(day)
-    took = time.perf_counter() - t0
     assert all(len(t.x) <= MAX_POINTS for t in fig.data)
     assert max(next(t for t in fig.data if t.name == "running").y) == 1  # the stall plateau survives
-    assert took < 5.0  # bench/bench_chart.py measures the 1 s target on a quiet machine
+    # the speed target (1 s for a day of samples) is measured in bench/bench_chart.py, not here
 
 
 def test_stored_run_rows_read_back_as_samples() -> None:
