@@ -27,7 +27,7 @@ def test_sync_deadline_is_total_not_per_read() -> None:
     with HostileServer(Behaviour(slow=("/metrics",))) as s, VllmClient(s.url, timeout_s=2) as c:
         t0 = time.monotonic()
         r = c.get("/metrics")
-        assert time.monotonic() - t0 < 4
+        assert time.monotonic() - t0 < 10  # deadline 2 s; the trickle alone would run far longer
         assert r.error_kind == "timeout" and "total deadline" in (r.error or "")
 
 
@@ -41,7 +41,7 @@ def test_async_deadline_is_total_not_per_read() -> None:
 
     with HostileServer(Behaviour(slow=("/metrics",))) as s:
         took, ex = asyncio.run(go(s.url))
-    assert took < 4 and ex.status is None and ex.error_kind == "timeout"  # type: ignore[attr-defined]
+    assert took < 10 and ex.status is None and ex.error_kind == "timeout"  # type: ignore[attr-defined]
 
 
 @pytest.mark.timeout(60)
