@@ -153,7 +153,8 @@ def test_a_crashing_check_becomes_an_error_finding(store: Store, monkeypatch) ->
 
 def test_dev_mode_server_alone_knows_chunked_prefill_but_asks_for_the_budget(store: Store) -> None:
     spec = Target(url="http://vllm.test:8000", truncation=4096)
-    res = run_checklist(spec, store, options=NO_GPU, transport=replay.transport(replay.ENGINE / "0.31.0-tiny-qwen3-defaults-devmode"))
+    devmode = replay.transport(replay.ENGINE / "0.31.0-tiny-qwen3-defaults-devmode")
+    res = run_checklist(spec, store, options=NO_GPU, transport=devmode)
     v = verdict(res.findings)
     assert v.status == Status.UNKNOWN
     assert v.evidence["preconditions"]["enable_chunked_prefill"]["source"] == "server"
