@@ -16,19 +16,7 @@ from triage.export import EXPORT_FORMATS
 from triage.probes import PROBE_SETS
 from triage.steps import STEPS
 from triage.target import Target, Truncation
-from ui.values import (
-    ChecklistEvent,
-    LogView,
-    ModelInfo,
-    ProbeEvent,
-    ProbeRunView,
-    ProbeView,
-    RunDetail,
-    RunPage,
-    RunRow,
-    SavedTarget,
-    StatsView,
-)
+from ui import values as v  # the page value types, as the real services return them
 
 URL = "http://127.0.0.1:55975"
 MODEL = "/root/.cache/vllm-triage/lab/models/tiny-qwen3"
@@ -59,17 +47,17 @@ class FakeServices:
         self.models_error = models_error
         self.n_runs = n_runs
         self.calls: list[tuple[str, Any]] = []
-        self.saved: list[SavedTarget] = [
-            SavedTarget(1, URL, MODEL, Truncation.parse(256), "vllm serve … --max-model-len 256", "lab 0.31")]
+        self.saved: list[v.SavedTarget] = [
+            v.SavedTarget(1, URL, MODEL, Truncation.parse(256), "vllm serve … --max-model-len 256", "lab 0.31")]
 
     # the same surface as ui.services.Services -----------------------------------------------
-    def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[ModelInfo]:
+    def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[v.ModelInfo]:
         self.calls.append(("list_models", (url, api_key)))
         if self.models_error:
             raise services.ServiceError(self.models_error)
-        return [ModelInfo(MODEL, MODEL, 256)]
+        return [v.ModelInfo(MODEL, MODEL, 256)]
 
-    def saved_targets(self) -> list[SavedTarget]:
+    def saved_targets(self) -> list[v.SavedTarget]:
         return list(self.saved)
 
     def save_target(self, form: Target) -> Target:
@@ -86,53 +74,53 @@ class FakeServices:
         self.calls.append(("with_answers", answers))
         return services.Services.with_answers(self, form, answers)  # type: ignore[arg-type]
 
-    def iter_checklist(self, form: Target) -> Iterator[ChecklistEvent]:
+    def iter_checklist(self, form: Target) -> Iterator[v.ChecklistEvent]:
         self.calls.append(("iter_checklist", form))
         for i, f in enumerate(self.findings, 1):
             step = services.step_of(f.check)
-            yield ChecklistEvent("step", step, None, 11, "", i, len(STEPS))
-            yield ChecklistEvent("finding", step, f, 11)
+            yield v.ChecklistEvent("step", step, None, 11, "", i, len(STEPS))
+            yield v.ChecklistEvent("finding", step, f, 11)
         if self.error:
-            yield ChecklistEvent("error", None, None, None, self.error)
+            yield v.ChecklistEvent("error", None, None, None, self.error)
         else:
-            yield ChecklistEvent("done", None, None, 11, "fail")
+            yield v.ChecklistEvent("done", None, None, 11, "fail")
 
     def probe_sets(self) -> tuple[Any, ...]:
         return PROBE_SETS
 
     def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
-                   deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
+                   deadline_s: float = 30.0, on_event: Callable[[v.ProbeEvent], None] | None = None) -> v.ProbeRunView:
         self.calls.append(("run_probes", {"sets": sets, "allow_hang": allow_hang, "deadline_s": deadline_s}))
         if self.error:
             raise services.ServiceError(self.error)
-        probes = [ProbeView("conformance/list-input", "ok", 0.2, 0.2, 200, {"request": {"input": ["a", "b"]}}),
-                  ProbeView("conformance/normalize", "http-error", 0.1, 0.1, 400,
+        probes = [v.ProbeView("conformance/list-input", "ok", 0.2, 0.2, 200, {"request": {"input": ["a", "b"]}}),
+                  v.ProbeView("conformance/normalize", "http-error", 0.1, 0.1, 400,
                             {"response": {"error": "Parameter `normalize` was removed"}})]
         if "seed" in sets:
-            probes.append(ProbeView("seed/short-long", "livelock", 8.1, 6.0, None,
+            probes.append(v.ProbeView("seed/short-long", "livelock", 8.1, 6.0, None,
                                     {"samples": [{"t": 1.0, "running": 1, "waiting": 0}],
                                      "recovery": {"aborted_at_s": 6.1, "recovered_s": 7.0}}))
         for p in probes:
             if on_event:
-                on_event(ProbeEvent(p.probe, "running", "", 0.0))
-                on_event(ProbeEvent(p.probe, p.outcome, "", p.duration_s))
-        return ProbeRunView(12, probes, [LIVELOCK] if "seed" in sets else [])
+                on_event(v.ProbeEvent(p.probe, "running", "", 0.0))
+                on_event(v.ProbeEvent(p.probe, p.outcome, "", p.duration_s))
+        return v.ProbeRunView(12, probes, [LIVELOCK] if "seed" in sets else [])
 
-    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 10.0) -> StatsView:
+    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 10.0) -> v.StatsView:
         self.calls.append(("stats_tick", form.url))
         if self.error:
             raise services.ServiceError(self.error)
         session["n"] = session.get("n", 0) + 1
         alert = {"kind": "livelock", "since": 1_795_986_100.0, "confirmed_at": 1_795_986_110.0}
-        return StatsView(None, {"num_requests_running": 1.0, "num_requests_waiting": 0.0}, alert, session["n"])
+        return v.StatsView(None, {"num_requests_running": 1.0, "num_requests_waiting": 0.0}, alert, session["n"])
 
     def analyze_log(self, text: str, target_id: int | None = None, save: bool = True,
-                    secrets: tuple[str, ...] = ()) -> LogView:
+                    secrets: tuple[str, ...] = ()) -> v.LogView:
         self.calls.append(("analyze_log", len(text)))
         if "not a log" in text:
             raise services.ServiceError("This does not look like a vLLM log (no vLLM lines found).")
         stalled = Finding("log-livelock-suspect", Status.FAIL, "Engine stalled: Running 1, Waiting 0, 0 tokens/s")
-        return LogView([stalled],
+        return v.LogView([stalled],
                        {"max_model_len": {"value": 256, "source": "log", "detail": "non-default args"}},
                        [{"time": None, "running": 1, "waiting": 0, "prompt_throughput": 0.0}],
                        {"lines": 120}, 13)
@@ -141,21 +129,21 @@ class FakeServices:
         return self.n_runs
 
     def list_runs(self, *, target_id: int | None = None, status: str | None = None, limit: int = 25,
-                  offset: int = 0) -> RunPage:
+                  offset: int = 0) -> v.RunPage:
         self.calls.append(("list_runs", {"target_id": target_id, "status": status, "limit": limit, "offset": offset}))
         ids = range(self.n_runs - offset, max(self.n_runs - offset - limit, 0), -1)
-        rows = [RunRow(i, "check", "fail" if i % 2 else "pass", "2026-11-29 21:00:00", None, URL, MODEL, "")
+        rows = [v.RunRow(i, "check", "fail" if i % 2 else "pass", "2026-11-29 21:00:00", None, URL, MODEL, "")
                 for i in ids]
-        return RunPage(rows, self.n_runs, limit, offset)
+        return v.RunPage(rows, self.n_runs, limit, offset)
 
-    def get_run(self, run_id: int) -> RunDetail | None:
+    def get_run(self, run_id: int) -> v.RunDetail | None:
         self.calls.append(("get_run", run_id))
         if run_id > max(self.n_runs, 13):
             return None
         fail = run_id % 2 == 1
         cfg = {"vllm_version": {"value": "0.31.0" if fail else "0.32.0", "source": "server"},
                "max_model_len": {"value": 256, "source": "server"}}
-        return RunDetail(run_id, "check", "fail" if fail else "pass", "2026-11-29 21:00:00", URL, MODEL, "",
+        return v.RunDetail(run_id, "check", "fail" if fail else "pass", "2026-11-29 21:00:00", URL, MODEL, "",
                          cfg, {}, [LIVELOCK if fail else Finding("pooling-livelock-risk", Status.PASS, "Fixed")],
                          [], 0)
 
