@@ -95,15 +95,12 @@ def _local_server_process(url: str) -> Any:
     """psutil.Process listening on the URL's port when the URL is this host's loopback, else None."""
     from urllib.parse import urlsplit
 
-    import psutil
+    from triage.sources.process import listening_process  # the one listener lookup (psutil)
 
     u = urlsplit(url)
     if u.hostname not in ("127.0.0.1", "localhost", "::1") or u.port is None:
         return None
-    for c in psutil.net_connections(kind="tcp"):
-        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == u.port and c.pid:
-            return psutil.Process(c.pid)
-    return None
+    return listening_process(u.port)
 
 
 class _EngineState:

@@ -177,13 +177,16 @@ class _Procs:
             self.why = "server is not on this host"
             return
         port = u.port or (443 if u.scheme == "https" else 80)
+        from triage.sources.process import listening_process  # the one listener lookup (psutil)
+
+        self.api = listening_process(port)
+        if self.api is None:
+            self.why = f"no local process listening on port {port}"
+            return
         try:
-            pid = next(c.pid for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port
-                       and c.status == psutil.CONN_LISTEN and c.pid)
-            self.api = psutil.Process(pid)
             self.children = self.api.children(recursive=True)
-        except (StopIteration, psutil.Error, OSError) as e:
-            self.why = f"no local process listening on port {port} ({type(e).__name__})"
+        except psutil.Error as e:
+            self.why = f"cannot list the children of pid {self.api.pid} ({type(e).__name__})"
 
     def start(self) -> None:
         for p in [self.api, *self.children]:
