@@ -24,6 +24,7 @@ def _values(name: str) -> dict[str, float | None]:
     pytest.param([0, 15, 30, 45], {0: 0.0, 15: 15.0, 30: 15.0, 45: 15.0}, [(0, 0.0), (15, 15.0)],
                  id="server-gone-stale-repeats"),
     pytest.param([0, 15], {15: 14.0}, [(15, 14.0)], id="no-sample-yet"),
+    pytest.param([0, 15], {}, [(0, 0), (15, 15)], id="scrape-times-unknown"),
 ])
 def test_scraped_drops_repeats(steps: list[float], at: dict[float, float], want: list[tuple[float, float]]) -> None:
     assert scraped(steps, at) == want

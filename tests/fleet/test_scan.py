@@ -112,3 +112,9 @@ def test_a_target_prometheus_cannot_scrape_is_named() -> None:
     found = findings(res)
     un = [f for f in found if f.check == "fleet-replica-unscraped"]
     assert len(un) == 1 and dead in un[0].title and un[0].status == Status.UNKNOWN
+
+
+def test_a_long_range_is_cut_for_the_workers() -> None:
+    w = chunks(0, 5759 * 15, 15, 10_000, parts=4)
+    assert len(w) == 4 and w[0] == (0, 1439 * 15) and w[-1][1] == 5759 * 15
+    assert chunks(0, 99 * 15, 15, 10_000, parts=4) == [(0, 99 * 15)]  # short: one request

@@ -38,11 +38,18 @@ class RangeResult:
     errors: list[PromError] = field(default_factory=list)
 
 
-def chunks(start: float, end: float, step: float, max_points: int = CHUNK_POINTS) -> list[tuple[float, float]]:
-    """Contiguous [a, b] windows on the step grid, each at most ``max_points`` points, none overlapping."""
+MIN_CHUNK_POINTS = 1_000  # below this, one request is cheaper than several
+
+
+def chunks(start: float, end: float, step: float, max_points: int = CHUNK_POINTS,
+           parts: int = 1) -> list[tuple[float, float]]:
+    """Contiguous [a, b] windows on the step grid, each at most ``max_points`` points, none overlapping;
+    a long range is cut in at least ``parts`` windows (of >= MIN_CHUNK_POINTS) so they can run at once."""
     if end < start:
         return []
     n = int(math.floor((end - start) / step)) + 1
+    if parts > 1 and n > MIN_CHUNK_POINTS:
+        max_points = min(max_points, max(MIN_CHUNK_POINTS, math.ceil(n / parts)))
     out = []
     i = 0
     while i < n:
@@ -72,12 +79,12 @@ def _get(client: httpx.Client, base: str, query: str, a: float, b: float, step: 
 
 
 def query_ranges(base: str, queries: Mapping[str, str], start: float, end: float, step: float, *,
-                 max_workers: int = 4, max_points: int = CHUNK_POINTS, timeout_s: float = 60.0,
+                 max_workers: int = 4, max_points: int = CHUNK_POINTS, timeout_s: float = 180.0,
                  headers: Mapping[str, str] | None = None,
                  on_chunk: Callable[[str, int, int], None] | None = None) -> dict[str, RangeResult]:
     """Run every query over [start, end] at ``step``; at most ``max_workers`` requests in flight."""
     base = base.rstrip("/")
-    windows = chunks(start, end, step, max_points)
+    windows = chunks(start, end, step, max_points, parts=max_workers)
     jobs = [(name, q, a, b) for name, q in queries.items() for a, b in windows]
     results = {name: RangeResult(query=q) for name, q in queries.items()}
     done = 0

@@ -77,7 +77,12 @@ def to_sample(ts: float, values: Mapping[str, Optional[float]], labels: Mapping[
 
 
 def scraped(steps: list[float], scraped_at: Mapping[float, float]) -> list[tuple[float, float]]:
-    """(step, scrape time) for the steps that show a new scrape; repeats of an older one are dropped."""
+    """(step, scrape time) for the steps that show a new scrape; repeats of an older one are dropped.
+
+    Without scrape times (that query failed) every step counts as a sample.
+    """
+    if not scraped_at:
+        return [(ts, ts) for ts in steps]
     out: list[tuple[float, float]] = []
     last: Optional[float] = None
     for ts in steps:
