@@ -45,7 +45,8 @@ def register(sub: Any) -> None:
                    help="allow the seed matrix, which may livelock the server until the probe aborts it")
     p.add_argument("--stall-seconds", type=float, default=2.0, help="no progress this long = stall (default 2)")
     p.add_argument("--deadline", type=float, default=30.0,
-                   help="seconds before an unstalled probe is slow (default 30)")
+                   help="seconds before an unstalled probe is slow (default 30); every request of a probe "
+                        "ends by this + 5 s, whatever the server sends")
     p.add_argument("--scrape-interval", type=float, default=0.5, help="seconds between /metrics scrapes (default 0.5)")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
