@@ -8,7 +8,6 @@ PID (SIGINT = fast shutdown), then the dir is removed.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import pwd
 import shutil
@@ -17,12 +16,14 @@ import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
+from triage.lab import daemons
 from triage.lab.errors import LabError
-from triage.lab.paths import lab_dir
 from triage.lab.server import HOST, _pid_alive, free_port
+
+KIND = "postgres"
 
 USER = "triage"
 OS_USER = "postgres"
@@ -46,12 +47,6 @@ class LabPostgres:
         return _pid_alive(self.pid)
 
 
-def _state_dir() -> Path:
-    d = lab_dir() / "postgres"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
-
-
 def bindir() -> Path:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
     if found:
@@ -73,18 +68,7 @@ def _run(cmd: list[str], timeout: float = 120.0) -> None:
 
 
 def status() -> list[LabPostgres]:
-    out = []
-    for f in sorted(_state_dir().glob("*.json")):
-        try:
-            p = LabPostgres(**json.loads(f.read_text()))
-        except (ValueError, TypeError):
-            f.unlink(missing_ok=True)
-            continue
-        if p.alive():
-            out.append(p)
-        else:
-            f.unlink(missing_ok=True)
-    return out
+    return daemons.running(KIND, LabPostgres)
 
 
 def _ready(port: int) -> bool:
@@ -116,7 +100,7 @@ def up(timeout_s: float = 60.0) -> LabPostgres:
         _kill_dir(d)
         raise
     pg = LabPostgres(pid=pid, port=port, dir=str(d), started_at=time.time())
-    (_state_dir() / f"{pg.name}.json").write_text(json.dumps(asdict(pg), indent=2))
+    daemons.save(KIND, pg.name, pg)
     t0 = time.time()
     while not _ready(port):
         if time.time() - t0 > timeout_s:
@@ -138,20 +122,8 @@ def _kill_dir(d: Path) -> None:
 
 
 def _stop(pg: LabPostgres, grace_s: float = 15.0) -> None:
-    try:
-        os.kill(pg.pid, signal.SIGINT)  # fast shutdown: roll back open transactions, disconnect, exit
-    except ProcessLookupError:
-        pass
-    deadline = time.time() + grace_s
-    while time.time() < deadline and _pid_alive(pg.pid):
-        time.sleep(0.1)
-    if _pid_alive(pg.pid):
-        try:
-            os.kill(pg.pid, signal.SIGQUIT)  # immediate shutdown
-        except ProcessLookupError:
-            pass
-        time.sleep(0.5)
-    (_state_dir() / f"{pg.name}.json").unlink(missing_ok=True)
+    daemons.stop_pid(pg.pid, signal.SIGINT, grace_s)  # SIGINT: fast shutdown (roll back, disconnect, exit)
+    daemons.forget(KIND, pg.name)
     shutil.rmtree(pg.dir, ignore_errors=True)
 
 

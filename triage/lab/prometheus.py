@@ -7,22 +7,22 @@ the way an SRE's Prometheus would be used: through its HTTP API only.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 
+from triage.lab import daemons
 from triage.lab.errors import LabError
-from triage.lab.paths import lab_dir
 from triage.lab.server import HOST, _pid_alive, free_port
+
+KIND = "prometheus"
 
 SCRAPE_INTERVAL_S = 2.0
 JOB = "vllm"
@@ -47,12 +47,6 @@ class LabPrometheus:
 
     def alive(self) -> bool:
         return _pid_alive(self.pid)
-
-
-def _state_dir() -> Path:
-    d = lab_dir() / "prometheus"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def binary(name: str = "prometheus") -> str:
@@ -82,18 +76,7 @@ def config_text(scrape: Sequence[str], interval_s: float = SCRAPE_INTERVAL_S,
 
 
 def status() -> list[LabPrometheus]:
-    out = []
-    for f in sorted(_state_dir().glob("*.json")):
-        try:
-            p = LabPrometheus(**json.loads(f.read_text()))
-        except (ValueError, TypeError):
-            f.unlink(missing_ok=True)
-            continue
-        if p.alive():
-            out.append(p)
-        else:
-            f.unlink(missing_ok=True)
-    return out
+    return daemons.running(KIND, LabPrometheus)
 
 
 def up(scrape: Sequence[str] = (), *, interval_s: float = SCRAPE_INTERVAL_S, rule_files: Sequence[str] = (),
@@ -120,7 +103,7 @@ def up(scrape: Sequence[str] = (), *, interval_s: float = SCRAPE_INTERVAL_S, rul
                                 start_new_session=True, cwd=str(d))
     srv = LabPrometheus(pid=proc.pid, port=port, dir=str(d), scrape=list(scrape), rule_files=rules,
                         started_at=time.time())
-    (_state_dir() / f"{srv.name}.json").write_text(json.dumps(asdict(srv), indent=2))
+    daemons.save(KIND, srv.name, srv)
     t0 = time.time()
     try:
         while True:
@@ -142,27 +125,8 @@ def up(scrape: Sequence[str] = (), *, interval_s: float = SCRAPE_INTERVAL_S, rul
 
 
 def _stop(p: LabPrometheus, grace_s: float = 10.0) -> None:
-    try:
-        os.kill(p.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    deadline = time.time() + grace_s
-    while time.time() < deadline and _pid_alive(p.pid):
-        try:
-            os.waitpid(p.pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-        time.sleep(0.1)
-    if _pid_alive(p.pid):
-        try:
-            os.kill(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    try:
-        os.waitpid(p.pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-    (_state_dir() / f"{p.name}.json").unlink(missing_ok=True)
+    daemons.stop_pid(p.pid, grace_s=grace_s)
+    daemons.forget(KIND, p.name)
     shutil.rmtree(p.dir, ignore_errors=True)
 
 

@@ -1,0 +1,75 @@
+"""State files and PID stops shared by the lab's non-vLLM daemons (Prometheus, PostgreSQL).
+
+One JSON file per running daemon under ``<lab dir>/<kind>/``; a file whose process is gone is
+removed when listed. Stopping is by PID only: a signal, a bounded wait, then SIGKILL.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
+
+from triage.lab.paths import lab_dir
+from triage.lab.server import _pid_alive
+
+T = TypeVar("T")
+
+
+def state_dir(kind: str) -> Path:
+    d = lab_dir() / kind
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def save(kind: str, name: str, obj: Any) -> None:
+    (state_dir(kind) / f"{name}.json").write_text(json.dumps(asdict(obj), indent=2))
+
+
+def forget(kind: str, name: str) -> None:
+    (state_dir(kind) / f"{name}.json").unlink(missing_ok=True)
+
+
+def running(kind: str, cls: type[T]) -> list[T]:
+    """The daemons of this kind whose process is alive (stale state files are removed)."""
+    out = []
+    for f in sorted(state_dir(kind).glob("*.json")):
+        try:
+            d = cls(**json.loads(f.read_text()))
+        except (ValueError, TypeError):
+            f.unlink(missing_ok=True)
+            continue
+        if _pid_alive(d.pid):  # type: ignore[attr-defined]
+            out.append(d)
+        else:
+            f.unlink(missing_ok=True)
+    return out
+
+
+def stop_pid(pid: int, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> None:
+    """Signal ``pid``, wait up to ``grace_s`` for it to exit (reaping it if it is our child), then SIGKILL."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.time() + grace_s
+    while time.time() < deadline and _pid_alive(pid):
+        _reap(pid)
+        time.sleep(0.1)
+    if _pid_alive(pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        time.sleep(0.2)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
