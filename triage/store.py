@@ -17,7 +17,7 @@ from typing import Any, Optional
 from collections.abc import Iterable
 
 from platformdirs import user_data_dir
-from sqlalchemy import func
+from sqlalchemy import func, insert
 from sqlmodel import Field, Session, SQLModel, select
 
 from triage.db import ensure_schema, make_engine, normalize_url
@@ -101,6 +101,7 @@ class MetricSample(SQLModel, table=True):
 
 _ROW_COLUMNS = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", "prompt_tokens_total",
                 "request_success_total", "num_preemptions_total", "prompt_throughput")
+SAMPLE_FIELDS = ("engine", "ts", "source", *_ROW_COLUMNS)  # a sample's own fields (the run document's too)
 
 
 def sample_row(s: EngineSample, run_id: int | None = None, target_id: int | None = None) -> MetricSample:
@@ -244,6 +245,32 @@ def to_url(path_or_url: str) -> str:
     return f"sqlite:///{p}"
 
 
+def parse_iso(s: str | None) -> datetime | None:
+    """An ISO-8601 time (a naive one is UTC), or None."""
+    if not s:
+        return None
+    dt = datetime.fromisoformat(s)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _target_id(s: Session, t: dict[str, Any]) -> int:
+    """Reuse an identical target (same url, model, truncation, cmdline, label), else add one."""
+    q = select(Target).where(Target.url == t["url"], Target.model == t.get("model"),
+                             Target.truncate_prompt_tokens == t.get("truncate_prompt_tokens"),
+                             Target.cmdline == t.get("cmdline"), Target.label == t.get("label"))
+    found = s.exec(q).first()
+    if found is not None and found.id is not None:
+        return found.id
+    row = Target(url=t["url"], model=t.get("model"), truncate_prompt_tokens=t.get("truncate_prompt_tokens"),
+                 cmdline=t.get("cmdline"), label=t.get("label"))
+    if t.get("created_at"):
+        row.created_at = parse_iso(t["created_at"])  # type: ignore[assignment]
+    s.add(row)
+    s.flush()
+    assert row.id is not None
+    return row.id
+
+
 def _dumps(v: Any) -> str:
     return json.dumps(v, default=str, sort_keys=True)
 
@@ -370,6 +397,54 @@ class Store:
             s.add(Capture(run_id=run_id, kind=kind, name=redact_text(name, secrets),
                           content=redact_text(content, secrets)))
             s.commit()
+
+    def import_document(self, doc: dict[str, Any]) -> int:
+        """Write a checked, redacted run document (triage.export.json_) as a new run; returns its id.
+
+        Not through add_*: those stamp "now" and commit per row, while an import keeps the original
+        times and lands all-or-nothing, in one transaction."""
+        r = doc["run"]
+        with Session(self.engine) as s:
+            target_id = _target_id(s, doc["target"]) if doc.get("target") else None
+            run = Run(target_id=target_id, kind=r.get("kind") or "import", status=r.get("status") or "unknown",
+                      summary=r.get("summary") or "", config_json=_dumps(r.get("config") or {}),
+                      meta_json=_dumps(r.get("meta") or {}), finished_at=parse_iso(r.get("finished_at")))
+            if r.get("started_at"):
+                run.started_at = parse_iso(r["started_at"])  # type: ignore[assignment]
+            s.add(run)
+            s.flush()
+            run_id = run.id
+            assert run_id is not None
+            for seq, fd in enumerate(doc.get("findings") or []):
+                f = Finding.from_dict(fd)
+                s.add(FindingRow(run_id=run_id, seq=seq, check=f.check, status=Status(f.status).value, title=f.title,
+                                 evidence_json=_dumps(f.evidence), fix=f.fix, refs_json=_dumps(f.refs),
+                                 explanation=f.explanation, created_at=run.started_at))
+            for p in doc.get("probes") or []:
+                s.add(ProbeResult(run_id=run_id, probe=p["probe"], outcome=p["outcome"],
+                                  started_at=parse_iso(p.get("started_at")) or run.started_at,
+                                  duration_s=p.get("duration_s"), time_to_verdict_s=p.get("time_to_verdict_s"),
+                                  http_status=p.get("http_status"), detail_json=_dumps(p.get("detail") or {})))
+            # one executemany, not one ORM object per sample: a day of 1 s samples is 86,400 rows
+            table = MetricSample.__table__  # type: ignore[attr-defined]
+            batch: list[dict[str, Any]] = []
+            for m in doc.get("samples") or []:
+                row = {k: None for k in SAMPLE_FIELDS}
+                row.update({k: (m[k] if k in ("engine", "source") else float(m[k]))  # numbers stay numbers
+                            for k in SAMPLE_FIELDS if m.get(k) is not None})
+                row.update(run_id=run_id, target_id=target_id, extra_json=_dumps(m.get("extra") or {}),
+                           engine=row["engine"] or "0", source=row["source"] or "scrape")
+                batch.append(row)
+                if len(batch) >= 5000:
+                    s.execute(insert(table), batch)  # type: ignore[call-overload]
+                    batch = []
+            if batch:
+                s.execute(insert(table), batch)  # type: ignore[call-overload]
+            for c in doc.get("captures") or []:
+                s.add(Capture(run_id=run_id, kind=c["kind"], name=c.get("name") or "", content=c.get("content") or "",
+                              created_at=parse_iso(c.get("created_at")) or run.started_at))
+            s.commit()
+        return int(run_id)
 
     # -- reading -----------------------------------------------------------------------------
     def latest_run_id(self) -> int | None:
