@@ -18,3 +18,15 @@ def test_many_aborted_hangs_leave_a_suspect_and_never_pass() -> None:
     assert worst([x.status for x in a.findings]) == Status.FAIL
     # the concurrent hang: three running, two queued behind them (the short inputs' tokens still counted)
     assert any(s.num_requests_running == 3 and s.num_requests_waiting == 2 for s in a.samples)
+
+
+def test_defaults_server_with_an_aborted_minus_1_request_is_livelock_prone_not_pass() -> None:
+    """0.31.0 defaults, a -1 request aborted after 6 s: the hang left no stall-shaped line; the start-up
+    lines (affected version, pooling, chunked prefill, CPU budget 2048 <= 4096) still make it a warning."""
+    a = analyze_log(LOGS / "0.31.0-tiny-qwen3-defaults-defaults-031-t-1.log", year=2026)
+    by = {f.check: f for f in a.findings}
+    prone = by["log-livelock-prone-config"]
+    pre = prone.evidence["preconditions_in_log"]
+    assert (pre["max_model_len"], pre["max_num_batched_tokens"]) == (4096, 2048)
+    assert pre["max_num_batched_tokens_from"].startswith("default rule")
+    assert worst([f.status for f in a.findings]) == Status.WARN
