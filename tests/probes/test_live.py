@@ -33,9 +33,9 @@ def _check_031_matrix(srv: LabServer, store: Store) -> dict[str, str]:
     assert all(o == "ok" for p, o in got.items() if p not in HANGS_031), got
     for o in res.outcomes:
         if o.outcome == LIVELOCK:
-            # the verdict needs a full stall window and beats the deadline; the <= 10 s figure is
-            # measured by bench/bench_probe.py (timed asserts flake on a loaded 2-core box)
-            assert o.time_to_verdict_s is not None and 5.0 <= o.time_to_verdict_s < 30.0, (o.probe, o.time_to_verdict_s)
+            # the verdict needs a full stall window (default 2 s) and beats the deadline; the <= 3 s figure
+            # is measured by bench/bench_probe.py (timed asserts flake on a loaded 2-core box)
+            assert o.time_to_verdict_s is not None and 2.0 <= o.time_to_verdict_s < 30.0, (o.probe, o.time_to_verdict_s)
             assert o.recovery and o.recovery["recovered"] and o.recovery["short_request_ok"], o.recovery
             assert o.recovery["aborted_at_s"] >= o.time_to_verdict_s
             assert o.samples and all(s["running"] >= 1 and s["waiting"] == 0 for s in o.samples[-3:])
