@@ -10,6 +10,11 @@ stall rule per replica and compares what it found with what was planted. Prints 
 exits 1 when a planted episode is missed or an extra one is found.
 
     python bench/bench_fleet.py [--replicas 100] [--hours 24] [--step 15] [--livelocks 3] [--stuck 3]
+
+Measured 2026-11-30 on the shared 2-core dev box (load average 10-20 from other sessions' tests),
+Prometheus 2.42 (Debian): 6,912,000 samples (1.7 GB OpenMetrics), promtool backfill 148 s; full
+fleet scan 106.8 s (query_range 90.6 s: 10 queries x 4 chunks, 4 at once; stall rule 16.0 s over
+576,000 engine samples); planted 6 (3 livelock, 3 stuck-waiting), found 6, missed 0, extra 0.
 """
 from __future__ import annotations
 
