@@ -145,3 +145,13 @@ def test_safe_stream_catches_a_secret_split_over_writes() -> None:
     s.write("ret-42 b\n")
     s.flush()
     assert sink.text == f"a {REDACTED} b\n"
+
+
+@pytest.mark.timeout(10)
+def test_the_command_deadline_interrupts_a_blocked_main_thread() -> None:
+    from triage.cli import DeadlineExceeded, command_deadline
+
+    t0 = time.monotonic()
+    with pytest.raises(DeadlineExceeded, match="within 0.5 s"), command_deadline(0.5, "check"):
+        time.sleep(5)
+    assert time.monotonic() - t0 < 2
