@@ -39,7 +39,7 @@ def truncation_arg(text: str) -> Truncation:
     try:
         return Truncation.parse(text)
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"--truncate: {e}") from None
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def answer_keys() -> list[str]:
