@@ -38,7 +38,7 @@ from ui.adapters import (
     sample_row,
     step_of,
 )
-from ui.errors import NotAvailable, ServiceError
+from ui.errors import ServiceError
 from ui.values import (  # re-exported: pages import one module
     ChecklistEvent,
     DiffRow,
@@ -56,7 +56,7 @@ from ui.values import (  # re-exported: pages import one module
 )
 
 __all__ = ["EXPORT_FORMATS", "OUTCOME_STATUS", "PROBE_SETS", "STEPS", "ChecklistEvent", "DiffRow", "ExportFormat",
-           "LogView", "ModelInfo", "NotAvailable", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
+           "LogView", "ModelInfo", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
            "RunDiff", "RunPage", "RunRow", "SavedTarget", "ServiceError", "Services", "StatsView", "Step",
            "Target", "Truncation", "diff_runs", "effective_config", "get", "override", "plain_error", "set_override",
            "step_of"]
