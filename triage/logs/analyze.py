@@ -73,9 +73,15 @@ def analyze_log(
     clock = Clock(year)
     for lineno, raw in enumerate(physical_lines(source), start=1):
         # prefilter: an access line (most of a busy server's log) is counted without framing the record
-        if "HTTP/" in raw and raw.startswith(("(", "INFO:")) and "\x1b" not in raw:
-            key = _fast_access(raw)
-            if key is not None:
+        if "HTTP/" in raw and "\x1b" not in raw:
+            c = raw[:1]
+            if c == "(":
+                a = _FAST_ACCESS_PREFIXED_RE.match(raw) if raw.count(" pid=") == 1 else None
+            else:
+                a = _FAST_ACCESS_RE.match(raw) if c == "I" else None
+            if a is not None:  # what _fast_access(raw) reads, inlined
+                method, path, status = a.group("method", "path", "status")
+                key = (method, path.partition("?")[0][:120], status)
                 n_records += 1
                 n_lines = lineno
                 levels["INFO"] += 1
@@ -162,24 +168,45 @@ def analyze_log(
 def _fast_access(raw: str) -> Optional[tuple[str, str, str]]:
     """(method, path, status) of a `[(APIServer pid=N) ]INFO: … "POST /path HTTP/1.1" 200` line, else None
     (the full framing then reads it: the same key, at many times the cost)."""
-    start = 0
     if raw[0] == "(":
-        m = lf.PROC_PREFIX_RE.match(raw)
-        if m is None or raw.count(" pid=") != 1:
+        if raw.count(" pid=") != 1:
             return None
-        start = m.end()
-    if not raw.startswith("INFO:", start):
-        return None
-    a = lf.ACCESS_RE.search(raw, start)
+        a = _FAST_ACCESS_PREFIXED_RE.match(raw)
+    else:
+        a = _FAST_ACCESS_RE.match(raw)
     if a is None:
         return None
     return (a["method"], a["path"].split("?")[0][:120], a["status"])
 
 
+# `INFO:` then ACCESS_RE anywhere after it (what `ACCESS_RE.search(raw, after INFO:)` finds), in one match
+_FAST_ACCESS_RE = re.compile(r"(?=INFO:).*?" + lf.ACCESS_RE.pattern, re.S)
+_FAST_ACCESS_PREFIXED_RE = re.compile(lf.PROC_PREFIX_RE.pattern + r"(?=INFO:).*?" + lf.ACCESS_RE.pattern, re.S)
+
+
+# a substring every match of each pattern contains (None: always run it), in _ERROR_RULES order; a line without a
+# pattern's marker cannot match it, so its regex is skipped (tests/logs/test_fast_paths.py checks the table)
+_ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
+    "log-kv-cache-too-small": ("max seq len",),
+    "log-unsupported-head-dim": ("head_dim=", "head dim size", "head_size", "head_dim to be", "ead size", "head_size"),
+    "log-oom": ("OutOfMemoryError", "out of memory", "out of memory", None, "Cannot allocate memory",
+                "Available memory", None),
+    "log-engine-dead": ("EngineCore encountered", "EngineCore encountered", "died unexpectedly", "EngineDeadError",
+                        "EngineCore failed", "initialization failed"),
+    "signal": ("received signal",),
+}
+_ERROR_RULES_MARKED = tuple(
+    (check, tuple(zip(_ERROR_MARKERS[check], rxs, strict=True))) for check, rxs in _ERROR_RULES
+)
+
+
 def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
-    for check, rxs in _ERROR_RULES:
-        for rx in rxs:
-            m = rx.search(rec.msg)
+    msg = rec.msg
+    for check, rxs in _ERROR_RULES_MARKED:
+        for marker, rx in rxs:
+            if marker is not None and marker not in msg:
+                continue
+            m = rx.search(msg)
             if m:
                 hit = errors.get(check)
                 if hit is None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import os
+import re
+from functools import partial
 from dataclasses import dataclass
 from datetime import datetime, UTC
 from pathlib import Path
@@ -46,7 +48,7 @@ def physical_lines(source: LogSource) -> Iterator[str]:
         return
     if isinstance(source, (str, os.PathLike)):
         with open(Path(source), encoding="utf-8", errors="replace", newline="") as f:
-            yield from _read_bounded(f)
+            yield from iter(partial(f.readline, MAX_LINE), "")  # C-level loop: no generator frame per line
         return
     if hasattr(source, "readline"):
         f = source  # type: ignore[assignment]
@@ -129,7 +131,9 @@ def frame(raw: str, lineno: int, clock: Clock) -> list[LogLine]:
     raw = raw.rstrip("\r\n")
     iso_ts: Optional[float] = None
     body = raw
-    m = lf.ISO_PREFIX_RE.match(body)
+    c = body[:1]
+    # ISO_PREFIX_RE can only match a line that starts with a digit, '[' or white space: skip the regex otherwise
+    m = lf.ISO_PREFIX_RE.match(body) if c and (c.isdigit() or c == "[" or c.isspace()) else None
     if m:
         iso_ts = clock.iso(m["date"], m["time"], m["frac"], m["tz"])
         body = body[m.end() :]
@@ -140,7 +144,27 @@ def frame(raw: str, lineno: int, clock: Clock) -> list[LogLine]:
     return out
 
 
+# The common record, `(Proc pid=N) LEVEL MM-DD HH:MM:SS [src:line] msg`, read in one match: the same groups as
+# PROC_PREFIX_RE followed by VLLM_RECORD_RE (anything else takes the step-by-step path below).
+_FAST_RECORD_RE = re.compile(
+    r"(?:" + lf.PROC_PREFIX_RE.pattern + r")?" + lf.VLLM_RECORD_RE.pattern.removeprefix("^")
+)
+
+
 def _record(body: str, raw: str, lineno: int, clock: Clock, iso_ts: Optional[float]) -> LogLine:
+    f = _FAST_RECORD_RE.match(body)
+    if f is not None:
+        ts = clock.vllm(f["md"], f["hms"])
+        pid_s = f["pid"]
+        return LogLine(
+            lineno,
+            raw,
+            f["msg"],
+            ts if ts is not None else iso_ts,
+            f["level"],
+            f["proc"],
+            int(pid_s) if pid_s is not None else None,
+        )
     process = pid = None
     m = lf.PROC_PREFIX_RE.match(body)
     if m:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
 from typing import Any, Optional
 from collections.abc import Iterable
 
@@ -50,6 +51,25 @@ _EVENT_HINTS = (
     "Hint:",
 )
 
+# one `or` chain of substring tests (the cheapest gate in CPython): a line with none of them matches no event rule
+_has_event_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _EVENT_HINTS))  # noqa: S307
+
+# a cheap marker of each start-up config pattern read by StartupConfigReader.feed (a line without any of them
+# matches none: Downcasting, non-default args, engine config, API server version, banner, max model len,
+# chunked prefill on/off, resolved pooling, KV cache size)
+_CONFIG_MARKERS = (
+    "Downcasting",
+    "non-default args",
+    "LLM engine",
+    "API server version",
+    "\u2588",  # █: the banner
+    "Using max model len",
+    "hunked prefill",
+    "Resolved pooling config",
+    "KV cache size",
+)
+_has_config_marker = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _CONFIG_MARKERS))  # noqa: S307
+
 
 class StartupEvents:
     """Start-up refusals, overrides and the 'server is up' mark, as a log shows them (streaming).
@@ -64,12 +84,20 @@ class StartupEvents:
         self.supported_tasks: Optional[list[str]] = None
         self.tasks_line: Optional[tuple[int, str]] = None
         self.started: Optional[int] = None
-        self.last_lines: list[tuple[int, str]] = []  # the log's last few records, for a start that just stops
+        self._tail: deque[tuple[int, str]] = deque(maxlen=EVENT_TAIL)  # the log's last few records
+
+    @property
+    def last_lines(self) -> list[tuple[int, str]]:
+        """The log's last few records, for a start that just stops."""
+        return [(n, raw[:500]) for n, raw in self._tail]
 
     def feed(self, line: LogLine) -> None:
+        """Every record: keeps the tail; the patterns run only on lines that carry one of their markers."""
+        self._tail.append((line.lineno, line.raw))  # cut to 500 chars when read (last_lines)
         msg = line.msg
-        self.last_lines = (self.last_lines + [(line.lineno, line.raw[:500])])[-EVENT_TAIL:]
-        if self.started is None and any(rx.search(msg) for rx in lf.SERVER_STARTED_RES):
+        if self.started is None and (
+            "Starting vLLM" in msg or "startup complete" in msg
+        ) and any(rx.search(msg) for rx in lf.SERVER_STARTED_RES):
             self.started = line.lineno
         if "Supported tasks" in msg:
             m = lf.SUPPORTED_TASKS_RE.search(msg)
@@ -77,7 +105,7 @@ class StartupEvents:
                 self.supported_tasks = [t.strip().strip("'\"") for t in m["tasks"].split(",") if t.strip()]
                 self.tasks_line = (line.lineno, line.raw[:500])
                 return
-        if not any(h in msg for h in _EVENT_HINTS):
+        if not _has_event_hint(msg):
             return
         for check, rxs in _EVENT_RULES:
             for rx in rxs:
@@ -186,6 +214,8 @@ class StartupConfigReader:
         self.events.feed(line)
         if "Supported tasks" in msg and self.events.supported_tasks is not None:
             self._set("supported_tasks", self.events.supported_tasks, line, "Supported tasks")
+            return
+        if not _has_config_marker(msg):
             return
         if "Downcasting" in msg:  # the effective config shows it; a finding only for fallbacks/refusals
             m = lf.DOWNCAST_RE.search(msg)
