@@ -44,7 +44,7 @@ class FailureMode:
 
     @property
     def affected_text(self) -> str:
-        """'>= 0.10.2, < 0.32.0' (ranges joined with ' or '); 'any version' when not version-bound."""
+        """'>= LOW, < HIGH' (ranges joined with ' or '); 'any version' when not version-bound."""
         return " or ".join(str(r) for r in self.affected) or "any version"
 
     def affects(self, version: object) -> Optional[bool]:
@@ -72,7 +72,7 @@ class FailureMode:
         return "older"
 
     def version_note(self, version: object) -> str:
-        """'0.31.0 (affected: >= 0.10.2, < 0.32.0)' — the version beside the range it was judged on."""
+        """'X.Y.Z (affected: >= LOW, < HIGH)' — the version beside the range it was judged on."""
         v = parse_version(version)
         status = self.version_status(v)
         shown = fmt(v) if v is not None else "unknown version"
@@ -82,7 +82,7 @@ class FailureMode:
 
     @property
     def fixed_text(self) -> str:
-        """'vLLM >= 0.32.0 (fix vllm#48039)'; '' when no release fixes it."""
+        """'vLLM >= FIXED (fix vllm#PR)'; '' when no release fixes it."""
         if self.fixed_in is None:
             return ""
         return f"vLLM >= {fmt(self.fixed_in)}" + (f" (fix {self.fix_ref})" if self.fix_ref else "")
