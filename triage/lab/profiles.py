@@ -19,7 +19,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             "request truncated to exactly 256 tokens livelocks vLLM <= 0.31.0 (#55427); fixed in 0.32.0.",
             ["--max-model-len", "256", "--max-num-batched-tokens", "128", "--enable-chunked-prefill"]),
     Profile("budget-equals-len", "max_model_len 256 = max_num_batched_tokens 256, chunked prefill on: "
-            "the livelock is timing-dependent ([SHORT, LONG] hangs sometimes on <= 0.31.0).",
+            "a long request behind a short one hangs an affected vLLM (1 of 4 sequentially, 2 of 2 concurrently).",
             ["--max-model-len", "256", "--max-num-batched-tokens", "256", "--enable-chunked-prefill"]),
     Profile("bert-waiting", "BERT (MiniLM) with chunked prefill asked for and a budget of 128 under "
             "max_model_len 256: vLLM disables chunked prefill (no KV cache) and any prompt over 128 "

@@ -23,6 +23,7 @@ from datetime import datetime, UTC
 from typing import Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING, explain_stall
+from triage.catalogue.records import pooling_livelock_grade
 from triage.findings import Finding, Status
 from triage.logs.episodes import StallEpisode
 from triage.vllm.defaults import max_num_batched_tokens_default
@@ -57,7 +58,9 @@ def livelock_preconditions(config: dict[str, Any]) -> dict[str, Any]:
         "max_model_len": mml,
         "max_num_batched_tokens": budget,
         "max_num_batched_tokens_from": budget_from if budget is not None else None,
-        "budget_chunks_max_model_len": (budget <= mml) if isinstance(budget, int) and isinstance(mml, int) else None,
+        "budget_chunks_max_model_len": (pooling_livelock_grade(budget, mml).status == Status.FAIL)
+        if isinstance(budget, int) and isinstance(mml, int)
+        else None,
     }
 
 
