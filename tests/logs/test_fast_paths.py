@@ -96,7 +96,9 @@ def _every_pattern_log() -> str:
 def _slow(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(startup, "_has_config_marker", lambda msg: True)
     monkeypatch.setattr(startup, "_has_event_hint", lambda msg: True)
-    monkeypatch.setattr(lines, "_FAST_RECORD_RE", NEVER)
+    monkeypatch.setattr(lines, "FAST_RECORD_RE", NEVER)
+    monkeypatch.setattr(analyze, "FAST_RECORD_RE", NEVER)
+    monkeypatch.setattr(startup.StartupConfigReader, "reads", lambda self, msg: True)
     monkeypatch.setattr(analyze, "_FAST_ACCESS_RE", NEVER)
     monkeypatch.setattr(analyze, "_FAST_ACCESS_PREFIXED_RE", NEVER)
     monkeypatch.setattr(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.findings import Finding
-from triage.logs.lines import Clock, LogLine, LogSource, frame, physical_lines
+from triage.logs.lines import FAST_RECORD_RE, Clock, LogLine, LogSource, frame, physical_lines
 from triage.logs.startup import StartupConfigReader
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
@@ -51,6 +51,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("log-engine-dead", lf.ENGINE_DEAD_RES),
     ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
 )
+_RECORD_FIRST = frozenset("(DIWEC")  # the first character of a line FAST_RECORD_RE can match
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))  # one C-level scan instead of eight
 
@@ -90,25 +91,35 @@ def analyze_log(
                 else:
                     access_overflow += 1
                 continue
-        for rec in frame(raw, lineno, clock):
+        # the common record `(Proc pid=N) LEVEL MM-DD HH:MM:SS [src] msg` is read in one match, and a LogLine is
+        # built only for a line a start-up or error rule reads; anything else is framed step by step (frame())
+        recs: Any = None
+        if "\x1b" not in raw and raw.count(" pid=") < 2 and not raw[:1].isdigit():
+            line = raw.rstrip("\r\n")
+            f = FAST_RECORD_RE.match(line) if line[:1] in _RECORD_FIRST else None
+            if f is not None:
+                proc, pid, level, md, hms, msg = f.group("proc", "pid", "level", "md", "hms", "msg")
+                recs = ((line, msg, clock.vllm(md, hms), level, proc, pid),)
+        if recs is None:
+            recs = [(r.raw, r.msg, r.ts, r.level, r.process, r.pid) for r in frame(raw, lineno, clock)]
+        for line, msg, ts, level, proc, pid in recs:
             n_records += 1
-            n_lines = rec.lineno
-            if rec.ts is not None:
-                first_ts = rec.ts if first_ts is None else first_ts
-                last_ts = rec.ts
-            if rec.level:
-                levels[rec.level] += 1
-            msg = rec.msg
+            n_lines = lineno
+            if ts is not None:
+                first_ts = ts if first_ts is None else first_ts
+                last_ts = ts
+            if level:
+                levels[level] += 1
             if "throughput:" in msg:
                 found = False
-                for p in parse_stats(msg, rec.lineno, rec.ts):
+                for p in parse_stats(msg, lineno, ts):
                     found = True
                     tr = tracks.get(p.engine)
                     if tr is None:
                         tr = tracks[p.engine] = EngineTrack(p.engine, stall_s)
                         series[p.engine] = BoundedSeries(max_samples)
                     tr.add(p)
-                    tr.add_line(rec.lineno, msg[:400])
+                    tr.add_line(lineno, msg[:400])
                     series[p.engine].add(p)
                     kv_device = kv_device or p.extra.get("kv_device")
                 if found:
@@ -122,8 +133,16 @@ def analyze_log(
                     else:
                         access_overflow += 1
                     continue
-            reader.feed(rec)
+            rec = None
+            if len(msg) >= 12:
+                if reader.reads(msg):
+                    rec = LogLine(lineno, line, msg, ts, level, proc, int(pid) if pid is not None else None)
+                    reader.feed(rec)
+                else:
+                    reader.events.tail(lineno, line)  # what reader.feed(rec) does with this record
             if _ERROR_HINT_RE.search(msg):
+                if rec is None:
+                    rec = LogLine(lineno, line, msg, ts, level, proc, int(pid) if pid is not None else None)
                 _match_errors(rec, errors)
 
     for tr in tracks.values():

@@ -146,13 +146,13 @@ def frame(raw: str, lineno: int, clock: Clock) -> list[LogLine]:
 
 # The common record, `(Proc pid=N) LEVEL MM-DD HH:MM:SS [src:line] msg`, read in one match: the same groups as
 # PROC_PREFIX_RE followed by VLLM_RECORD_RE (anything else takes the step-by-step path below).
-_FAST_RECORD_RE = re.compile(
+FAST_RECORD_RE = re.compile(
     r"(?:" + lf.PROC_PREFIX_RE.pattern + r")?" + lf.VLLM_RECORD_RE.pattern.removeprefix("^")
 )
 
 
 def _record(body: str, raw: str, lineno: int, clock: Clock, iso_ts: Optional[float]) -> LogLine:
-    f = _FAST_RECORD_RE.match(body)
+    f = FAST_RECORD_RE.match(body)
     if f is not None:
         ts = clock.vllm(f["md"], f["hms"])
         pid_s = f["pid"]

@@ -91,6 +91,18 @@ class StartupEvents:
         """The log's last few records, for a start that just stops."""
         return [(n, raw[:500]) for n, raw in self._tail]
 
+    def tail(self, lineno: int, raw: str) -> None:
+        """Keep a record in the tail only (what feed does with a record no pattern reads)."""
+        self._tail.append((lineno, raw))  # cut to 500 chars when read (last_lines)
+
+    def reads(self, msg: str) -> bool:
+        """Whether feed would do more with this message than keep it in the tail (a cheap substring test)."""
+        return (
+            "Supported tasks" in msg
+            or _has_event_hint(msg)
+            or (self.started is None and ("Starting vLLM" in msg or "startup complete" in msg))
+        )
+
     def feed(self, line: LogLine) -> None:
         """Every record: keeps the tail; the patterns run only on lines that carry one of their markers."""
         self._tail.append((line.lineno, line.raw))  # cut to 500 chars when read (last_lines)
@@ -206,6 +218,10 @@ class StartupConfigReader:
         if value is None:
             return
         self.provenance[key] = {"value": value, "source": "log", "detail": f"line {line.lineno}: {what}"}
+
+    def reads(self, msg: str) -> bool:
+        """Whether feed(line) with this message does more than keep it in the events' tail (substring tests)."""
+        return _has_config_marker(msg) or self.events.reads(msg)
 
     def feed(self, line: LogLine) -> None:
         msg = line.msg
