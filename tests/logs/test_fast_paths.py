@@ -13,6 +13,7 @@ import pytest
 from tests.logs.real_logs import REAL
 from triage.logs import analyze, lines, startup
 from triage.logs import analyze_log
+from triage.logs.lines import iter_records
 
 NEVER = re.compile(r"(?!)")
 RECORDED = sorted(REAL.rglob("*.log"))
@@ -44,6 +45,7 @@ _TEXTS = [
     "Engine core initialization failed. See root cause above.",
     "[shutdown] EngineCore: trigger received signal=SIGTERM",
     "vllm: error: unrecognized arguments: --task embed",
+    "vllm: error: argument --max-model-len: invalid int value: 'x'",
     "Hint: --task is not a vllm serve option",
     "Parameter `normalize` was removed; use `use_activation` instead",
     "User-specified max_model_len (9000) is greater than the derived max_model_len (max_position_embeddings=512",
@@ -99,6 +101,11 @@ def _slow(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lines, "FAST_RECORD_RE", NEVER)
     monkeypatch.setattr(analyze, "FAST_RECORD_RE", NEVER)
     monkeypatch.setattr(startup.StartupConfigReader, "reads", lambda self, msg: True)
+    monkeypatch.setattr(
+        startup,
+        "_EVENT_RULES_MARKED",
+        tuple((c, tuple((None, rx) for rx in rxs)) for c, rxs in startup._EVENT_RULES),
+    )
     monkeypatch.setattr(analyze, "_FAST_ACCESS_RE", NEVER)
     monkeypatch.setattr(analyze, "_FAST_ACCESS_PREFIXED_RE", NEVER)
     monkeypatch.setattr(
@@ -130,3 +137,10 @@ def test_every_known_pattern_is_read_the_same_with_and_without_the_fast_paths(
     assert fast == slow
     checks = {f["check"] for f in fast["findings"]}
     assert {"log-oom", "log-engine-dead", "log-removed-flag"} <= checks  # the log does exercise the rules
+
+
+def test_the_pattern_log_exercises_every_start_up_event_rule() -> None:
+    reader = startup.StartupConfigReader()
+    for rec in iter_records(_every_pattern_log(), year=2026):
+        reader.feed(rec)
+    assert set(reader.events.hits) == {check for check, _rxs in startup._EVENT_RULES}

@@ -34,6 +34,28 @@ _EVENT_RULES: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("log-dtype", lf.DTYPE_RES),
     ("hint", (re.compile(r"^Hint: (?P<hint>.+)$"),)),
 )
+# a substring every match of each _EVENT_RULES pattern contains, in the same order (tests/logs/test_fast_paths.py
+# reads every pattern's text with and without them)
+_EVENT_MARKERS: dict[str, tuple[str, ...]] = {
+    "log-removed-flag": ("unrecognized arguments", "was removed"),
+    "log-bad-arguments": ("error: ",),
+    "log-max-model-len": ("greater than the derived", "Changing max_model_len"),
+    "log-max-context": ("maximum context length",),
+    "log-matryoshka": ("atryoshka",),
+    "log-gpu-memory-shared": ("Free memory on device",),
+    "log-pooling-overrides": (
+        "Only 'last' pooling",
+        "full cudagraphs",
+        "non-causal attention",
+        "does not officially support",
+        "Disabling chunked prefill for model without KVCache",
+    ),
+    "log-dtype": ("Falling back to torch.float16", "Bfloat16 is only supported"),
+    "hint": ("Hint: ",),
+}
+_EVENT_RULES_MARKED = tuple(
+    (check, tuple(zip(_EVENT_MARKERS[check], rxs, strict=True))) for check, rxs in _EVENT_RULES
+)
 _EVENT_HINTS = (
     "error",
     "Parameter",
@@ -119,8 +141,10 @@ class StartupEvents:
                 return
         if not _has_event_hint(msg):
             return
-        for check, rxs in _EVENT_RULES:
-            for rx in rxs:
+        for check, rxs in _EVENT_RULES_MARKED:
+            for marker, rx in rxs:
+                if marker is not None and marker not in msg:
+                    continue
                 m = rx.search(msg)
                 if m:
                     hit = self.hits.get(check)
