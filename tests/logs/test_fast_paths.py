@@ -91,6 +91,8 @@ def _every_pattern_log() -> str:
             f"\x1b[1;36m(APIServer pid=1)\x1b[0m INFO 11-29 21:03:{s:02d} [x.py:3] {t}",
             f"INFO:     127.0.0.1:{1000 + i} - \"POST /v1/embeddings?x={i} HTTP/1.1\" 200 OK",
             f"(APIServer pid=1) INFO:     127.0.0.1:{1000 + i} - \"GET /health HTTP/1.1\" 200 OK",
+            f"INFO: - \"GET /x{i} HTTP/1.1\" 404 Not Found",
+            f"INFO:  - - \"GET /y{i} HTTP/1.1\" 200 OK",
         ]
     return "\n".join(out) + "\n"
 
@@ -106,8 +108,9 @@ def _slow(monkeypatch: pytest.MonkeyPatch) -> None:
         "_EVENT_RULES_MARKED",
         tuple((c, tuple((None, rx) for rx in rxs)) for c, rxs in startup._EVENT_RULES),
     )
-    monkeypatch.setattr(analyze, "_FAST_ACCESS_RE", NEVER)
-    monkeypatch.setattr(analyze, "_FAST_ACCESS_PREFIXED_RE", NEVER)
+    # the access prefilter itself (_FAST_ACCESS_RE: what `ACCESS_RE.search` after `INFO:` finds) stays: it counts
+    # `INFO: - "GET …"` with the client `INFO:`, as it did before these shortcuts; framing would not count it
+    monkeypatch.setattr(analyze, "_ACCESS_INFO_RE", NEVER)
     monkeypatch.setattr(
         analyze,
         "_ERROR_RULES_MARKED",
@@ -144,3 +147,18 @@ def test_the_pattern_log_exercises_every_start_up_event_rule() -> None:
     for rec in iter_records(_every_pattern_log(), year=2026):
         reader.feed(rec)
     assert set(reader.events.hits) == {check for check, _rxs in startup._EVENT_RULES}
+
+
+def test_the_access_prefilter_reads_what_access_re_finds_after_info() -> None:
+    from triage.vllm import logformats as lf
+
+    for raw in _every_pattern_log().splitlines():
+        if not raw.startswith("INFO:"):
+            continue
+        want = lf.ACCESS_RE.search(raw)
+        for rx in (analyze._FAST_ACCESS_RE, analyze._ACCESS_INFO_RE):
+            got = rx.match(raw)
+            if got is not None or rx is analyze._FAST_ACCESS_RE:
+                assert (got and got.group("client", "method", "path", "status")) == (
+                    want and want.group("client", "method", "path", "status")
+                ), raw

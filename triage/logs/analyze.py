@@ -79,7 +79,7 @@ def analyze_log(
             if c == "(":
                 a = _FAST_ACCESS_PREFIXED_RE.match(raw) if raw.count(" pid=") == 1 else None
             else:
-                a = _FAST_ACCESS_RE.match(raw) if c == "I" else None
+                a = (_ACCESS_INFO_RE.match(raw) or _FAST_ACCESS_RE.match(raw)) if c == "I" else None
             if a is not None:  # what _fast_access(raw) reads, inlined
                 method, path, status = a.group("method", "path", "status")
                 key = (method, path.partition("?")[0][:120], status)
@@ -200,6 +200,10 @@ def _fast_access(raw: str) -> Optional[tuple[str, str, str]]:
 
 # `INFO:` then ACCESS_RE anywhere after it (what `ACCESS_RE.search(raw, after INFO:)` finds), in one match
 _FAST_ACCESS_RE = re.compile(r"(?=INFO:).*?" + lf.ACCESS_RE.pattern, re.S)
+# uvicorn's own shape, `INFO:` + spaces + the access line, at half the cost: when it matches, no earlier start
+# can (a client ending inside `INFO:` needs ` - "` right after it, which this shape then fails on), so it reads
+# what _FAST_ACCESS_RE reads; when it does not match, _FAST_ACCESS_RE is asked
+_ACCESS_INFO_RE = re.compile(r"INFO: +" + lf.ACCESS_RE.pattern)
 _FAST_ACCESS_PREFIXED_RE = re.compile(lf.PROC_PREFIX_RE.pattern + r"(?=INFO:).*?" + lf.ACCESS_RE.pattern, re.S)
 
 
