@@ -53,7 +53,9 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
 )
 _RECORD_FIRST = frozenset("(DIWEC")  # the first character of a line FAST_RECORD_RE can match
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal")
-_ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))  # one C-level scan instead of eight
+_ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
+# the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
+_has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
 
 
 def analyze_log(
@@ -140,7 +142,7 @@ def analyze_log(
                     reader.feed(rec)
                 else:
                     reader.events.tail(lineno, line)  # what reader.feed(rec) does with this record
-            if _ERROR_HINT_RE.search(msg):
+            if _has_error_hint(msg):
                 if rec is None:
                     rec = LogLine(lineno, line, msg, ts, level, proc, int(pid) if pid is not None else None)
                 _match_errors(rec, errors)

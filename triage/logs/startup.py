@@ -91,6 +91,10 @@ _CONFIG_MARKERS = (
     "KV cache size",
 )
 _has_config_marker = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _CONFIG_MARKERS))  # noqa: S307
+# any marker feed reads a line for (the 'server is up' mark aside): one chain for StartupConfigReader.reads
+_has_any_marker = eval(  # noqa: S307
+    "lambda msg: " + " or ".join(f"{h!r} in msg" for h in ("Supported tasks",) + _EVENT_HINTS + _CONFIG_MARKERS)
+)
 
 
 class StartupEvents:
@@ -233,6 +237,7 @@ class StartupConfigReader:
         self.provenance: dict[str, dict[str, Any]] = {}
         self._chunked_disabled = False
         self.events = StartupEvents()
+        self._parsed: dict[Any, Any] = {}  # a repeated start-up line (a log of many starts) is parsed once
 
     @property
     def config(self) -> dict[str, Any]:
@@ -245,7 +250,9 @@ class StartupConfigReader:
 
     def reads(self, msg: str) -> bool:
         """Whether feed(line) with this message does more than keep it in the events' tail (substring tests)."""
-        return _has_config_marker(msg) or self.events.reads(msg)
+        return _has_any_marker(msg) or (
+            self.events.started is None and ("Starting vLLM" in msg or "startup complete" in msg)
+        )  # = _has_config_marker(msg) or self.events.reads(msg), in one chain
 
     def feed(self, line: LogLine) -> None:
         msg = line.msg
@@ -265,7 +272,13 @@ class StartupConfigReader:
                 return
         m = lf.NON_DEFAULT_ARGS_RE.search(msg)
         if m:
-            args = {k: v for k, v in _parse_args_dict(m["args"]).items() if not _SECRET_ARG.search(k)}
+            text = m["args"]
+            args = self._parsed.get(text)
+            if args is None:
+                args = {k: v for k, v in _parse_args_dict(text).items() if not _SECRET_ARG.search(k)}
+                if len(text) < 65536 and len(self._parsed) < 16:
+                    self._parsed[text] = args
+            args = dict(args)
             self._set("non_default_args", args, line, "non-default args")
             for k in _ARG_KEYS:
                 if k in args and args[k] is not None and (k not in self.provenance or k in ("runner", "convert")):
@@ -314,43 +327,48 @@ class StartupConfigReader:
             return
 
     def _engine_config(self, cfg: str, line: LogLine) -> None:
-        what = "engine config"
-        self._set("model", _config_value(cfg, "model"), line, what + " model")
-        self._set("served_model_name", _config_value(cfg, "served_model_name"), line, what + " served_model_name")
-        dtype = _config_value(cfg, "dtype")
-        self._set("dtype", dtype.replace("torch.", "") if dtype else None, line, what + " dtype")
-        self._set("max_model_len", _int(_config_value(cfg, "max_seq_len")), line, what + " max_seq_len")
-        self._set(
-            "tensor_parallel_size",
-            _int(_config_value(cfg, "tensor_parallel_size")),
-            line,
-            what + " tensor_parallel_size",
-        )
-        self._set(
-            "data_parallel_size", _int(_config_value(cfg, "data_parallel_size")), line, what + " data_parallel_size"
-        )
-        dev = _config_value(cfg, "device_config")
-        if dev:
-            dev = dev.strip().lower()
-            self._set(
-                "device", dev if dev in ("cpu", "cuda", "rocm", "xpu", "tpu") else dev, line, what + " device_config"
-            )
-        self._set(
-            "enable_prefix_caching",
-            _bool(_config_value(cfg, "enable_prefix_caching")),
-            line,
-            what + " enable_prefix_caching",
-        )
-        if not self._chunked_disabled:
-            self._set(
+        """Set what the engine config line says; a repeated line (a log of many starts) is parsed once."""
+        key = (cfg, self._chunked_disabled)
+        sets = self._parsed.get(key)
+        if sets is None:
+            sets = _engine_config_sets(cfg, self._chunked_disabled)
+            if len(cfg) < 65536 and len(self._parsed) < 16:
+                self._parsed[key] = sets
+        for k, value, what in sets:
+            self._set(k, value, line, what)
+
+
+def _engine_config_sets(cfg: str, chunked_disabled: bool) -> list[tuple[str, Any, str]]:
+    """(key, value, what) for each config key the engine config line states, in the order they are set."""
+    what = "engine config"
+    dtype = _config_value(cfg, "dtype")
+    out: list[tuple[str, Any, str]] = [
+        ("model", _config_value(cfg, "model"), what + " model"),
+        ("served_model_name", _config_value(cfg, "served_model_name"), what + " served_model_name"),
+        ("dtype", dtype.replace("torch.", "") if dtype else None, what + " dtype"),
+        ("max_model_len", _int(_config_value(cfg, "max_seq_len")), what + " max_seq_len"),
+        ("tensor_parallel_size", _int(_config_value(cfg, "tensor_parallel_size")), what + " tensor_parallel_size"),
+        ("data_parallel_size", _int(_config_value(cfg, "data_parallel_size")), what + " data_parallel_size"),
+    ]
+    dev = _config_value(cfg, "device_config")
+    if dev:
+        dev = dev.strip().lower()
+        out.append(("device", dev if dev in ("cpu", "cuda", "rocm", "xpu", "tpu") else dev, what + " device_config"))
+    out.append(
+        ("enable_prefix_caching", _bool(_config_value(cfg, "enable_prefix_caching")), what + " enable_prefix_caching")
+    )
+    if not chunked_disabled:
+        out.append(
+            (
                 "enable_chunked_prefill",
                 _bool(_config_value(cfg, "enable_chunked_prefill")),
-                line,
                 what + " enable_chunked_prefill",
             )
-        pm = lf.POOLER_TYPE_RE.search(cfg)
-        if pm:
-            self._set("pooling_type", pm["t"], line, what + " pooler_config")
+        )
+    pm = lf.POOLER_TYPE_RE.search(cfg)
+    if pm:
+        out.append(("pooling_type", pm["t"], what + " pooler_config"))
+    return out
 
 
 def extract_startup_config(
