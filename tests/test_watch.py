@@ -12,6 +12,7 @@ import pytest
 
 from triage.catalogue import POOLING_LIVELOCK
 from triage.series import counter_rate, histogram_quantile, stride_indices
+from triage.recorder import Recorder
 from triage.store import Store
 from triage.vllm.metrics import E2E_LATENCY, parse_metrics
 from triage.watch import Watcher
@@ -28,7 +29,8 @@ def _watcher(tmp_path: Path, **kw) -> tuple[Watcher, Store, int]:  # noqa: ANN00
     store = Store(str(tmp_path / "t.db"))
     run = store.start_run(None, "watch")
     assert run.id is not None
-    w = Watcher("http://127.0.0.1:9", store, run.id, interval=1.0, stall_s=5.0, client=httpx.Client(), **kw)
+    w = Watcher("http://127.0.0.1:9", Recorder.attach(store, run.id), interval=1.0, stall_s=5.0,
+                client=httpx.Client(), **kw)
     return w, store, run.id
 
 
@@ -143,7 +145,7 @@ def test_watch_alerts_on_real_livelock_and_clears_after_abort(server_031_liveloc
     w0.close()
     store = Store(str(tmp_path / "w.db"))
     run = store.start_run(None, "watch")
-    w = Watcher(srv.url, store, run.id, interval=interval, stall_s=stall_s)
+    w = Watcher(srv.url, Recorder.attach(store, run.id), interval=interval, stall_s=stall_s)
     _quiet(w)
     box: dict = {}
     sent = time.time()

@@ -46,6 +46,14 @@ class Recorder:
         self.run_id = self.store.start_run(target_id, kind, meta or {}).id
         return self.run_id
 
+    @classmethod
+    def attach(cls, store: Store, run_id: int, target_id: int | None = None,
+               secrets: Iterable[str] = ()) -> Recorder:
+        """A recorder for a run already started (a test, or a face that started it elsewhere)."""
+        r = cls(store, secrets)
+        r.run_id, r.target_id = run_id, target_id
+        return r
+
     def _id(self) -> int:
         if self.run_id is None:
             raise RuntimeError("Recorder.start() was not called")
@@ -65,6 +73,13 @@ class Recorder:
 
     def samples(self, samples: Iterable[Any]) -> int:
         return self.store.add_samples(samples, run_id=self._id(), target_id=self.target_id)
+
+    def prune_samples(self, before_ts: float) -> None:
+        """Retention: drop this target's samples older than ``before_ts`` (this run's when no target)."""
+        if self.target_id is not None:
+            self.store.delete_samples_before(before_ts, target_id=self.target_id)
+        else:
+            self.store.delete_samples_before(before_ts, run_id=self._id())
 
     def probe(self, o: ProbeOutcome) -> None:
         """One probe outcome, with what it sent and got as captures."""

@@ -25,7 +25,7 @@ from triage.findings import Finding, Status
 from triage.sample import EngineSample, frozen_extra
 from triage.series import WindowedHistogram, counter_rate
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, StallDetector, StallState
-from triage.store import Store
+from triage.recorder import Recorder
 from triage.vllm import metrics as vm
 
 DEFAULT_INTERVAL_S = 0.5
@@ -123,13 +123,11 @@ class Watcher:
     def __init__(
         self,
         url: str,
-        store: Optional[Store] = None,
-        run_id: Optional[int] = None,
+        recorder: Optional[Recorder] = None,
         interval: float = DEFAULT_INTERVAL_S,
         stall_s: float = DEFAULT_STALL_S,
         api_key: Optional[str] = None,
         *,
-        target_id: Optional[int] = None,
         window_s: float = 60.0,
         batch_size: int = 30,
         retention_s: Optional[float] = None,
@@ -139,7 +137,7 @@ class Watcher:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.url = url.rstrip("/")
-        self.store, self.run_id, self.target_id = store, run_id, target_id
+        self.recorder = recorder  # saving is an observer: samples and alert findings go to it, when given
         self.interval, self.stall_s, self.window_s = interval, stall_s, window_s
         self.batch_size, self.retention_s = batch_size, retention_s
         self.vllm_version: Optional[str] = None  # when known, a stall is attributed by the catalogue
@@ -400,13 +398,12 @@ class Watcher:
         return None
 
     def _record_finding(self, a: dict[str, Any]) -> None:
-        if self.store is None or self.run_id is None:
+        if self.recorder is None:
             return
         livelock = a["kind"] == LIVELOCK
         mode = explain_stall(a["kind"], self.vllm_version)
         end = a["cleared_at"]
-        self.store.add_finding(
-            self.run_id,
+        self.recorder.finding(
             Finding(
                 check="watch-engine-stalled",
                 status=Status.FAIL,
@@ -435,17 +432,13 @@ class Watcher:
     # -- storage ---------------------------------------------------------------------------------
     def flush(self) -> int:
         rows, self._buffer = self._buffer, []
-        if self.store is None or not rows:
+        if self.recorder is None or not rows:
             return 0
-        n = self.store.add_samples(rows, run_id=self.run_id, target_id=self.target_id)
+        n = self.recorder.samples(rows)
         now = self._clock()
         if self.retention_s and now - self._last_retention > 60:
             self._last_retention = now
-            # this watch's own series only: other targets keep their history
-            if self.target_id is not None:
-                self.store.delete_samples_before(now - self.retention_s, target_id=self.target_id)
-            else:
-                self.store.delete_samples_before(now - self.retention_s, run_id=self.run_id)
+            self.recorder.prune_samples(now - self.retention_s)  # this watch's own series only
         return n
 
     def close(self) -> None:

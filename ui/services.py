@@ -244,8 +244,7 @@ class Services:
             if w is None or session.get("watcher_key") != key:
                 if w is not None:
                     w.close()
-                w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None,
-                                  target_id=form.target_id)
+                w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None)
                 session.update(watcher=w, watcher_key=key, samples=[])
             tick = w.sample_once()
         except ServiceError:

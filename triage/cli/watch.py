@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         print("watch: --duration must be > 0", file=sys.stderr)
         return 2
     store = open_store(args.db)
-    recorder = Recorder(store)  # the run's start and finish; the Watcher writes its samples and alerts
+    recorder = Recorder(store)  # the run's start, its samples and alert findings, its finish
     run_id = recorder.start(
         "watch",
         Target(url=args.url, api_key=api_key),
@@ -104,12 +104,10 @@ def run(args: argparse.Namespace) -> int:
     )
     watcher = Watcher(
         args.url,
-        store,
-        run_id,
+        recorder,
         interval=args.interval,
         stall_s=args.stall_seconds,
         api_key=api_key,
-        target_id=recorder.target_id,
         window_s=args.window,
         retention_s=args.retention,
         verify_tls=not args.insecure,
