@@ -104,6 +104,13 @@ _ROW_COLUMNS = ("num_requests_running", "num_requests_waiting", "kv_cache_usage_
 SAMPLE_FIELDS = ("engine", "ts", "source", *_ROW_COLUMNS)  # a sample's own fields (the run document's too)
 
 
+def _sample_dict(m: MetricSample) -> dict[str, Any]:
+    """A stored sample as the run document's plain mapping (EngineSample.from_row reads it back)."""
+    d = {k: getattr(m, k) for k in SAMPLE_FIELDS}
+    d["extra"] = json.loads(m.extra_json) if m.extra_json else {}
+    return d
+
+
 def sample_row(s: EngineSample, run_id: int | None = None, target_id: int | None = None) -> MetricSample:
     """The store boundary: one EngineSample as a table row; what has no column goes to extra_json."""
     d = s.to_dict()
@@ -215,7 +222,7 @@ class RunRecord:
     target: Optional[TargetInfo]
     findings: list[Finding]
     probes: list[ProbeInfo] = field(default_factory=list)
-    samples: list[Any] = field(default_factory=list)  # the sample rows, oldest first
+    samples: list[dict[str, Any]] = field(default_factory=list)  # SAMPLE_FIELDS + "extra", oldest first
     captures: list[CaptureInfo] = field(default_factory=list)
 
     @property
@@ -463,8 +470,8 @@ class Store:
                                 refs=json.loads(x.refs_json), explanation=x.explanation) for x in rows]
             probes = [_probe_info(p) for p in
                       s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id))]
-            samples = list(s.exec(select(MetricSample).where(MetricSample.run_id == run_id)
-                                  .order_by(MetricSample.ts))) if with_samples else []
+            samples = [_sample_dict(m) for m in s.exec(select(MetricSample).where(MetricSample.run_id == run_id)
+                                                       .order_by(MetricSample.ts))] if with_samples else []
             caps = [_capture_info(c) for c in
                     s.exec(select(Capture).where(Capture.run_id == run_id).order_by(Capture.id))]
             return RunRecord(run=_run_info(r), target=_target_info(t) if t else None, findings=findings,

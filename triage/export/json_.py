@@ -87,8 +87,7 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
                       "content": c.content} for c in record.captures],
     }
     doc["groups"] = [g.to_dict() for g in document_groups(doc)[0]]
-    return redact_document(doc, secrets, [{**{k: getattr(s, k) for k in SAMPLE_FIELDS},
-                                            "extra": _loads(s.extra_json, {})} for s in record.samples])
+    return redact_document(doc, secrets, list(record.samples))
 
 
 def redact_document(doc: dict[str, Any], secrets: Iterable[str] = (),
