@@ -82,7 +82,7 @@ def analyze_log(
                 a = _FAST_ACCESS_PREFIXED_RE.match(raw) if raw.count(" pid=") == 1 else None
             else:
                 a = (_ACCESS_INFO_RE.match(raw) or _FAST_ACCESS_RE.match(raw)) if c == "I" else None
-            if a is not None:  # what _fast_access(raw) reads, inlined
+            if a is not None:  # (method, path, status) of a `[(APIServer pid=N) ]INFO: … "POST /p HTTP/1.1" 200` line
                 method, path, status = a.group("method", "path", "status")
                 key = (method, path.partition("?")[0][:120], status)
                 n_records += 1
@@ -184,20 +184,6 @@ def analyze_log(
         config_provenance=reader.provenance,
         episodes=episodes,
     )
-
-
-def _fast_access(raw: str) -> Optional[tuple[str, str, str]]:
-    """(method, path, status) of a `[(APIServer pid=N) ]INFO: … "POST /path HTTP/1.1" 200` line, else None
-    (the full framing then reads it: the same key, at many times the cost)."""
-    if raw[0] == "(":
-        if raw.count(" pid=") != 1:
-            return None
-        a = _FAST_ACCESS_PREFIXED_RE.match(raw)
-    else:
-        a = _FAST_ACCESS_RE.match(raw)
-    if a is None:
-        return None
-    return (a["method"], a["path"].split("?")[0][:120], a["status"])
 
 
 # `INFO:` then ACCESS_RE anywhere after it (what `ACCESS_RE.search(raw, after INFO:)` finds), in one match
