@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from triage.config import EffectiveConfig
+from triage.findings import Finding, Status
 from triage.target import Truncation
 from triage.catalogue.versions import Version, parse_version
 
@@ -49,6 +50,11 @@ def question(key: str) -> dict[str, Any]:
 
 def questions(missing: list[str]) -> list[dict[str, Any]]:
     return [question(k) for k in missing]
+
+
+def unknown(check_id: str, title: str, evidence: dict[str, Any], key: str, fix: str) -> Finding:
+    """An UNKNOWN finding whose evidence asks the question that settles ``key``."""
+    return Finding(check_id, Status.UNKNOWN, title, {**evidence, "questions": questions([key])}, fix)
 
 
 def truncate_state(cfg: EffectiveConfig) -> str:

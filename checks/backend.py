@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks._util import ev, questions
+from checks._util import ev, unknown
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
@@ -14,20 +14,10 @@ def check(cfg: EffectiveConfig) -> Finding:
     evidence = ev(cfg, "device", "gpu_name", "driver_version", "cuda_version")
     if device is None:
         if cfg.get("gpu_name"):
-            return Finding(
-                CHECK_ID,
-                Status.UNKNOWN,
-                f"Backend not stated; this machine has {cfg.get('gpu_name')}",
-                {**evidence, "questions": questions(["device"])},
-                "Give the start-up log to confirm the server's device.",
-            )
-        return Finding(
-            CHECK_ID,
-            Status.UNKNOWN,
-            "Backend unknown",
-            {**evidence, "questions": questions(["device"])},
-            "Give the start-up log (its engine config line names device_config).",
-        )
+            return unknown(CHECK_ID, f"Backend not stated; this machine has {cfg.get('gpu_name')}", evidence, "device",
+                "Give the start-up log to confirm the server's device.")
+        return unknown(CHECK_ID, "Backend unknown", evidence, "device",
+            "Give the start-up log (its engine config line names device_config).")
     if device == "cpu":
         return Finding(
             CHECK_ID,

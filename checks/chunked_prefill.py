@@ -7,7 +7,7 @@ than the budget sits in WAITING forever.
 
 from __future__ import annotations
 
-from checks._util import ev, questions
+from checks._util import ev, unknown
 from triage.catalogue import POOLING_LIVELOCK
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
@@ -29,13 +29,8 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     )
     if on is None:
         return [
-            Finding(
-                CHECK_ID,
-                Status.UNKNOWN,
-                "Chunked prefill state unknown",
-                {**evidence, "questions": questions(["enable_chunked_prefill"])},
-                "Give the start-up log or the command line.",
-            )
+            unknown(CHECK_ID, "Chunked prefill state unknown", evidence, "enable_chunked_prefill",
+                "Give the start-up log or the command line.")
         ]
     src = f"{f.source}: {f.detail}" if f else ""
     budget, mml = cfg.get("max_num_batched_tokens"), cfg.get("max_model_len")

@@ -8,7 +8,7 @@ evidence; otherwise the plan is computed for models whose shape we know.
 
 from __future__ import annotations
 
-from checks._util import ev, questions
+from checks._util import ev, questions, unknown
 from triage.catalogue.startup import SHARED_GPU_MEMORY
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
@@ -115,14 +115,9 @@ def _plan(cfg: EffectiveConfig) -> Finding:
             "A request longer than the KV cache waits forever (Waiting 1, Running 0).",
         )
     if not total:
-        return Finding(
-            CHECK_ID,
-            Status.UNKNOWN,
-            "GPU memory unknown",
-            {**evidence, "questions": questions(["gpu_memory_total_bytes"])},
+        return unknown(CHECK_ID, "GPU memory unknown", evidence, "gpu_memory_total_bytes",
             "Run triage on the server host (NVML), give the start-up log, or state the GPU "
-            "(--answer gpu_name=… --answer gpu_memory_total_bytes=12GiB, or the Checklist page's GPU picker).",
-        )
+            "(--answer gpu_name=… --answer gpu_memory_total_bytes=12GiB, or the Checklist page's GPU picker).")
     name = str(cfg.get("model") or "").lower()
     shape = next((s for frag, s in KNOWN_MODELS.items() if frag in name), None)
     if shape is None or not isinstance(mml, int):

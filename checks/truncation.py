@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks._util import ev, questions, truncate_state, version_of
+from checks._util import ev, truncate_state, unknown, version_of
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 from triage.catalogue import POOLING_LIVELOCK
@@ -15,21 +15,12 @@ def check(cfg: EffectiveConfig) -> Finding:
     state = truncate_state(cfg)
     mml = cfg.get("max_model_len")
     if state == "unknown":
-        return Finding(
-            CHECK_ID,
-            Status.UNKNOWN,
-            "The client's truncate_prompt_tokens is not stated",
-            {**evidence, "questions": questions(["truncate_prompt_tokens"])},
-            "Pass --truncate N (what your client sends; -1 or none are valid answers).",
-        )
+        return unknown(CHECK_ID, "The client's truncate_prompt_tokens is not stated", evidence,
+            "truncate_prompt_tokens",
+            "Pass --truncate N (what your client sends; -1 or none are valid answers).")
     if not isinstance(mml, int):
-        return Finding(
-            CHECK_ID,
-            Status.UNKNOWN,
-            "max_model_len unknown",
-            {**evidence, "questions": questions(["max_model_len"])},
-            "Give the server URL or the log.",
-        )
+        return unknown(CHECK_ID, "max_model_len unknown", evidence, "max_model_len",
+            "Give the server URL or the log.")
     if state == "none":
         return Finding(
             CHECK_ID,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks._util import ev, questions, version_of
+from checks._util import ev, unknown, version_of
 from triage.catalogue import MODES, POOLING_LIVELOCK, RELATED_REPORTS, fmt
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
@@ -14,13 +14,8 @@ def check(cfg: EffectiveConfig) -> Finding:
     v = version_of(cfg)
     evidence = ev(cfg, "vllm_version")
     if v is None:
-        return Finding(
-            CHECK_ID,
-            Status.UNKNOWN,
-            "vLLM version unknown",
-            {**evidence, "questions": questions(["vllm_version"])},
-            "Give the server URL, the start-up log or the command line (docker image tag).",
-        )
+        return unknown(CHECK_ID, "vLLM version unknown", evidence, "vllm_version",
+            "Give the server URL, the start-up log or the command line (docker image tag).")
     bound = [m for m in MODES.values() if m.version_bound]
     hits = [m for m in bound if m.version_status(v) == "affected"]
     unsure = [m for m in bound if m.version_status(v) == "unknown"]
