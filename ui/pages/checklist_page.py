@@ -9,16 +9,15 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, question_inputs, session, verdict
+from ui.components import finding_card, page, question_inputs, session, verdict
 
-svc = services.get()
-st.title("Checklist")
-st.caption("A guided walk in the design card's order. Each step shows its verdict, the evidence and where "
-           "it came from, the fix, and what to answer when the evidence is missing.")
+svc = page.header(
+    "Checklist",
+    "A guided walk in the design card's order. Each step shows its verdict, the evidence and where "
+    "it came from, the fix, and what to answer when the evidence is missing.",
+)
 
-target = session.require_target()
-if target is None:
-    st.stop()
+target = page.target_or_stop()
 st.markdown(f"Target **{target.url}** · model `{target.model or '?'}` · truncate_prompt_tokens "
             f"`{target.truncation}`")
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, log_input, session, verdict
+from ui.components import finding_card, log_input, page, session, verdict
 
-svc = services.get()
-st.title("Logs")
-st.caption("A vLLM server log (start-up and the periodic `Engine 000: Avg prompt throughput …` lines): "
-           "the effective config it reveals, the stats series, and a post-mortem.")
+svc = page.header(
+    "Logs",
+    "A vLLM server log (start-up and the periodic `Engine 000: Avg prompt throughput …` lines): "
+    "the effective config it reveals, the stats series, and a post-mortem.",
+)
 
 text = log_input.show("logs.input")
 if st.button("Analyze log", type="primary", key="logs.analyze", disabled=not text):

@@ -4,15 +4,14 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, hang_confirm, session, verdict
+from ui.components import finding_card, hang_confirm, page, session, verdict
 
-svc = services.get()
-st.title("Probes")
-st.caption("Real requests against the server, watched through /metrics with the shared stall rule.")
+svc = page.header(
+    "Probes",
+    "Real requests against the server, watched through /metrics with the shared stall rule.",
+)
 
-target = session.require_target()
-if target is None:
-    st.stop()
+target = page.target_or_stop()
 
 sets = svc.probe_sets()
 chosen: list[str] = []

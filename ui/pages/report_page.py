@@ -4,12 +4,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import report_file, run_view, session
+from ui.components import page, report_file, run_view, session
 
-svc = services.get()
-st.title("Report")
-st.caption("Exports of the open run (the last checklist, probe run or log analysis, or the run opened in History). "
-           "API keys are never in them.")
+svc = page.header(
+    "Report",
+    "Exports of the open run (the last checklist, probe run or log analysis, or the run opened in History). "
+    "API keys are never in them.",
+)
 
 run_id = session.open_run()
 if run_id is None:

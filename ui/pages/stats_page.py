@@ -6,16 +6,15 @@ from datetime import datetime
 import streamlit as st
 
 from ui import services
-from ui.components import session, verdict
+from ui.components import page, verdict
 
-svc = services.get()
-st.title("Engine stats")
-st.caption("running / waiting, prompt tokens/s, KV cache usage and latency quantiles, scraped from /metrics. "
-           "A livelock (running ≥ 1, waiting 0, no progress) is marked on the time axis.")
+svc = page.header(
+    "Engine stats",
+    "running / waiting, prompt tokens/s, KV cache usage and latency quantiles, scraped from /metrics. "
+    "A livelock (running ≥ 1, waiting 0, no progress) is marked on the time axis.",
+)
 
-target = session.require_target()
-if target is None:
-    st.stop()
+target = page.target_or_stop()
 
 c1, c2, c3 = st.columns(3)
 live = c1.toggle("Live", value=True, key="stats.live")

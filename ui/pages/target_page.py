@@ -4,12 +4,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import session
+from ui.components import page, session
 
-svc = services.get()
-st.title("Target")
-st.caption("Which vLLM embedding server to diagnose. The API key is held in this browser session only; "
-           "it is never written to the database or to reports.")
+svc = page.header(
+    "Target",
+    "Which vLLM embedding server to diagnose. The API key is held in this browser session only; "
+    "it is never written to the database or to reports.",
+)
 
 # -- saved targets: picking one fills the form below ------------------------------------------
 try:

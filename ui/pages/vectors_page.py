@@ -14,15 +14,14 @@ from triage.probes import openwebui
 from triage.probes.vector_checks import cosine_rows
 from triage.probes.vectors import EVIDENCE, ServerEvidence
 from ui import services
-from ui.components import finding_card, session, verdict
+from ui.components import finding_card, page, session, verdict
 
-svc = services.get()
-st.title("Vectors & clients")
-st.caption("200 OK is not enough: the vectors must be the model's, and the client libraries must get the same ones.")
+svc = page.header(
+    "Vectors & clients",
+    "200 OK is not enough: the vectors must be the model's, and the client libraries must get the same ones.",
+)
 
-target = session.require_target()
-if target is None:
-    st.stop()
+target = page.target_or_stop()
 
 c1, c2 = st.columns(2)
 run_vectors = c1.checkbox("Vector sanity (safe)", value=True, key="vectors.set.vectors")
