@@ -1,6 +1,9 @@
 """The top of a dashboard page: its services, title and caption, and (for pages that need one) the target."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from ui import services
@@ -22,3 +25,22 @@ def target_or_stop() -> Target:
     if target is None:
         st.stop()
     return target
+
+
+def run_for_target(key: str, target: Target, run: Callable[[], Any]) -> None:
+    """Call ``run`` (a service call that makes a run) and keep its result under ``key`` with the target's URL,
+    opening its run; a ServiceError is shown and leaves nothing kept."""
+    try:
+        res = run()
+        st.session_state[key] = (target.url, res)
+        if res.run_id is not None:
+            session.set_open_run(res.run_id)
+    except services.ServiceError as e:
+        st.session_state[key] = None
+        st.error(str(e))
+
+
+def kept_for_target(key: str, target: Target) -> Any:
+    """The result kept under ``key``, or None when there is none or it was for another server."""
+    kept = st.session_state.get(key)
+    return kept[1] if kept and kept[0] == target.url else None

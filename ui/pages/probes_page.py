@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, hang_confirm, page, session, verdict
+from ui.components import finding_card, hang_confirm, page, verdict
 
 svc = page.header(
     "Probes",
@@ -42,19 +42,12 @@ if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
 
     with st.spinner(f"Running {', '.join(chosen)}… (a stalled probe is aborted after {stall_s:.0f} s without "
                     f"progress, any probe after {deadline_s:.0f} s)"):
-        try:
-            res = svc.run_probes(target, chosen, allow_hang=bool(can_hang) and confirmed, stall_s=float(stall_s),
-                                 deadline_s=float(deadline_s), on_event=on_event)
-            st.session_state["probes.result"] = (target.url, res)
-            if res.run_id is not None:
-                session.set_open_run(res.run_id)
-        except services.ServiceError as e:
-            st.session_state["probes.result"] = None
-            st.error(str(e))
+        page.run_for_target("probes.result", target, lambda: svc.run_probes(
+            target, chosen, allow_hang=bool(can_hang) and confirmed, stall_s=float(stall_s),
+            deadline_s=float(deadline_s), on_event=on_event))
     table.empty()  # the live progress gives way to the results below
 
-kept = st.session_state.get("probes.result")
-res = kept[1] if kept and kept[0] == target.url else None  # results of another server are not shown
+res = page.kept_for_target("probes.result", target)  # results of another server are not shown
 if res is None:
     st.info("Pick the probe sets and press **Run probes**.")
     st.stop()

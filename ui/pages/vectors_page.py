@@ -14,7 +14,7 @@ from triage.probes import openwebui
 from triage.probes.vector_checks import cosine_rows
 from triage.probes.vectors import EVIDENCE, ServerEvidence
 from ui import services
-from ui.components import finding_card, page, session, verdict
+from ui.components import finding_card, page, verdict
 
 svc = page.header(
     "Vectors & clients",
@@ -34,20 +34,17 @@ chosen = [s for s, on in (("vectors", run_vectors), ("clients", run_clients)) if
 if st.button("Run", type="primary", key="vectors.run", disabled=not chosen):
     token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline,
                                         model_path=model_path or None))
-    try:
+
+    def run_sets() -> services.ProbeRunView:
         with st.spinner(f"Running {', '.join(chosen)}…"):
-            res = svc.run_probes(target, chosen, allow_hang=False)
-        st.session_state["vectors.result"] = (target.url, res)
-        if res.run_id is not None:
-            session.set_open_run(res.run_id)
-    except services.ServiceError as e:
-        st.session_state["vectors.result"] = None
-        st.error(str(e))
+            return svc.run_probes(target, chosen, allow_hang=False)
+
+    try:
+        page.run_for_target("vectors.result", target, run_sets)
     finally:
         EVIDENCE.reset(token)
 
-kept = st.session_state.get("vectors.result")
-res = kept[1] if kept and kept[0] == target.url else None
+res = page.kept_for_target("vectors.result", target)
 if res is None:
     st.info("Press **Run** to check the vectors and the clients.")
 else:
