@@ -142,8 +142,8 @@ def add_api_key_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
 
 
-class ArgError(ValueError):
-    """A command-line value that cannot be used; the command prints it and exits 2."""
+class ArgError(CommandError, ValueError):
+    """A command-line value that cannot be used; ``main`` prints it as ``<command>: <message>`` and exits 2."""
 
 
 def api_key_from_env(args: argparse.Namespace) -> str | None:

@@ -18,7 +18,6 @@ from typing import Any
 from triage.answers import KEYS as ANSWER_KEYS, AnswerError, parse_answers
 from triage.cli import (
     CLI_SCHEMA,
-    ArgError,
     add_api_key_arg,
     add_db_arg,
     add_format_args,
@@ -132,11 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if args.url and "://" not in args.url:
         print(f"check: --url needs a scheme, e.g. http://{args.url}", file=sys.stderr)
         return 2
-    try:
-        api_key = api_key_from_env(args)
-    except ArgError as e:
-        print(f"check: {e}", file=sys.stderr)
-        return 2
+    api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
     spec = Target(
         url=args.url,
         model=args.model,

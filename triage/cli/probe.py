@@ -8,7 +8,6 @@ from typing import Any
 from triage.cli.check import truncation_arg
 from triage.cli import (
     CLI_SCHEMA,
-    ArgError,
     add_api_key_arg,
     add_db_arg,
     add_format_args,
@@ -110,11 +109,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"refusing to run the seed matrix: {HANG_REASON}", file=sys.stderr)
             return 2
-    try:
-        api_key = api_key_from_env(args)
-    except ArgError as e:
-        print(f"probe: {e}", file=sys.stderr)
-        return 2
+    api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
     spec = Target(url=args.url, model=args.model, truncation=args.truncate_prompt_tokens,
                   api_key=api_key, verify_tls=not args.insecure)
     store = open_store(args.db)

@@ -16,7 +16,6 @@ from typing import Any
 
 from triage.cli import (
     CLI_SCHEMA,
-    ArgError,
     add_api_key_arg,
     add_db_arg,
     add_format_args,
@@ -82,11 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.interval <= 0 or args.stall_seconds <= 0:
         print("watch: --interval and --stall-seconds must be > 0", file=sys.stderr)
         return 2
-    try:
-        api_key = api_key_from_env(args)
-    except ArgError as e:
-        print(f"watch: {e}", file=sys.stderr)
-        return 2
+    api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
     if args.duration is not None and args.duration <= 0:
         print("watch: --duration must be > 0", file=sys.stderr)
         return 2
