@@ -229,6 +229,14 @@ def _latency_traces(fig: go.Figure, rows: Sequence[EngineSample]) -> None:
             )
 
 
+# probe_timeline_figure's traces per probe: (EngineSample field, name suffix, mode, line style, subplot row)
+_PROBE_TRACES = (
+    ("num_requests_running", " running", "lines+markers", {"shape": "hv"}, 1),
+    ("num_requests_waiting", " waiting", "lines", {"dash": "dash", "shape": "hv"}, 1),
+    ("prompt_tokens_total", " prompt tokens", "lines", {}, 2),
+)
+
+
 def probe_timeline_figure(
     probes: Sequence[Any], *, title: str = "Probes: engine gauges while each probe ran"
 ) -> go.Figure:
@@ -254,44 +262,20 @@ def probe_timeline_figure(
         name = f"{_get(p, 'probe', f'probe {n}')} ({_get(p, 'outcome', '?')})"
         color = palette[n % len(palette)]
         t = [s.ts for s in samples]
-        fig.add_trace(
-            go.Scatter(
-                x=t,
-                y=[s.num_requests_running for s in samples],
-                name=name + " running",
-                mode="lines+markers",
-                line={"color": color, "shape": "hv"},
-                legendgroup=name,
-            ),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=t,
-                y=[s.num_requests_waiting for s in samples],
-                name=name + " waiting",
-                mode="lines",
-                line={"color": color, "dash": "dash", "shape": "hv"},
-                legendgroup=name,
-                showlegend=False,
-            ),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=t,
-                y=[s.prompt_tokens_total for s in samples],
-                name=name + " prompt tokens",
-                mode="lines",
-                line={"color": color},
-                legendgroup=name,
-                showlegend=False,
-            ),
-            row=2,
-            col=1,
-        )
+        for i, (field, label, mode, line, row) in enumerate(_PROBE_TRACES):
+            fig.add_trace(
+                go.Scatter(
+                    x=t,
+                    y=[getattr(s, field) for s in samples],
+                    name=name + label,
+                    mode=mode,
+                    line={"color": color, **line},
+                    legendgroup=name,
+                    **({} if i == 0 else {"showlegend": False}),  # one legend entry per probe
+                ),
+                row=row,
+                col=1,
+            )
         ttv = _get(p, "time_to_verdict_s")
         if ttv is not None and _get(p, "outcome") not in ("ok", None):
             fig.add_vline(x=ttv, line_color=color, line_dash="dot")
