@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -18,6 +17,7 @@ import pytest
 
 from triage.cli import CLI_SCHEMA, main
 from triage.store import Store
+from triage.lab.server import free_port
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 LOG_031 = REAL / "0.31.0-tiny-qwen3-livelock" / "server.log"
@@ -111,16 +111,8 @@ def test_could_not_run_exits_2(capsys, db: str, args: list[str]) -> None:
     assert main(["check", "--db", db, *args]) == 2
 
 
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def test_unreachable_port_is_a_stored_finding(capsys, db: str) -> None:
-    rc, doc = run_cli(capsys, "--url", f"http://127.0.0.1:{_free_port()}", "--truncate", "256", "--db", db)
+    rc, doc = run_cli(capsys, "--url", f"http://127.0.0.1:{free_port()}", "--truncate", "256", "--db", db)
     f = by_check(doc)["server-reachable"]
     assert f["status"] == "error" and f["evidence"]["error_kind"] == "refused" and rc == 1
     assert by_check(doc)["pooling-livelock-risk"]["status"] == "unknown"

@@ -11,6 +11,7 @@ from tests.sources import replay
 from triage.client import VllmClient
 from triage.findings import Status
 from triage.sources import server
+from triage.lab.server import free_port
 
 
 def _collect(dirname: str, url: str = "http://vllm.test:8000", **kw):
@@ -65,16 +66,8 @@ def test_livelock_metrics_page_is_read() -> None:
     assert res.facts["num_requests_waiting"].value == 0
 
 
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def test_connection_refused_is_a_finding() -> None:
-    res = server.collect(VllmClient(f"http://127.0.0.1:{_free_port()}", timeout_s=2))
+    res = server.collect(VllmClient(f"http://127.0.0.1:{free_port()}", timeout_s=2))
     f = _by_check(res)["server-reachable"]
     assert f.status == Status.ERROR and f.evidence["error_kind"] == "refused"
     assert res.unavailable

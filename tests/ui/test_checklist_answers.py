@@ -5,21 +5,14 @@ server behind a gateway: no /proc, no NVML), so the budget is unknown until the 
 """
 from __future__ import annotations
 
-import socket
-
 from ui import services
 from ui.components import session
 from ui_apptest import no_exception, page
+from triage.lab.server import free_port
 
 SEED_CMD = ("docker run --gpus all -p 8094:8000 vllm/vllm-openai:v0.28.0 Qwen/Qwen3-Embedding-4B "
             "--runner pooling --convert embed --max-model-len 2048")
 GPU = "NVIDIA GeForce RTX 3080 Ti"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _livelock_heading(at) -> str:  # type: ignore[no-untyped-def]
@@ -31,7 +24,7 @@ def _walk(use_services, temp_db):  # type: ignore[no-untyped-def]
     svc = use_services(services.Services(temp_db))
     at = page("checklist", timeout=60)
     at.session_state[session.TARGET_KEY] = services.Target(
-        url=f"http://127.0.0.1:{_free_port()}", model="Qwen/Qwen3-Embedding-4B", truncation=2048, cmdline=SEED_CMD)
+        url=f"http://127.0.0.1:{free_port()}", model="Qwen/Qwen3-Embedding-4B", truncation=2048, cmdline=SEED_CMD)
     at.run()
     at.button(key="checklist.run").click().run()
     no_exception(at)

@@ -1,7 +1,6 @@
 """ui.services against the real engine and Store (no fakes): error messages, paging, diffs, exports, logs."""
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -11,19 +10,14 @@ from triage.store import Store
 from ui import adapters, services
 from triage.target import Target
 from ui.services import RunDetail, ServiceError, Services
+from triage.lab.server import free_port
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # nothing listens once the socket closes
-
-
 def test_list_models_unreachable_is_a_plain_message(temp_db):
     with pytest.raises(ServiceError) as e:
-        Services(temp_db).list_models(f"http://127.0.0.1:{_closed_port()}")
+        Services(temp_db).list_models(f"http://127.0.0.1:{free_port()}")
     assert "Cannot connect" in str(e.value) and "Traceback" not in str(e.value)
 
 
@@ -42,7 +36,7 @@ def test_http_status_messages(code, words):
 
 
 def test_checklist_unreachable_is_a_finding_not_a_crash(temp_db):
-    evs = list(Services(temp_db).iter_checklist(Target(f"http://127.0.0.1:{_closed_port()}", "m", 256)))
+    evs = list(Services(temp_db).iter_checklist(Target(f"http://127.0.0.1:{free_port()}", "m", 256)))
     assert evs[-1].kind == "done"
     first = next(e.finding for e in evs if e.kind == "finding")
     assert services.step_of(first.check) == "server" and first.status in (Status.ERROR, Status.FAIL)
