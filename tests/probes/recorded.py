@@ -4,11 +4,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from triage.client import Exchange
 from triage.probes.runner import ProbeOutcome
 from triage.vllm.metrics import MetricsPage, parse_metrics
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+VECTORS = REAL / "vectors"  # recordings of the vectors and clients probe sets (README there)
 DIRS = ["0.31.0-tiny-qwen3-livelock", "0.32.0-tiny-qwen3-livelock", "0.32.0-minilm-bert-waiting"]
 
 
@@ -17,6 +20,18 @@ def exchange(server: str, name: str) -> Exchange:
     d = json.loads((REAL / server / f"{name}.json").read_text())
     return Exchange(method=d["method"], path=d["path"], request=d.get("request"), status=d["status"],
                     body=d.get("body", d.get("body_text")))
+
+
+def recording(p: Path) -> dict:
+    """A vectors/clients recording (a JSON file under VECTORS); the test is skipped when it is missing."""
+    if not p.exists():
+        pytest.skip(f"no recording {p}")
+    return json.loads(p.read_text())
+
+
+def exchange_of(d: dict) -> Exchange:
+    """An exchange as the vectors/clients recordings store it (every Exchange field, positionally)."""
+    return Exchange(d["method"], d["path"], d["request"], d["status"], d["body"], d["error"], d["elapsed_s"])
 
 
 def page(server: str, name: str) -> MetricsPage:

@@ -13,24 +13,14 @@ import pytest
 
 from triage.catalogue import get
 from triage.catalogue.vectors import LANGCHAIN_SETTING
-from triage.client import Exchange
 from triage.findings import Status
 from triage.probes import clients, openwebui
 from triage.probes.conformance_checks import vectors
 
-REC = Path(__file__).parents[1] / "fixtures" / "real" / "vectors"
-SMALL = REC / "0.32.0-tiny-qwen3-livelock" / "vectors.json"  # BERT vocabulary, ~30k ids
-BIG = REC / "0.32.0-tiny-qwen3-bigvocab-defaults" / "vectors.json"  # 120k word-level vocabulary
+from .recorded import VECTORS, exchange_of, recording
 
-
-def load(p: Path) -> dict:
-    if not p.exists():
-        pytest.skip(f"no recording {p}")
-    return json.loads(p.read_text())
-
-
-def ex(d: dict) -> Exchange:
-    return Exchange(d["method"], d["path"], d["request"], d["status"], d["body"], d["error"], d["elapsed_s"])
+SMALL = VECTORS / "0.32.0-tiny-qwen3-livelock" / "vectors.json"  # BERT vocabulary, ~30k ids
+BIG = VECTORS / "0.32.0-tiny-qwen3-bigvocab-defaults" / "vectors.json"  # 120k word-level vocabulary
 
 
 def case(check: str) -> clients.ClientCase:
@@ -42,21 +32,21 @@ def result(rec: dict, check: str) -> clients.ClientResult:
 
 
 def judge(rec: dict, check: str):
-    plain = vectors(ex(rec["plain_clients"]))
+    plain = vectors(exchange_of(rec["plain_clients"]))
     return clients.verdict(case(check), result(rec, check), plain, "http://h/v1", rec["target"]["model"])
 
 
 @pytest.mark.parametrize("check", ["clients-openai-float", "clients-openai-base64", "clients-openai-default",
                                    "clients-langchain-no-ctx-check", "clients-litellm"])
 def test_clients_that_send_text_get_the_plain_vectors(check: str) -> None:
-    rec = load(SMALL)
+    rec = recording(SMALL)
     f = judge(rec, check)
     assert f.status == Status.PASS, f.title
     assert f.evidence["cosine"] >= 0.99
 
 
 def test_langchain_defaults_small_vocab_is_refused_with_400() -> None:
-    rec = load(SMALL)
+    rec = recording(SMALL)
     r = result(rec, "clients-langchain-defaults")
     assert "out of vocabulary" in (r.error or "")
     assert any(s["input_kind"] == "token ids" for s in r.sent)
@@ -70,7 +60,7 @@ def test_langchain_defaults_small_vocab_is_refused_with_400() -> None:
 
 
 def test_langchain_defaults_big_vocab_is_silent_and_meaningless() -> None:
-    rec = load(BIG)
+    rec = recording(BIG)
     r = result(rec, "clients-langchain-defaults")
     assert r.error is None and r.vectors  # 200: vLLM accepted the tiktoken ids
     f = judge(rec, "clients-langchain-defaults")
@@ -81,10 +71,10 @@ def test_langchain_defaults_big_vocab_is_silent_and_meaningless() -> None:
 
 
 def test_a_cut_base64_vector_fails_naming_the_client() -> None:
-    rec = load(SMALL)
+    rec = recording(SMALL)
     r = result(rec, "clients-openai-base64")
     cut = clients.ClientResult([v[: len(v) // 4] for v in r.vectors], r.sent)
-    f = clients.verdict(case("clients-openai-base64"), cut, vectors(ex(rec["plain_clients"])), "b", "m")
+    f = clients.verdict(case("clients-openai-base64"), cut, vectors(exchange_of(rec["plain_clients"])), "b", "m")
     assert f.status == Status.FAIL and "OpenAI SDK" in f.title
     assert f.fix == get("base64-truncated").fix({})
 
@@ -106,8 +96,8 @@ def test_offline_tiktoken_cache_is_named_by_sha1_of_the_url(tmp_path: Path, monk
 
 @pytest.mark.parametrize("name,problem", [("missing-v1", "missing-v1"), ("model-name", "model-name")])
 def test_openwebui_misconfigurations(name: str, problem: str) -> None:
-    rec = load(SMALL)
-    e, models = (ex(d) for d in rec["openwebui"][name])
+    rec = recording(SMALL)
+    e, models = (exchange_of(d) for d in rec["openwebui"][name])
     s = openwebui.OpenWebUISettings(e.path.rsplit("/embeddings", 1)[0], None, e.request["model"], 1)
     f = openwebui.verdict(s, e, models)
     assert e.status == 404 and f.status == Status.FAIL
@@ -117,8 +107,8 @@ def test_openwebui_misconfigurations(name: str, problem: str) -> None:
 
 
 def test_openwebui_good_settings_pass_with_its_batch() -> None:
-    rec = load(SMALL)
-    e, models = (ex(d) for d in rec["openwebui"]["ok"])
+    rec = recording(SMALL)
+    e, models = (exchange_of(d) for d in rec["openwebui"]["ok"])
     s = openwebui.OpenWebUISettings(e.path.rsplit("/embeddings", 1)[0], None, e.request["model"], 4)
     f = openwebui.verdict(s, e, models)
     assert f.status == Status.PASS and f.evidence["request"]["batch"] == 4
@@ -134,10 +124,10 @@ def test_openwebui_settings_from_env() -> None:
 
 
 def test_openwebui_missing_key_recorded_401() -> None:
-    p = REC / "0.32.0-tiny-qwen3-apikey" / "openwebui-401.json"
+    p = VECTORS / "0.32.0-tiny-qwen3-apikey" / "openwebui-401.json"
     if not p.exists():
         pytest.skip("no recording")
-    e, models = (ex(d) for d in json.loads(p.read_text()))
+    e, models = (exchange_of(d) for d in json.loads(p.read_text()))
     s = openwebui.OpenWebUISettings(e.path.rsplit("/embeddings", 1)[0], None, e.request["model"], 2)
     f = openwebui.verdict(s, e, models)
     assert e.status == 401 and f.status == Status.FAIL and f.evidence["problem"] == "api-key"
