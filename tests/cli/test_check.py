@@ -119,25 +119,14 @@ def test_unreachable_port_is_a_stored_finding(capsys, db: str) -> None:
     assert Store(db).get_run(doc["run_id"]).findings[0].check == "server-reachable"
 
 
+def run_module(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m triage check ARGS`` in a child process from the repository root (the module entry)."""
+    return subprocess.run([sys.executable, "-m", "triage", "check", *args], input=stdin, capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+
+
 def test_text_output_and_module_entry(tmp_path: Path) -> None:
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "triage",
-            "check",
-            "--log-file",
-            str(LOG_031),
-            "--truncate",
-            "256",
-            "--db",
-            str(tmp_path / "x.db"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    p = run_module("--log-file", str(LOG_031), "--truncate", "256", "--db", str(tmp_path / "x.db"))
     assert p.returncode == 1, p.stderr
     assert "[FAIL] pooling-livelock-risk" in p.stdout
 
@@ -319,27 +308,8 @@ def test_offline_qwen3_4b_on_recorded_h200(capsys, tmp_path: Path, db: str) -> N
 
 
 def test_log_from_stdin(tmp_path: Path) -> None:
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "triage",
-            "check",
-            "--log-file",
-            "-",
-            "--truncate",
-            "256",
-            "--format",
-            "json",
-            "--db",
-            str(tmp_path / "x.db"),
-        ],
-        input=LOG_031.read_text(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    p = run_module("--log-file", "-", "--truncate", "256", "--format", "json", "--db", str(tmp_path / "x.db"),
+                   stdin=LOG_031.read_text())
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)
     assert by_check(doc)["pooling-livelock-risk"]["status"] == "fail"
