@@ -5,13 +5,10 @@ from triage.findings import Finding, Status
 from ui.components import session
 from triage.steps import STEPS
 from triage.target import Target
-from ui_apptest import no_exception, page
+from ui_apptest import no_exception, page, with_target
 from ui_fakes import MODEL, URL, FakeServices
 
-
-def _with_target(at):
-    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256, target_id=1)
-    return at
+SAVED = Target(URL, MODEL, 256, target_id=1)  # the session target of these tests: a saved one (id 1)
 
 
 def test_needs_a_target(use_services):
@@ -23,7 +20,7 @@ def test_needs_a_target(use_services):
 
 def test_walk_shows_steps_in_order_and_summary(use_services):
     fake = use_services(FakeServices())
-    at = _with_target(page("checklist")).run()
+    at = with_target("checklist", SAVED).run()
     at.button(key="checklist.run").click().run()
     no_exception(at)
     heads = [h.value for h in at.subheader]
@@ -40,7 +37,7 @@ def test_walk_shows_steps_in_order_and_summary(use_services):
 
 def test_pass_summary(use_services):
     use_services(FakeServices(findings=[Finding("pooling-livelock-risk", Status.PASS, "No livelock risk on 0.32.0")]))
-    at = _with_target(page("checklist")).run()
+    at = with_target("checklist", SAVED).run()
     at.button(key="checklist.run").click().run()
     no_exception(at)
     assert "PASS" in at.success[0].value
@@ -48,7 +45,7 @@ def test_pass_summary(use_services):
 
 def test_engine_error_is_a_message(use_services):
     use_services(FakeServices(findings=[], error="Cannot connect to the server: connection refused."))
-    at = _with_target(page("checklist")).run()
+    at = with_target("checklist", SAVED).run()
     at.button(key="checklist.run").click().run()
     no_exception(at)
     assert any("Cannot connect" in e.value for e in at.error)
@@ -56,7 +53,7 @@ def test_engine_error_is_a_message(use_services):
 
 def test_results_of_another_target_are_not_shown(use_services):
     use_services(FakeServices())
-    at = _with_target(page("checklist")).run()
+    at = with_target("checklist", SAVED).run()
     at.button(key="checklist.run").click().run()
     assert at.subheader
     at.session_state[session.TARGET_KEY] = Target("http://other:8000", MODEL, 256)

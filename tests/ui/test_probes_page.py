@@ -2,15 +2,12 @@
 from __future__ import annotations
 
 from ui.components import session
-from triage.target import Target
-from ui_apptest import no_exception, page
-from ui_fakes import MODEL, URL, FakeServices
+from ui_apptest import no_exception, with_target
+from ui_fakes import FakeServices
 
 
 def _at():
-    at = page("probes")
-    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256)
-    return at.run()
+    return with_target("probes").run()
 
 
 def test_defaults_are_conformance_and_throughput(use_services):

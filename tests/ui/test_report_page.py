@@ -3,15 +3,14 @@ from __future__ import annotations
 
 from ui.components import report_file, session
 from triage.target import Target
-from ui_apptest import no_exception, page
+from ui_apptest import no_exception, page, with_target
 from ui_fakes import URL, FakeServices
 
 
 def test_downloads_for_open_run(use_services):
     fake = use_services(FakeServices())
-    at = page("report")
+    at = with_target("report", Target(URL, api_key="sk-secret-123"))
     at.session_state[session.OPEN_RUN_KEY] = 3
-    at.session_state[session.TARGET_KEY] = Target(URL, api_key="sk-secret-123")
     at.run()
     no_exception(at)
     assert not [c for c in fake.calls if c[0] == "export"], "files are rendered on click, not on every rerun"

@@ -1,17 +1,13 @@
 """Engine stats page: a fragment scrapes once per tick; the stall alert is shown with its time."""
 from __future__ import annotations
 
-from ui.components import session
-from triage.target import Target
-from ui_apptest import no_exception, page
-from ui_fakes import MODEL, URL, FakeServices
+from ui_apptest import no_exception, with_target
+from ui_fakes import URL, FakeServices
 
 
 def test_alert_and_latest_values(use_services):
     fake = use_services(FakeServices())
-    at = page("stats")
-    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256)
-    at.run()
+    at = with_target("stats").run()
     no_exception(at)
     assert ("stats_tick", URL) in fake.calls
     assert "livelock" in at.error[0].value
@@ -20,8 +16,6 @@ def test_alert_and_latest_values(use_services):
 
 def test_scrape_error_is_a_message(use_services):
     use_services(FakeServices(error="Engine stats: Cannot connect to the server."))
-    at = page("stats")
-    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256)
-    at.run()
+    at = with_target("stats").run()
     no_exception(at)
     assert any("Cannot connect" in e.value for e in at.error)

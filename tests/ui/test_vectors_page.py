@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from triage.findings import Finding, Status
-from triage.target import Target
 from ui.components import session
 from ui.values import ProbeRunView
-from ui_apptest import no_exception, page
-from ui_fakes import MODEL, URL, FakeServices
+from ui_apptest import no_exception, with_target
+from ui_fakes import FakeServices
 
 
 class VectorServices(FakeServices):
@@ -21,9 +20,7 @@ class VectorServices(FakeServices):
 
 def test_runs_both_sets_and_shows_plot_and_settings(use_services):
     fake = use_services(VectorServices())
-    at = page("vectors")
-    at.session_state[session.TARGET_KEY] = Target(URL, MODEL, 256)
-    at.run()
+    at = with_target("vectors").run()
     no_exception(at)
     assert at.checkbox(key="vectors.set.vectors").value and at.checkbox(key="vectors.set.clients").value
     at.button(key="vectors.run").click().run()

@@ -5,12 +5,24 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from triage.target import Target
+from ui.components import session
+from ui_fakes import MODEL, URL
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def page(name: str, timeout: float = 30) -> AppTest:
     """AppTest for ui/pages/<name>_page.py (absolute path: AppTest resolves relative to the caller)."""
     return AppTest.from_file(str(ROOT / "ui" / "pages" / f"{name}_page.py"), default_timeout=timeout)
+
+
+def with_target(name: str, target: Target | None = None, timeout: float = 30) -> AppTest:
+    """page(name) with ``target`` (default: the fakes' server and model, truncate 256) as the session's target;
+    not run yet."""
+    at = page(name, timeout)
+    at.session_state[session.TARGET_KEY] = target or Target(URL, MODEL, 256)
+    return at
 
 
 def no_exception(at: AppTest) -> None:
