@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,6 +68,26 @@ def stop_pid(pid: int, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> None
             pass
         time.sleep(0.2)
     _reap(pid)
+
+
+def stop(kind: str, d: Any, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> None:
+    """Stop one daemon (``stop_pid`` on its ``pid``), forget its state file and remove its ``dir``."""
+    stop_pid(d.pid, sig, grace_s)
+    forget(kind, d.name)
+    shutil.rmtree(d.dir, ignore_errors=True)
+
+
+def down(daemons: Iterable[T], which: str | int | None, keys: Callable[[T], tuple[str, ...]],
+         stop_one: Callable[[T], None]) -> list[T]:
+    """Stop, through ``stop_one``, the daemons that ``which`` names by one of their ``keys`` (all when
+    None/'all'); returns those stopped."""
+    w = str(which) if which is not None else "all"
+    stopped = []
+    for d in daemons:
+        if w == "all" or w in keys(d):
+            stop_one(d)
+            stopped.append(d)
+    return stopped
 
 
 def _reap(pid: int) -> None:

@@ -122,20 +122,12 @@ def _kill_dir(d: Path) -> None:
 
 
 def _stop(pg: LabPostgres, grace_s: float = 15.0) -> None:
-    daemons.stop_pid(pg.pid, signal.SIGINT, grace_s)  # SIGINT: fast shutdown (roll back, disconnect, exit)
-    daemons.forget(KIND, pg.name)
-    shutil.rmtree(pg.dir, ignore_errors=True)
+    daemons.stop(KIND, pg, signal.SIGINT, grace_s)  # SIGINT: fast shutdown (roll back, disconnect, exit)
 
 
 def down(which: str | int | None = None) -> list[LabPostgres]:
     """Stop lab PostgreSQL clusters by PID or port (all when None/'all'); returns those stopped."""
-    w = str(which) if which is not None else "all"
-    stopped = []
-    for pg in status():
-        if w in ("all", str(pg.pid), str(pg.port), pg.name, pg.url()):
-            _stop(pg)
-            stopped.append(pg)
-    return stopped
+    return daemons.down(status(), which, lambda pg: (str(pg.pid), str(pg.port), pg.name, pg.url()), _stop)
 
 
 def create_database(pg: LabPostgres, name: str) -> str:

@@ -125,17 +125,9 @@ def up(scrape: Sequence[str] = (), *, interval_s: float = SCRAPE_INTERVAL_S, rul
 
 
 def _stop(p: LabPrometheus, grace_s: float = 10.0) -> None:
-    daemons.stop_pid(p.pid, grace_s=grace_s)
-    daemons.forget(KIND, p.name)
-    shutil.rmtree(p.dir, ignore_errors=True)
+    daemons.stop(KIND, p, grace_s=grace_s)
 
 
 def down(which: str | int | None = None) -> list[LabPrometheus]:
     """Stop lab Prometheus instances by PID, port or URL (all when None/'all'); returns those stopped."""
-    w = str(which) if which is not None else "all"
-    stopped = []
-    for p in status():
-        if w in ("all", str(p.pid), str(p.port), p.url, p.name):
-            _stop(p)
-            stopped.append(p)
-    return stopped
+    return daemons.down(status(), which, lambda p: (str(p.pid), str(p.port), p.url, p.name), _stop)
