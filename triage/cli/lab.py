@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from triage.lab import MODEL_NAMES, PROFILES, LabError, build_models, down, install, status, up
 
@@ -86,14 +88,18 @@ def _prom_up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _said_down(kind: str, stopped: list[Any], url: Callable[[Any], str]) -> int:
+    """Print each stopped lab daemon of ``kind`` (or that none matched); exit 0."""
+    for d in stopped:
+        print(f"stopped {kind} {url(d)} (pid {d.pid})")
+    if not stopped:
+        _say(f"no matching lab {kind} running")
+    return 0
+
+
 def _prom_down(args: argparse.Namespace) -> int:
     from triage.lab import prometheus
-    stopped = prometheus.down(args.which)
-    for p in stopped:
-        print(f"stopped prometheus {p.url} (pid {p.pid})")
-    if not stopped:
-        _say("no matching lab prometheus running")
-    return 0
+    return _said_down("prometheus", prometheus.down(args.which), lambda p: p.url)
 
 
 def _prom_status(args: argparse.Namespace) -> int:
@@ -117,12 +123,7 @@ def _pg_up(args: argparse.Namespace) -> int:
 
 def _pg_down(args: argparse.Namespace) -> int:
     from triage.lab import postgres
-    stopped = postgres.down(args.which)
-    for pg in stopped:
-        print(f"stopped postgres {pg.url()} (pid {pg.pid})")
-    if not stopped:
-        _say("no matching lab postgres running")
-    return 0
+    return _said_down("postgres", postgres.down(args.which), lambda pg: pg.url())
 
 
 def _pg_status(args: argparse.Namespace) -> int:
