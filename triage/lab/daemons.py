@@ -11,14 +11,32 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from triage.lab.paths import lab_dir
 from triage.lab.server import _pid_alive
 
 T = TypeVar("T")
+
+
+@dataclass
+class Daemon:
+    """What a lab daemon's state file holds first: its PID, port and directory; ``kind`` (the subclass's)
+    names its state folder and, with the port, the daemon."""
+
+    pid: int
+    port: int
+    dir: str
+    kind: ClassVar[str] = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.port}"
+
+    def alive(self) -> bool:
+        return _pid_alive(self.pid)
 
 
 def state_dir(kind: str) -> Path:

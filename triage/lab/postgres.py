@@ -18,10 +18,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from triage.lab import daemons
 from triage.lab.errors import LabError
-from triage.lab.server import HOST, _pid_alive, free_port
+from triage.lab.server import HOST, free_port
 
 KIND = "postgres"
 
@@ -30,21 +31,12 @@ OS_USER = "postgres"
 
 
 @dataclass
-class LabPostgres:
-    pid: int
-    port: int
-    dir: str
+class LabPostgres(daemons.Daemon):
     started_at: float = 0.0
+    kind: ClassVar[str] = KIND
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{USER}@{HOST}:{self.port}/{database}"
-
-    @property
-    def name(self) -> str:
-        return f"postgres-{self.port}"
-
-    def alive(self) -> bool:
-        return _pid_alive(self.pid)
 
 
 def bindir() -> Path:

@@ -14,13 +14,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 import httpx
 
 from triage.lab import daemons
 from triage.lab.errors import LabError
-from triage.lab.server import HOST, _pid_alive, free_port
+from triage.lab.server import HOST, free_port
 
 KIND = "prometheus"
 
@@ -29,24 +30,15 @@ JOB = "vllm"
 
 
 @dataclass
-class LabPrometheus:
-    pid: int
-    port: int
-    dir: str
+class LabPrometheus(daemons.Daemon):
     scrape: list[str] = field(default_factory=list)
     rule_files: list[str] = field(default_factory=list)
     started_at: float = 0.0
+    kind: ClassVar[str] = KIND
 
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.port}"
-
-    @property
-    def name(self) -> str:
-        return f"prometheus-{self.port}"
-
-    def alive(self) -> bool:
-        return _pid_alive(self.pid)
 
 
 def binary(name: str = "prometheus") -> str:
