@@ -76,16 +76,23 @@ def _register_services(lab: argparse._SubParsersAction) -> None:
     pg.set_defaults(func=lambda a: (pg.print_help(sys.stderr), 2)[1])
 
 
-def _prom_up(args: argparse.Namespace) -> int:
-    from triage.lab import prometheus
+def _said_up(start: Callable[[], Any], note: Callable[[Any], str], url: Callable[[Any], str]) -> int:
+    """Start a lab daemon: its note on stderr and its URL on stdout (exit 0), or the LabError (exit 2)."""
     try:
-        p = prometheus.up(args.scrape, interval_s=args.interval, rule_files=args.rules)
+        d = start()
     except LabError as e:
         _say(f"error: {e}")
         return 2
-    _say(f"prometheus pid {p.pid}, dir {p.dir}, scraping {', '.join(args.scrape) or 'nothing'}")
-    print(p.url)
+    _say(note(d))
+    print(url(d))
     return 0
+
+
+def _prom_up(args: argparse.Namespace) -> int:
+    from triage.lab import prometheus
+    return _said_up(lambda: prometheus.up(args.scrape, interval_s=args.interval, rule_files=args.rules),
+                    lambda p: f"prometheus pid {p.pid}, dir {p.dir}, scraping {', '.join(args.scrape) or 'nothing'}",
+                    lambda p: p.url)
 
 
 def _said_down(kind: str, stopped: list[Any], url: Callable[[Any], str]) -> int:
@@ -111,14 +118,9 @@ def _prom_status(args: argparse.Namespace) -> int:
 
 def _pg_up(args: argparse.Namespace) -> int:
     from triage.lab import postgres
-    try:
-        pg = postgres.up()
-    except LabError as e:
-        _say(f"error: {e}")
-        return 2
-    _say(f"postgres pid {pg.pid}, dir {pg.dir}; use it with VLLM_TRIAGE_DB={pg.url()}")
-    print(pg.url())
-    return 0
+    return _said_up(postgres.up,
+                    lambda pg: f"postgres pid {pg.pid}, dir {pg.dir}; use it with VLLM_TRIAGE_DB={pg.url()}",
+                    lambda pg: pg.url())
 
 
 def _pg_down(args: argparse.Namespace) -> int:
