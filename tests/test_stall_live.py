@@ -16,7 +16,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from triage.lab import LabServer, down, ensure
+from tests.conftest import _server as lab_server
+from triage.lab import LabServer
 from triage.probes import run_probes
 from triage.probes.runner import STALLS
 from triage.stall import LIVELOCK
@@ -27,16 +28,7 @@ pytestmark = pytest.mark.real_server
 
 
 def _server(version: str) -> Iterator[LabServer]:
-    import os
-
-    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1":
-        pytest.skip("VLLM_TRIAGE_NO_REAL_SERVER=1")
-    srv, started = ensure(version, "slow-qwen3", "defaults")
-    try:
-        yield srv
-    finally:
-        if started:
-            down(srv.pid)
+    yield from lab_server(version, "slow-qwen3", "defaults")
 
 
 @pytest.fixture(scope="module")

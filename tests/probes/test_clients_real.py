@@ -14,18 +14,14 @@ from triage.catalogue.vectors import LANGCHAIN_SETTING
 from triage.findings import Status
 from triage.lab import LabServer, down, ensure, is_installed
 from triage.probes.api import run_probes
+from triage.target import Target
 
 pytestmark = pytest.mark.real_server
 
 
 def spec(srv: LabServer) -> object:
-    """The probe target: triage.target.Target where the tree has it, else the older ProbeTarget."""
-    try:
-        from triage.target import Target
-        return Target(url=srv.url, model=srv.served_model, timeout_s=120.0)
-    except ImportError:
-        from triage.probes.api import ProbeTarget  # type: ignore[attr-defined]
-        return ProbeTarget(srv.url, srv.served_model, timeout_s=120.0)
+    """The probe target."""
+    return Target(url=srv.url, model=srv.served_model, timeout_s=120.0)
 LANGCHAIN = ["clients-langchain-defaults", "clients-langchain-no-ctx-check"]
 
 
