@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from triage.client import Exchange, ProbeClient, trim_for_storage
 from triage.sample import EngineSample
-from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
+from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector, StallState
 from triage.vllm.metrics import MetricsPage
 
 OK = "ok"
@@ -132,6 +132,13 @@ def outcome_of(exchanges: list[Exchange]) -> tuple[str, Optional[int]]:
     return OK, (exchanges[0].status if exchanges else None)
 
 
+def _window_end(st: StallState) -> Optional[float]:
+    """When the state's no-progress window closes (its ``since`` + window), or None outside one."""
+    if st.kind is None or st.since is None or st.window_s is None or st.stalled:
+        return None
+    return st.since + st.window_s
+
+
 def _idle(s: EngineSample) -> bool:
     return not s.num_requests_running and not s.num_requests_waiting
 
@@ -213,16 +220,23 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
     verdict_at: Optional[float] = None
     stall_evidence: Optional[dict[str, Any]] = None
     k = 1
+    window_end: Optional[float] = None  # when the current no-progress window closes (s since send)
     while pending:
-        done, pending = await asyncio.wait(pending, timeout=max(0.0, t0 + k * cfg.scrape_s - time.monotonic()))
+        # scrape on the regular tick, or right when the window closes if that comes first: a verdict
+        # then lands one scrape after the window, not up to one tick later
+        wake = t0 + (k * cfg.scrape_s if window_end is None else min(k * cfg.scrape_s, window_end))
+        done, pending = await asyncio.wait(pending, timeout=max(0.0, wake - time.monotonic()))
         if not pending:
             break
-        k = max(k + 1, int((time.monotonic() - t0) / cfg.scrape_s) + 1)
+        if window_end is None or k * cfg.scrape_s <= window_end:  # the regular tick: move to the next one
+            k = max(k + 1, int((time.monotonic() - t0) / cfg.scrape_s) + 1)
         s = await _scrape_sample(pc, t0, min(2.0, 2 * cfg.scrape_s))
+        window_end = None
         if s is not None:
             samples.append(s)
             emit(ProbeEvent("sample", probe, s.probe_row(s.ts)))
             st = det.update(s)
+            window_end = _window_end(st)
             if st.kind is not None:
                 stall_evidence = st.evidence()  # what is known so far, also when the deadline ends it
             if st.stalled:
