@@ -129,3 +129,16 @@ def test_a_step_longer_than_any_window_is_never_called_a_stall() -> None:
     for t in range(1, 300):
         st = det.update(_s(t, 1, 0, 1772, 70, prefill_seconds_total=1700.0, kv_cache_usage_perc=0.126, **kv))
     assert not st.stalled and st.waiting_for_step and st.expected_step_s > 1000
+
+
+def test_window_end_is_where_the_open_window_closes() -> None:
+    """Samplers (probe runner, watch) look again right then: the verdict is one scrape after the window."""
+    det = StallDetector(2.0)
+    page = "0.31.0-tiny-qwen3-livelock/metrics-livelock-9s.txt"
+    assert det.update(_sample(0.0, "0.31.0-tiny-qwen3-livelock/metrics-idle.txt")).window_end is None  # idle
+    st = det.update(_sample(0.55, page))  # the stuck request's blocks appear: progress, a window opens here
+    assert st.kind == LIVELOCK and st.window_end == pytest.approx(0.55 + 2.0)
+    st = det.update(_sample(2.549, page))
+    assert not st.stalled and st.window_end == pytest.approx(2.55)  # 1.999 s: one scrape at 2.55 decides
+    st = det.update(_sample(2.56, page))
+    assert st.stalled and st.confirmed_at == 2.56 and st.window_end is None

@@ -66,6 +66,14 @@ class StallState:
         return (self.kind is not None and not self.stalled and self.threshold_s is not None
                 and self.no_progress_s >= self.threshold_s)
 
+    @property
+    def window_end(self) -> Optional[float]:
+        """When the open no-progress window closes (``since`` + window; the samples' clock), else None.
+        A sampler that looks right then gives the verdict one scrape after the window, not up to a tick later."""
+        if self.kind is None or self.since is None or self.window_s is None or self.stalled:
+            return None
+        return self.since + self.window_s
+
     def evidence(self) -> dict[str, object]:
         return {"kind": self.kind, "since": self.since, "confirmed_at": self.confirmed_at,
                 "no_progress_s": round(self.no_progress_s, 3), "window_s": self.window_s,

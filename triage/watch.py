@@ -468,10 +468,18 @@ class Watcher:
                     on_tick(tick)
                 if should_stop and should_stop():
                     break
-                nxt += self.interval
-                if duration_s is not None and (nxt - start > duration_s or time.monotonic() >= self._until):
+                now = time.monotonic()
+                while nxt <= now:  # the next regular tick (a slow scrape skips ticks, never bursts)
+                    nxt += self.interval
+                if duration_s is not None and (nxt - start > duration_s or now >= self._until):
                     break  # wall time: slow scrapes do not stretch --duration
-                time.sleep(max(0.0, nxt - time.monotonic()))
+                # or sooner, right when an engine's no-progress window closes: the alert then comes one
+                # scrape after the window, not up to one interval later
+                clock = self._clock()
+                ends = [es.det.state.window_end for es in self._engines.values()]
+                soonest = min((e for e in ends if e is not None and e > clock), default=None)
+                wake = nxt if soonest is None else min(nxt, now + soonest - clock)
+                time.sleep(max(0.0, wake - time.monotonic()))
         finally:
             self.close()
         return self.summary()

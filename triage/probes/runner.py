@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from triage.client import Exchange, ProbeClient, trim_for_storage
 from triage.sample import EngineSample
-from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector, StallState
+from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
 from triage.vllm.metrics import MetricsPage
 
 OK = "ok"
@@ -132,13 +132,6 @@ def outcome_of(exchanges: list[Exchange]) -> tuple[str, Optional[int]]:
     return OK, (exchanges[0].status if exchanges else None)
 
 
-def _window_end(st: StallState) -> Optional[float]:
-    """When the state's no-progress window closes (its ``since`` + window), or None outside one."""
-    if st.kind is None or st.since is None or st.window_s is None or st.stalled:
-        return None
-    return st.since + st.window_s
-
-
 def _idle(s: EngineSample) -> bool:
     return not s.num_requests_running and not s.num_requests_waiting
 
@@ -236,7 +229,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
             samples.append(s)
             emit(ProbeEvent("sample", probe, s.probe_row(s.ts)))
             st = det.update(s)
-            window_end = _window_end(st)
+            window_end = st.window_end
             if st.kind is not None:
                 stall_evidence = st.evidence()  # what is known so far, also when the deadline ends it
             if st.stalled:
