@@ -23,6 +23,7 @@ from triage.export import EXPORT_FORMATS, ExportFormat
 from triage.export.groups import groups
 from triage.findings import Finding, worst
 from triage.probes import OUTCOME_STATUS, PROBE_SETS, ProbeSet, run_probes
+from triage.stall import DEFAULT_STALL_S
 from triage.steps import STEPS, Step, step_index
 from triage.store import DB_ENV, Store, default_db_url, to_url
 from triage.target import Target, Truncation
@@ -202,7 +203,7 @@ class Services:
     def probe_sets(self) -> tuple[ProbeSet, ...]:
         return PROBE_SETS
 
-    def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
+    def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = DEFAULT_STALL_S,
                    deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
         """Run the chosen probe sets (the seed matrix only with allow_hang=True); progress goes to on_event."""
         if any(s.can_hang and s.id in sets for s in PROBE_SETS) and not allow_hang:
@@ -231,7 +232,7 @@ class Services:
         return ProbeRunView(run_id, probes, findings, figure, groups=tuple(grouped), ungrouped=tuple(rest))
 
     # -- engine stats ------------------------------------------------------------------------
-    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 5.0,
+    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = DEFAULT_STALL_S,
                    keep: int = 900) -> StatsView:
         """Scrape /metrics once with a Watcher kept in ``session`` (the page's dict) and chart the series.
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from triage.stall import DEFAULT_STALL_S
 from ui import services
 from ui.components import finding_card, hang_confirm, page, verdict
 
@@ -19,8 +20,11 @@ for ps in sets:
     if st.checkbox(ps.title, value=ps.default, key=f"probes.set.{ps.id}", help=ps.description):
         chosen.append(ps.id)
 c1, c2 = st.columns(2)
-stall_s = c1.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=5.0, step=1.0,
-                          key="probes.stall_s")
+stall_s = c1.number_input("Stall threshold (s)", min_value=1.0, max_value=120.0,
+                          value=float(DEFAULT_STALL_S), step=0.5, key="probes.stall_s",
+                          help="No engine progress (KV blocks, prefix-cache queries, finished prompts) this long "
+                               "with a request running = a stall; it grows by itself where the measured prefill "
+                               "rate says one step may last longer.")
 deadline_s = c2.number_input("Abort a hung probe after (s)", min_value=5.0, max_value=600.0, value=30.0, step=5.0,
                              key="probes.deadline_s")
 can_hang = [ps for ps in sets if ps.can_hang and ps.id in chosen]

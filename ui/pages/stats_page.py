@@ -5,6 +5,7 @@ from datetime import datetime
 
 import streamlit as st
 
+from triage.stall import DEFAULT_STALL_S
 from ui import services
 from ui.components import page, verdict
 
@@ -18,9 +19,12 @@ target = page.target_or_stop()
 
 c1, c2, c3 = st.columns(3)
 live = c1.toggle("Live", value=True, key="stats.live")
-every = c2.number_input("Refresh every (s)", min_value=1.0, max_value=60.0, value=2.0, step=1.0, key="stats.every")
-stall_s = c3.number_input("Stall threshold (s)", min_value=2.0, max_value=120.0, value=5.0, step=1.0,
-                          key="stats.stall_s")
+every = c2.number_input("Refresh every (s)", min_value=0.5, max_value=60.0, value=1.0, step=0.5, key="stats.every")
+stall_s = c3.number_input("Stall threshold (s)", min_value=1.0, max_value=120.0,
+                          value=float(DEFAULT_STALL_S), step=0.5, key="stats.stall_s",
+                          help="No engine progress (KV blocks, prefix-cache queries, finished prompts) this long "
+                               "with a request running = a stall; it grows by itself where the measured prefill "
+                               "rate says one step may last longer.")
 if st.button("Reset the series", key="stats.reset"):
     st.session_state.pop("stats.state", None)
 
