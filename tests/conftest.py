@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from pgmode import mapping  # tests/pgmode: the PostgreSQL test mode's path -> database mapping
 from triage.lab import LabServer, down, ensure, install, is_installed
 
 collect_ignore_glob: list[str] = []
@@ -67,16 +68,16 @@ def server_032_apikey() -> Iterator[LabServer]:
 
 
 # -- the store on PostgreSQL (issue 15) ----------------------------------------------------------
-# VLLM_TRIAGE_TEST_DB=postgres runs every in-process store of the suite on a lab PostgreSQL
-# (`triage.lab.postgres`, a throw-away cluster on 127.0.0.1): each SQLite path a test gives
-# (Store(path), --db path, $VLLM_TRIAGE_DB=path) becomes its own database in that cluster.
+# VLLM_TRIAGE_TEST_DB=postgres runs every store of the suite on a lab PostgreSQL (`triage.lab.postgres`,
+# a throw-away cluster on 127.0.0.1): each SQLite path a test gives (Store(path), --db path,
+# $VLLM_TRIAGE_DB=path) becomes its own database in that cluster (tests/pgmode/mapping.py), in this
+# process and in every child process (`python -m triage …`, the Streamlit server): tests/pgmode/
+# sitecustomize.py applies the same mapping there.
 # VLLM_TRIAGE_TEST_DB=postgresql+psycopg://… uses that server instead of starting one.
 TEST_DB_ENV = "VLLM_TRIAGE_TEST_DB"
 SQLITE_ONLY = {  # node id -> why it cannot run with the stores on PostgreSQL
     "tests/test_store.py::test_wal_and_incremental_findings": "reads the SQLite file's journal mode",
     "tests/ui/test_services.py::test_saved_target_never_holds_the_api_key": "reads the SQLite file's bytes",
-    "tests/cli/test_report.py::test_module_entry_point_writes_a_bundle":
-        "a child process: the path-to-database mapping lives in this pytest process",
     # the hostile-input tests open the SQLite file itself (sqlite3) to prove what was or was not written
     "tests/hardening/test_hostile_files.py::test_logs_without_stats_lines": "reads the SQLite file with sqlite3",
     "tests/hardening/test_hostile_files.py::test_an_unusable_database_is_exit_2_with_one_line":
@@ -107,6 +108,24 @@ def lab_postgres_url() -> Iterator[str]:
         postgres.down(pg.pid)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _children_on_postgres(request: pytest.FixtureRequest) -> Iterator[None]:
+    """PG mode: every child process of the session maps its SQLite paths as this one does.
+
+    tests/pgmode goes first on $PYTHONPATH (its sitecustomize.py patches ``triage.store.to_url`` in the
+    child) and $VLLM_TRIAGE_TEST_PG_SERVER names the server; session scope, so the module- and
+    session-scoped fixtures that start children (the Streamlit server) inherit it too. Restored at the end.
+    """
+    if not os.environ.get(TEST_DB_ENV):
+        yield
+        return
+    url = request.getfixturevalue("lab_postgres_url")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(mapping.SERVER_ENV, url)
+        mp.setenv("PYTHONPATH", os.pathsep.join([str(mapping.HERE), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _store_on_postgres(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if not os.environ.get(TEST_DB_ENV):
@@ -114,33 +133,11 @@ def _store_on_postgres(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     why = next((w for k, w in SQLITE_ONLY.items() if request.node.nodeid.split("[")[0] == k), None)
     if why is not None:
         pytest.skip(f"SQLite only: {why}")
-    import hashlib
     import sys
-
-    import psycopg
-    from sqlalchemy.engine import make_url
 
     import triage.store
 
-    server = make_url(request.getfixturevalue("lab_postgres_url"))
-    original = triage.store.to_url
-    made: set[str] = set()
-
-    def to_url(path_or_url: str) -> str:
-        if "://" in path_or_url:
-            return original(path_or_url)
-        name = "t_" + hashlib.sha1(str(path_or_url).encode()).hexdigest()[:24]
-        if name not in made:
-            with psycopg.connect(host=server.host, port=server.port, user=server.username,
-                                 password=server.password, dbname=server.database or "postgres",
-                                 autocommit=True) as c:
-                try:
-                    c.execute(f'CREATE DATABASE "{name}"')
-                except psycopg.errors.DuplicateDatabase:
-                    pass
-            made.add(name)
-        return server.set(database=name).render_as_string(hide_password=False)
-
+    to_url = mapping.mapped(triage.store.to_url, request.getfixturevalue("lab_postgres_url"))
     monkeypatch.setattr(triage.store, "to_url", to_url)
     if "ui.services" in sys.modules:
         monkeypatch.setattr(sys.modules["ui.services"], "to_url", to_url)

@@ -190,7 +190,8 @@ class Result:
 def triage(*args: str, timeout: float = 60, env: dict[str, str] | None = None, stdin: bytes | None = None) -> Result:
     """``python -m triage ARGS`` in a subprocess, killed at ``timeout`` (a hang fails the test, it does not
     hold CI). The key is in $HOSTILE_KEY for --api-key-env."""
-    e = {**os.environ, "HOSTILE_KEY": KEY, "PYTHONPATH": str(ROOT), **(env or {})}
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))  # keeps tests/pgmode in PG mode
+    e = {**os.environ, "HOSTILE_KEY": KEY, "PYTHONPATH": path, **(env or {})}
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "triage", *args], capture_output=True, timeout=timeout, env=e,
                        cwd=str(ROOT), input=stdin)

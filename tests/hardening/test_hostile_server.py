@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import KEY, METRICS, ROOT, URL_PASSWORD, Behaviour, HostileServer, Result, assert_clean, db_bytes  # noqa: E402
 
 from triage.cli import main  # noqa: E402
+from triage.store import Store  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -183,10 +184,11 @@ def test_infinite_and_nan_gauges_keep_json_json(capsys, tmp_path: Path) -> None:
 @pytest.mark.timeout(120)
 def test_watch_killed_with_sigkill_keeps_what_it_printed(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))  # keeps tests/pgmode in PG mode
     with HostileServer() as s:
         p = subprocess.Popen([sys.executable, "-m", "triage", "watch", "--url", s.url, "--interval", "0.3",
                               "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT),
-                             env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True)
+                             env={**os.environ, "PYTHONPATH": path}, text=True)
         printed = 0
         deadline = time.monotonic() + 60
         try:
@@ -198,5 +200,6 @@ def test_watch_killed_with_sigkill_keeps_what_it_printed(tmp_path: Path) -> None
             os.kill(p.pid, signal.SIGKILL)
             p.wait(10)
     assert printed == 5
-    stored = sqlite3.connect(db).execute("select count(*) from metricsample").fetchone()[0]
+    with Store(str(db)).engine.connect() as c:  # SQLite, or PostgreSQL in PG mode (VLLM_TRIAGE_TEST_DB)
+        stored = c.exec_driver_sql("select count(*) from metricsample").scalar_one()
     assert stored >= printed
