@@ -142,3 +142,52 @@ def test_window_end_is_where_the_open_window_closes() -> None:
     assert not st.stalled and st.window_end == pytest.approx(2.55)  # 1.999 s: one scrape at 2.55 decides
     st = det.update(_sample(2.56, page))
     assert st.stalled and st.confirmed_at == 2.56 and st.window_end is None
+
+
+def _cold_slow_qwen3() -> list[EngineSample]:
+    import json
+
+    rec = json.loads((REAL / "probes" / "livelock-031-slow-qwen3-long-t4096-cold.json").read_text())
+    return [EngineSample.from_row(r) for r in (rec["detail"]["baseline"], *rec["detail"]["samples"])]
+
+
+def test_a_cold_first_step_that_read_idle_sets_the_window() -> None:
+    """Recorded on real 0.31.0 slow-qwen3: 47.5 s of "idle" gauges while the first step ran, then its blocks.
+
+    Without step timing the rule called a livelock 2 s later (and the abort could not free a step in flight);
+    a probe that says when it sent waits for a step as long as the one it just saw."""
+    samples = _cold_slow_qwen3()
+    old = StallDetector(2.0)
+    assert any(old.update(s).stalled for s in samples)  # what the recording's own verdict was
+    det = StallDetector(2.0, learn_steps=True)
+    det.update(samples[0])
+    det.note_sent(0.0)
+    states = [det.update(s) for s in samples[1:]]
+    last = states[-1]
+    assert not any(st.stalled for st in states)
+    assert last.kind == LIVELOCK and last.waiting_for_step
+    assert last.expected_step_s == pytest.approx(47.527, abs=0.01) and last.window_s == pytest.approx(95.05, abs=0.1)
+    assert last.window_end == pytest.approx(47.527 + 95.054, abs=0.1)
+
+
+def test_step_gaps_need_a_busy_engine_or_a_sent_request() -> None:
+    """watch on an idle server: the time before a request arrives is no step; a gap ending a stall is no step."""
+    det = StallDetector(2.0, learn_steps=True)
+    det.update(_s(0.0, 0, 0, kv_cache_usage_perc=0.0))
+    det.update(_s(60.0, 0, 0, kv_cache_usage_perc=0.0))  # idle for a minute
+    det.update(_s(60.5, 1, 0, kv_cache_usage_perc=0.1))  # a request's blocks: progress, but no step timed
+    assert det.gap_step_s is None
+    det.update(_s(61.0, 1, 0, kv_cache_usage_perc=0.2))  # the next chunk 0.5 s later: a 0.5 s step
+    assert det.gap_step_s == 0.5
+    for t in (62.0, 63.0, 64.0):
+        st = det.update(_s(t, 1, 0, kv_cache_usage_perc=0.2))
+    assert st.stalled and st.window_s == 2.0
+    det.update(_s(70.0, 0, 0, kv_cache_usage_perc=0.0))  # aborted: blocks freed after a confirmed stall
+    assert det.gap_step_s == 0.5
+
+
+def test_logs_and_fleet_do_not_time_steps_from_gaps() -> None:
+    det = StallDetector(2.0)
+    for t, kv in ((0.0, 0.1), (10.0, 0.2), (20.0, 0.3)):
+        det.update(_s(t, 1, 0, kv_cache_usage_perc=kv))
+    assert det.gap_step_s is None and det.window_s() == 2.0

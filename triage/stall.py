@@ -20,7 +20,11 @@ tokens (the last KV jump x the cache size in tokens) over the prefill rate measu
 (prompt tokens / prefill seconds, from the scrape interval that finished the most prompt tokens, at
 least ``MIN_RATE_TOKENS``: a few short prompts measure per-request overhead, not a rate; until then
 the server's lifetime average from the same two counters) gives the
-step time to expect; the window is then ``STEP_MARGIN`` times that. Without such a measurement the
+step time to expect. Live samplers (probes, watch: ``learn_steps``) also time the steps themselves: the
+longest gap a busy engine took between two progress signals, counted from a probe's send when the caller
+says so (``note_sent``; vLLM publishes its gauges only when a step ends, so a fresh server's first giant step
+reads "idle" until it is done). The longer of the two is the step to expect; the window is then
+``STEP_MARGIN`` times that. Without such a measurement the
 window is the threshold (a fresh server's first giant step cannot be told from a stall: the verdict
 text then names the version and what would decide it). While the no-progress time is past the threshold
 but inside such a window, the state is ``waiting_for_step`` (what is known: no progress for N s,
@@ -115,10 +119,14 @@ def progress(prev: Optional[EngineSample], cur: EngineSample) -> Optional[str]:
 class StallDetector:
     """Feed samples in time order; ``state`` says whether the engine is stalled and since when."""
 
-    def __init__(self, threshold_s: float = DEFAULT_STALL_S) -> None:
+    def __init__(self, threshold_s: float = DEFAULT_STALL_S, learn_steps: bool = False) -> None:
         self.threshold_s = threshold_s
+        self.learn_steps = learn_steps  # live samplers (probes, watch): also learn step times from progress gaps
         self.state = StallState()
         self._prev: Optional[EngineSample] = None
+        self._anchor: Optional[float] = None  # the last progress seen while busy (a step boundary)
+        self._sent_at: Optional[float] = None  # work the caller sent, before any progress showed it
+        self.gap_step_s: Optional[float] = None  # the longest time a busy engine took between progress
         self.rate_tokens_s: Optional[float] = None  # prefill rate measured on finished requests
         self._rate_tokens = 0.0  # prompt tokens of the interval the rate was measured on
         self._step_tokens: Optional[float] = None  # tokens scheduled at the last KV jump
@@ -141,10 +149,33 @@ class StallDetector:
         if self._rate_tokens == 0.0 and n and t and n >= MIN_RATE_TOKENS and t > 0:
             self.rate_tokens_s = n / t
 
+    def note_sent(self, ts: float) -> None:
+        """The caller sent work at ``ts`` (a probe): the time until its first progress bounds one step, even while
+        the gauges still read idle (vLLM publishes them only when a step ends: a fresh server's first giant step
+        shows nothing at all until it is done)."""
+        if self._sent_at is None and self._anchor is None:
+            self._sent_at = ts
+
+    def _learn_gap(self, s: EngineSample, moved: Optional[str], busy: bool) -> None:
+        if moved is not None:
+            anchor = self._anchor if self._anchor is not None else self._sent_at
+            # a gap that ends a confirmed stall is the stall ending (an abort), not a step
+            if anchor is not None and s.ts > anchor and not self.state.stalled:
+                self.gap_step_s = max(self.gap_step_s or 0.0, s.ts - anchor)
+            self._sent_at = None
+            self._anchor = s.ts if busy else None
+        elif not busy:
+            self._anchor = None
+
     def expected_step_s(self) -> Optional[float]:
-        if self._step_tokens is None or not self.rate_tokens_s:
-            return None
-        return self._step_tokens / self.rate_tokens_s
+        """One engine step's duration to expect: the last KV jump's tokens at the measured prefill rate, or
+        (live samplers) the longest gap a busy engine took between progress, whichever is longer."""
+        by_rate = None
+        if self._step_tokens is not None and self.rate_tokens_s:
+            by_rate = self._step_tokens / self.rate_tokens_s
+        if by_rate is None or self.gap_step_s is None:
+            return by_rate if by_rate is not None else self.gap_step_s
+        return max(by_rate, self.gap_step_s)
 
     def window_s(self) -> float:
         step = self.expected_step_s()
@@ -158,6 +189,8 @@ class StallDetector:
         shape = _shape(s)
         prev = self._prev
         moved = progress(prev, s)
+        if self.learn_steps:
+            self._learn_gap(s, moved, shape is not None)
         self._learn(prev, s)
         self._lifetime_rate(s)
         self._prev = s

@@ -105,7 +105,7 @@ def _local_server_process(url: str) -> Any:
 
 class _EngineState:
     def __init__(self, stall_s: float, window_s: float) -> None:
-        self.det = StallDetector(stall_s)
+        self.det = StallDetector(stall_s, learn_steps=True)
         self.prev: Optional[EngineSample] = None
         self.prev_ts: Optional[float] = None
         self.hists = {k: WindowedHistogram(window_s) for k in QUANTILES}

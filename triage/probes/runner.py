@@ -200,12 +200,13 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
     """Send bodies concurrently and watch /metrics until they answer, stall, or pass the deadline."""
     emit = on_event or (lambda e: None)
     baseline, idle_at_start = await wait_idle(pc, cfg.idle_wait_s)
-    det = StallDetector(cfg.stall_s)
+    det = StallDetector(cfg.stall_s, learn_steps=True)
     samples: list[EngineSample] = []
     t0 = time.monotonic()
     if baseline is not None:
         baseline = baseline.with_(ts=0.0)
         det.update(baseline)
+    det.note_sent(0.0)
     emit(ProbeEvent("probe-started", probe, {"set": set_name, "description": description, "n_requests": len(bodies)}))
     tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5)) for b in bodies]
     pending: set[asyncio.Task[Exchange]] = set(tasks)
