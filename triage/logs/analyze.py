@@ -1,12 +1,13 @@
 """One streaming pass over a server log: stats series, stall episodes, errors, access lines, config.
 
-Memory is bounded whatever the log size: the series is downsampled (BoundedSeries), evidence
+Memory is bounded whatever the log size: the series is downsampled (PointSeries), evidence
 keeps the first few lines per kind plus a count, access lines are counted, not kept, and stall
 episodes (triage.logs.episodes: the shared stall rule plus the silence rule) are capped.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,10 +15,10 @@ from typing import Any, Optional
 
 from triage.findings import Finding
 from triage.logs.lines import FAST_RECORD_RE, Clock, LogLine, LogSource, frame, physical_lines
-from triage.logs.startup import StartupConfigReader
+from triage.logs.startup import StartupConfigReader, _has_any_marker, _plan
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
-from triage.logs.stats import BoundedSeries, parse_stats
+from triage.logs.stats import PointSeries, StatsValues, stats_values
 from triage.logs.verdicts import build_findings
 from triage.sample import EngineSample
 from triage.vllm import logformats as lf
@@ -61,20 +62,101 @@ _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ER
 def analyze_log(
     source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | None = None, max_samples: int = 20_000
 ) -> LogAnalysis:
-    """Analyse a log (path, text, bytes, file object or iterable of lines) in one streaming pass."""
-    reader = StartupConfigReader()
-    series: dict[str, BoundedSeries] = {}
-    tracks: dict[str, EngineTrack] = {}
-    errors: dict[str, ErrorHits] = {}
-    access: Counter[tuple[str, str, str]] = Counter()
-    access_overflow = 0
-    levels: Counter[str] = Counter()
-    n_lines = n_records = 0
-    first_ts = last_ts = None
-    kv_device: Optional[str] = None
+    """Analyse a log (path, text, bytes, file object or iterable of lines) in one streaming pass.
 
-    clock = Clock(year)
-    for lineno, raw in enumerate(physical_lines(source), start=1):
+    A path to a regular file is read in byte chunks (triage.logs.chunks: the common lines found by one regex over
+    the chunk, the rest line by line); any other source line by line. Both give the same analysis.
+    """
+    run = LogPass(stall_s, year, max_samples)
+    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source) and _regular(source):
+        from triage.logs.chunks import scan_file  # noqa: PLC0415  (chunks imports this module)
+
+        scan_file(run, source)
+    else:
+        for lineno, raw in enumerate(physical_lines(source), start=1):
+            run.line(raw, lineno)
+    return run.finish()
+
+
+def _regular(source: Any) -> bool:
+    try:
+        return (not isinstance(source, str) or len(source) < 4096) and os.path.isfile(source)
+    except (OSError, ValueError):
+        return False
+
+
+class LogPass:
+    """The state of one pass over a log: feed physical lines in order (``line``), then ``finish``."""
+
+    def __init__(self, stall_s: float = LOG_STALL_S, year: int | None = None, max_samples: int = 20_000) -> None:
+        self.stall_s = stall_s
+        self.max_samples = max_samples
+        self.reader = StartupConfigReader()
+        self.series: dict[str, PointSeries] = {}
+        self.tracks: dict[str, EngineTrack] = {}
+        self.errors: dict[str, ErrorHits] = {}
+        self.access: Counter[tuple[str, str, str]] = Counter()
+        self.access_overflow = 0
+        self.levels: Counter[str] = Counter()
+        self.n_lines = self.n_records = 0
+        self.first_ts: Optional[float] = None
+        self.last_ts: Optional[float] = None
+        self.kv_device: Optional[str] = None
+        self.clock = Clock(year)
+        self._stats_memo: dict[str, list[StatsValues]] = {}
+        self._line_memo: dict[str, tuple[Any, ...]] = {}
+
+    def stats(self, msg: str, lineno: int, ts: Optional[float]) -> bool:
+        """Feed a record's stats (the tracks and the series); False when the message holds no stats record."""
+        vals = self._stats_memo.get(msg)
+        if vals is None:
+            vals = stats_values(msg)
+            if len(self._stats_memo) > 4096:
+                self._stats_memo.clear()
+            self._stats_memo[msg] = vals
+        for v in vals:
+            engine = v[0]
+            tr = self.tracks.get(engine)
+            if tr is None:
+                tr = self.tracks[engine] = EngineTrack(engine, self.stall_s)
+                self.series[engine] = PointSeries(self.max_samples)
+            tr.add_values(ts, lineno, v[3], v[4], v[1], v[2])
+            ep = tr.open
+            if ep is not None and len(ep.lines) < EVIDENCE_LINES:  # tr.add_line(lineno, msg[:400])
+                ep.lines.append((lineno, msg[:400]))
+            self.series[engine].add((ts, lineno) + v + (1,))
+            self.kv_device = self.kv_device or v[7].get("kv_device")
+        return bool(vals)
+
+    def count_access(self, key: tuple[str, str, str], n: int = 1) -> None:
+        if key in self.access or len(self.access) < 500:
+            self.access[key] += n
+        else:
+            self.access_overflow += n
+
+    def line(self, raw: str, lineno: int) -> None:
+        """One physical line (with its line end). A line whose reading does not move the clock (no vLLM
+        timestamp: uvicorn lines, tracebacks, progress bars) is read once per distinct text."""
+        memo = self._line_memo
+        got = memo.get(raw)
+        if got is None:
+            calls = self.clock.calls
+            got = self._read_line(raw, lineno)
+            if self.clock.calls == calls and len(raw) < 4096:  # a reading that used the clock is not kept
+                if len(memo) > 4096:
+                    memo.clear()
+                memo[raw] = got
+        if got[0] is None:  # an access line
+            self.n_records += 1
+            self.n_lines = lineno
+            self.levels["INFO"] += 1
+            self.count_access(got[1])
+            return
+        for line, msg, ts, level, proc, pid in got:
+            self.record(lineno, line, msg, ts, level, proc, pid)
+
+    def _read_line(self, raw: str, lineno: int) -> tuple[Any, ...]:
+        """(None, access key) or the line's framed records (line, msg, ts, level, process, pid); counts nothing."""
         # prefilter: an access line (most of a busy server's log) is counted without framing the record
         if "HTTP/" in raw and "\x1b" not in raw:
             c = raw[:1]
@@ -84,106 +166,130 @@ def analyze_log(
                 a = (_ACCESS_INFO_RE.match(raw) or _FAST_ACCESS_RE.match(raw)) if c == "I" else None
             if a is not None:  # (method, path, status) of a `[(APIServer pid=N) ]INFO: … "POST /p HTTP/1.1" 200` line
                 method, path, status = a.group("method", "path", "status")
-                key = (method, path.partition("?")[0][:120], status)
-                n_records += 1
-                n_lines = lineno
-                levels["INFO"] += 1
-                if key in access or len(access) < 500:
-                    access[key] += 1
-                else:
-                    access_overflow += 1
-                continue
-        # the common record `(Proc pid=N) LEVEL MM-DD HH:MM:SS [src] msg` is read in one match, and a LogLine is
-        # built only for a line a start-up or error rule reads; anything else is framed step by step (frame())
-        recs: Any = None
+                return (None, (method, path.partition("?")[0][:120], status))
+        # the common record `(Proc pid=N) LEVEL MM-DD HH:MM:SS [src] msg` is read in one match; anything else is
+        # framed step by step (frame())
         if "\x1b" not in raw and raw.count(" pid=") < 2 and not raw[:1].isdigit():
             line = raw.rstrip("\r\n")
             f = FAST_RECORD_RE.match(line) if line[:1] in _RECORD_FIRST else None
             if f is not None:
                 proc, pid, level, md, hms, msg = f.group("proc", "pid", "level", "md", "hms", "msg")
-                recs = ((line, msg, clock.vllm(md, hms), level, proc, pid),)
-        if recs is None:
-            recs = [(r.raw, r.msg, r.ts, r.level, r.process, r.pid) for r in frame(raw, lineno, clock)]
-        for line, msg, ts, level, proc, pid in recs:
-            n_records += 1
-            n_lines = lineno
-            if ts is not None:
-                first_ts = ts if first_ts is None else first_ts
-                last_ts = ts
-            if level:
-                levels[level] += 1
-            if "throughput:" in msg:
-                found = False
-                for p in parse_stats(msg, lineno, ts):
-                    found = True
-                    tr = tracks.get(p.engine)
-                    if tr is None:
-                        tr = tracks[p.engine] = EngineTrack(p.engine, stall_s)
-                        series[p.engine] = BoundedSeries(max_samples)
-                    tr.add(p)
-                    tr.add_line(lineno, msg[:400])
-                    series[p.engine].add(p)
-                    kv_device = kv_device or p.extra.get("kv_device")
-                if found:
-                    continue
-            if '" ' in msg and "HTTP/" in msg:
-                m = lf.ACCESS_RE.search(msg)
-                if m:
-                    key = (m["method"], m["path"].split("?")[0][:120], m["status"])
-                    if key in access or len(access) < 500:
-                        access[key] += 1
-                    else:
-                        access_overflow += 1
-                    continue
-            rec = None
-            if len(msg) >= 12:
-                if reader.reads(msg):
-                    rec = LogLine(lineno, line, msg, ts, level, proc, int(pid) if pid is not None else None)
-                    reader.feed(rec)
-                else:
-                    reader.events.tail(lineno, line)  # what reader.feed(rec) does with this record
-            if _has_error_hint(msg):
-                if rec is None:
-                    rec = LogLine(lineno, line, msg, ts, level, proc, int(pid) if pid is not None else None)
-                _match_errors(rec, errors)
+                return ((line, msg, self.clock.vllm(md, hms), level, proc, pid),)
+        return tuple((r.raw, r.msg, r.ts, r.level, r.process, r.pid) for r in frame(raw, lineno, self.clock))
 
-    for tr in tracks.values():
-        tr.finish(last_ts, n_lines)
-    config = reader.config
-    if kv_device and "device" not in config:
-        dev = {"GPU": "cuda", "CPU": "cpu"}.get(kv_device, kv_device.lower())
-        reader.provenance["device"] = {
-            "value": dev,
-            "source": "log",
-            "detail": f"{kv_device} KV cache usage in stats lines",
-        }
+    def record(
+        self, lineno: int, line: str, msg: str, ts: Optional[float], level: Optional[str], proc: Any, pid: Any
+    ) -> None:
+        """One framed record."""
+        self.n_records += 1
+        self.n_lines = lineno
+        if ts is not None:
+            self.first_ts = ts if self.first_ts is None else self.first_ts
+            self.last_ts = ts
+        if level:
+            self.levels[level] += 1
+        cls = msg_class(msg, self._stats_memo)
+        kind = cls[0]
+        if kind == STATS:
+            self.stats(msg, lineno, ts)
+        elif kind == ACCESS:
+            self.count_access(cls[1])
+        elif kind == TAIL:
+            self.reader.events.tail(lineno, line)
+        elif kind == FULL:
+            self.rest(lineno, line, msg, ts, cls)
+
+    def rest(self, lineno: int, line: str, msg: str, ts: Optional[float], cls: tuple[Any, ...]) -> None:
+        """A record a start-up or error rule reads (msg_class FULL): what reader.feed and the error rules do."""
+        reader = self.reader
+        _kind, _key, long, marked, startish, hint = cls
+        if long:
+            if marked or (startish and reader.events.started is None):  # reader.reads(msg)
+                reader.feed_plan(_plan(msg), lineno, line, ts)  # = reader.feed(LogLine(lineno, line, msg, ts, …))
+            else:
+                reader.events.tail(lineno, line)  # what reader.feed(rec) does with this record
+        if hint:
+            _count_error(_error_of(msg), lineno, line, ts, self.errors)
+
+    def finish(self) -> LogAnalysis:
+        tracks, reader = self.tracks, self.reader
+        for tr in tracks.values():
+            tr.finish(self.last_ts, self.n_lines)
         config = reader.config
-    episodes = [ep for tr in tracks.values() for ep in tr.episodes]
-    episodes.sort(key=lambda e: e.start_line)
-    samples = sorted((p for s in series.values() for p in s.finish()), key=lambda p: p.line or 0)
-    summary = _summary(
-        n_lines,
-        n_records,
-        first_ts,
-        last_ts,
-        levels,
-        tracks,
-        series,
-        samples,
-        access,
-        access_overflow,
-        episodes,
-        stall_s,
-    )
-    findings = build_findings(config, episodes, errors, summary, startup=reader.events)
-    return LogAnalysis(
-        findings=findings,
-        config=config,
-        samples=samples,
-        summary=summary,
-        config_provenance=reader.provenance,
-        episodes=episodes,
-    )
+        kv_device = self.kv_device
+        if kv_device and "device" not in config:
+            dev = {"GPU": "cuda", "CPU": "cpu"}.get(kv_device, kv_device.lower())
+            reader.provenance["device"] = {
+                "value": dev,
+                "source": "log",
+                "detail": f"{kv_device} KV cache usage in stats lines",
+            }
+            config = reader.config
+        episodes = [ep for tr in tracks.values() for ep in tr.episodes]
+        episodes.sort(key=lambda e: e.start_line)
+        samples = sorted((p for s in self.series.values() for p in s.finish()), key=lambda p: p.line or 0)
+        summary = _summary(
+            self.n_lines,
+            self.n_records,
+            self.first_ts,
+            self.last_ts,
+            self.levels,
+            tracks,
+            samples,
+            self.access,
+            self.access_overflow,
+            episodes,
+            self.stall_s,
+        )
+        findings = build_findings(config, episodes, self.errors, summary, startup=reader.events)
+        return LogAnalysis(
+            findings=findings,
+            config=config,
+            samples=samples,
+            summary=summary,
+            config_provenance=reader.provenance,
+            episodes=episodes,
+        )
+
+
+# what a record's message asks for (msg_class): its stats, an access key, the start-up tail only, nothing, or the
+# start-up reader and the error rules (FULL)
+STATS, ACCESS, TAIL, NONE, FULL = range(5)
+_CLASSES: dict[str, tuple[Any, ...]] = {}
+
+
+def msg_class(msg: str, stats_memo: dict[str, list[StatsValues]]) -> tuple[Any, ...]:
+    """(kind, access key, len >= 12, a start-up marker, a 'server is up' phrase, an error hint): pure in the message,
+    from a bounded memo. The order of the tests is the per-record reading's: stats, access, start-up, errors."""
+    cls = _CLASSES.get(msg)
+    if cls is not None:
+        return cls
+    cls = None
+    if "throughput:" in msg:
+        vals = stats_memo.get(msg)
+        if vals is None:
+            vals = stats_memo[msg] = stats_values(msg)
+        if vals:
+            cls = (STATS, None, True, False, False, False)
+    if cls is None and '" ' in msg and "HTTP/" in msg:
+        m = lf.ACCESS_RE.search(msg)
+        if m:
+            cls = (ACCESS, (m["method"], m["path"].split("?")[0][:120], m["status"]), True, False, False, False)
+    if cls is None:
+        long = len(msg) >= 12
+        marked = _has_any_marker(msg)
+        startish = "Starting vLLM" in msg or "startup complete" in msg
+        hint = bool(_has_error_hint(msg))
+        if marked or startish or hint:
+            kind = FULL
+        else:
+            kind = TAIL if long else NONE
+        cls = (kind, None, long, marked, startish, hint)
+    if len(msg) < 65536:
+        if len(_CLASSES) > 8192:
+            _CLASSES.clear()
+        _CLASSES[msg] = cls
+    return cls
 
 
 # `INFO:` then ACCESS_RE anywhere after it (what `ACCESS_RE.search(raw, after INFO:)` finds), in one match
@@ -212,22 +318,49 @@ _ERROR_RULES_MARKED = tuple(
 
 
 def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
-    msg = rec.msg
+    _count_error(_error_of(rec.msg), rec.lineno, rec.raw, rec.ts, errors)
+
+
+_ERRORS: dict[str, Optional[tuple[str, dict[str, str]]]] = {}
+
+
+def _error_of(msg: str) -> Optional[tuple[str, dict[str, str]]]:
+    """(check, groups) of the first error rule that matches the message (one kind per line), from a bounded memo."""
+    got = _ERRORS.get(msg, False)
+    if got is not False:
+        return got  # type: ignore[return-value]
+    got = None
     for check, rxs in _ERROR_RULES_MARKED:
         for marker, rx in rxs:
             if marker is not None and marker not in msg:
                 continue
             m = rx.search(msg)
             if m:
-                hit = errors.get(check)
-                if hit is None:
-                    groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                    groups["matched"] = m.group(0)
-                    hit = errors[check] = ErrorHits(check, first_ts=rec.ts, groups=groups)
-                hit.count += 1
-                if len(hit.lines) < EVIDENCE_LINES:
-                    hit.lines.append((rec.lineno, rec.raw[:500]))
-                return  # one kind per line: the first rule that matches owns it
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                groups["matched"] = m.group(0)
+                got = (check, groups)
+                break
+        if got is not None:
+            break
+    if len(msg) < 65536:
+        if len(_ERRORS) > 4096:
+            _ERRORS.clear()
+        _ERRORS[msg] = got
+    return got
+
+
+def _count_error(
+    got: Optional[tuple[str, dict[str, str]]], lineno: int, raw: str, ts: Optional[float], errors: dict[str, ErrorHits]
+) -> None:
+    if got is None:
+        return
+    check, groups = got
+    hit = errors.get(check)
+    if hit is None:
+        hit = errors[check] = ErrorHits(check, first_ts=ts, groups=dict(groups))
+    hit.count += 1
+    if len(hit.lines) < EVIDENCE_LINES:
+        hit.lines.append((lineno, raw[:500]))
 
 
 def _summary(
@@ -237,7 +370,6 @@ def _summary(
     last_ts: Optional[float],
     levels: Counter[str],
     tracks: dict[str, EngineTrack],
-    series: dict[str, BoundedSeries],
     samples: list[EngineSample],
     access: Counter[tuple[str, str, str]],
     access_overflow: int,

@@ -131,35 +131,131 @@ class StartupEvents:
 
     def feed(self, line: LogLine) -> None:
         """Every record: keeps the tail; the patterns run only on lines that carry one of their markers."""
-        self._tail.append((line.lineno, line.raw))  # cut to 500 chars when read (last_lines)
-        msg = line.msg
-        if self.started is None and (
-            "Starting vLLM" in msg or "startup complete" in msg
-        ) and any(rx.search(msg) for rx in lf.SERVER_STARTED_RES):
-            self.started = line.lineno
-        if "Supported tasks" in msg:
+        self.feed_plan(_plan(line.msg), line.lineno, line.raw, line.ts)
+
+    def feed_plan(self, plan: _Plan, lineno: int, raw: str, ts: Optional[float]) -> None:
+        """feed() for a record given as fields and its message's plan (what the patterns read in it)."""
+        self._tail.append((lineno, raw))  # cut to 500 chars when read (last_lines)
+        if self.started is None and plan.started:
+            self.started = lineno
+        if plan.tasks is not None:
+            self.supported_tasks = list(plan.tasks)
+            self.tasks_line = (lineno, raw[:500])
+            return
+        if plan.event is None:
+            return
+        check, groups = plan.event
+        hit = self.hits.get(check)
+        if hit is None:
+            hit = self.hits[check] = ErrorHits(check, first_ts=ts, groups=dict(groups))
+        hit.count += 1
+        if len(hit.lines) < EVIDENCE_LINES:
+            hit.lines.append((lineno, raw[:500]))
+
+
+class _Plan:
+    """What the start-up patterns read in one message (pure in the message: a repeated line is read once).
+
+    started: a 'server is up' pattern matches; tasks: the `Supported tasks` list; event: (check, groups) of the
+    first event rule that matches; config: the config step feed() takes (see StartupConfigReader.feed_plan).
+    """
+
+    __slots__ = ("started", "startish", "tasks_in", "tasks", "event", "config")
+
+    def __init__(self, msg: str) -> None:
+        self.startish = "Starting vLLM" in msg or "startup complete" in msg
+        self.started = self.startish and any(rx.search(msg) for rx in lf.SERVER_STARTED_RES)
+        self.tasks_in = "Supported tasks" in msg
+        self.tasks: Optional[list[str]] = None
+        self.event: Optional[tuple[str, dict[str, str]]] = None
+        self.config: Optional[tuple[Any, ...]] = None
+        if self.tasks_in:
             m = lf.SUPPORTED_TASKS_RE.search(msg)
             if m:
-                self.supported_tasks = [t.strip().strip("'\"") for t in m["tasks"].split(",") if t.strip()]
-                self.tasks_line = (line.lineno, line.raw[:500])
-                return
-        if not _has_event_hint(msg):
-            return
-        for check, rxs in _EVENT_RULES_MARKED:
-            for marker, rx in rxs:
-                if marker is not None and marker not in msg:
-                    continue
-                m = rx.search(msg)
-                if m:
-                    hit = self.hits.get(check)
-                    if hit is None:
-                        groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                        groups["matched"] = m.group(0)
-                        hit = self.hits[check] = ErrorHits(check, first_ts=line.ts, groups=groups)
-                    hit.count += 1
-                    if len(hit.lines) < EVIDENCE_LINES:
-                        hit.lines.append((line.lineno, line.raw[:500]))
-                    return
+                self.tasks = [t.strip().strip("'\"") for t in m["tasks"].split(",") if t.strip()]
+                return  # feed stops at the tasks line
+        if _has_event_hint(msg):
+            self.event = _event(msg)
+
+
+def _event(msg: str) -> Optional[tuple[str, dict[str, str]]]:
+    for check, rxs in _EVENT_RULES_MARKED:
+        for marker, rx in rxs:
+            if marker is not None and marker not in msg:
+                continue
+            m = rx.search(msg)
+            if m:
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                groups["matched"] = m.group(0)
+                return check, groups
+    return None
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(msg: str) -> _Plan:
+    """The message's plan, from a bounded memo (a plan is pure in the message, so the memo is shared)."""
+    plan = _PLANS.get(msg)
+    if plan is None:
+        plan = _Plan(msg)
+        plan.config = _config_plan(msg)
+        if len(msg) < 65536:
+            if len(_PLANS) > 4096:
+                _PLANS.clear()
+            _PLANS[msg] = plan
+    return plan
+
+
+_ARGS_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _config_plan(msg: str) -> Optional[tuple[Any, ...]]:
+    """The config step of StartupConfigReader.feed, as pure data: which pattern matched and what it read.
+
+    ("downcast", src, dst) | ("args", args) | ("engine", version, cfg) | ("versions", api version or None,
+    banner version or None, then the first of the unconditional steps or None). The two version steps
+    depend on what was read before (feed_plan decides); the rest does not.
+    """
+    if len(msg) < 12 or not _has_config_marker(msg):
+        return None
+    if "Downcasting" in msg:
+        m = lf.DOWNCAST_RE.search(msg)
+        if m:
+            return ("downcast", m["src"].replace("torch.", ""), m["dst"].replace("torch.", ""))
+    m = lf.NON_DEFAULT_ARGS_RE.search(msg)
+    if m:
+        text = m["args"]
+        args = _ARGS_CACHE.get(text)
+        if args is None:
+            args = {k: v for k, v in _parse_args_dict(text).items() if not _SECRET_ARG.search(k)}
+            if len(text) < 65536:
+                if len(_ARGS_CACHE) > 16:
+                    _ARGS_CACHE.clear()
+                _ARGS_CACHE[text] = args
+        return ("args", args)
+    m = lf.ENGINE_INIT_RE.search(msg)
+    if m:
+        return ("engine", m["v"], m["cfg"])
+    mm = lf.API_SERVER_VERSION_RE.search(msg)
+    api = mm["v"] if mm else None
+    mb = lf.BANNER_VERSION_RE.search(msg)
+    banner = mb["v"] if mb and "█" in msg else None
+    step: Optional[tuple[Any, ...]] = None
+    m = lf.MAX_MODEL_LEN_RE.search(msg)
+    if m:
+        step = ("max_model_len", int(m["n"]))
+    elif m := lf.CHUNKED_PREFILL_RE.search(msg):
+        step = ("chunked", int(m["n"]))
+    elif lf.DISABLE_CHUNKED_RE.search(msg):
+        step = ("no-chunked",)
+    elif m := lf.RESOLVED_POOLING_RE.search(msg):
+        step = ("pooling_type", m["t"])
+    elif m := lf.KV_CACHE_SIZE_RE.search(msg):
+        step = ("kv", _int(m["n"]), m["device"])
+    if api is None and banner is None and step is None:
+        return None
+    return ("versions", api, banner, step)
 
 
 EVENT_TAIL = 8
@@ -243,10 +339,10 @@ class StartupConfigReader:
     def config(self) -> dict[str, Any]:
         return {k: v["value"] for k, v in self.provenance.items()}
 
-    def _set(self, key: str, value: Any, line: LogLine, what: str) -> None:
+    def _set(self, key: str, value: Any, lineno: int, what: str) -> None:
         if value is None:
             return
-        self.provenance[key] = {"value": value, "source": "log", "detail": f"line {line.lineno}: {what}"}
+        self.provenance[key] = {"value": value, "source": "log", "detail": f"line {lineno}: {what}"}
 
     def reads(self, msg: str) -> bool:
         """Whether feed(line) with this message does more than keep it in the events' tail (substring tests)."""
@@ -255,78 +351,65 @@ class StartupConfigReader:
         )  # = _has_config_marker(msg) or self.events.reads(msg), in one chain
 
     def feed(self, line: LogLine) -> None:
-        msg = line.msg
-        if len(msg) < 12:
+        if len(line.msg) < 12:
             return
-        self.events.feed(line)
-        if "Supported tasks" in msg and self.events.supported_tasks is not None:
-            self._set("supported_tasks", self.events.supported_tasks, line, "Supported tasks")
+        self.feed_plan(_plan(line.msg), line.lineno, line.raw, line.ts)
+
+    def feed_plan(self, plan: _Plan, lineno: int, raw: str, ts: Optional[float]) -> None:
+        """feed() for a record (message of 12 characters or more) given as fields and its message's plan."""
+        self.events.feed_plan(plan, lineno, raw, ts)
+        if plan.tasks_in and self.events.supported_tasks is not None:
+            self._set("supported_tasks", self.events.supported_tasks, lineno, "Supported tasks")
             return
-        if not _has_config_marker(msg):
+        step = plan.config
+        if step is None:
             return
-        if "Downcasting" in msg:  # the effective config shows it; a finding only for fallbacks/refusals
-            m = lf.DOWNCAST_RE.search(msg)
-            if m:
-                self._set("checkpoint_dtype", m["src"].replace("torch.", ""), line, "Downcasting")
-                self._set("dtype", m["dst"].replace("torch.", ""), line, "Downcasting")
-                return
-        m = lf.NON_DEFAULT_ARGS_RE.search(msg)
-        if m:
-            text = m["args"]
-            args = self._parsed.get(text)
-            if args is None:
-                args = {k: v for k, v in _parse_args_dict(text).items() if not _SECRET_ARG.search(k)}
-                if len(text) < 65536 and len(self._parsed) < 16:
-                    self._parsed[text] = args
-            args = dict(args)
-            self._set("non_default_args", args, line, "non-default args")
+        kind = step[0]
+        if kind == "downcast":  # the effective config shows it; a finding only for fallbacks/refusals
+            self._set("checkpoint_dtype", step[1], lineno, "Downcasting")
+            self._set("dtype", step[2], lineno, "Downcasting")
+            return
+        if kind == "args":
+            args = dict(step[1])
+            self._set("non_default_args", args, lineno, "non-default args")
             for k in _ARG_KEYS:
                 if k in args and args[k] is not None and (k not in self.provenance or k in ("runner", "convert")):
                     val = args[k]
                     if k == "served_model_name" and isinstance(val, list) and val:
                         val = val[0]
-                    self._set(k, val, line, f"non-default args {k}")
+                    self._set(k, val, lineno, f"non-default args {k}")
             if "model_tag" in args and "model" not in self.provenance:
-                self._set("model", args["model_tag"], line, "non-default args model_tag")
+                self._set("model", args["model_tag"], lineno, "non-default args model_tag")
             return
-        m = lf.ENGINE_INIT_RE.search(msg)
-        if m:
-            self._set("vllm_version", m["v"], line, "Initializing a V1 LLM engine")
-            self._engine_config(m["cfg"], line)
+        if kind == "engine":
+            self._set("vllm_version", step[1], lineno, "Initializing a V1 LLM engine")
+            self._engine_config(step[2], lineno)
             return
-        for rx, key, what in ((lf.API_SERVER_VERSION_RE, "vllm_version", "vLLM API server version"),):
-            mm = rx.search(msg)
-            if mm and key not in self.provenance:
-                self._set(key, mm["v"], line, what)
-                return
-        m = lf.BANNER_VERSION_RE.search(msg)
-        if m and "vllm_version" not in self.provenance and "█" in msg:
-            self._set("vllm_version", m["v"], line, "start-up banner")
+        _kind, api, banner, rest = step
+        if api is not None and "vllm_version" not in self.provenance:
+            self._set("vllm_version", api, lineno, "vLLM API server version")
             return
-        m = lf.MAX_MODEL_LEN_RE.search(msg)
-        if m:
-            self._set("max_model_len", int(m["n"]), line, "Using max model len")
+        if banner is not None and "vllm_version" not in self.provenance:
+            self._set("vllm_version", banner, lineno, "start-up banner")
             return
-        m = lf.CHUNKED_PREFILL_RE.search(msg)
-        if m:
-            self._set("max_num_batched_tokens", int(m["n"]), line, "Chunked prefill is enabled")
+        if rest is None:
+            return
+        what = rest[0]
+        if what == "max_model_len":
+            self._set("max_model_len", rest[1], lineno, "Using max model len")
+        elif what == "chunked":
+            self._set("max_num_batched_tokens", rest[1], lineno, "Chunked prefill is enabled")
             if not self._chunked_disabled:
-                self._set("enable_chunked_prefill", True, line, "Chunked prefill is enabled")
-            return
-        if lf.DISABLE_CHUNKED_RE.search(msg):
+                self._set("enable_chunked_prefill", True, lineno, "Chunked prefill is enabled")
+        elif what == "no-chunked":
             self._chunked_disabled = True
-            self._set("enable_chunked_prefill", False, line, "Disabling chunked prefill for model without KVCache")
-            return
-        m = lf.RESOLVED_POOLING_RE.search(msg)
-        if m:
-            self._set("pooling_type", m["t"], line, "Resolved pooling config")
-            return
-        m = lf.KV_CACHE_SIZE_RE.search(msg)
-        if m:
-            self._set("kv_cache_size_tokens", _int(m["n"]), line, f"{m['device']} KV cache size")
-            return
+            self._set("enable_chunked_prefill", False, lineno, "Disabling chunked prefill for model without KVCache")
+        elif what == "pooling_type":
+            self._set("pooling_type", rest[1], lineno, "Resolved pooling config")
+        else:
+            self._set("kv_cache_size_tokens", rest[1], lineno, f"{rest[2]} KV cache size")
 
-    def _engine_config(self, cfg: str, line: LogLine) -> None:
+    def _engine_config(self, cfg: str, lineno: int) -> None:
         """Set what the engine config line says; a repeated line (a log of many starts) is parsed once."""
         key = (cfg, self._chunked_disabled)
         sets = self._parsed.get(key)
@@ -335,7 +418,7 @@ class StartupConfigReader:
             if len(cfg) < 65536 and len(self._parsed) < 16:
                 self._parsed[key] = sets
         for k, value, what in sets:
-            self._set(k, value, line, what)
+            self._set(k, value, lineno, what)
 
 
 def _engine_config_sets(cfg: str, chunked_disabled: bool) -> list[tuple[str, Any, str]]:

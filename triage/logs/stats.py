@@ -14,10 +14,16 @@ from triage.sample import LOG, EngineSample, frozen_extra
 from triage.vllm import logformats as lf
 
 
-def parse_stats(msg: str, lineno: int = 0, ts: Optional[float] = None) -> Iterator[EngineSample]:
-    """Every stats record inside ``msg`` (usually one; two when records were interleaved)."""
+# what a stats record says, without its time and line: (engine, prompt tokens/s, generation tokens/s, running,
+# waiting, KV usage 0-1 or None, prefix-cache hit rate 0-1 or None, extras)
+StatsValues = tuple[str, float, float, int, int, Optional[float], Optional[float], dict[str, Any]]
+
+
+def stats_values(msg: str) -> list[StatsValues]:
+    """Every stats record inside ``msg`` (usually one; two when records were interleaved), as plain values."""
+    out: list[StatsValues] = []
     if "throughput" not in msg:
-        return
+        return out
     for m in lf.STATS_RE.finditer(msg):
         tail = msg[m.end() : m.end() + 400]
         nxt = tail.find("Avg prompt throughput")
@@ -42,19 +48,48 @@ def parse_stats(msg: str, lineno: int = 0, ts: Optional[float] = None) -> Iterat
             engine = f"aggregated:{m['n_engines']}"
         else:
             engine = ""
-        yield EngineSample(
-            ts=ts,  # type: ignore[arg-type]  # None: a line without a timestamp
-            engine=engine,
-            source=LOG,
-            line=lineno,
-            prompt_throughput=float(m["prompt"]),
-            generation_throughput=float(m["gen"]),
-            num_requests_running=int(m["running"]),
-            num_requests_waiting=int(m["waiting"]),
-            kv_cache_usage_perc=float(kv["pct"]) / 100 if kv else None,
-            prefix_cache_hit_rate=float(hit.group(1)) / 100 if hit else None,
-            extra=frozen_extra(extra),
+        out.append(
+            (
+                engine,
+                float(m["prompt"]),
+                float(m["gen"]),
+                int(m["running"]),
+                int(m["waiting"]),
+                float(kv["pct"]) / 100 if kv else None,
+                float(hit.group(1)) / 100 if hit else None,
+                extra,
+            )
         )
+    return out
+
+
+def parse_stats(msg: str, lineno: int = 0, ts: Optional[float] = None) -> Iterator[EngineSample]:
+    """Every stats record inside ``msg`` (usually one; two when records were interleaved)."""
+    for v in stats_values(msg):
+        yield _sample((ts, lineno) + v + (1,))
+
+
+# a series point while the log is read: (ts, line, engine, prompt, gen, running, waiting, kv, hit, extra, merged);
+# an EngineSample (6 µs to build) is made only for the points kept, at the end
+Point = tuple[Any, ...]
+
+
+def _sample(t: Point) -> EngineSample:
+    ts, line, engine, prompt, gen, running, waiting, kv, hit, extra, merged = t
+    return EngineSample(
+        ts=ts,  # None: a line without a timestamp
+        engine=engine,
+        source=LOG,
+        line=line,
+        prompt_throughput=prompt,
+        generation_throughput=gen,
+        num_requests_running=running,
+        num_requests_waiting=waiting,
+        kv_cache_usage_perc=kv,
+        prefix_cache_hit_rate=hit,
+        extra=frozen_extra(extra),
+        merged=merged,
+    )
 
 
 def _merge(a: EngineSample, b: EngineSample) -> EngineSample:
@@ -115,3 +150,70 @@ class BoundedSeries:
             self.points.append(self._pending)
             self._pending = None
         return self.points
+
+
+def _mx(x: Any, y: Any) -> Any:
+    return y if x is None else x if y is None else max(x, y)
+
+
+def _merge_points(a: Point, b: Point) -> Point:
+    """_merge on points: the same arithmetic, in the same order (tests/logs/test_stats.py compares the two)."""
+    am, bm = a[10], b[10]
+    n = am + bm
+    x, y = a[3], b[3]
+    prompt = (y if x is None else x) if x is None or y is None else (x * am + y * bm) / n
+    x, y = a[4], b[4]
+    gen = (y if x is None else x) if x is None or y is None else (x * am + y * bm) / n
+    return (
+        a[0],
+        a[1],
+        a[2],
+        prompt,
+        gen,
+        _mx(a[5], b[5]),
+        _mx(a[6], b[6]),
+        _mx(a[7], b[7]),
+        b[8] if b[8] is not None else a[8],
+        {**a[9], **b[9]},
+        n,
+    )
+
+
+class PointSeries:
+    """BoundedSeries on points: the same kept samples, without an EngineSample per stats line."""
+
+    def __init__(self, cap: int = 20_000) -> None:
+        self.cap = max(2, cap)
+        self.points: list[Point] = []
+        self.total = 0
+        self._stride = 1
+        self._pending: Optional[Point] = None
+
+    def add(self, p: Point) -> None:
+        self.total += 1
+        if self._stride > 1:
+            pend = self._pending
+            if pend is None:
+                self._pending = p
+                if p[10] < self._stride:
+                    return
+            else:
+                pend = _merge_points(pend, p)
+                if pend[10] < self._stride:
+                    self._pending = pend
+                    return
+                p = pend
+            self._pending = None
+        self.points.append(p)
+        if len(self.points) >= self.cap:
+            pts = self.points
+            self.points = [
+                _merge_points(pts[i], pts[i + 1]) if i + 1 < len(pts) else pts[i] for i in range(0, len(pts), 2)
+            ]
+            self._stride *= 2
+
+    def finish(self) -> list[EngineSample]:
+        if self._pending is not None:
+            self.points.append(self._pending)
+            self._pending = None
+        return [_sample(p) for p in self.points]

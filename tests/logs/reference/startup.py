@@ -1,0 +1,390 @@
+"""Start-up configuration from a vLLM log, under the canonical config keys of docs/CONTRACTS.md.
+
+Precedence, weakest first: the `non-default args` dict (what the user asked for), then the
+engine's `Initializing a V1 LLM engine … with config:` line (what the engine resolved), then
+the specific lines that state an outcome (`Using max model len`, `Chunked prefill is enabled
+with max_num_batched_tokens=N.`, `Resolved pooling config`, `… KV cache size: N tokens`), and
+last `Disabling chunked prefill for model without KVCache`, which overrides chunked prefill to
+False whatever was asked (encoder-only models, seen on 0.32.0 BERT).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import deque
+from typing import Any, Optional
+from collections.abc import Iterable
+
+from triage.logs.hits import ErrorHits
+from tests.logs.reference.lines import LogLine, LogSource, iter_records
+from triage.vllm import logformats as lf
+
+EVIDENCE_LINES = 5  # lines kept per start-up event kind
+
+# check id -> patterns; the first that matches a line owns it (catalogue: triage/catalogue/startup.py)
+_EVENT_RULES: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
+    ("log-removed-flag", (lf.UNRECOGNIZED_ARGS_RE, lf.REMOVED_PARAMETER_RE)),
+    ("log-bad-arguments", (lf.ARGPARSE_ERROR_RE,)),
+    ("log-max-model-len", (lf.MAX_LEN_ABOVE_DERIVED_RE, lf.CHANGING_MAX_LEN_RE)),
+    ("log-max-context", (lf.MAX_CONTEXT_RE,)),
+    ("log-matryoshka", (lf.MATRYOSHKA_RE,)),
+    ("log-gpu-memory-shared", (lf.FREE_MEMORY_RE,)),
+    ("log-pooling-overrides", lf.POOLING_OVERRIDE_RES),
+    ("log-dtype", lf.DTYPE_RES),
+    ("hint", (re.compile(r"^Hint: (?P<hint>.+)$"),)),
+)
+# a substring every match of each _EVENT_RULES pattern contains, in the same order (tests/logs/test_fast_paths.py
+# reads every pattern's text with and without them)
+_EVENT_MARKERS: dict[str, tuple[str, ...]] = {
+    "log-removed-flag": ("unrecognized arguments", "was removed"),
+    "log-bad-arguments": ("error: ",),
+    "log-max-model-len": ("greater than the derived", "Changing max_model_len"),
+    "log-max-context": ("maximum context length",),
+    "log-matryoshka": ("atryoshka",),
+    "log-gpu-memory-shared": ("Free memory on device",),
+    "log-pooling-overrides": (
+        "Only 'last' pooling",
+        "full cudagraphs",
+        "non-causal attention",
+        "does not officially support",
+        "Disabling chunked prefill for model without KVCache",
+    ),
+    "log-dtype": ("Falling back to torch.float16", "Bfloat16 is only supported"),
+    "hint": ("Hint: ",),
+}
+_EVENT_RULES_MARKED = tuple(
+    (check, tuple(zip(_EVENT_MARKERS[check], rxs, strict=True))) for check, rxs in _EVENT_RULES
+)
+_EVENT_HINTS = (
+    "error",
+    "Parameter",
+    "max_model_len",
+    "maximum context",
+    "atryoshka",
+    "Free memory",
+    "pooling",
+    "chunked prefill",
+    "prefix caching",
+    "cudagraph",
+    "float16",
+    "Downcasting",
+    "Bfloat16",
+    "Hint:",
+)
+
+# one `or` chain of substring tests (the cheapest gate in CPython): a line with none of them matches no event rule
+_has_event_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _EVENT_HINTS))  # noqa: S307
+
+# a cheap marker of each start-up config pattern read by StartupConfigReader.feed (a line without any of them
+# matches none: Downcasting, non-default args, engine config, API server version, banner, max model len,
+# chunked prefill on/off, resolved pooling, KV cache size)
+_CONFIG_MARKERS = (
+    "Downcasting",
+    "non-default args",
+    "LLM engine",
+    "API server version",
+    "\u2588",  # █: the banner
+    "Using max model len",
+    "hunked prefill",
+    "Resolved pooling config",
+    "KV cache size",
+)
+_has_config_marker = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _CONFIG_MARKERS))  # noqa: S307
+# any marker feed reads a line for (the 'server is up' mark aside): one chain for StartupConfigReader.reads
+_has_any_marker = eval(  # noqa: S307
+    "lambda msg: " + " or ".join(f"{h!r} in msg" for h in ("Supported tasks",) + _EVENT_HINTS + _CONFIG_MARKERS)
+)
+
+
+class StartupEvents:
+    """Start-up refusals, overrides and the 'server is up' mark, as a log shows them (streaming).
+
+    ``hits`` maps a check id (log-removed-flag, log-max-model-len, …) to the lines that showed it;
+    ``supported_tasks`` is the API server's `Supported tasks: [...]`; ``started`` is the line number
+    where the API server said it listens (None: the log never got there).
+    """
+
+    def __init__(self) -> None:
+        self.hits: dict[str, ErrorHits] = {}
+        self.supported_tasks: Optional[list[str]] = None
+        self.tasks_line: Optional[tuple[int, str]] = None
+        self.started: Optional[int] = None
+        self._tail: deque[tuple[int, str]] = deque(maxlen=EVENT_TAIL)  # the log's last few records
+
+    @property
+    def last_lines(self) -> list[tuple[int, str]]:
+        """The log's last few records, for a start that just stops."""
+        return [(n, raw[:500]) for n, raw in self._tail]
+
+    def tail(self, lineno: int, raw: str) -> None:
+        """Keep a record in the tail only (what feed does with a record no pattern reads)."""
+        self._tail.append((lineno, raw))  # cut to 500 chars when read (last_lines)
+
+    def reads(self, msg: str) -> bool:
+        """Whether feed would do more with this message than keep it in the tail (a cheap substring test)."""
+        return (
+            "Supported tasks" in msg
+            or _has_event_hint(msg)
+            or (self.started is None and ("Starting vLLM" in msg or "startup complete" in msg))
+        )
+
+    def feed(self, line: LogLine) -> None:
+        """Every record: keeps the tail; the patterns run only on lines that carry one of their markers."""
+        self._tail.append((line.lineno, line.raw))  # cut to 500 chars when read (last_lines)
+        msg = line.msg
+        if self.started is None and (
+            "Starting vLLM" in msg or "startup complete" in msg
+        ) and any(rx.search(msg) for rx in lf.SERVER_STARTED_RES):
+            self.started = line.lineno
+        if "Supported tasks" in msg:
+            m = lf.SUPPORTED_TASKS_RE.search(msg)
+            if m:
+                self.supported_tasks = [t.strip().strip("'\"") for t in m["tasks"].split(",") if t.strip()]
+                self.tasks_line = (line.lineno, line.raw[:500])
+                return
+        if not _has_event_hint(msg):
+            return
+        for check, rxs in _EVENT_RULES_MARKED:
+            for marker, rx in rxs:
+                if marker is not None and marker not in msg:
+                    continue
+                m = rx.search(msg)
+                if m:
+                    hit = self.hits.get(check)
+                    if hit is None:
+                        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                        groups["matched"] = m.group(0)
+                        hit = self.hits[check] = ErrorHits(check, first_ts=line.ts, groups=groups)
+                    hit.count += 1
+                    if len(hit.lines) < EVIDENCE_LINES:
+                        hit.lines.append((line.lineno, line.raw[:500]))
+                    return
+
+
+EVENT_TAIL = 8
+
+# non-default-args keys that are canonical config keys as they are
+_ARG_KEYS = (
+    "model",
+    "served_model_name",
+    "runner",
+    "convert",
+    "max_model_len",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "enable_chunked_prefill",
+    "enable_prefix_caching",
+    "dtype",
+    "gpu_memory_utilization",
+    "kv_cache_memory_bytes",
+    "tensor_parallel_size",
+    "data_parallel_size",
+    "hf_overrides",
+    "disable_log_stats",
+    "dtype",
+    "pooler_config",
+    "api_server_count",
+)
+_SECRET_ARG = re.compile(r"(?i)api[_-]?key|(?:^|_)token$|secret|password")
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _parse_args_dict(text: str) -> dict[str, Any]:
+    """The `non-default args: {…}` dict; repr objects (<Enum…>) fall back to key: scalar pairs."""
+    d = _literal(text)
+    if isinstance(d, dict):
+        return d
+    out: dict[str, Any] = {}
+    for m in re.finditer(r"'(\w+)': ('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|True|False|None)", text):
+        out[m.group(1)] = _literal(m.group(2))
+    return out
+
+
+def _config_value(cfg: str, key: str) -> Optional[str]:
+    m = re.search(r"(?:^|, )" + re.escape(key) + r"=('(?:[^'\\]|\\.)*'|[^,()]+)", cfg)
+    if not m:
+        return None
+    v = m.group(1).strip()
+    return v[1:-1] if v.startswith("'") and v.endswith("'") else v
+
+
+def _bool(v: Any) -> Optional[bool]:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v in ("True", "False"):
+        return v == "True"
+    return None
+
+
+def _int(v: Any) -> Optional[int]:
+    try:
+        return int(str(v).replace(",", ""))
+    except (TypeError, ValueError):
+        return None
+
+
+class StartupConfigReader:
+    """Feed records one by one (streaming); ``config`` / ``provenance`` hold what was read."""
+
+    def __init__(self) -> None:
+        self.provenance: dict[str, dict[str, Any]] = {}
+        self._chunked_disabled = False
+        self.events = StartupEvents()
+        self._parsed: dict[Any, Any] = {}  # a repeated start-up line (a log of many starts) is parsed once
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {k: v["value"] for k, v in self.provenance.items()}
+
+    def _set(self, key: str, value: Any, line: LogLine, what: str) -> None:
+        if value is None:
+            return
+        self.provenance[key] = {"value": value, "source": "log", "detail": f"line {line.lineno}: {what}"}
+
+    def reads(self, msg: str) -> bool:
+        """Whether feed(line) with this message does more than keep it in the events' tail (substring tests)."""
+        return _has_any_marker(msg) or (
+            self.events.started is None and ("Starting vLLM" in msg or "startup complete" in msg)
+        )  # = _has_config_marker(msg) or self.events.reads(msg), in one chain
+
+    def feed(self, line: LogLine) -> None:
+        msg = line.msg
+        if len(msg) < 12:
+            return
+        self.events.feed(line)
+        if "Supported tasks" in msg and self.events.supported_tasks is not None:
+            self._set("supported_tasks", self.events.supported_tasks, line, "Supported tasks")
+            return
+        if not _has_config_marker(msg):
+            return
+        if "Downcasting" in msg:  # the effective config shows it; a finding only for fallbacks/refusals
+            m = lf.DOWNCAST_RE.search(msg)
+            if m:
+                self._set("checkpoint_dtype", m["src"].replace("torch.", ""), line, "Downcasting")
+                self._set("dtype", m["dst"].replace("torch.", ""), line, "Downcasting")
+                return
+        m = lf.NON_DEFAULT_ARGS_RE.search(msg)
+        if m:
+            text = m["args"]
+            args = self._parsed.get(text)
+            if args is None:
+                args = {k: v for k, v in _parse_args_dict(text).items() if not _SECRET_ARG.search(k)}
+                if len(text) < 65536 and len(self._parsed) < 16:
+                    self._parsed[text] = args
+            args = dict(args)
+            self._set("non_default_args", args, line, "non-default args")
+            for k in _ARG_KEYS:
+                if k in args and args[k] is not None and (k not in self.provenance or k in ("runner", "convert")):
+                    val = args[k]
+                    if k == "served_model_name" and isinstance(val, list) and val:
+                        val = val[0]
+                    self._set(k, val, line, f"non-default args {k}")
+            if "model_tag" in args and "model" not in self.provenance:
+                self._set("model", args["model_tag"], line, "non-default args model_tag")
+            return
+        m = lf.ENGINE_INIT_RE.search(msg)
+        if m:
+            self._set("vllm_version", m["v"], line, "Initializing a V1 LLM engine")
+            self._engine_config(m["cfg"], line)
+            return
+        for rx, key, what in ((lf.API_SERVER_VERSION_RE, "vllm_version", "vLLM API server version"),):
+            mm = rx.search(msg)
+            if mm and key not in self.provenance:
+                self._set(key, mm["v"], line, what)
+                return
+        m = lf.BANNER_VERSION_RE.search(msg)
+        if m and "vllm_version" not in self.provenance and "█" in msg:
+            self._set("vllm_version", m["v"], line, "start-up banner")
+            return
+        m = lf.MAX_MODEL_LEN_RE.search(msg)
+        if m:
+            self._set("max_model_len", int(m["n"]), line, "Using max model len")
+            return
+        m = lf.CHUNKED_PREFILL_RE.search(msg)
+        if m:
+            self._set("max_num_batched_tokens", int(m["n"]), line, "Chunked prefill is enabled")
+            if not self._chunked_disabled:
+                self._set("enable_chunked_prefill", True, line, "Chunked prefill is enabled")
+            return
+        if lf.DISABLE_CHUNKED_RE.search(msg):
+            self._chunked_disabled = True
+            self._set("enable_chunked_prefill", False, line, "Disabling chunked prefill for model without KVCache")
+            return
+        m = lf.RESOLVED_POOLING_RE.search(msg)
+        if m:
+            self._set("pooling_type", m["t"], line, "Resolved pooling config")
+            return
+        m = lf.KV_CACHE_SIZE_RE.search(msg)
+        if m:
+            self._set("kv_cache_size_tokens", _int(m["n"]), line, f"{m['device']} KV cache size")
+            return
+
+    def _engine_config(self, cfg: str, line: LogLine) -> None:
+        """Set what the engine config line says; a repeated line (a log of many starts) is parsed once."""
+        key = (cfg, self._chunked_disabled)
+        sets = self._parsed.get(key)
+        if sets is None:
+            sets = _engine_config_sets(cfg, self._chunked_disabled)
+            if len(cfg) < 65536 and len(self._parsed) < 16:
+                self._parsed[key] = sets
+        for k, value, what in sets:
+            self._set(k, value, line, what)
+
+
+def _engine_config_sets(cfg: str, chunked_disabled: bool) -> list[tuple[str, Any, str]]:
+    """(key, value, what) for each config key the engine config line states, in the order they are set."""
+    what = "engine config"
+    dtype = _config_value(cfg, "dtype")
+    out: list[tuple[str, Any, str]] = [
+        ("model", _config_value(cfg, "model"), what + " model"),
+        ("served_model_name", _config_value(cfg, "served_model_name"), what + " served_model_name"),
+        ("dtype", dtype.replace("torch.", "") if dtype else None, what + " dtype"),
+        ("max_model_len", _int(_config_value(cfg, "max_seq_len")), what + " max_seq_len"),
+        ("tensor_parallel_size", _int(_config_value(cfg, "tensor_parallel_size")), what + " tensor_parallel_size"),
+        ("data_parallel_size", _int(_config_value(cfg, "data_parallel_size")), what + " data_parallel_size"),
+    ]
+    dev = _config_value(cfg, "device_config")
+    if dev:
+        dev = dev.strip().lower()
+        out.append(("device", dev if dev in ("cpu", "cuda", "rocm", "xpu", "tpu") else dev, what + " device_config"))
+    out.append(
+        ("enable_prefix_caching", _bool(_config_value(cfg, "enable_prefix_caching")), what + " enable_prefix_caching")
+    )
+    if not chunked_disabled:
+        out.append(
+            (
+                "enable_chunked_prefill",
+                _bool(_config_value(cfg, "enable_chunked_prefill")),
+                what + " enable_chunked_prefill",
+            )
+        )
+    pm = lf.POOLER_TYPE_RE.search(cfg)
+    if pm:
+        out.append(("pooling_type", pm["t"], what + " pooler_config"))
+    return out
+
+
+def extract_startup_config(
+    text_or_lines: LogSource | Iterable[LogLine], *, with_provenance: bool = False
+) -> dict[str, Any]:
+    """Canonical config keys read from a start-up log (text, path, file or lines).
+
+    Plain ``{key: value}`` by default; ``with_provenance=True`` gives
+    ``{key: {"value", "source": "log", "detail": "line N: …"}}`` as the engine's effective config wants.
+    """
+    reader = StartupConfigReader()
+    items: Iterable[Any] = text_or_lines
+    if isinstance(text_or_lines, list) and text_or_lines and isinstance(text_or_lines[0], LogLine):
+        items = text_or_lines
+    else:
+        items = iter_records(text_or_lines)  # type: ignore[arg-type]
+    for rec in items:
+        reader.feed(rec)
+    return reader.provenance if with_provenance else reader.config

@@ -1,0 +1,239 @@
+"""The chunked scan of a log file: bytes in big chunks, one regex finds the common lines, Python only where it matters.
+
+A busy server's log is mostly uvicorn access lines and vLLM records (`(Proc pid=N) LEVEL MM-DD HH:MM:SS [src] msg`).
+``scan_file`` reads the file in byte chunks cut at a line end; ``_LINE_RE.finditer`` over a chunk finds runs of
+access lines and single records; what lies between two matches (tracebacks, progress bars, anything else) goes line
+by line through ``LogPass.line``, the per-line reading. A run of access lines, and the message of a record, is read
+once per distinct text (a dict from the bytes to what they say); a record whose message no start-up, error or stats
+rule reads costs a dict lookup and its counters.
+
+The regex only takes lines whose reading it cannot change: its classes are the ASCII parts of the per-line
+patterns' classes (`\\w`, `\\d`, `\\s`, `\\S` as ``str`` patterns read ASCII), so where a line has a character only
+the ``str`` pattern could take (a non-ASCII space, digit or letter in the header) the line is left to
+``LogPass.line``; so is a line with ANSI colour, a lone carriage return, or a message with `pid=` (interleaved
+records). Line ends are those of the per-line reading (universal newlines, untranslated), and a line longer
+than ``MAX_LINE`` hands the rest of the file to it. tests/logs/test_fast_paths.py compares both readings with the
+pre-chunk reference on every recorded log and on adversarial lines.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections import deque
+from typing import Any, Optional
+
+from triage.logs.analyze import ACCESS, NONE, STATS, TAIL, LogPass, msg_class
+from triage.logs.lines import MAX_LINE
+
+BLOCK = 1 << 19  # bytes read at a time (a line inside one block is shorter than MAX_LINE)
+
+_METHODS = rb"GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH"
+# one uvicorn access line as _ACCESS_INFO_RE reads it (`INFO: +` ACCESS_RE), to its line end; groups: method, path,
+# status. A block of lines between two records that is all of these is counted from a memo of the block's bytes.
+_ACCESS = rb"INFO: +[\w.:\[\]\-]+ - \"(" + _METHODS + rb") ([\x21-\x7e]+) HTTP/[\d.]+\" (\d{3})[^\n\r\x1b]*"
+_ACCESS_BLOCK_RE = re.compile(_ACCESS.replace(b"(", b"(?:").replace(b"(?:?", b"(?") + rb"(?:\n" +
+                              _ACCESS.replace(b"(", b"(?:").replace(b"(?:?", b"(?") + rb")*\r?")
+_ACCESS_LINE_RE = re.compile(rb"(?:^|\n)" + _ACCESS)
+# one record, FAST_RECORD_RE's groups, in its common spacing (one space where the pattern has `\s+`, `\s*`, `\s?`):
+# every match starts with the line end before its line (a literal first character: sre's fast search)
+_RECORD_RE = re.compile(
+    rb"\n(?:\((?P<proc>[A-Za-z][\w\-.]*) pid=(?P<pid>\d+)\) )?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
+    rb"(?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>[^\n]*)"
+)
+
+# what a record's message asks for beyond analyze.msg_class: the per-line reading (interleaved records, colour,
+# a lone carriage return)
+_EXACT = -1
+_LEVELS = {b"DEBUG": "DEBUG", b"INFO": "INFO", b"WARNING": "WARNING", b"WARN": "WARN", b"ERROR": "ERROR",
+           b"CRITICAL": "CRITICAL"}
+
+
+def _classify(run: LogPass, msg_b: bytes) -> tuple[Any, ...]:
+    """(msg_class, msg) for a record's message bytes (with a CRLF line's `\r`); kind _EXACT: the per-line reading."""
+    if msg_b.endswith(b"\r"):
+        msg_b = msg_b[:-1]
+    if b"pid=" in msg_b or b"\x1b" in msg_b or b"\r" in msg_b:
+        return ((_EXACT,), "")
+    msg = msg_b.decode("utf-8", "replace")
+    return (msg_class(msg, run._stats_memo), msg)
+
+
+def _access_block(blk: bytes) -> Optional[tuple[int, list[tuple[tuple[str, str, str], int]]]]:
+    """(lines, [(key, count)] in order of first appearance) of a block of access lines; None: not all access lines."""
+    if _ACCESS_BLOCK_RE.fullmatch(blk) is None:
+        return None
+    counts: dict[tuple[str, str, str], int] = {}
+    n = 0
+    for method, path, status in _ACCESS_LINE_RE.findall(blk):
+        key = (method.decode(), path.decode().partition("?")[0][:120], status.decode())
+        counts[key] = counts.get(key, 0) + 1
+        n += 1
+    return n, list(counts.items())
+
+
+class _Scan:
+    def __init__(self, run: LogPass) -> None:
+        self.run = run
+        self.lineno = 0  # physical lines read so far
+        self.msgs: dict[bytes, tuple[Any, ...]] = {}
+        self.blocks: dict[bytes, Any] = {}
+        self.ts: dict[tuple[bytes, bytes], Optional[float]] = {}  # (md, hms) -> ts while the clock's year holds
+        self.month: Optional[bytes] = None
+        self.year: Optional[int] = None
+        self.tail: deque[tuple[int, Any]] = deque(maxlen=8)  # records only the start-up tail keeps, not decoded yet
+
+    def flush_tail(self) -> None:
+        events_tail = self.run.reader.events.tail
+        for n, (T, a, b) in self.tail:
+            events_tail(n, T[a:b].rstrip(b"\r").decode("utf-8", "replace"))
+        self.tail.clear()
+
+    def exact(self, text: str, final_newline: bool) -> None:
+        """Lines for the per-line reading (complete lines; the last one without its line end unless final_newline)."""
+        self.flush_tail()
+        self.month = None  # the per-line reading may move the clock
+        pieces = text.split("\n")
+        last = len(pieces) - 1
+        line = self.run.line
+        for i, piece in enumerate(pieces):
+            raw = piece + "\n" if i < last or final_newline else piece
+            if not raw:
+                continue
+            if "\r" in raw:  # universal newlines: `\r` alone ends a line too
+                for sub in io.StringIO(raw, newline=""):
+                    self.lineno += 1
+                    line(sub, self.lineno)
+            else:
+                self.lineno += 1
+                line(raw, self.lineno)
+
+    def block(self, blk: bytes) -> None:
+        """The complete lines between two records (no line end after the last)."""
+        got = self.blocks.get(blk)
+        if got is None:
+            got = _access_block(blk) or False
+            if len(blk) < 65536:
+                if len(self.blocks) > 4096:
+                    self.blocks.clear()
+                self.blocks[blk] = got
+        if got is False:
+            self.exact(blk.decode("utf-8", "replace"), True)
+            return
+        n, keys = got
+        run = self.run
+        self.lineno += n
+        run.n_records += n
+        run.levels["INFO"] += n
+        for key, c in keys:
+            run.count_access(key, c)
+
+    def chunk(self, T: bytes) -> None:
+        """Complete lines: ``T`` is a line end followed by lines, each with its line end."""
+        run = self.run
+        msgs, tsmemo, tail = self.msgs, self.ts, self.tail
+        clock, levels, lvname = run.clock, run.levels, _LEVELS
+        pos = 0
+        n_rec = 0
+        for m in _RECORD_RE.finditer(T):
+            st = m.start()
+            if st != pos:
+                run.n_records += n_rec
+                n_rec = 0
+                self.block(T[pos + 1 : st])
+            pos = m.end()
+            self.lineno += 1
+            lineno = self.lineno
+            level, md, msg_b = m.group(3, 4, 6)
+            got = msgs.get(msg_b)
+            if got is None:
+                got = _classify(run, msg_b)
+                if len(msgs) > 8192:
+                    msgs.clear()
+                msgs[msg_b] = got
+            cls = got[0]
+            kind = cls[0]
+            if kind == _EXACT:
+                self.lineno -= 1
+                run.n_records += n_rec
+                n_rec = 0
+                self.exact(T[st + 1 : pos].decode("utf-8", "replace"), True)
+                continue
+            n_rec += 1
+            # the clock changes state only when the month changes: within one month a (md, hms) reads the same
+            hms = m.group(5)
+            if md[:2] == self.month:
+                key = (md, hms)
+                ts = tsmemo.get(key, False)
+                if ts is False:
+                    ts = tsmemo[key] = clock.vllm(md.decode(), hms.decode())
+            else:
+                ts = clock.vllm(md.decode(), hms.decode())
+                self.month = md[:2]
+                if clock.year != self.year:
+                    self.year = clock.year
+                    tsmemo.clear()
+            if ts is not None:
+                if run.first_ts is None:
+                    run.first_ts = ts
+                run.last_ts = ts
+            levels[lvname[level]] += 1
+            if kind == TAIL:
+                tail.append((lineno, (T, st + 1, pos)))
+            elif kind == NONE:
+                pass
+            elif kind == STATS:
+                run.stats(got[1], lineno, ts)
+            elif kind == ACCESS:
+                run.count_access(cls[1])
+            else:  # FULL
+                self.flush_tail()
+                run.rest(lineno, T[st + 1 : pos].rstrip(b"\r").decode("utf-8", "replace"), got[1], ts, cls)
+        run.n_records += n_rec
+        if pos + 1 < len(T):
+            self.block(T[pos + 1 : -1])
+        self.flush_tail()
+        if self.lineno:
+            run.n_lines = self.lineno
+
+
+def scan_file(run: LogPass, path: str | os.PathLike[str]) -> None:
+    """Feed a file to ``run`` as the per-line reading would (`open(newline="")`, lines cut at MAX_LINE chars)."""
+    scan = _Scan(run)
+    offset = 0  # the file offset of `carry`
+    with open(path, "rb") as f:
+        carry = b""
+        while True:
+            block = f.read(BLOCK)
+            if not block:
+                break
+            nl = block.find(b"\n")
+            # a line of more than MAX_LINE characters is read in pieces: the per-line reading takes over there
+            if len(carry) + (nl + 1 if nl >= 0 else len(block)) >= MAX_LINE:
+                _rest_by_line(scan, path, offset)
+                return
+            if nl < 0:
+                carry += block
+                continue
+            cut = block.rfind(b"\n") + 1
+            buf = carry + block[:cut] if carry else block[:cut]
+            carry = block[cut:]
+            scan.chunk(b"\n" + buf)
+            offset += len(buf)
+        if carry:
+            scan.exact(carry.decode("utf-8", "replace"), False)
+            run.n_lines = scan.lineno
+
+
+def _rest_by_line(scan: _Scan, path: str | os.PathLike[str], offset: int) -> None:
+    run = scan.run
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        f.seek(offset)  # a line start: the decoder starts afresh there
+        n = scan.lineno
+        while True:
+            raw = f.readline(MAX_LINE)
+            if not raw:
+                break
+            n += 1
+            run.line(raw, n)
