@@ -21,7 +21,6 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections import deque
 from typing import Any, Optional
 
 from triage.logs.analyze import ACCESS, NONE, STATS, TAIL, LogPass, msg_class
@@ -36,10 +35,11 @@ _ACCESS = rb"INFO: +[\w.:\[\]\-]+ - \"(" + _METHODS + rb") ([\x21-\x7e]+) HTTP/[
 _ACCESS_BLOCK_RE = re.compile(_ACCESS.replace(b"(", b"(?:").replace(b"(?:?", b"(?") + rb"(?:\n" +
                               _ACCESS.replace(b"(", b"(?:").replace(b"(?:?", b"(?") + rb")*\r?")
 _ACCESS_LINE_RE = re.compile(rb"(?:^|\n)" + _ACCESS)
-# one record, FAST_RECORD_RE's groups, in its common spacing (one space where the pattern has `\s+`, `\s*`, `\s?`):
-# every match starts with the line end before its line (a literal first character: sre's fast search)
+# one record with its process prefix (vLLM 0.10+), FAST_RECORD_RE's groups, in its common spacing (one space where the
+# pattern has `\s+`, `\s*`, `\s?`): every match starts with `\n(`, a literal prefix sre searches fast (a record
+# without the prefix is read by the per-line reading)
 _RECORD_RE = re.compile(
-    rb"\n(?:\((?P<proc>[A-Za-z][\w\-.]*) pid=(?P<pid>\d+)\) )?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
+    rb"\n\((?P<proc>[A-Za-z][\w\-.]*) pid=(?P<pid>\d+)\) (?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
     rb"(?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>[^\n]*)"
 )
 
@@ -60,8 +60,25 @@ def _classify(run: LogPass, msg_b: bytes) -> tuple[Any, ...]:
     return (msg_class(msg, run._stats_memo), msg)
 
 
-def _access_block(blk: bytes) -> Optional[tuple[int, list[tuple[tuple[str, str, str], int]]]]:
-    """(lines, [(key, count)] in order of first appearance) of a block of access lines; None: not all access lines."""
+def _physical(text: str, final_newline: bool) -> tuple[str, ...]:
+    """The physical lines of complete lines (the last one without its line end unless final_newline), as the
+    per-line reading cuts them: universal newlines, untranslated (`\r` alone ends a line too)."""
+    pieces = text.split("\n")
+    last = len(pieces) - 1
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        raw = piece + "\n" if i < last or final_newline else piece
+        if not raw:
+            continue
+        if "\r" in raw:
+            out.extend(io.StringIO(raw, newline=""))
+        else:
+            out.append(raw)
+    return tuple(out)
+
+
+def _access_block(blk: bytes) -> Optional[list[Any]]:
+    """[lines, [(key, count)] in order of first appearance] of a block of access lines; None: not all access lines."""
     if _ACCESS_BLOCK_RE.fullmatch(blk) is None:
         return None
     counts: dict[tuple[str, str, str], int] = {}
@@ -70,7 +87,7 @@ def _access_block(blk: bytes) -> Optional[tuple[int, list[tuple[tuple[str, str, 
         key = (method.decode(), path.decode().partition("?")[0][:120], status.decode())
         counts[key] = counts.get(key, 0) + 1
         n += 1
-    return n, list(counts.items())
+    return [n, list(counts.items())]
 
 
 class _Scan:
@@ -82,52 +99,44 @@ class _Scan:
         self.ts: dict[tuple[bytes, bytes], Optional[float]] = {}  # (md, hms) -> ts while the clock's year holds
         self.month: Optional[bytes] = None
         self.year: Optional[int] = None
-        self.tail: deque[tuple[int, Any]] = deque(maxlen=8)  # records only the start-up tail keeps, not decoded yet
-
-    def flush_tail(self) -> None:
-        events_tail = self.run.reader.events.tail
-        for n, (T, a, b) in self.tail:
-            events_tail(n, T[a:b].rstrip(b"\r").decode("utf-8", "replace"))
-        self.tail.clear()
+        self.tail = run.reader.events._tail  # records only the tail keeps go in undecoded: (chunk, start, end)
 
     def exact(self, text: str, final_newline: bool) -> None:
         """Lines for the per-line reading (complete lines; the last one without its line end unless final_newline)."""
-        self.flush_tail()
+        self.lines(_physical(text, final_newline))
+
+    def lines(self, raws: tuple[str, ...]) -> None:
         self.month = None  # the per-line reading may move the clock
-        pieces = text.split("\n")
-        last = len(pieces) - 1
         line = self.run.line
-        for i, piece in enumerate(pieces):
-            raw = piece + "\n" if i < last or final_newline else piece
-            if not raw:
-                continue
-            if "\r" in raw:  # universal newlines: `\r` alone ends a line too
-                for sub in io.StringIO(raw, newline=""):
-                    self.lineno += 1
-                    line(sub, self.lineno)
-            else:
-                self.lineno += 1
-                line(raw, self.lineno)
+        n = self.lineno
+        for raw in raws:
+            n += 1
+            line(raw, n)
+        self.lineno = n
 
     def block(self, blk: bytes) -> None:
         """The complete lines between two records (no line end after the last)."""
         got = self.blocks.get(blk)
         if got is None:
-            got = _access_block(blk) or False
+            got = _access_block(blk) or _physical(blk.decode("utf-8", "replace"), True)
             if len(blk) < 65536:
                 if len(self.blocks) > 4096:
                     self.blocks.clear()
                 self.blocks[blk] = got
-        if got is False:
-            self.exact(blk.decode("utf-8", "replace"), True)
+        if type(got) is tuple:
+            self.lines(got)
             return
         n, keys = got
         run = self.run
         self.lineno += n
         run.n_records += n
         run.levels["INFO"] += n
-        for key, c in keys:
-            run.count_access(key, c)
+        access = run.access
+        for key, c in keys:  # run.count_access(key, c)
+            if key in access or len(access) < 500:
+                access[key] += c
+            else:
+                run.access_overflow += c
 
     def chunk(self, T: bytes) -> None:
         """Complete lines: ``T`` is a line end followed by lines, each with its line end."""
@@ -136,15 +145,17 @@ class _Scan:
         clock, levels, lvname = run.clock, run.levels, _LEVELS
         pos = 0
         n_rec = 0
+        lineno = self.lineno
+        first_ts, last_ts = run.first_ts, run.last_ts
         for m in _RECORD_RE.finditer(T):
             st = m.start()
             if st != pos:
-                run.n_records += n_rec
-                n_rec = 0
+                self.lineno = lineno
+                run.first_ts, run.last_ts = first_ts, last_ts
                 self.block(T[pos + 1 : st])
+                lineno = self.lineno
+                first_ts, last_ts = run.first_ts, run.last_ts
             pos = m.end()
-            self.lineno += 1
-            lineno = self.lineno
             level, md, msg_b = m.group(3, 4, 6)
             got = msgs.get(msg_b)
             if got is None:
@@ -155,29 +166,30 @@ class _Scan:
             cls = got[0]
             kind = cls[0]
             if kind == _EXACT:
-                self.lineno -= 1
-                run.n_records += n_rec
-                n_rec = 0
+                self.lineno = lineno
+                run.first_ts, run.last_ts = first_ts, last_ts
                 self.exact(T[st + 1 : pos].decode("utf-8", "replace"), True)
+                lineno = self.lineno
+                first_ts, last_ts = run.first_ts, run.last_ts
                 continue
+            lineno += 1
             n_rec += 1
             # the clock changes state only when the month changes: within one month a (md, hms) reads the same
-            hms = m.group(5)
             if md[:2] == self.month:
-                key = (md, hms)
+                key = (md, m.group(5))
                 ts = tsmemo.get(key, False)
                 if ts is False:
-                    ts = tsmemo[key] = clock.vllm(md.decode(), hms.decode())
+                    ts = tsmemo[key] = clock.vllm(md.decode(), key[1].decode())
             else:
-                ts = clock.vllm(md.decode(), hms.decode())
+                ts = clock.vllm(md.decode(), m.group(5).decode())
                 self.month = md[:2]
                 if clock.year != self.year:
                     self.year = clock.year
                     tsmemo.clear()
             if ts is not None:
-                if run.first_ts is None:
-                    run.first_ts = ts
-                run.last_ts = ts
+                if first_ts is None:
+                    first_ts = ts
+                last_ts = ts
             levels[lvname[level]] += 1
             if kind == TAIL:
                 tail.append((lineno, (T, st + 1, pos)))
@@ -188,12 +200,12 @@ class _Scan:
             elif kind == ACCESS:
                 run.count_access(cls[1])
             else:  # FULL
-                self.flush_tail()
                 run.rest(lineno, T[st + 1 : pos].rstrip(b"\r").decode("utf-8", "replace"), got[1], ts, cls)
         run.n_records += n_rec
+        self.lineno = lineno
+        run.first_ts, run.last_ts = first_ts, last_ts
         if pos + 1 < len(T):
             self.block(T[pos + 1 : -1])
-        self.flush_tail()
         if self.lineno:
             run.n_lines = self.lineno
 

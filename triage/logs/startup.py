@@ -97,6 +97,14 @@ _has_any_marker = eval(  # noqa: S307
 )
 
 
+def _text(raw: Any) -> str:
+    """A tail entry's text: the line, or (chunk, start, end) of a line the chunked scan has not decoded."""
+    if isinstance(raw, str):
+        return raw
+    chunk, a, b = raw
+    return chunk[a:b].rstrip(b"\r").decode("utf-8", "replace")
+
+
 class StartupEvents:
     """Start-up refusals, overrides and the 'server is up' mark, as a log shows them (streaming).
 
@@ -110,12 +118,13 @@ class StartupEvents:
         self.supported_tasks: Optional[list[str]] = None
         self.tasks_line: Optional[tuple[int, str]] = None
         self.started: Optional[int] = None
-        self._tail: deque[tuple[int, str]] = deque(maxlen=EVENT_TAIL)  # the log's last few records
+        # the log's last few records: (line, text), or (line, (chunk, start, end)) from the chunked scan
+        self._tail: deque[tuple[int, Any]] = deque(maxlen=EVENT_TAIL)
 
     @property
     def last_lines(self) -> list[tuple[int, str]]:
         """The log's last few records, for a start that just stops."""
-        return [(n, raw[:500]) for n, raw in self._tail]
+        return [(n, _text(raw)[:500]) for n, raw in self._tail]
 
     def tail(self, lineno: int, raw: str) -> None:
         """Keep a record in the tail only (what feed does with a record no pattern reads)."""
@@ -330,10 +339,24 @@ class StartupConfigReader:
     """Feed records one by one (streaming); ``config`` / ``provenance`` hold what was read."""
 
     def __init__(self) -> None:
-        self.provenance: dict[str, dict[str, Any]] = {}
+        # key -> (value, line, what): the provenance entry is built when read (a log of many starts sets keys
+        # thousands of times)
+        self._prov: dict[str, Any] = {}
+        self._built: Optional[dict[str, dict[str, Any]]] = None
         self._chunked_disabled = False
         self.events = StartupEvents()
         self._parsed: dict[Any, Any] = {}  # a repeated start-up line (a log of many starts) is parsed once
+
+    @property
+    def provenance(self) -> dict[str, dict[str, Any]]:
+        """key -> {"value", "source": "log", "detail": "line N: what"}; one dict, kept (with what a caller writes into
+        it) until the next line sets a key."""
+        if self._built is None:
+            self._built = {
+                k: v if isinstance(v, dict) else {"value": v[0], "source": "log", "detail": f"line {v[1]}: {v[2]}"}
+                for k, v in self._prov.items()
+            }
+        return self._built
 
     @property
     def config(self) -> dict[str, Any]:
@@ -342,7 +365,10 @@ class StartupConfigReader:
     def _set(self, key: str, value: Any, lineno: int, what: str) -> None:
         if value is None:
             return
-        self.provenance[key] = {"value": value, "source": "log", "detail": f"line {lineno}: {what}"}
+        if self._built is not None:  # read (and maybe written) since the last set: it is the state now
+            self._prov = dict(self._built)
+            self._built = None
+        self._prov[key] = (value, lineno, what)
 
     def reads(self, msg: str) -> bool:
         """Whether feed(line) with this message does more than keep it in the events' tail (substring tests)."""
@@ -373,12 +399,12 @@ class StartupConfigReader:
             args = dict(step[1])
             self._set("non_default_args", args, lineno, "non-default args")
             for k in _ARG_KEYS:
-                if k in args and args[k] is not None and (k not in self.provenance or k in ("runner", "convert")):
+                if k in args and args[k] is not None and (k not in self._prov or k in ("runner", "convert")):
                     val = args[k]
                     if k == "served_model_name" and isinstance(val, list) and val:
                         val = val[0]
                     self._set(k, val, lineno, f"non-default args {k}")
-            if "model_tag" in args and "model" not in self.provenance:
+            if "model_tag" in args and "model" not in self._prov:
                 self._set("model", args["model_tag"], lineno, "non-default args model_tag")
             return
         if kind == "engine":
@@ -386,10 +412,10 @@ class StartupConfigReader:
             self._engine_config(step[2], lineno)
             return
         _kind, api, banner, rest = step
-        if api is not None and "vllm_version" not in self.provenance:
+        if api is not None and "vllm_version" not in self._prov:
             self._set("vllm_version", api, lineno, "vLLM API server version")
             return
-        if banner is not None and "vllm_version" not in self.provenance:
+        if banner is not None and "vllm_version" not in self._prov:
             self._set("vllm_version", banner, lineno, "start-up banner")
             return
         if rest is None:
