@@ -124,8 +124,9 @@ class LogPass:
             ep = tr.open
             if ep is not None and len(ep.lines) < EVIDENCE_LINES:  # tr.add_line(lineno, msg[:400])
                 ep.lines.append((lineno, msg[:400]))
-            self.series[engine].add((ts, lineno) + v + (1,))
-            self.kv_device = self.kv_device or v[7].get("kv_device")
+            self.series[engine].add((ts, lineno, *v, 1))
+            if not self.kv_device:
+                self.kv_device = v[7].get("kv_device")
         return bool(vals)
 
     def count_access(self, key: tuple[str, str, str], n: int = 1) -> None:

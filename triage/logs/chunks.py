@@ -40,7 +40,7 @@ _ACCESS_LINE_RE = re.compile(rb"(?:^|\n)" + _ACCESS)
 # without the prefix is read by the per-line reading)
 _RECORD_RE = re.compile(
     rb"\n\((?P<proc>[A-Za-z][\w\-.]*) pid=(?P<pid>\d+)\) (?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
-    rb"(?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>[^\n]*)"
+    rb"(?P<t>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>[^\n]*)"
 )
 
 # what a record's message asks for beyond analyze.msg_class: the per-line reading (interleaved records, colour,
@@ -90,13 +90,40 @@ def _access_block(blk: bytes) -> Optional[list[Any]]:
     return [n, list(counts.items())]
 
 
+def _segments(blk: bytes) -> list[Any]:
+    """A block of complete lines as segments in order: [lines, [(key, count)]] for a run of access lines, a tuple of
+    physical lines for the rest."""
+    whole = _access_block(blk)
+    if whole is not None:
+        return [whole]
+    out: list[Any] = []
+    acc: list[bytes] = []
+    other: list[bytes] = []
+    for line in blk.split(b"\n"):
+        if _ACCESS_BLOCK_RE.fullmatch(line) is not None:
+            if other:
+                out.append(_physical(b"\n".join(other).decode("utf-8", "replace"), True))
+                other = []
+            acc.append(line)
+        else:
+            if acc:
+                out.append(_access_block(b"\n".join(acc)))
+                acc = []
+            other.append(line)
+    if other:
+        out.append(_physical(b"\n".join(other).decode("utf-8", "replace"), True))
+    if acc:
+        out.append(_access_block(b"\n".join(acc)))
+    return out
+
+
 class _Scan:
     def __init__(self, run: LogPass) -> None:
         self.run = run
         self.lineno = 0  # physical lines read so far
         self.msgs: dict[bytes, tuple[Any, ...]] = {}
         self.blocks: dict[bytes, Any] = {}
-        self.ts: dict[tuple[bytes, bytes], Optional[float]] = {}  # (md, hms) -> ts while the clock's year holds
+        self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
         self.year: Optional[int] = None
         self.tail = run.reader.events._tail  # records only the tail keeps go in undecoded: (chunk, start, end)
@@ -115,28 +142,30 @@ class _Scan:
         self.lineno = n
 
     def block(self, blk: bytes) -> None:
-        """The complete lines between two records (no line end after the last)."""
+        """The complete lines between two records (no line end after the last), as segments read once per
+        distinct block: runs of access lines (counted) and other lines (the per-line reading)."""
         got = self.blocks.get(blk)
         if got is None:
-            got = _access_block(blk) or _physical(blk.decode("utf-8", "replace"), True)
+            got = _segments(blk)
             if len(blk) < 65536:
                 if len(self.blocks) > 4096:
                     self.blocks.clear()
                 self.blocks[blk] = got
-        if type(got) is tuple:
-            self.lines(got)
-            return
-        n, keys = got
         run = self.run
-        self.lineno += n
-        run.n_records += n
-        run.levels["INFO"] += n
-        access = run.access
-        for key, c in keys:  # run.count_access(key, c)
-            if key in access or len(access) < 500:
-                access[key] += c
-            else:
-                run.access_overflow += c
+        for seg in got:
+            if type(seg) is tuple:
+                self.lines(seg)
+                continue
+            n, keys = seg
+            self.lineno += n
+            run.n_records += n
+            run.levels["INFO"] += n
+            access = run.access
+            for key, c in keys:  # run.count_access(key, c)
+                if key in access or len(access) < 500:
+                    access[key] += c
+                else:
+                    run.access_overflow += c
 
     def chunk(self, T: bytes) -> None:
         """Complete lines: ``T`` is a line end followed by lines, each with its line end."""
@@ -156,7 +185,7 @@ class _Scan:
                 lineno = self.lineno
                 first_ts, last_ts = run.first_ts, run.last_ts
             pos = m.end()
-            level, md, msg_b = m.group(3, 4, 6)
+            level, t, msg_b = m.group(3, 4, 5)
             got = msgs.get(msg_b)
             if got is None:
                 got = _classify(run, msg_b)
@@ -174,15 +203,14 @@ class _Scan:
                 continue
             lineno += 1
             n_rec += 1
-            # the clock changes state only when the month changes: within one month a (md, hms) reads the same
-            if md[:2] == self.month:
-                key = (md, m.group(5))
-                ts = tsmemo.get(key, False)
+            # the clock changes state only when the month changes: within one month an `MM-DD HH:MM:SS` reads the same
+            if t[:2] == self.month:
+                ts = tsmemo.get(t, False)
                 if ts is False:
-                    ts = tsmemo[key] = clock.vllm(md.decode(), key[1].decode())
+                    ts = tsmemo[t] = clock.vllm(t[:5].decode(), t[6:].decode())
             else:
-                ts = clock.vllm(md.decode(), m.group(5).decode())
-                self.month = md[:2]
+                ts = clock.vllm(t[:5].decode(), t[6:].decode())
+                self.month = t[:2]
                 if clock.year != self.year:
                     self.year = clock.year
                     tsmemo.clear()
@@ -193,10 +221,10 @@ class _Scan:
             levels[lvname[level]] += 1
             if kind == TAIL:
                 tail.append((lineno, (T, st + 1, pos)))
-            elif kind == NONE:
-                pass
             elif kind == STATS:
                 run.stats(got[1], lineno, ts)
+            elif kind == NONE:
+                pass
             elif kind == ACCESS:
                 run.count_access(cls[1])
             else:  # FULL
