@@ -52,6 +52,10 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("log-engine-dead", lf.ENGINE_DEAD_RES),
     ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
 )
+# the memos of what a line, a message or a block of lines says (pure in its text): keys up to MEMO_KEY_MAX
+# characters, at most MEMO_ENTRIES of them (then emptied), so each stays under a few MB whatever the log
+MEMO_KEY_MAX = 2048
+MEMO_ENTRIES = 4096
 _RECORD_FIRST = frozenset("(DIWEC")  # the first character of a line FAST_RECORD_RE can match
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
@@ -111,9 +115,10 @@ class LogPass:
         vals = self._stats_memo.get(msg)
         if vals is None:
             vals = stats_values(msg)
-            if len(self._stats_memo) > 4096:
-                self._stats_memo.clear()
-            self._stats_memo[msg] = vals
+            if len(msg) < MEMO_KEY_MAX:
+                if len(self._stats_memo) > MEMO_ENTRIES:
+                    self._stats_memo.clear()
+                self._stats_memo[msg] = vals
         for v in vals:
             engine = v[0]
             tr = self.tracks.get(engine)
@@ -143,8 +148,8 @@ class LogPass:
         if got is None:
             calls = self.clock.calls
             got = self._read_line(raw, lineno)
-            if self.clock.calls == calls and len(raw) < 4096:  # a reading that used the clock is not kept
-                if len(memo) > 4096:
+            if self.clock.calls == calls and len(raw) < MEMO_KEY_MAX:  # a reading that used the clock is not kept
+                if len(memo) > MEMO_ENTRIES:
                     memo.clear()
                 memo[raw] = got
         if got[0] is None:  # an access line
@@ -269,7 +274,9 @@ def msg_class(msg: str, stats_memo: dict[str, list[StatsValues]]) -> tuple[Any, 
     if "throughput:" in msg:
         vals = stats_memo.get(msg)
         if vals is None:
-            vals = stats_memo[msg] = stats_values(msg)
+            vals = stats_values(msg)
+            if len(msg) < MEMO_KEY_MAX and len(stats_memo) <= MEMO_ENTRIES:
+                stats_memo[msg] = vals
         if vals:
             cls = (STATS, None, True, False, False, False)
     if cls is None and '" ' in msg and "HTTP/" in msg:
@@ -286,8 +293,8 @@ def msg_class(msg: str, stats_memo: dict[str, list[StatsValues]]) -> tuple[Any, 
         else:
             kind = TAIL if long else NONE
         cls = (kind, None, long, marked, startish, hint)
-    if len(msg) < 65536:
-        if len(_CLASSES) > 8192:
+    if len(msg) < MEMO_KEY_MAX:
+        if len(_CLASSES) > MEMO_ENTRIES:
             _CLASSES.clear()
         _CLASSES[msg] = cls
     return cls
@@ -343,8 +350,8 @@ def _error_of(msg: str) -> Optional[tuple[str, dict[str, str]]]:
                 break
         if got is not None:
             break
-    if len(msg) < 65536:
-        if len(_ERRORS) > 4096:
+    if len(msg) < MEMO_KEY_MAX:
+        if len(_ERRORS) > MEMO_ENTRIES:
             _ERRORS.clear()
         _ERRORS[msg] = got
     return got

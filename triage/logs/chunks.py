@@ -23,7 +23,7 @@ import os
 import re
 from typing import Any, Optional
 
-from triage.logs.analyze import ACCESS, NONE, STATS, TAIL, LogPass, msg_class
+from triage.logs.analyze import ACCESS, MEMO_ENTRIES, MEMO_KEY_MAX, NONE, STATS, TAIL, LogPass, msg_class
 from triage.logs.lines import MAX_LINE
 
 BLOCK = 1 << 19  # bytes read at a time (a line inside one block is shorter than MAX_LINE)
@@ -147,8 +147,8 @@ class _Scan:
         got = self.blocks.get(blk)
         if got is None:
             got = _segments(blk)
-            if len(blk) < 65536:
-                if len(self.blocks) > 4096:
+            if len(blk) < 4 * MEMO_KEY_MAX:
+                if len(self.blocks) > MEMO_ENTRIES // 4:
                     self.blocks.clear()
                 self.blocks[blk] = got
         run = self.run
@@ -189,9 +189,10 @@ class _Scan:
             got = msgs.get(msg_b)
             if got is None:
                 got = _classify(run, msg_b)
-                if len(msgs) > 8192:
-                    msgs.clear()
-                msgs[msg_b] = got
+                if len(msg_b) < MEMO_KEY_MAX:
+                    if len(msgs) > MEMO_ENTRIES:
+                        msgs.clear()
+                    msgs[msg_b] = got
             cls = got[0]
             kind = cls[0]
             if kind == _EXACT:
@@ -207,6 +208,8 @@ class _Scan:
             if t[:2] == self.month:
                 ts = tsmemo.get(t, False)
                 if ts is False:
+                    if len(tsmemo) > MEMO_ENTRIES:
+                        tsmemo.clear()
                     ts = tsmemo[t] = clock.vllm(t[:5].decode(), t[6:].decode())
             else:
                 ts = clock.vllm(t[:5].decode(), t[6:].decode())

@@ -209,7 +209,7 @@ def _plan(msg: str) -> _Plan:
     if plan is None:
         plan = _Plan(msg)
         plan.config = _config_plan(msg)
-        if len(msg) < 65536:
+        if len(msg) < 2048:
             if len(_PLANS) > 4096:
                 _PLANS.clear()
             _PLANS[msg] = plan
