@@ -109,6 +109,7 @@ class LogPass:
         self.clock = Clock(year)
         self._stats_memo: dict[str, list[StatsValues]] = {}
         self._line_memo: dict[str, tuple[Any, ...]] = {}
+        self._engines: dict[str, tuple[EngineTrack, PointSeries]] = {}
 
     def stats(self, msg: str, lineno: int, ts: Optional[float]) -> bool:
         """Feed a record's stats (the tracks and the series); False when the message holds no stats record."""
@@ -119,20 +120,25 @@ class LogPass:
                 if len(self._stats_memo) > MEMO_ENTRIES:
                     self._stats_memo.clear()
                 self._stats_memo[msg] = vals
+        self.feed_stats(vals, msg, lineno, ts)
+        return bool(vals)
+
+    def feed_stats(self, vals: list[StatsValues], msg: str, lineno: int, ts: Optional[float]) -> None:
         for v in vals:
             engine = v[0]
-            tr = self.tracks.get(engine)
-            if tr is None:
+            got = self._engines.get(engine)
+            if got is None:
                 tr = self.tracks[engine] = EngineTrack(engine, self.stall_s)
-                self.series[engine] = PointSeries(self.max_samples)
+                series = self.series[engine] = PointSeries(self.max_samples)
+                got = self._engines[engine] = (tr, series)
+            tr, series = got
             tr.add_values(ts, lineno, v[3], v[4], v[1], v[2])
             ep = tr.open
             if ep is not None and len(ep.lines) < EVIDENCE_LINES:  # tr.add_line(lineno, msg[:400])
                 ep.lines.append((lineno, msg[:400]))
-            self.series[engine].add((ts, lineno, *v, 1))
+            series.add((ts, lineno, *v, 1))
             if not self.kv_device:
                 self.kv_device = v[7].get("kv_device")
-        return bool(vals)
 
     def count_access(self, key: tuple[str, str, str], n: int = 1) -> None:
         if key in self.access or len(self.access) < 500:

@@ -25,6 +25,7 @@ from typing import Any, Optional
 
 from triage.logs.analyze import ACCESS, MEMO_ENTRIES, MEMO_KEY_MAX, NONE, STATS, TAIL, LogPass, msg_class
 from triage.logs.lines import MAX_LINE
+from triage.logs.stats import stats_values
 
 BLOCK = 1 << 19  # bytes read at a time (a line inside one block is shorter than MAX_LINE)
 
@@ -39,9 +40,10 @@ _ACCESS_LINE_RE = re.compile(rb"(?:^|\n)" + _ACCESS)
 # pattern has `\s+`, `\s*`, `\s?`): every match starts with `\n(`, a literal prefix sre searches fast (a record
 # without the prefix is read by the per-line reading)
 _RECORD_RE = re.compile(
-    rb"\n\((?P<proc>[A-Za-z][\w\-.]*) pid=(?P<pid>\d+)\) (?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
-    rb"(?P<t>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>[^\n]*)"
+    rb"\n(?P<line>\([A-Za-z][\w\-.]* pid=\d+\) (?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
+    rb"(?P<t>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>[^\n]*))"
 )
+_GROUPS = 4  # re.split gives, per record, the text before it then these groups
 
 # what a record's message asks for beyond analyze.msg_class: the per-line reading (interleaved records, colour,
 # a lone carriage return)
@@ -51,13 +53,15 @@ _LEVELS = {b"DEBUG": "DEBUG", b"INFO": "INFO", b"WARNING": "WARNING", b"WARN": "
 
 
 def _classify(run: LogPass, msg_b: bytes) -> tuple[Any, ...]:
-    """(msg_class, msg) for a record's message bytes (with a CRLF line's `\r`); kind _EXACT: the per-line reading."""
+    """(msg_class, msg, stats values) for a record's message bytes (with a CRLF line's `\r`); kind _EXACT: the
+    per-line reading."""
     if msg_b.endswith(b"\r"):
         msg_b = msg_b[:-1]
     if b"pid=" in msg_b or b"\x1b" in msg_b or b"\r" in msg_b:
         return ((_EXACT,), "")
     msg = msg_b.decode("utf-8", "replace")
-    return (msg_class(msg, run._stats_memo), msg)
+    cls = msg_class(msg, run._stats_memo)
+    return (cls, msg, stats_values(msg) if cls[0] == STATS else None)
 
 
 def _physical(text: str, final_newline: bool) -> tuple[str, ...]:
@@ -126,7 +130,7 @@ class _Scan:
         self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
         self.year: Optional[int] = None
-        self.tail = run.reader.events._tail  # records only the tail keeps go in undecoded: (chunk, start, end)
+        self.tail = run.reader.events._tail  # records only the tail keeps go in undecoded (bytes)
 
     def exact(self, text: str, final_newline: bool) -> None:
         """Lines for the per-line reading (complete lines; the last one without its line end unless final_newline)."""
@@ -172,20 +176,19 @@ class _Scan:
         run = self.run
         msgs, tsmemo, tail = self.msgs, self.ts, self.tail
         clock, levels, lvname = run.clock, run.levels, _LEVELS
-        pos = 0
         n_rec = 0
         lineno = self.lineno
         first_ts, last_ts = run.first_ts, run.last_ts
-        for m in _RECORD_RE.finditer(T):
-            st = m.start()
-            if st != pos:
+        # one C call cuts the chunk: [text before record 1, its groups…, text before record 2, …, text after the last]
+        parts = _RECORD_RE.split(T)
+        it = iter(parts)
+        for blk, line, level, t, msg_b in zip(*[it] * (_GROUPS + 1), strict=False):
+            if blk:  # the lines between two records: `\n` + lines
                 self.lineno = lineno
                 run.first_ts, run.last_ts = first_ts, last_ts
-                self.block(T[pos + 1 : st])
+                self.block(blk[1:])
                 lineno = self.lineno
                 first_ts, last_ts = run.first_ts, run.last_ts
-            pos = m.end()
-            level, t, msg_b = m.group(3, 4, 5)
             got = msgs.get(msg_b)
             if got is None:
                 got = _classify(run, msg_b)
@@ -198,7 +201,7 @@ class _Scan:
             if kind == _EXACT:
                 self.lineno = lineno
                 run.first_ts, run.last_ts = first_ts, last_ts
-                self.exact(T[st + 1 : pos].decode("utf-8", "replace"), True)
+                self.exact(line.decode("utf-8", "replace"), True)
                 lineno = self.lineno
                 first_ts, last_ts = run.first_ts, run.last_ts
                 continue
@@ -223,20 +226,21 @@ class _Scan:
                 last_ts = ts
             levels[lvname[level]] += 1
             if kind == TAIL:
-                tail.append((lineno, (T, st + 1, pos)))
+                tail.append((lineno, line))  # decoded only if it stays among the last few (StartupEvents.last_lines)
             elif kind == STATS:
-                run.stats(got[1], lineno, ts)
+                run.feed_stats(got[2], got[1], lineno, ts)
             elif kind == NONE:
                 pass
             elif kind == ACCESS:
                 run.count_access(cls[1])
             else:  # FULL
-                run.rest(lineno, T[st + 1 : pos].rstrip(b"\r").decode("utf-8", "replace"), got[1], ts, cls)
+                run.rest(lineno, line.rstrip(b"\r").decode("utf-8", "replace"), got[1], ts, cls)
         run.n_records += n_rec
         self.lineno = lineno
         run.first_ts, run.last_ts = first_ts, last_ts
-        if pos + 1 < len(T):
-            self.block(T[pos + 1 : -1])
+        last = parts[-1]  # after the last record: `\n` + lines + the chunk's final `\n`
+        if len(last) > 1:
+            self.block(last[1:-1])
         if self.lineno:
             run.n_lines = self.lineno
 

@@ -98,11 +98,10 @@ _has_any_marker = eval(  # noqa: S307
 
 
 def _text(raw: Any) -> str:
-    """A tail entry's text: the line, or (chunk, start, end) of a line the chunked scan has not decoded."""
+    """A tail entry's text: the line, or the bytes of a line the chunked scan has not decoded (with a CRLF's `\r`)."""
     if isinstance(raw, str):
         return raw
-    chunk, a, b = raw
-    return chunk[a:b].rstrip(b"\r").decode("utf-8", "replace")
+    return raw.rstrip(b"\r").decode("utf-8", "replace")
 
 
 class StartupEvents:
@@ -118,7 +117,7 @@ class StartupEvents:
         self.supported_tasks: Optional[list[str]] = None
         self.tasks_line: Optional[tuple[int, str]] = None
         self.started: Optional[int] = None
-        # the log's last few records: (line, text), or (line, (chunk, start, end)) from the chunked scan
+        # the log's last few records: (line, text), or (line, bytes) from the chunked scan
         self._tail: deque[tuple[int, Any]] = deque(maxlen=EVENT_TAIL)
 
     @property

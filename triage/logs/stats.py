@@ -210,11 +210,12 @@ class PointSeries:
                     return
                 p = pend
             self._pending = None
-        self.points.append(p)
-        if len(self.points) >= self.cap:
-            pts = self.points
+        points = self.points
+        points.append(p)
+        if len(points) >= self.cap:
             self.points = [
-                _merge_points(pts[i], pts[i + 1]) if i + 1 < len(pts) else pts[i] for i in range(0, len(pts), 2)
+                _merge_points(points[i], points[i + 1]) if i + 1 < len(points) else points[i]
+                for i in range(0, len(points), 2)
             ]
             self._stride *= 2
 
