@@ -1,7 +1,10 @@
 """Probe figures on real servers: send-to-verdict time (median of runs), cost of one /metrics scrape + parse.
 
+Also, with --watch-runs N: send -> alert time of ``watch`` (a Watcher at its defaults) on the same hang.
+
 Usage (lab servers up, see ``python -m triage lab status``):
-    PYTHONPATH=. python bench/bench_probe.py [--runs 3] [--scrapes 30] [--hang-url URL] [--idle-url URL]
+    PYTHONPATH=. python bench/bench_probe.py [--runs 3] [--scrapes 30] [--watch-runs 0] \\
+        [--hang-url URL] [--idle-url URL]
 --hang-url defaults to the lab's 0.31.0 livelock server, --idle-url to the 0.32.0 one.
 """
 from __future__ import annotations
@@ -87,6 +90,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scrapes", type=int, default=30)
+    ap.add_argument("--watch-runs", type=int, default=0)
     ap.add_argument("--hang-url")
     ap.add_argument("--idle-url")
     ap.add_argument("--json", action="store_true")
@@ -101,6 +105,8 @@ def main() -> None:
         if model is None:
             model = asyncio.run(_first_model(url))
         figures["verdict"] = asyncio.run(time_to_verdict(url, model, a.runs, MonitorConfig()))
+        if a.watch_runs:
+            figures["watch"] = asyncio.run(watch_alert_time(url, model, a.watch_runs))
     if a.json:
         print(json.dumps(figures, indent=1))
         return
@@ -121,6 +127,41 @@ def report(figures: dict[str, Any]) -> None:
               f"{v['runs']} runs): {v['send_to_verdict_s_median']} s median, {v['send_to_verdict_s_max']} s max "
               f"{v['send_to_verdict_s_all']} at load {v['load_average_1m']}; "
               f"abort -> recovered {v['abort_to_recovered_s_median']} s median; outcomes {v['outcomes']}")
+    if "watch" in figures:
+        w = figures["watch"]
+        print(f"send -> watch alert on 0.31.0 (watch defaults, {w['runs']} runs): "
+              f"{w['send_to_alert_s_median']} s median, "
+              f"{w['send_to_alert_s_max']} s max {w['send_to_alert_s_all']} at load {w['load_average_1m']}; "
+              f"alerts {w['outcomes']}")
+
+
+async def watch_alert_time(url: str, model: str, runs: int) -> dict[str, object]:
+    """Send the seed hang with no probe watching; a Watcher at its defaults (in a thread) raises the alert; then
+    the request is cancelled as a probe aborts it (its connection closes) and the next run waits 3 s."""
+    from triage.probes.inputs import long_text, new_salt, short_text
+    from triage.watch import Watcher
+
+    alerts, outcomes = [], []
+    async with ProbeClient(url) as pc:
+        mml = next(d["max_model_len"] for d in (await pc.models()).body["data"] if d["id"] == model)
+        for _ in range(runs):
+            lt = await long_text(lambda t: pc.token_count(model, t), mml, salt=new_salt())
+            body = {"model": model, "input": [short_text(), lt.text], "truncate_prompt_tokens": mml}
+            w = Watcher(url)
+            await asyncio.to_thread(w.sample_once)  # a baseline, as a running watch has
+            sent = time.time()
+            task = asyncio.create_task(pc.embed_isolated(body, 30.0))
+            await asyncio.to_thread(w.run, 15.0, None, lambda w=w: bool(w.alerts))
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            at = next((a.get("confirmed_at") for a in w.alerts), None)
+            outcomes.append(w.alerts[0].get("kind") if w.alerts else "none")
+            if at is not None:
+                alerts.append(round(at - sent, 3))
+            await asyncio.sleep(3.0)
+    return {"runs": runs, "outcomes": outcomes, "send_to_alert_s_all": alerts,
+            "send_to_alert_s_median": statistics.median(alerts) if alerts else None,
+            "send_to_alert_s_max": max(alerts) if alerts else None, "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
 async def _first_model(url: str) -> str:

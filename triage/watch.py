@@ -478,7 +478,7 @@ class Watcher:
                 clock = self._clock()
                 ends = [es.det.state.window_end for es in self._engines.values()]
                 soonest = min((e for e in ends if e is not None and e > clock), default=None)
-                wake = nxt if soonest is None else min(nxt, now + soonest - clock)
+                wake = nxt if soonest is None else min(nxt, now + soonest - clock + 0.01)  # just past it
                 time.sleep(max(0.0, wake - time.monotonic()))
         finally:
             self.close()
