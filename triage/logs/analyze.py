@@ -1,8 +1,12 @@
 """One streaming pass over a server log: stats series, stall episodes, errors, access lines, config.
 
 Memory is bounded whatever the log size: the series is downsampled (PointSeries), evidence
-keeps the first few lines per kind plus a count, access lines are counted, not kept, and stall
-episodes (triage.logs.episodes: the shared stall rule plus the silence rule) are capped.
+keeps the first few lines per kind plus a count, access lines are counted, not kept, stall
+episodes (triage.logs.episodes: the shared stall rule plus the silence rule) are capped, and the
+memos of what a line or a message says are bounded (MEMO_KEY_MAX, MEMO_ENTRIES).
+
+A file path is read by the chunked scan (triage.logs.chunks); any other source line by line
+(LogPass.line). Both give the same analysis (tests/logs/test_fast_paths.py).
 """
 
 from __future__ import annotations

@@ -1,21 +1,22 @@
-"""The chunked scan of a log file: bytes in big chunks, one regex finds the common lines, Python only where it matters.
+r"""The chunked scan of a log file: bytes in big chunks, one regex cuts out the records, Python only where it matters.
 
 A busy server's log is mostly uvicorn access lines and vLLM records (`(Proc pid=N) LEVEL MM-DD HH:MM:SS [src] msg`).
-``scan_file`` reads the file in byte chunks cut at a line end; ``_LINE_RE.finditer`` over a chunk finds runs of
-access lines and single records; what lies between two matches (tracebacks, progress bars, anything else) goes line
-by line through ``LogPass.line``, the per-line reading. A run of access lines, and the message of a record, is read
-once per distinct text (a dict from the bytes to what they say); a record whose message no start-up, error or stats
-rule reads costs a dict lookup and its counters.
+``scan_file`` reads the file in byte chunks cut at a line end; one ``_RECORD_RE.split`` per chunk cuts it into the
+records (their level, time and message) and the blocks of lines between them. A record's message is read once per
+distinct text (a dict from its bytes to what the stats, access, start-up and error rules say about it: analyze.
+msg_class), so a record no rule reads costs a dict lookup and its counters, and its line is decoded only if it stays
+in the start-up tail. A block between two records is read once per distinct block: runs of uvicorn access lines
+are counted from it, anything else (tracebacks, progress bars, uvicorn's own lines) goes through ``LogPass.line``,
+the per-line reading, which itself remembers lines that carry no vLLM timestamp.
 
-The regex only takes lines whose reading it cannot change: its classes are the ASCII parts of the per-line
-patterns' classes (`\\w`, `\\d`, `\\s`, `\\S` as ``str`` patterns read ASCII), so where a line has a character only
-the ``str`` pattern could take (a non-ASCII space, digit or letter in the header) the line is left to
-``LogPass.line``; so is a line with ANSI colour, a lone carriage return, or a message with `pid=` (interleaved
-records). Line ends are those of the per-line reading (universal newlines, untranslated), and a line longer
-than ``MAX_LINE`` hands the rest of the file to it. tests/logs/test_fast_paths.py compares both readings with the
-pre-chunk reference on every recorded log and on adversarial lines.
+The regex only takes lines whose reading it cannot change: one space where the ``str`` pattern has `\s`, ASCII
+classes that are the ASCII parts of its classes, the process prefix required; any other line is left to the
+per-line reading, and so is a record whose message has ANSI colour, a lone carriage return or `pid=` (interleaved
+records). Line ends are those of the per-line reading (universal newlines, untranslated); a line longer than
+``MAX_LINE`` hands the rest of the file to it. The clock is asked only when the month changes or a time is new.
+tests/logs/test_fast_paths.py compares the scan, the per-line reading and the pre-chunk reference
+(tests/logs/reference/) on every recorded log, the bench's file and adversarial lines.
 """
-
 from __future__ import annotations
 
 import io
