@@ -23,6 +23,7 @@ from triage.logs import analyze, chunks, lines, startup
 from triage.logs import analyze_log
 from triage.logs.episodes import EngineTrack
 from triage.logs.lines import iter_records
+from triage.logs.memo import Memo
 from triage.logs.stats import BoundedSeries, PointSeries, parse_stats, stats_values
 from triage.sample import EngineSample
 
@@ -110,10 +111,10 @@ def _every_pattern_log() -> str:
 
 def _slow(monkeypatch: pytest.MonkeyPatch) -> None:
     # fresh memos (what a message says is otherwise remembered from the fast run), every record read by every rule
-    monkeypatch.setattr(startup, "_PLANS", {})
+    monkeypatch.setattr(startup, "_PLANS", Memo())
     monkeypatch.setattr(startup, "_ARGS_CACHE", {})
-    monkeypatch.setattr(analyze, "_CLASSES", {})
-    monkeypatch.setattr(analyze, "_ERRORS", {})
+    monkeypatch.setattr(analyze, "_CLASSES", Memo())
+    monkeypatch.setattr(analyze, "_ERRORS", Memo())
     monkeypatch.setattr(analyze, "_has_any_marker", lambda msg: True)
     monkeypatch.setattr(startup, "_has_config_marker", lambda msg: True)
     monkeypatch.setattr(startup, "_has_event_hint", lambda msg: True)

@@ -3,7 +3,7 @@
 Memory is bounded whatever the log size: the series is downsampled (PointSeries), evidence
 keeps the first few lines per kind plus a count, access lines are counted, not kept, stall
 episodes (triage.logs.episodes: the shared stall rule plus the silence rule) are capped, and the
-memos of what a line or a message says are bounded (MEMO_KEY_MAX, MEMO_ENTRIES).
+memos of what a line or a message says are bounded (triage.logs.memo).
 
 A file path is read by the chunked scan (triage.logs.chunks); any other source line by line
 (LogPass.line). Both give the same analysis (tests/logs/test_fast_paths.py).
@@ -22,6 +22,7 @@ from triage.logs.lines import FAST_RECORD_RE, Clock, LogLine, LogSource, frame, 
 from triage.logs.startup import StartupConfigReader, _has_any_marker, _plan
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
+from triage.logs.memo import Memo
 from triage.logs.stats import PointSeries, StatsValues, stats_values
 from triage.logs.verdicts import build_findings
 from triage.sample import EngineSample
@@ -56,10 +57,6 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("log-engine-dead", lf.ENGINE_DEAD_RES),
     ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
 )
-# the memos of what a line, a message or a block of lines says (pure in its text): keys up to MEMO_KEY_MAX
-# characters, at most MEMO_ENTRIES of them (then emptied), so each stays under a few MB whatever the log
-MEMO_KEY_MAX = 2048
-MEMO_ENTRIES = 4096
 _RECORD_FIRST = frozenset("(DIWEC")  # the first character of a line FAST_RECORD_RE can match
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
@@ -111,8 +108,8 @@ class LogPass:
         self.last_ts: Optional[float] = None
         self.kv_device: Optional[str] = None
         self.clock = Clock(year)
-        self._stats_memo: dict[str, list[StatsValues]] = {}
-        self._line_memo: dict[str, tuple[Any, ...]] = {}
+        self._stats_memo = Memo()  # message -> its stats values
+        self._line_memo = Memo()  # physical line without a vLLM timestamp -> its reading
         self._engines: dict[str, tuple[EngineTrack, PointSeries]] = {}
 
     def stats(self, msg: str, lineno: int, ts: Optional[float]) -> bool:
@@ -120,10 +117,7 @@ class LogPass:
         vals = self._stats_memo.get(msg)
         if vals is None:
             vals = stats_values(msg)
-            if len(msg) < MEMO_KEY_MAX:
-                if len(self._stats_memo) > MEMO_ENTRIES:
-                    self._stats_memo.clear()
-                self._stats_memo[msg] = vals
+            self._stats_memo.put(msg, vals)
         self.feed_stats(vals, msg, lineno, ts)
         return bool(vals)
 
@@ -158,10 +152,8 @@ class LogPass:
         if got is None:
             calls = self.clock.calls
             got = self._read_line(raw, lineno)
-            if self.clock.calls == calls and len(raw) < MEMO_KEY_MAX:  # a reading that used the clock is not kept
-                if len(memo) > MEMO_ENTRIES:
-                    memo.clear()
-                memo[raw] = got
+            if self.clock.calls == calls:  # a reading that used the clock is not kept
+                memo.put(raw, got)
         if got[0] is None:  # an access line
             self.n_records += 1
             self.n_lines = lineno
@@ -271,10 +263,10 @@ class LogPass:
 # what a record's message asks for (msg_class): its stats, an access key, the start-up tail only, nothing, or the
 # start-up reader and the error rules (FULL)
 STATS, ACCESS, TAIL, NONE, FULL = range(5)
-_CLASSES: dict[str, tuple[Any, ...]] = {}
+_CLASSES = Memo()
 
 
-def msg_class(msg: str, stats_memo: dict[str, list[StatsValues]]) -> tuple[Any, ...]:
+def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
     """(kind, access key, len >= 12, a start-up marker, a 'server is up' phrase, an error hint): pure in the message,
     from a bounded memo. The order of the tests is the per-record reading's: stats, access, start-up, errors."""
     cls = _CLASSES.get(msg)
@@ -285,8 +277,7 @@ def msg_class(msg: str, stats_memo: dict[str, list[StatsValues]]) -> tuple[Any, 
         vals = stats_memo.get(msg)
         if vals is None:
             vals = stats_values(msg)
-            if len(msg) < MEMO_KEY_MAX and len(stats_memo) <= MEMO_ENTRIES:
-                stats_memo[msg] = vals
+            stats_memo.put(msg, vals)
         if vals:
             cls = (STATS, None, True, False, False, False)
     if cls is None and '" ' in msg and "HTTP/" in msg:
@@ -303,10 +294,7 @@ def msg_class(msg: str, stats_memo: dict[str, list[StatsValues]]) -> tuple[Any, 
         else:
             kind = TAIL if long else NONE
         cls = (kind, None, long, marked, startish, hint)
-    if len(msg) < MEMO_KEY_MAX:
-        if len(_CLASSES) > MEMO_ENTRIES:
-            _CLASSES.clear()
-        _CLASSES[msg] = cls
+    _CLASSES.put(msg, cls)
     return cls
 
 
@@ -339,7 +327,7 @@ def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
     _count_error(_error_of(rec.msg), rec.lineno, rec.raw, rec.ts, errors)
 
 
-_ERRORS: dict[str, Optional[tuple[str, dict[str, str]]]] = {}
+_ERRORS = Memo()  # message -> (check, groups) or None
 
 
 def _error_of(msg: str) -> Optional[tuple[str, dict[str, str]]]:
@@ -360,10 +348,7 @@ def _error_of(msg: str) -> Optional[tuple[str, dict[str, str]]]:
                 break
         if got is not None:
             break
-    if len(msg) < MEMO_KEY_MAX:
-        if len(_ERRORS) > MEMO_ENTRIES:
-            _ERRORS.clear()
-        _ERRORS[msg] = got
+    _ERRORS.put(msg, got)
     return got
 
 

@@ -24,8 +24,9 @@ import os
 import re
 from typing import Any, Optional
 
-from triage.logs.analyze import ACCESS, MEMO_ENTRIES, MEMO_KEY_MAX, NONE, STATS, TAIL, LogPass, msg_class
+from triage.logs.analyze import ACCESS, NONE, STATS, TAIL, LogPass, msg_class
 from triage.logs.lines import MAX_LINE
+from triage.logs.memo import MEMO_ENTRIES, MEMO_KEY_MAX, Memo
 from triage.logs.stats import stats_values
 
 BLOCK = 1 << 19  # bytes read at a time (a line inside one block is shorter than MAX_LINE)
@@ -126,7 +127,7 @@ class _Scan:
     def __init__(self, run: LogPass) -> None:
         self.run = run
         self.lineno = 0  # physical lines read so far
-        self.msgs: dict[bytes, tuple[Any, ...]] = {}
+        self.msgs = Memo()  # a record's message bytes -> (msg_class, message, stats values)
         self.blocks: dict[bytes, Any] = {}
         self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
@@ -193,10 +194,7 @@ class _Scan:
             got = msgs.get(msg_b)
             if got is None:
                 got = _classify(run, msg_b)
-                if len(msg_b) < MEMO_KEY_MAX:
-                    if len(msgs) > MEMO_ENTRIES:
-                        msgs.clear()
-                    msgs[msg_b] = got
+                msgs.put(msg_b, got)
             cls = got[0]
             kind = cls[0]
             if kind == _EXACT:

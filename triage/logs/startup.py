@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from triage.logs.hits import ErrorHits
 from triage.logs.lines import LogLine, LogSource, iter_records
+from triage.logs.memo import Memo
 from triage.vllm import logformats as lf
 
 EVIDENCE_LINES = 5  # lines kept per start-up event kind
@@ -199,7 +200,7 @@ def _event(msg: str) -> Optional[tuple[str, dict[str, str]]]:
     return None
 
 
-_PLANS: dict[str, _Plan] = {}
+_PLANS = Memo()
 
 
 def _plan(msg: str) -> _Plan:
@@ -208,10 +209,7 @@ def _plan(msg: str) -> _Plan:
     if plan is None:
         plan = _Plan(msg)
         plan.config = _config_plan(msg)
-        if len(msg) < 2048:
-            if len(_PLANS) > 4096:
-                _PLANS.clear()
-            _PLANS[msg] = plan
+        _PLANS.put(msg, plan)
     return plan
 
 
