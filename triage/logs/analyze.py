@@ -289,10 +289,16 @@ def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
         marked = _has_any_marker(msg)
         startish = "Starting vLLM" in msg or "startup complete" in msg
         hint = bool(_has_error_hint(msg))
+        kind = TAIL if long else NONE
         if marked or startish or hint:
-            kind = FULL
-        else:
-            kind = TAIL if long else NONE
+            # a marker alone is not enough: FULL only when a start-up pattern or an error rule does read the message
+            # (otherwise reader.feed keeps it in the tail, as TAIL does, and the error rules find nothing)
+            if hint and _error_of(msg) is not None:
+                kind = FULL
+            elif long:
+                plan = _plan(msg)
+                if plan.started or plan.tasks_in or plan.event is not None or plan.config is not None:
+                    kind = FULL
         cls = (kind, None, long, marked, startish, hint)
     _CLASSES.put(msg, cls)
     return cls
