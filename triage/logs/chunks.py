@@ -148,16 +148,17 @@ class _Scan:
         self.lineno = n
 
     def block(self, blk: bytes) -> None:
-        """The complete lines between two records (no line end after the last), as segments read once per
-        distinct block: runs of access lines (counted) and other lines (the per-line reading)."""
+        """The lines between two records (``blk``: a line end, then complete lines without the last line end), as
+        segments read once per distinct block: runs of access lines (counted) and other lines (the per-line reading)."""
         got = self.blocks.get(blk)
         if got is None:
-            got = _segments(blk)
+            got = _segments(blk[1:])
             if len(blk) < 4 * MEMO_KEY_MAX:
                 if len(self.blocks) > MEMO_ENTRIES // 4:
                     self.blocks.clear()
                 self.blocks[blk] = got
         run = self.run
+        access = run.access
         for seg in got:
             if type(seg) is tuple:
                 self.lines(seg)
@@ -166,7 +167,10 @@ class _Scan:
             self.lineno += n
             run.n_records += n
             run.levels["INFO"] += n
-            access = run.access
+            if len(access) + len(keys) <= 500:  # every new key comes in (count_access's rule)
+                for key, c in keys:
+                    access[key] += c
+                continue
             for key, c in keys:  # run.count_access(key, c)
                 if key in access or len(access) < 500:
                     access[key] += c
@@ -188,7 +192,7 @@ class _Scan:
             if blk:  # the lines between two records: `\n` + lines
                 self.lineno = lineno
                 run.first_ts, run.last_ts = first_ts, last_ts
-                self.block(blk[1:])
+                self.block(blk)
                 lineno = self.lineno
                 first_ts, last_ts = run.first_ts, run.last_ts
             got = msgs.get(msg_b)
@@ -239,7 +243,7 @@ class _Scan:
         run.first_ts, run.last_ts = first_ts, last_ts
         last = parts[-1]  # after the last record: `\n` + lines + the chunk's final `\n`
         if len(last) > 1:
-            self.block(last[1:-1])
+            self.block(last[:-1])
         if self.lineno:
             run.n_lines = self.lineno
 

@@ -79,22 +79,23 @@ _FIELDS = EngineSample(ts=0.0, source=LOG).__dict__  # every field at its defaul
 
 def _sample(t: Point) -> EngineSample:
     """The EngineSample of a point: what EngineSample(ts=…, engine=…, source=LOG, …) builds, with the fields set in
-    one dict update instead of one frozen-dataclass ``__setattr__`` each (6 µs a sample; the points kept are many)."""
+    one dict instead of one frozen-dataclass ``__setattr__`` each (6 µs a sample; the points kept are many)."""
     ts, line, engine, prompt, gen, running, waiting, kv, hit, extra, merged = t
     s = object.__new__(EngineSample)
-    d = s.__dict__
-    d.update(_FIELDS)
-    d["ts"] = ts  # None: a line without a timestamp
-    d["engine"] = engine
-    d["line"] = line
-    d["prompt_throughput"] = prompt
-    d["generation_throughput"] = gen
-    d["num_requests_running"] = running
-    d["num_requests_waiting"] = waiting
-    d["kv_cache_usage_perc"] = kv
-    d["prefix_cache_hit_rate"] = hit
-    d["extra"] = frozen_extra(extra)
-    d["merged"] = merged
+    s.__dict__.update(
+        _FIELDS,
+        ts=ts,  # None: a line without a timestamp
+        engine=engine,
+        line=line,
+        prompt_throughput=prompt,
+        generation_throughput=gen,
+        num_requests_running=running,
+        num_requests_waiting=waiting,
+        kv_cache_usage_perc=kv,
+        prefix_cache_hit_rate=hit,
+        extra=frozen_extra(extra),
+        merged=merged,
+    )
     return s
 
 
