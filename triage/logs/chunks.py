@@ -131,7 +131,6 @@ class _Scan:
         self.blocks: dict[bytes, Any] = {}
         self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
-        self.year: Optional[int] = None
         self.tail = run.reader.events._tail  # records only the tail keeps go in undecoded (bytes)
 
     def exact(self, text: str, final_newline: bool) -> None:
@@ -140,6 +139,7 @@ class _Scan:
 
     def lines(self, raws: tuple[str, ...]) -> None:
         self.month = None  # the per-line reading may move the clock
+        self.ts.clear()
         line = self.run.line
         n = self.lineno
         for raw in raws:
@@ -210,19 +210,17 @@ class _Scan:
                 continue
             lineno += 1
             n_rec += 1
-            # the clock changes state only when the month changes: within one month an `MM-DD HH:MM:SS` reads the same
-            if t[:2] == self.month:
-                ts = tsmemo.get(t, False)
-                if ts is False:
-                    if len(tsmemo) > MEMO_ENTRIES:
-                        tsmemo.clear()
-                    ts = tsmemo[t] = clock.vllm(t[:5].decode(), t[6:].decode())
-            else:
+            # the clock changes state only when the month changes: the memo holds times of the clock's current month
+            # only (emptied when the month changes or the per-line reading ran), where a time reads the same
+            ts = tsmemo.get(t, False)
+            if ts is False:
                 ts = clock.vllm(t[:5].decode(), t[6:].decode())
-                self.month = t[:2]
-                if clock.year != self.year:
-                    self.year = clock.year
+                if t[:2] != self.month:
+                    self.month = t[:2]
                     tsmemo.clear()
+                elif len(tsmemo) > MEMO_ENTRIES:
+                    tsmemo.clear()
+                tsmemo[t] = ts
             if ts is not None:
                 if first_ts is None:
                     first_ts = ts
