@@ -6,8 +6,9 @@ lines) until it reaches --mb megabytes, written in chunks, so building it costs 
 Then analyses it in a fresh child process (so its peak RSS is the parser's alone) and
 prints the figures, last the ratio of its CPU time to a plain substring-prefilter line scan of
 the same file (the floor a Python line loop can reach); exits 1 when the peak RSS grows beyond --max-rss-mb.
-A path is read by the chunked scan (triage.logs.chunks); --per-line also times the per-line reading of the
-same file given as an open file (what `python -m triage logs FILE` feeds it today, through its head/tail tee).
+A path is read by the chunked scan (triage.logs.chunks); --per-line also times the same file given as an open
+file (its lines: what `python -m triage logs FILE` feeds the engine through its head/tail tee; they are batched
+into chunks where their line ends allow it).
 
     python bench/bench_logs.py [--mb 100] [--max-rss-mb 200] [--per-line]
 """
@@ -76,7 +77,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--max-rss-mb", type=float, default=200.0, help="limit on the child's peak RSS")
-    ap.add_argument("--per-line", action="store_true", help="also time the per-line reading (an open file)")
+    ap.add_argument("--per-line", action="store_true", help="also time the file's lines (an open file)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "big.log"
@@ -105,7 +106,7 @@ def main() -> int:
     print(f"findings: {r['findings']}")
     if r["per_line_s"] is not None:
         pl = r["per_line_s"]
-        print(f"per-line reading (open file): {pl:.1f} s CPU ({mb / pl:.1f} MB/s CPU), same analysis")
+        print(f"lines of an open file: {pl:.1f} s CPU ({mb / pl:.1f} MB/s CPU), same analysis")
     ok = r["rss_peak_mb"] <= args.max_rss_mb
     print("OK" if ok else f"FAIL: peak RSS above {args.max_rss_mb} MB")
     print(

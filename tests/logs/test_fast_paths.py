@@ -9,6 +9,7 @@ recorded log, on the bench's built file and on adversarial lines: findings, epis
 
 from __future__ import annotations
 
+import io
 import random
 import re
 from pathlib import Path
@@ -197,9 +198,20 @@ def _view(a: Any) -> dict[str, Any]:
 
 
 def _three(path: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The file by the chunked scan, its lines (an open file: batched into chunks, and one by one), the reference."""
     chunked = _view(analyze_log(path, year=2026))
     with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        by_line = _view(analyze_log(f, year=2026))
+        batched = _view(analyze_log(f, year=2026))
+    text = path.read_bytes().decode("utf-8", "replace")
+    assert _view(analyze_log(io.StringIO(text, newline=""), year=2026)) == batched
+    saved = analyze.BATCH_LINES
+    analyze.BATCH_LINES = False
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            by_line = _view(analyze_log(f, year=2026))
+    finally:
+        analyze.BATCH_LINES = saved
+    assert batched == by_line
     ref = _view(reference.analyze_log(path, year=2026))
     return chunked, by_line, ref
 

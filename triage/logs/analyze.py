@@ -69,18 +69,28 @@ def analyze_log(
 ) -> LogAnalysis:
     """Analyse a log (path, text, bytes, file object or iterable of lines) in one streaming pass.
 
-    A path to a regular file is read in byte chunks (triage.logs.chunks: the common lines found by one regex over
-    the chunk, the rest line by line); any other source line by line. Both give the same analysis.
+    A path to a regular file is read in byte chunks (triage.logs.chunks: the records cut out by one regex over the
+    chunk, the rest line by line); lines from any other source are batched into such chunks where their line ends
+    allow it (scan_lines). Every way gives the same analysis.
     """
     run = LogPass(stall_s, year, max_samples)
     if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source) and _regular(source):
         from triage.logs.chunks import scan_file  # noqa: PLC0415  (chunks imports this module)
 
         scan_file(run, source)
+    elif BATCH_LINES:
+        from triage.logs.chunks import scan_lines  # noqa: PLC0415
+
+        scan_lines(run, physical_lines(source))
     else:
         for lineno, raw in enumerate(physical_lines(source), start=1):
             run.line(raw, lineno)
     return run.finish()
+
+
+# lines from a file object or an iterable go through the chunked scan in batches where their ends allow it
+# (triage.logs.chunks.scan_lines); off: every line through LogPass.line (tests compare the two)
+BATCH_LINES = True
 
 
 def _regular(source: Any) -> bool:

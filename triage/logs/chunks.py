@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Iterable
 from typing import Any, Optional
 
 from triage.logs.analyze import ACCESS, NONE, STATS, TAIL, LogPass, msg_class
@@ -272,6 +273,45 @@ def scan_file(run: LogPass, path: str | os.PathLike[str]) -> None:
         if carry:
             scan.exact(carry.decode("utf-8", "replace"), False)
             run.n_lines = scan.lineno
+
+
+BATCH = 1 << 18  # characters of lines joined into one chunk
+
+
+def scan_lines(run: LogPass, lines: Iterable[str]) -> None:
+    """Feed physical lines (a file object's, an iterable's) to ``run`` as LogPass.line would, one by one: lines
+    that end with their only line end (`\n`, `\r\n`) are joined into chunks for the scan; any other (a piece of a
+    cut line, a lone `\r`, text that UTF-8 cannot carry) goes to LogPass.line where it stands."""
+    scan = _Scan(run)
+    batch: list[str] = []
+    size = 0
+    for raw in lines:
+        if raw[-1:] == "\n" and raw.count("\n") == 1 and ("\r" not in raw or raw.find("\r") == len(raw) - 2):
+            batch.append(raw)
+            size += len(raw)
+            if size < BATCH:
+                continue
+            _flush(scan, batch)
+            batch, size = [], 0
+            continue
+        if batch:
+            _flush(scan, batch)
+            batch, size = [], 0
+        scan.lines((raw,))
+    if batch:
+        _flush(scan, batch)
+    if scan.lineno:
+        run.n_lines = scan.lineno
+
+
+def _flush(scan: _Scan, batch: list[str]) -> None:
+    text = "".join(batch)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the bytes would not decode back to it
+        scan.lines(tuple(batch))
+        return
+    scan.chunk(b"\n" + data)
 
 
 def _rest_by_line(scan: _Scan, path: str | os.PathLike[str], offset: int) -> None:
