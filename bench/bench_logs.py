@@ -10,7 +10,9 @@ A path is read by the chunked scan (triage.logs.chunks); --per-line also times t
 file (its lines: what `python -m triage logs FILE` feeds the engine through its head/tail tee; they are batched
 into chunks where their line ends allow it).
 
-    python bench/bench_logs.py [--mb 100] [--max-rss-mb 200] [--per-line]
+    python bench/bench_logs.py [--mb 100] [--max-rss-mb 200] [--per-line] [--keep PATH]
+
+--keep PATH also writes the built log to PATH (to time `python -m triage logs PATH` on it).
 """
 
 from __future__ import annotations
@@ -78,9 +80,10 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--max-rss-mb", type=float, default=200.0, help="limit on the child's peak RSS")
     ap.add_argument("--per-line", action="store_true", help="also time the file's lines (an open file)")
+    ap.add_argument("--keep", metavar="PATH", default=None, help="keep the built log at PATH")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "big.log"
+        path = Path(args.keep) if args.keep else Path(d) / "big.log"
         size = build(path, args.mb)
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(path), str(ROOT), "1" if args.per_line else "0"],

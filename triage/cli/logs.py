@@ -4,13 +4,21 @@ JSON (schema CLI_SCHEMA): {"schema", "run_id", "source", "status", "findings": [
 "config": {key: value}, "config_provenance": {key: {"value", "source", "detail"}},
 "summary": {lines, records, first_ts, last_ts, span_s, levels, stats: {...}, access: {...},
 episodes: [...]}}. The file is streamed (bounded memory); only its head and tail are stored.
+A regular file is read by the chunked scan (its path) and its head and tail apart (file_head_tail); stdin or a
+pipe line by line through the HeadTail tee. Same analysis and stored text either way.
 Exit: 0 nothing reached --fail-on, 1 something did, 2 could not read the log.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
+import os
+import stat
 import sys
+from functools import partial
+from pathlib import Path
 from collections import deque
 from datetime import datetime, UTC
 from typing import Any
@@ -19,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args, open_store, print_json
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, save_analysis
-from triage.logs.lines import _read_bounded as read_bounded
+from triage.logs.lines import MAX_LINE, _read_bounded as read_bounded
 from triage.logs.persist import CAPTURE_MAX_CHARS
 from triage.redact import redact_text
 
@@ -81,26 +89,98 @@ def _fmt_ts(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
 
 
+def _regular_file(name: str) -> bool:
+    try:
+        return name != "-" and stat.S_ISREG(os.stat(name).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def file_head_tail(path: str | os.PathLike[str], limit: int = CAPTURE_MAX_CHARS, max_line: int = MAX_LINE) -> str:
+    """``HeadTail(read_bounded(file)).text()`` of a regular file, without sending every line through the tee.
+
+    The head is read line by line from the start; the tail from a window at the end that begins at a line start
+    (after its first line end), wide enough that its lines hold more than the tail keeps; the characters left out
+    are counted by decoding the whole file (a C-level pass). A file too small for that, or whose window holds no
+    such line start (a line longer than the window), goes through the tee itself. Same text either way
+    (tests/cli/test_logs.py).
+    """
+    half = limit // 2
+    window = 4 * (half + max_line) + 4  # bytes: more than the tail's characters plus one whole (bounded) line
+    with open(path, "rb") as fb:
+        size = os.fstat(fb.fileno()).st_size
+
+        def lines(f: io.BufferedIOBase) -> Any:
+            text = io.TextIOWrapper(f, encoding="utf-8", errors="replace", newline="")  # type: ignore[type-var]
+            return iter(partial(text.readline, max_line), "")
+
+        if size > 2 * window + 8:
+            head: list[str] = []
+            head_n = 0
+            text = io.TextIOWrapper(fb, encoding="utf-8", errors="replace", newline="")
+            for line in iter(partial(text.readline, max_line), ""):
+                head.append(line)
+                head_n += len(line)
+                if head_n >= half:
+                    break
+            text.detach()
+            fb.seek(size - window)
+            buf = fb.read(window)
+            nl = buf.find(b"\n")
+            pieces = list(lines(io.BytesIO(buf[nl + 1:]))) if nl >= 0 else []
+            if sum(map(len, pieces)) > half:  # else the tail may begin before the window
+                tail: list[str] = []
+                tail_n = 0
+                for line in reversed(pieces):
+                    if tail_n + len(line) > half:
+                        break
+                    tail.append(line)
+                    tail_n += len(line)
+                fb.seek(0)
+                dec = codecs.getincrementaldecoder("utf-8")("replace")
+                total = 0
+                for b in iter(partial(fb.read, 1 << 20), b""):
+                    total += len(b) if b.isascii() and not dec.getstate()[0] else len(dec.decode(b))
+                total += len(dec.decode(b"", final=True))
+                skipped = total - head_n - tail_n
+                mid = f"… [{skipped} characters left out] …\n" if skipped else ""
+                return "".join(head) + mid + "".join(reversed(tail))
+            fb.seek(0)
+        tee = HeadTail(lines(fb), limit)
+        for _ in tee:
+            pass
+        return tee.text()
+
+
 def run(args: argparse.Namespace) -> int:
     store = None if args.no_save else open_store(args.db)  # an unusable database says so before any parsing
-    try:
-        stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8", errors="replace", newline="")
-    except OSError as e:
-        print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
-        return 2
-    tee = HeadTail(read_bounded(stream))  # the parser's line cap: a 200 MB line is read in 1 MiB pieces
-    try:
-        analysis = analyze_log(iter(tee), stall_s=args.stall_seconds, year=args.year)
-    except OSError as e:
-        print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
-        return 2
-    finally:
-        if stream is not sys.stdin:
-            stream.close()
+    if _regular_file(args.file):  # the chunked scan of the path; the stored head/tail read from the file apart
+        try:
+            analysis = analyze_log(Path(args.file), stall_s=args.stall_seconds, year=args.year)
+            log_text = file_head_tail(args.file) if store is not None else None
+        except OSError as e:
+            print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
+            return 2
+    else:
+        try:
+            stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8", errors="replace", newline="")
+        except OSError as e:
+            print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
+            return 2
+        tee = HeadTail(read_bounded(stream))  # the parser's line cap: a 200 MB line is read in 1 MiB pieces
+        try:
+            analysis = analyze_log(iter(tee), stall_s=args.stall_seconds, year=args.year)
+        except OSError as e:
+            print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
+            return 2
+        finally:
+            if stream is not sys.stdin:
+                stream.close()
+        log_text = tee.text()
     run_id = None
     if store is not None:
         run_id = save_analysis(
-            store, analysis, log_text=tee.text(), name="stdin" if args.file == "-" else args.file
+            store, analysis, log_text=log_text, name="stdin" if args.file == "-" else args.file
         )
     status = worst(f.status for f in analysis.findings).value
     if args.format == "json":
