@@ -139,14 +139,19 @@ class _Scan:
         self.lines(_physical(text, final_newline))
 
     def lines(self, raws: tuple[str, ...]) -> None:
-        self.month = None  # the per-line reading may move the clock
-        self.ts.clear()
         line = self.run.line
+        clock = self.run.clock
+        state = (clock.year, clock._last_month)
         n = self.lineno
         for raw in raws:
             n += 1
             line(raw, n)
         self.lineno = n
+        # the per-line reading may have moved the clock: a time reads the same as long as its year and month hold
+        # (Clock.vllm's result depends on them alone), so the memo is kept when they did
+        if (clock.year, clock._last_month) != state:
+            self.month = None
+            self.ts.clear()
 
     def block(self, blk: bytes) -> None:
         """The lines between two records (``blk``: a line end, then complete lines without the last line end), as

@@ -159,10 +159,6 @@ class BoundedSeries:
         return self.points
 
 
-def _mx(x: Any, y: Any) -> Any:
-    return y if x is None else x if y is None else max(x, y)
-
-
 def _merge_points(a: Point, b: Point) -> Point:
     """_merge on points: the same arithmetic, in the same order (tests/logs/test_stats.py compares the two)."""
     am, bm = a[10], b[10]
@@ -171,17 +167,25 @@ def _merge_points(a: Point, b: Point) -> Point:
     prompt = (y if x is None else x) if x is None or y is None else (x * am + y * bm) / n
     x, y = a[4], b[4]
     gen = (y if x is None else x) if x is None or y is None else (x * am + y * bm) / n
+    # _mx inlined (max(x, y) is `y if y > x else x`: the first of equals, the same comparison)
+    x, y = a[5], b[5]
+    running = y if x is None else x if y is None else y if y > x else x
+    x, y = a[6], b[6]
+    waiting = y if x is None else x if y is None else y if y > x else x
+    x, y = a[7], b[7]
+    kv = y if x is None else x if y is None else y if y > x else x
+    x, y = a[9], b[9]
     return (
         a[0],
         a[1],
         a[2],
         prompt,
         gen,
-        _mx(a[5], b[5]),
-        _mx(a[6], b[6]),
-        _mx(a[7], b[7]),
+        running,
+        waiting,
+        kv,
         b[8] if b[8] is not None else a[8],
-        {**a[9], **b[9]},
+        x if not y else y if not x else {**x, **y},  # extras are never changed once built: shared, not copied
         n,
     )
 
