@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import REAL, Result, assert_clean, triage  # noqa: E402
@@ -59,7 +60,8 @@ def test_logs_without_stats_lines(kind: str, capsys, tmp_path: Path) -> None:
         assert r.rc in (0, 1, 2) and "Traceback" not in r.err
         if fmt == "json":
             json.loads(r.out)
-    assert sqlite3.connect(db).execute("select count(*) from run where kind = 'logs'").fetchone()[0] == 2
+    with Store(db).engine.connect() as c:  # through the store: the same check with the store on PostgreSQL
+        assert c.execute(text("select count(*) from run where kind = 'logs'")).scalar_one() == 2
 
 
 def _doc() -> dict:

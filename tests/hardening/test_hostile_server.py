@@ -16,6 +16,7 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import KEY, METRICS, ROOT, URL_PASSWORD, Behaviour, HostileServer, Result, assert_clean, db_bytes  # noqa: E402
@@ -156,7 +157,8 @@ def test_malformed_answers_become_findings_not_tracebacks(case: str, capsys, tmp
         r = cli(capsys, "probe", "--url", s.url, "--db", db, "--format", "json", "--deadline", "5", within_s=120)
         assert_clean(r)
         strict_json(r.out)
-    status = sqlite3.connect(db).execute("select status from run order by id desc limit 1").fetchone()[0]
+    with Store(db).engine.connect() as c:  # through the store: the same check with the store on PostgreSQL
+        status = c.execute(text("select status from run order by id desc limit 1")).scalar_one()
     assert status != "running"  # the probe run was closed with a verdict, whatever came back
 
 
