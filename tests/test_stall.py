@@ -191,3 +191,18 @@ def test_logs_and_fleet_do_not_time_steps_from_gaps() -> None:
     for t, kv in ((0.0, 0.1), (10.0, 0.2), (20.0, 0.3)):
         det.update(_s(t, 1, 0, kv_cache_usage_perc=kv))
     assert det.gap_step_s is None and det.window_s() == 2.0
+
+
+def test_update_gauges_is_update_for_a_log_stats_line() -> None:
+    """The log post-mortem's hot path gives the kind and crossing that update() gives on the same lines."""
+    import random
+
+    rnd = random.Random(12)
+    for _ in range(200):
+        a, b = StallDetector(2.0), StallDetector(2.0)
+        t = 0.0
+        for _ in range(30):
+            t += rnd.choice((0.5, 1.0, 2.0, 10.0))
+            running, waiting, prompt = rnd.choice((0, 1, 2)), rnd.choice((0, 0, 1)), rnd.choice((0.0, 0.0, 12.5))
+            st = a.update(_log(t, running, waiting, prompt))
+            assert b.update_gauges(t, running, waiting, bool(prompt)) == (st.kind, st.stalled)

@@ -86,7 +86,11 @@ class StallState:
 
 
 def _shape(s: EngineSample) -> Optional[str]:
-    r, w = s.num_requests_running, s.num_requests_waiting
+    return shape_of(s.num_requests_running, s.num_requests_waiting)
+
+
+def shape_of(r: Optional[float], w: Optional[float]) -> Optional[str]:
+    """The stall kind the two gauges allow (livelock, stuck-waiting) or None (idle, unknown)."""
     if r is None and w is None:
         return None
     if r is not None and r >= 1:
@@ -127,6 +131,10 @@ class StallDetector:
         self._anchor: Optional[float] = None  # the last progress seen while busy (a step boundary)
         self._sent_at: Optional[float] = None  # work the caller sent, before any progress showed it
         self.gap_step_s: Optional[float] = None  # the longest time a busy engine took between progress
+        # update_gauges' window: its kind, start and whether it was crossed
+        self._g_kind: Optional[str] = None
+        self._g_since = 0.0
+        self._g_confirmed = False
         self.rate_tokens_s: Optional[float] = None  # prefill rate measured on finished requests
         self._rate_tokens = 0.0  # prompt tokens of the interval the rate was measured on
         self._step_tokens: Optional[float] = None  # tokens scheduled at the last KV jump
@@ -148,6 +156,19 @@ class StallDetector:
         n, t = s.prompt_tokens_total, s.prefill_seconds_total
         if self._rate_tokens == 0.0 and n and t and n >= MIN_RATE_TOKENS and t > 0:
             self.rate_tokens_s = n / t
+
+    def update_gauges(self, ts: float, running: float, waiting: float, progressed: bool) -> tuple[Optional[str], bool]:
+        """``(state.kind, state.stalled)`` as ``update`` gives them for a sample that carries only the two gauges and
+        whether the engine made progress (a log stats line: its throughput), without building a sample or a state:
+        such samples teach no rate and no step, so the window is ``window_s()``. The log post-mortem's hot path;
+        use one of the two entry points per detector (tests/logs/test_fast_paths.py compares them)."""
+        shape = shape_of(running, waiting)
+        if shape is None or progressed or shape != self._g_kind:
+            self._g_kind, self._g_since, self._g_confirmed = shape, ts, False
+            return shape, False
+        if not self._g_confirmed and ts - self._g_since >= self.window_s():
+            self._g_confirmed = True
+        return shape, self._g_confirmed
 
     def note_sent(self, ts: float) -> None:
         """The caller sent work at ``ts`` (a probe): the time until its first progress bounds one step, even while
