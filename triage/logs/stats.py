@@ -185,7 +185,7 @@ def _merge_points(a: Point, b: Point) -> Point:
         waiting,
         kv,
         b[8] if b[8] is not None else a[8],
-        x if not y else y if not x else {**x, **y},  # extras are never changed once built: shared, not copied
+        x if x is y or not y else y if not x else {**x, **y},  # extras are never changed once built: shared
         n,
     )
 
