@@ -390,3 +390,29 @@ def test_add_values_gives_the_episodes_add_gives() -> None:
             assert [e.to_dict() for e in old.episodes] == [e.to_dict() for e in new.episodes]
             state = (old.n, old.min_gap, old.last_ts, list(old._busy))
             assert state == (new.n, new.min_gap, new.last_ts, list(new._busy))
+
+
+def test_repeated_access_blocks_across_the_key_cap_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeats of an access block are added at the end (chunks._Scan.flush) only once all its keys are counted: blocks
+    repeated before, across and after the 500-key cap, some of whose keys never get in, read as the reference does."""
+    rec = "(APIServer pid=1) INFO 01-01 00:{:02d}:{:02d} [x.py:1] a record between access blocks"
+    seen = [
+        'INFO:     127.0.0.1:1 - "GET /metrics HTTP/1.1" 200 OK',
+        'INFO:     127.0.0.1:1 - "GET /h HTTP/1.1" 200 OK',
+    ]
+    out: list[str] = []
+    for i in range(1200):
+        out.append(rec.format(i // 60 % 60, i % 60))
+        if i % 3 == 0:
+            out += seen  # the same block again and again
+        else:  # new keys up to past the cap, then blocks repeated whose key came in, or came after the cap (never in)
+            key = f"/p{i}" if i < 900 else f"/p{i % 5}" if i % 2 else f"/p{700 + i % 5}"
+            out += [seen[0], f'INFO:     127.0.0.1:1 - "GET {key} HTTP/1.1" 200 OK']
+    assert len({ln for ln in out if "/p" in ln}) > 520
+    path = tmp_path / "access.log"
+    path.write_text("\n".join(out) + "\n")
+    for block in (1 << 19, 997):
+        monkeypatch.setattr(chunks, "BLOCK", block)
+        monkeypatch.setattr(chunks, "MEMO_ENTRIES", 64)  # the deferred list flushed on the way, the memo emptied
+        chunked, by_line, ref = _three(path)
+        assert ref["summary"]["access"]["total"] > 1000 and chunked == ref and by_line == ref

@@ -85,7 +85,8 @@ def _physical(text: str, final_newline: bool) -> tuple[str, ...]:
 
 
 def _access_block(blk: bytes) -> Optional[list[Any]]:
-    """[lines, [(key, count)] in order of first appearance] of a block of access lines; None: not all access lines."""
+    """[lines, [(key, count)] in order of first appearance, None] of a block of access lines (the last slot:
+    _Scan.block's count of repeats not yet added); None: not all access lines."""
     if _ACCESS_BLOCK_RE.fullmatch(blk) is None:
         return None
     counts: dict[tuple[str, str, str], int] = {}
@@ -94,7 +95,7 @@ def _access_block(blk: bytes) -> Optional[list[Any]]:
         key = (method.decode(), path.decode().partition("?")[0][:120], status.decode())
         counts[key] = counts.get(key, 0) + 1
         n += 1
-    return [n, list(counts.items())]
+    return [n, list(counts.items()), None]
 
 
 def _segments(blk: bytes) -> list[Any]:
@@ -133,6 +134,7 @@ class _Scan:
         self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
         self.tail = run.reader.events._tail  # records only the tail keeps go in undecoded (bytes)
+        self.deferred: list[list[Any]] = []  # access segments with repeats to add (flush)
 
     def exact(self, text: str, final_newline: bool) -> None:
         """Lines for the per-line reading (complete lines; the last one without its line end unless final_newline)."""
@@ -169,19 +171,43 @@ class _Scan:
             if type(seg) is tuple:
                 self.lines(seg)
                 continue
-            n, keys = seg
+            n, keys, repeats = seg
             self.lineno += n
+            if repeats is not None:
+                # its keys (and INFO) are all counted already: the counts of a repeat only add up, and nothing reads
+                # them before the end (count_access reads which keys there are), so repeats are added at once (flush)
+                seg[2] = repeats + 1
+                if not repeats:
+                    self.deferred.append(seg)
+                    if len(self.deferred) > MEMO_ENTRIES:
+                        self.flush()
+                continue
             run.n_records += n
             run.levels["INFO"] += n
             if len(access) + len(keys) <= 500:  # every new key comes in (count_access's rule)
                 for key, c in keys:
                     access[key] += c
-                continue
-            for key, c in keys:  # run.count_access(key, c)
-                if key in access or len(access) < 500:
-                    access[key] += c
-                else:
-                    run.access_overflow += c
+            else:
+                for key, c in keys:  # run.count_access(key, c)
+                    if key in access or len(access) < 500:
+                        access[key] += c
+                    else:
+                        run.access_overflow += c
+            if all(key in access for key, _c in keys):
+                seg[2] = 0
+
+    def flush(self) -> None:
+        """Add the counts of the access segments' repeats that block() left for the end."""
+        run = self.run
+        access = run.access
+        for seg in self.deferred:
+            n, keys, repeats = seg
+            run.n_records += n * repeats
+            run.levels["INFO"] += n * repeats
+            for key, c in keys:
+                access[key] += c * repeats
+            seg[2] = 0
+        self.deferred.clear()
 
     def chunk(self, T: bytes) -> None:
         """Complete lines: ``T`` is a line end followed by lines, each with its line end."""
@@ -255,6 +281,14 @@ class _Scan:
 def scan_file(run: LogPass, path: str | os.PathLike[str]) -> None:
     """Feed a file to ``run`` as the per-line reading would (`open(newline="")`, lines cut at MAX_LINE chars)."""
     scan = _Scan(run)
+    try:
+        _scan_file(scan, path)
+    finally:
+        scan.flush()
+
+
+def _scan_file(scan: _Scan, path: str | os.PathLike[str]) -> None:
+    run = scan.run
     offset = 0  # the file offset of `carry`
     with open(path, "rb") as f:
         carry = b""
@@ -305,6 +339,7 @@ def scan_lines(run: LogPass, lines: Iterable[str]) -> None:
         scan.lines((raw,))
     if batch:
         _flush(scan, batch)
+    scan.flush()
     if scan.lineno:
         run.n_lines = scan.lineno
 
