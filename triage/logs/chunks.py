@@ -6,8 +6,9 @@ records (their level, time and message) and the blocks of lines between them. A 
 distinct text (a dict from its bytes to what the stats, access, start-up and error rules say about it: analyze.
 msg_class), so a record no rule reads costs a dict lookup and its counters, and its line is decoded only if it stays
 in the start-up tail. A block between two records is read once per distinct block: runs of uvicorn access lines
-are counted from it, anything else (tracebacks, progress bars, uvicorn's own lines) goes through ``LogPass.line``,
-the per-line reading, which itself remembers lines that carry no vLLM timestamp.
+are counted from it (a repeat of a run whose keys are all counted already is added at the end, _Scan.flush),
+anything else (tracebacks, progress bars, uvicorn's own lines) goes through ``LogPass.line``, the per-line reading,
+which itself remembers lines that carry no vLLM timestamp (the time memo outlives it when the clock did not move).
 
 The regex only takes lines whose reading it cannot change: one space where the ``str`` pattern has `\s`, ASCII
 classes that are the ASCII parts of its classes, the process prefix required; any other line is left to the
