@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Optional
 
@@ -57,15 +58,15 @@ _LEVELS = {b"DEBUG": "DEBUG", b"INFO": "INFO", b"WARNING": "WARNING", b"WARN": "
 
 
 def _classify(run: LogPass, msg_b: bytes) -> tuple[Any, ...]:
-    """(msg_class, msg, stats values) for a record's message bytes (with a CRLF line's `\r`); kind _EXACT: the
+    """(kind, msg_class, msg, stats values) for a record's message bytes (with a CRLF line's `\r`); kind _EXACT: the
     per-line reading."""
     if msg_b.endswith(b"\r"):
         msg_b = msg_b[:-1]
     if b"pid=" in msg_b or b"\x1b" in msg_b or b"\r" in msg_b:
-        return ((_EXACT,), "")
+        return (_EXACT, (_EXACT,), "")
     msg = msg_b.decode("utf-8", "replace")
     cls = msg_class(msg, run._stats_memo)
-    return (cls, msg, stats_values(msg) if cls[0] == STATS else None)
+    return (cls[0], cls, msg, stats_values(msg) if cls[0] == STATS else None)
 
 
 def _physical(text: str, final_newline: bool) -> tuple[str, ...]:
@@ -130,7 +131,7 @@ class _Scan:
     def __init__(self, run: LogPass) -> None:
         self.run = run
         self.lineno = 0  # physical lines read so far
-        self.msgs = Memo()  # a record's message bytes -> (msg_class, message, stats values)
+        self.msgs = Memo()  # a record's message bytes -> (kind, msg_class, message, stats values)
         self.blocks: dict[bytes, Any] = {}
         self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
@@ -215,11 +216,16 @@ class _Scan:
         run = self.run
         msgs, tsmemo, tail = self.msgs, self.ts, self.tail
         clock, levels, lvname = run.clock, run.levels, _LEVELS
-        n_rec = 0
+        n_exact = 0  # records handed to the per-line reading (which counts them)
         lineno = self.lineno
         first_ts, last_ts = run.first_ts, run.last_ts
         # one C call cuts the chunk: [text before record 1, its groups…, text before record 2, …, text after the last]
         parts = _RECORD_RE.split(T)
+        # the records' levels counted in one C pass when every one of them is counted already (the levels' order is
+        # that of first appearance); the per-line reading's records are taken off again
+        by_level = Counter(parts[2::_GROUPS + 1])
+        batch = all(lvname[lv] in levels for lv in by_level)
+        exact_levels: list[bytes] = []
         it = iter(parts)
         for blk, line, level, t, msg_b in zip(*[it] * (_GROUPS + 1), strict=False):
             if blk:  # the lines between two records: `\n` + lines
@@ -232,9 +238,10 @@ class _Scan:
             if got is None:
                 got = _classify(run, msg_b)
                 msgs.put(msg_b, got)
-            cls = got[0]
-            kind = cls[0]
+            kind = got[0]
             if kind == _EXACT:
+                n_exact += 1
+                exact_levels.append(level)
                 self.lineno = lineno
                 run.first_ts, run.last_ts = first_ts, last_ts
                 self.exact(line.decode("utf-8", "replace"), True)
@@ -242,7 +249,6 @@ class _Scan:
                 first_ts, last_ts = run.first_ts, run.last_ts
                 continue
             lineno += 1
-            n_rec += 1
             # the clock changes state only when the month changes: the memo holds times of the clock's current month
             # only (emptied when the month changes or the per-line reading ran), where a time reads the same
             ts = tsmemo.get(t, False)
@@ -258,18 +264,24 @@ class _Scan:
                 if first_ts is None:
                     first_ts = ts
                 last_ts = ts
-            levels[lvname[level]] += 1
+            if not batch:
+                levels[lvname[level]] += 1
             if kind == TAIL:
                 tail.append((lineno, line))  # decoded only if it stays among the last few (StartupEvents.last_lines)
             elif kind == STATS:
-                run.feed_stats(got[2], got[1], lineno, ts)
+                run.feed_stats(got[3], got[2], lineno, ts)
             elif kind == NONE:
                 pass
             elif kind == ACCESS:
-                run.count_access(cls[1])
+                run.count_access(got[1][1])
             else:  # FULL
-                run.rest(lineno, line.rstrip(b"\r").decode("utf-8", "replace"), got[1], ts, cls)
-        run.n_records += n_rec
+                run.rest(lineno, line.rstrip(b"\r").decode("utf-8", "replace"), got[2], ts, got[1])
+        if batch:
+            by_level.subtract(exact_levels)
+            for lv, c in by_level.items():
+                if c:
+                    levels[lvname[lv]] += c
+        run.n_records += len(parts) // (_GROUPS + 1) - n_exact
         self.lineno = lineno
         run.first_ts, run.last_ts = first_ts, last_ts
         last = parts[-1]  # after the last record: `\n` + lines + the chunk's final `\n`
