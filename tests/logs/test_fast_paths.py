@@ -383,8 +383,8 @@ def test_add_values_gives_the_episodes_add_gives() -> None:
                 old.add(p)
                 new.add_values(ts, line, running, waiting, prompt, gen)
                 assert (old.open is None) == (new.open is None)
-                assert old.det.state.kind == new._g_kind or old.det.state.kind is None and new._g_kind is None
-                assert old.det.state.stalled == new._g_confirmed
+                assert old.det.state.kind == new.det._g_kind or old.det.state.kind is None and new.det._g_kind is None
+                assert old.det.state.stalled == new.det._g_confirmed
             old.finish(ts, 200)
             new.finish(ts, 200)
             assert [e.to_dict() for e in old.episodes] == [e.to_dict() for e in new.episodes]

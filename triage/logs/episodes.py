@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.sample import EngineSample
-from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector
+from triage.stall import StallDetector
 
 DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32)
 # Two stats intervals: one interval of zero throughput with a request running is normal for a long
@@ -105,10 +105,6 @@ class EngineTrack:
         self.last_ts: Optional[float] = None
         self.min_gap: Optional[float] = None
         self._busy: deque[tuple[int, float]] = deque(maxlen=8)  # busy lines since the engine was last idle
-        # add_values' reading of the stall rule: the window's kind, start and whether it was crossed
-        self._g_kind: Optional[str] = None
-        self._g_since = 0.0
-        self._g_confirmed = False
 
     def interval(self) -> float:
         return self.min_gap if self.min_gap and self.min_gap >= 1 else DEFAULT_STATS_INTERVAL_S
@@ -169,19 +165,6 @@ class EngineTrack:
         elif made_progress and p.prompt_throughput:
             self._busy.append((p.line or 0, p.prompt_throughput))
 
-    def _gauges(self, ts: float, running: int, waiting: int, progressed: bool) -> tuple[Optional[str], bool]:
-        """``(state.kind, state.stalled)`` as ``self.det.update`` gives them for a log stats line, without building a
-        sample or a state: StallDetector.update on a sample with the two gauges and a throughput only (no counters,
-        no KV size, no GPU) learns no rate and no step, so its window stays ``det.window_s()``; progress is the
-        throughput; the shape is _shape's. tests/logs/test_fast_paths.py runs both on the same lines and compares."""
-        shape = LIVELOCK if running >= 1 else STUCK_WAITING if waiting >= 1 and not running else None
-        if shape is None or progressed or shape != self._g_kind:
-            self._g_kind, self._g_since, self._g_confirmed = shape, ts, False
-            return shape, False
-        if not self._g_confirmed and ts - self._g_since >= self.det.window_s():
-            self._g_confirmed = True
-        return shape, self._g_confirmed
-
     def add_values(self, ts: Optional[float], line: int, running: int, waiting: int, prompt: float, gen: float) -> None:
         """add() for a stats line given as values (what a stats line carries), in the same steps."""
         self.n += 1
@@ -194,9 +177,8 @@ class EngineTrack:
         if self.open is not None and gap is not None and gap > 1.5 * self.interval():
             self._close("silence-gap", ts, line)
             self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
-            self._g_kind, self._g_since, self._g_confirmed = None, 0.0, False
         made_progress = bool(prompt) or bool(gen)
-        kind, stalled = self._gauges(t, running, waiting, made_progress)
+        kind, stalled = self.det.update_gauges(t, running, waiting, made_progress)
         stalled_now = kind is not None and not made_progress
         ep = self.open
         if ep is not None and (not stalled_now or kind != ep.kind):
