@@ -85,13 +85,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         path = Path(args.keep) if args.keep else Path(d) / "big.log"
         size = build(path, args.mb)
+        pythonpath = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(path), str(ROOT), "1" if args.per_line else "0"],
             capture_output=True,
             text=True,
-            check=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env={**os.environ, "PYTHONPATH": pythonpath},
         )
+        if out.returncode != 0:
+            sys.exit(f"the analysing child failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
     r = json.loads(out.stdout)
     mb = size / 1e6
     print(
