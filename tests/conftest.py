@@ -77,14 +77,8 @@ def server_032_apikey() -> Iterator[LabServer]:
 TEST_DB_ENV = "VLLM_TRIAGE_TEST_DB"
 SQLITE_ONLY = {  # node id -> why it cannot run with the stores on PostgreSQL
     "tests/test_store.py::test_wal_and_incremental_findings": "reads the SQLite file's journal mode",
-    "tests/ui/test_services.py::test_saved_target_never_holds_the_api_key": "reads the SQLite file's bytes",
-    "tests/test_engine.py::test_api_key_never_reaches_the_database": "dumps the SQLite file with sqlite3 (iterdump)",
-    "tests/cli/test_check.py::test_real_api_key": "greps the SQLite file's bytes (and its WAL) for the key",
-    # the hostile-input tests open the SQLite file itself (sqlite3) to prove what was or was not written
     "tests/hardening/test_hostile_files.py::test_an_unusable_database_is_exit_2_with_one_line":
         "unusable SQLite files (a directory, random bytes, truncated)",
-    "tests/hardening/test_hostile_server.py::test_echoed_key_and_url_password_reach_no_stored_printed_or_exported_byte":
-        "greps the SQLite file's bytes (and its WAL) for the key",
 }
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tests.sources import replay
+from tests.stored import stored_bytes
 from triage.engine import CheckOptions, checklist_events, iter_checklist, run_checklist
 from triage.target import Target
 from triage.findings import Status
@@ -108,9 +108,7 @@ def test_api_key_never_reaches_the_database(store: Store, tmp_path: Path) -> Non
     seen: list[str] = []
     run_checklist(spec, store, options=NO_GPU, transport=replay.transport("0.32.0-tiny-qwen3-livelock", seen=seen))
     assert any(s.endswith("auth=True") for s in seen)
-    con = sqlite3.connect(str(tmp_path / "t.db"))
-    dump = "\n".join(con.iterdump())
-    assert key not in dump
+    assert key.encode() not in stored_bytes(tmp_path / "t.db")
 
 
 def test_no_evidence_is_an_error_finding(store: Store) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.stored import stored_bytes
 from triage.cli import CLI_SCHEMA, main
 from triage.store import Store
 from triage.lab.server import free_port
@@ -250,7 +251,7 @@ def test_real_api_key(capsys, db: str, server_032_apikey, monkeypatch) -> None:
     rc, doc = run_cli(capsys, "--url", url, "--api-key-env", "TRIAGE_TEST_KEY", "--truncate", "256", "--db", db)
     assert by_check(doc)["server-auth"]["status"] == "pass"
     assert by_check(doc)["server-is-vllm"]["status"] == "pass"
-    dump = Path(db).read_bytes() + b"".join(p.read_bytes() for p in Path(db).parent.glob("*.db-wal"))
+    dump = stored_bytes(db)
     assert API_KEY.encode() not in dump and b"wrong-key-000" not in dump
 
 

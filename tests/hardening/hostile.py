@@ -209,5 +209,7 @@ def assert_clean(r: Result, *secrets: str) -> None:
 
 
 def db_bytes(db: Path) -> bytes:
-    """The database and its WAL/SHM files, as bytes (a secret in any of them counts)."""
-    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*") if p.is_file())
+    """The database and its WAL/SHM files, as bytes (a secret in any of them counts); in PG mode its rows."""
+    from tests.stored import stored_bytes
+
+    return stored_bytes(db)

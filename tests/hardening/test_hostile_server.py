@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -75,7 +74,8 @@ def test_echoed_key_and_url_password_reach_no_stored_printed_or_exported_byte(ca
             outs.append(r.out + r.err)
     blob = db_bytes(db)
     assert KEY.encode() not in blob and URL_PASSWORD.encode() not in blob
-    n_runs = sqlite3.connect(db).execute("select count(*) from run").fetchone()[0]
+    with Store(str(db)).engine.connect() as c:
+        n_runs = c.execute(text("select count(*) from run")).scalar_one()
     assert n_runs == len(runs)
     for run_id in range(1, n_runs + 1):
         for fmt in ("md", "html", "json", "bundle"):

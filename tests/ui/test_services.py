@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.stored import stored_bytes
 from triage.findings import Finding, Status
 from triage.store import Store
 from ui import adapters, services
@@ -148,8 +149,7 @@ def test_saved_target_never_holds_the_api_key(temp_db):
     form = svc.save_target(Target("http://h:1/", "m", 256, cmdline="vllm serve m --api-key sk-abcdefgh12345678",
                                       api_key="sk-abcdefgh12345678"))
     assert form.target_id is not None and form.api_key == "sk-abcdefgh12345678"  # kept in the session only
-    raw = Path(temp_db).read_bytes()
-    assert b"sk-abcdefgh12345678" not in raw
+    assert b"sk-abcdefgh12345678" not in stored_bytes(temp_db)
     assert [t.url for t in svc.saved_targets()] == ["http://h:1"]
 
 
