@@ -22,7 +22,7 @@ from triage.findings import Finding
 from triage.logs.lines import FAST_RECORD_RE, Clock, LogLine, LogSource, frame, physical_lines
 from triage.logs.startup import StartupConfigReader, _has_any_marker, _plan
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
-from triage.logs.hits import ErrorHits
+from triage.logs.hits import ErrorHits, first_match, marked
 from triage.logs.memo import Memo
 from triage.logs.stats import PointSeries, StatsValues, stats_values
 from triage.logs.verdicts import build_findings
@@ -344,9 +344,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
                         "EngineCore failed", "initialization failed"),
     "signal": ("received signal",),
 }
-_ERROR_RULES_MARKED = tuple(
-    (check, tuple(zip(_ERROR_MARKERS[check], rxs, strict=True))) for check, rxs in _ERROR_RULES
-)
+_ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)
 
 
 def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
@@ -361,19 +359,7 @@ def _error_of(msg: str) -> Optional[tuple[str, dict[str, str]]]:
     got = _ERRORS.get(msg, False)
     if got is not False:
         return got  # type: ignore[return-value]
-    got = None
-    for check, rxs in _ERROR_RULES_MARKED:
-        for marker, rx in rxs:
-            if marker is not None and marker not in msg:
-                continue
-            m = rx.search(msg)
-            if m:
-                groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                groups["matched"] = m.group(0)
-                got = (check, groups)
-                break
-        if got is not None:
-            break
+    got = first_match(_ERROR_RULES_MARKED, msg)
     _ERRORS.put(msg, got)
     return got
 

@@ -16,7 +16,7 @@ from collections import deque
 from typing import Any, Optional
 from collections.abc import Iterable
 
-from triage.logs.hits import ErrorHits
+from triage.logs.hits import ErrorHits, first_match, marked
 from triage.logs.lines import LogLine, LogSource, iter_records
 from triage.logs.memo import Memo
 from triage.vllm import logformats as lf
@@ -54,9 +54,7 @@ _EVENT_MARKERS: dict[str, tuple[str, ...]] = {
     "log-dtype": ("Falling back to torch.float16", "Bfloat16 is only supported"),
     "hint": ("Hint: ",),
 }
-_EVENT_RULES_MARKED = tuple(
-    (check, tuple(zip(_EVENT_MARKERS[check], rxs, strict=True))) for check, rxs in _EVENT_RULES
-)
+_EVENT_RULES_MARKED = marked(_EVENT_RULES, _EVENT_MARKERS)
 _EVENT_HINTS = (
     "error",
     "Parameter",
@@ -188,16 +186,7 @@ class _Plan:
 
 
 def _event(msg: str) -> Optional[tuple[str, dict[str, str]]]:
-    for check, rxs in _EVENT_RULES_MARKED:
-        for marker, rx in rxs:
-            if marker is not None and marker not in msg:
-                continue
-            m = rx.search(msg)
-            if m:
-                groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                groups["matched"] = m.group(0)
-                return check, groups
-    return None
+    return first_match(_EVENT_RULES_MARKED, msg)
 
 
 _PLANS = Memo()
