@@ -20,6 +20,7 @@ import pytest
 from tests.logs.real_logs import REAL
 from tests.logs.reference import analyze as reference
 from tests.logs.reference import lines as reference_lines
+from tests.logs.reference.episodes import EngineTrack as ReferenceTrack
 from triage.logs import analyze, chunks, lines, startup
 from triage.logs import analyze_log
 from triage.logs.episodes import EngineTrack
@@ -363,13 +364,14 @@ def _stats_line(v: tuple[Any, ...]) -> str:
 
 
 def test_add_values_gives_the_episodes_add_gives() -> None:
-    """EngineTrack.add_values (the gauge reading of the stall rule) against EngineTrack.add (StallDetector.update on
-    EngineSample values), on random stats sequences: stalls, shape changes, progress, silence gaps, lines without
+    """EngineTrack.add_values (the gauge reading of the stall rule) against the pre-chunk EngineTrack.add
+    (tests/logs/reference: StallDetector.update on EngineSample values), on
+    random stats sequences: stalls, shape changes, progress, silence gaps, lines without
     timestamps."""
     rng = random.Random(11)
     for threshold in (0.0, 5.0, 20.0, 45.0):
         for _ in range(30):
-            old, new = EngineTrack("000", threshold), EngineTrack("000", threshold)
+            old, new = ReferenceTrack("000", threshold), EngineTrack("000", threshold)
             ts: Optional[float] = 1000.0
             for line in range(1, 120):
                 step = rng.choice([10.0, 10.0, 10.0, 20.0, 35.0, 0.0])

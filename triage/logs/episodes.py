@@ -16,7 +16,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from triage.sample import EngineSample
 from triage.stall import StallDetector
 
 DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32)
@@ -122,51 +121,9 @@ class EngineTrack:
             else:
                 self.dropped += 1
 
-    def add(self, p: EngineSample) -> None:
-        self.n += 1
-        gap = None
-        if p.ts is not None and self.last_ts is not None:
-            gap = p.ts - self.last_ts
-            if gap > 0 and (self.min_gap is None or gap < self.min_gap):
-                self.min_gap = gap
-        # Without timestamps, stats lines are taken one nominal interval apart.
-        ts = p.ts if p.ts is not None else self.n * DEFAULT_STATS_INTERVAL_S
-        if self.open is not None and gap is not None and gap > 1.5 * self.interval():
-            self._close("silence-gap", p.ts, p.line)
-            self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
-        made_progress = bool(p.throughput_progress)
-        state = self.det.update(p if p.ts is not None else p.with_(ts=ts))
-        stalled_now = state.kind is not None and not made_progress
-        if self.open is not None and (not stalled_now or state.kind != self.open.kind):
-            self._close("progress" if made_progress else "shape-change", p.ts, p.line)
-        if stalled_now:
-            if self.open is None:
-                self.open = StallEpisode(
-                    kind=str(state.kind),
-                    engine=self.engine,
-                    start_ts=p.ts,
-                    start_line=p.line or 0,
-                    last_stall_line=p.line or 0,
-                    last_stall_ts=p.ts,
-                    interval_s=self.interval(),
-                    before=list(self._busy),
-                )
-            ep = self.open
-            ep.last_stall_line, ep.last_stall_ts = p.line or 0, p.ts
-            ep.n_lines += 1
-            ep.max_running = max(ep.max_running, int(p.num_requests_running or 0))
-            ep.max_waiting = max(ep.max_waiting, int(p.num_requests_waiting or 0))
-            # without timestamps the pseudo-clock cannot prove a duration
-            ep.confirmed = ep.confirmed or (state.stalled and p.ts is not None)
-        if p.ts is not None:
-            self.last_ts = p.ts
-        if not p.num_requests_running and not p.num_requests_waiting:
-            self._busy.clear()
-        elif made_progress and p.prompt_throughput:
-            self._busy.append((p.line or 0, p.prompt_throughput))
-
     def add_values(self, ts: Optional[float], line: int, running: int, waiting: int, prompt: float, gen: float) -> None:
-        """add() for a stats line given as values (what a stats line carries), in the same steps."""
+        """One stats line, given as its values: the stall rule (StallDetector.update_gauges), the silence rule and
+        the open episode."""
         self.n += 1
         gap = None
         if ts is not None and self.last_ts is not None:
