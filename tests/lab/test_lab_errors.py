@@ -89,3 +89,10 @@ def test_profiles_give_explicit_kv_cache_and_eager() -> None:
     assert "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill" in joined
     assert "--convert embed" in joined and "--host 127.0.0.1" in joined
     assert os.path.basename(cmd[0]) == "vllm" and cmd[1] == "serve"
+
+
+@pytest.mark.parametrize("argv", [["lab", "down"], ["lab", "prometheus", "down"], ["lab", "postgres", "down"]])
+def test_down_without_a_name_stops_nothing(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Other runs may share the lab: stopping everything must be asked for by name (`all`)."""
+    assert main(argv) == 2
+    assert "required: which" in capsys.readouterr().err

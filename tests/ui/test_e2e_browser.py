@@ -117,20 +117,31 @@ def nav(pg, name: str) -> None:  # type: ignore[no-untyped-def]
     expect(pg.get_by_role("heading", name=re.compile(name))).to_be_visible(timeout=SLOW)
 
 
+def commit(pg, box, value: str, key: str = "Enter") -> None:  # type: ignore[no-untyped-def]
+    """Type a value and commit it (Enter; Control+Enter in a text area). On a loaded machine a rerun
+    (the one Fetch models started, say) can land between typing and committing and wipe the box, as
+    it would for a fast typist: wait for the rerun and type again until the value stays."""
+    for _ in range(4):
+        box.fill(value)
+        box.press(key)
+        pg.wait_for_timeout(1200)
+        if box.input_value() == value:
+            return
+    expect(box).to_have_value(value)
+
+
 def enter_target(pg, srv, tag: str, paste_cmdline: bool = True) -> None:  # type: ignore[no-untyped-def]
-    pg.get_by_label("Server URL").fill(srv.url)
-    pg.get_by_label("Server URL").press("Enter")
+    commit(pg, pg.get_by_label("Server URL"), srv.url)
     pg.get_by_role("button", name="Fetch models").click()
     expect(pg.get_by_role("combobox", name="Model (from /v1/models)")).to_be_visible(timeout=SLOW)
-    pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True).fill("256")
-    pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True).press("Enter")
+    commit(pg, pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True), "256")
     if paste_cmdline:
         pg.get_by_text("Optional: the").click()
-        box = pg.get_by_label("vllm serve command line")
-        box.fill("vllm serve " + " ".join(srv.args))
-        box.press("Control+Enter")
+        commit(pg, pg.get_by_label("vllm serve command line"), "vllm serve " + " ".join(srv.args), "Control+Enter")
     pg.get_by_role("button", name="Use this target").click()
-    expect(pg.get_by_text(re.compile(r"Target: .*" + re.escape(srv.url.split("//")[1])))).to_be_visible(timeout=SLOW)
+    # the banner states what the checklist will use: the URL and the truncation typed above
+    banner = re.compile(r"Target: .*" + re.escape(srv.url.split("//")[1]) + r".*truncate_prompt_tokens 256")
+    expect(pg.get_by_text(banner)).to_be_visible(timeout=SLOW)
     shot(pg, f"{tag}-1-target")
 
 
@@ -181,9 +192,8 @@ def test_livelock_on_0310_then_probes_stats_logs_history_report(page, server_031
 
     nav(pg, "History")
     expect(pg.get_by_text(re.compile(r"Page 1 of 1 · 3 runs"))).to_be_visible(timeout=SLOW)
-    pg.get_by_label("Left run #").fill("1")
-    pg.get_by_label("Right run #").fill("3")
-    pg.get_by_label("Right run #").press("Enter")
+    commit(pg, pg.get_by_label("Left run #"), "1")
+    commit(pg, pg.get_by_label("Right run #"), "3")
     pg.get_by_role("button", name="Compare").click()
     expect(pg.get_by_role("heading", name="Verdicts")).to_be_visible(timeout=SLOW)
     shot(pg, "031-6-history")

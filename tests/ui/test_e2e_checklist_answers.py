@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from test_e2e_browser import CHROMIUM, SLOW, browser, dashboard, expect, nav, page, shot  # noqa: F401 - fixtures
+from test_e2e_browser import CHROMIUM, SLOW, browser, commit, dashboard, expect, nav, page, shot  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")
 
@@ -29,28 +29,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _commit(pg, box, value: str) -> None:  # type: ignore[no-untyped-def]
-    """Type a value and commit it (Enter); on a loaded machine a rerun can land between typing and
-    committing and wipe the box, so wait for the rerun and type again until the value stays."""
-    for _ in range(3):
-        box.fill(value)
-        box.press("Enter")
-        pg.wait_for_timeout(1200)
-        if box.input_value() == value:
-            return
-    expect(box).to_have_value(value)
-
-
 def test_answering_the_gpu_question_turns_unknown_into_fail(page):  # type: ignore[no-untyped-def]  # noqa: F811
     pg = page
     url = f"http://127.0.0.1:{_free_port()}"
-    _commit(pg, pg.get_by_label("Server URL"), url)
-    _commit(pg, pg.get_by_label("Model (press Fetch models to list them, or type the id)"), "Qwen/Qwen3-Embedding-4B")
-    _commit(pg, pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True), "2048")
+    commit(pg, pg.get_by_label("Server URL"), url)
+    commit(pg, pg.get_by_label("Model (press Fetch models to list them, or type the id)"), "Qwen/Qwen3-Embedding-4B")
+    commit(pg, pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True), "2048")
     pg.get_by_text("Optional: the").click()
-    box = pg.get_by_label("vllm serve command line")
-    box.fill(SEED_CMD)
-    box.press("Control+Enter")
+    commit(pg, pg.get_by_label("vllm serve command line"), SEED_CMD, "Control+Enter")
     pg.get_by_role("button", name="Use this target").click()
     expect(pg.get_by_text(re.compile(r"Target: .*" + re.escape(url.split("//")[1])))).to_be_visible(timeout=SLOW)
 
