@@ -25,6 +25,7 @@ from triage.probes import (
     resolve_sets,
     run_probes,
 )
+from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
 
 
@@ -42,7 +43,8 @@ def register(sub: Any) -> None:
     p.add_argument("--only", action="append", metavar="GLOB", help="run only probes whose name matches (repeatable)")
     p.add_argument("--allow-hang", action="store_true",
                    help="allow the seed matrix, which may livelock the server until the probe aborts it")
-    p.add_argument("--stall-seconds", type=float, default=2.0, help="no progress this long = stall (default 2)")
+    p.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S,
+                   help=f"no progress this long = stall (default {DEFAULT_STALL_S:g}, the stall rule's)")
     p.add_argument("--deadline", type=float, default=30.0,
                    help="seconds before an unstalled probe is slow (default 30); every request of a probe "
                         "ends by this + 5 s, whatever the server sends")

@@ -24,6 +24,7 @@ from triage.cli import (
     print_json,
 )
 from triage.recorder import Recorder
+from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
 from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss
 
@@ -40,7 +41,8 @@ def register(sub: Any) -> None:
     p.add_argument("--interval", type=float, default=0.5, help="seconds between samples (default 0.5)")
     p.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: until Ctrl-C)")
     p.add_argument(
-        "--stall-seconds", type=float, default=2.0, help="no-progress seconds that raise the alert (default 2)"
+        "--stall-seconds", type=float, default=DEFAULT_STALL_S,
+        help=f"no-progress seconds that raise the alert (default {DEFAULT_STALL_S:g}, the stall rule's)"
     )
     p.add_argument("--window", type=float, default=60.0, help="latency quantile window in seconds (default 60)")
     p.add_argument(
