@@ -14,7 +14,10 @@ from __future__ import annotations
 import gc
 import os
 import re
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -65,6 +68,31 @@ _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
 
 
+_gc_lock = threading.Lock()
+_gc_scans = 0  # file scans running now (the dashboard may run several, one per session thread)
+_gc_was_on = False
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """No cyclic collection while file scans run: a scan builds many small tuples (points, tail entries) and no
+    cycles, and each collection walks the memos (~6 % of the scan). The switch is process-wide, so scans count
+    themselves: the first one turns it off and the last one to finish puts back what it found."""
+    global _gc_scans, _gc_was_on
+    with _gc_lock:
+        if _gc_scans == 0:
+            _gc_was_on = gc.isenabled()
+            gc.disable()
+        _gc_scans += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_scans -= 1
+            if _gc_scans == 0 and _gc_was_on:
+                gc.enable()
+
+
 def analyze_log(
     source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | None = None, max_samples: int = 20_000
 ) -> LogAnalysis:
@@ -78,16 +106,9 @@ def analyze_log(
     if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source) and _regular(source):
         from triage.logs.chunks import scan_file  # noqa: PLC0415  (chunks imports this module)
 
-        # no cyclic collection while a file is scanned (bounded by its size): the scan builds many small tuples
-        # (points, tail entries) and no cycles, and each collection walks the memos (~6 % of the scan); restored after
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _no_cyclic_gc():
             scan_file(run, source)
             return run.finish()
-        finally:
-            if collecting:
-                gc.enable()
     elif BATCH_LINES:
         from triage.logs.chunks import scan_lines  # noqa: PLC0415
 
