@@ -4,8 +4,8 @@ Also, with --watch-runs N: send -> alert time of ``watch`` (a Watcher at its def
 
 Usage (lab servers up, see ``python -m triage lab status``):
     PYTHONPATH=. python bench/bench_probe.py [--runs 3] [--scrapes 30] [--watch-runs 0] \\
-        [--hang-url URL] [--idle-url URL]
---hang-url defaults to the lab's 0.31.0 livelock server, --idle-url to the 0.32.0 one.
+        [--vllm 0.31.0 | --hang-url URL] [--idle-url URL]
+--hang-url defaults to the lab's livelock server of --vllm (0.31.0), --idle-url to the 0.32.0 one.
 """
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ async def time_to_verdict(url: str, model: str, runs: int, cfg: MonitorConfig) -
     verdicts, recoveries, outcomes = [], [], []
     async with ProbeClient(url) as pc:
         mml = next(d["max_model_len"] for d in (await pc.models()).body["data"] if d["id"] == model)
-        ctx = ProbeContext(pc, model, mml, await pc.version(), cfg)
+        version = await pc.version()
+        ctx = ProbeContext(pc, model, mml, version, cfg)
         for i in range(runs):
             texts, _ = await ctx.texts(("SHORT", "LONG"))
             out = await ctx.monitored(f"bench-{i}", "seed", [ctx.body(texts, truncate_prompt_tokens=mml)],
@@ -78,7 +79,7 @@ async def time_to_verdict(url: str, model: str, runs: int, cfg: MonitorConfig) -
                 verdicts.append(out.time_to_verdict_s)
             if out.recovery and out.recovery.get("recovered_after_abort_s") is not None:
                 recoveries.append(out.recovery["recovered_after_abort_s"])
-    return {"runs": runs, "outcomes": outcomes, "stall_s": cfg.stall_s, "scrape_s": cfg.scrape_s,
+    return {"runs": runs, "version": version, "outcomes": outcomes, "stall_s": cfg.stall_s, "scrape_s": cfg.scrape_s,
             "send_to_verdict_s_median": statistics.median(verdicts) if verdicts else None,
             "send_to_verdict_s_all": verdicts,
             "send_to_verdict_s_max": max(verdicts) if verdicts else None,
@@ -91,11 +92,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scrapes", type=int, default=30)
     ap.add_argument("--watch-runs", type=int, default=0)
+    ap.add_argument("--vllm", default="0.31.0", help="the lab livelock server of this version hangs (default 0.31.0)")
     ap.add_argument("--hang-url")
     ap.add_argument("--idle-url")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    hang = (a.hang_url, None) if a.hang_url else _lab_url("0.31.0", "livelock")
+    hang = (a.hang_url, None) if a.hang_url else _lab_url(a.vllm, "livelock")
     idle = a.idle_url or ((_lab_url("0.32.0", "livelock") or (None, None))[0])
     figures: dict[str, Any] = {"parse_recorded": parse_cost_recorded()}
     if idle:
@@ -123,13 +125,13 @@ def report(figures: dict[str, Any]) -> None:
               f"parse {s['parse_ms_median']:.2f}), max {s['scrape_parse_ms_max']:.2f} ms")
     if "verdict" in figures:
         v = figures["verdict"]
-        print(f"send -> livelock verdict on 0.31.0 (stall {v['stall_s']} s, scrape {v['scrape_s']} s, "
+        print(f"send -> livelock verdict on {v['version']} (stall {v['stall_s']} s, scrape {v['scrape_s']} s, "
               f"{v['runs']} runs): {v['send_to_verdict_s_median']} s median, {v['send_to_verdict_s_max']} s max "
               f"{v['send_to_verdict_s_all']} at load {v['load_average_1m']}; "
               f"abort -> recovered {v['abort_to_recovered_s_median']} s median; outcomes {v['outcomes']}")
     if "watch" in figures:
         w = figures["watch"]
-        print(f"send -> watch alert on 0.31.0 (watch defaults, {w['runs']} runs): "
+        print(f"send -> watch alert on {figures['verdict']['version']} (watch defaults, {w['runs']} runs): "
               f"{w['send_to_alert_s_median']} s median, "
               f"{w['send_to_alert_s_max']} s max {w['send_to_alert_s_all']} at load {w['load_average_1m']}; "
               f"alerts {w['outcomes']}")
