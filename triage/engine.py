@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
@@ -24,8 +24,10 @@ from triage.config import EffectiveConfig, merge
 from triage.findings import Finding, Status, worst
 from triage.sources import RawCapture, SourceResult, cmdline, nvml, process, server, startup_log
 from triage.steps import CONFIG_CONFLICT, NO_EVIDENCE
-from triage.store import Store
 from triage.target import Target
+
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
+    from triage.store import Store
 
 
 @dataclass(frozen=True)

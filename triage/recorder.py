@@ -15,10 +15,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Optional
 
 from triage.findings import Finding
-from triage.store import RunInfo, Store
 from triage.target import Target
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
+    from triage.store import RunInfo, Store
     from triage.engine import CheckEvent
     from triage.probes.runner import ProbeOutcome
 

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triage.answers import KEYS as ANSWER_KEYS, AnswerError, parse_answers
 from triage.cli import (
@@ -26,9 +26,11 @@ from triage.cli import (
     open_store,
     print_json,
 )
-from triage.engine import CheckEvent, CheckOptions, run_checklist
 from triage.findings import Finding, Status, reaches
 from triage.target import Target, Truncation
+
+if TYPE_CHECKING:
+    from triage.engine import CheckEvent
 
 ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
 
@@ -143,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         answers=answers or None,
     )
+    from triage.engine import CheckOptions, run_checklist  # the engine loads when the checklist runs (bench_cli.py)
+
     options = CheckOptions(nvml_recorded=nvml_rec, embed_probe=not args.no_embed,
                            local_gpu=True if args.local_gpu else None)
     store = open_store(args.db)

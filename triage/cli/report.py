@@ -1,6 +1,8 @@
 """``python -m triage report RUN_ID|latest --format md|html|json|bundle -o PATH``: export a stored run."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 import sys
 from pathlib import Path
@@ -8,7 +10,9 @@ from pathlib import Path
 from triage.cli import add_db_arg, open_store
 from triage.export import FORMATS, default_filename, render
 from triage.findings import reaches
-from triage.store import Store
+
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
+    from triage.store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

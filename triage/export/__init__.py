@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from triage.store import RunRecord
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
+    from triage.store import RunRecord
+
 
 
 @dataclass(frozen=True)

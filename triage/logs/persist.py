@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from triage.logs.analyze import LogAnalysis
 from triage.sample import EngineSample
 from triage.recorder import Recorder
-from triage.store import Store
+
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
+    from triage.store import Store
 
 CAPTURE_MAX_CHARS = 2_000_000  # head and tail of bigger logs; the verdicts were made on the whole stream
 

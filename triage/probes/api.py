@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Finding, Status
@@ -22,8 +22,10 @@ from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.runner import EventSink, MonitorConfig, ProbeEvent, ProbeOutcome
 from triage.recorder import Recorder
-from triage.store import Store
 from triage.target import Target
+
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
+    from triage.store import Store
 
 SETS = ("seed", "conformance", "throughput", "vectors", "clients")
 DEFAULT_SETS = ("conformance",)
