@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from triage.cli import CLI_SCHEMA, add_db_arg, open_store, print_json
-from triage.export.json_ import ImportError_, import_run
+
+def ImportError_(message: str) -> ValueError:  # noqa: N802 (stands for the class, loaded with the store)
+    """triage.export.json_.ImportError_ (a ValueError), imported when a file is read: a usage error needs no store."""
+    from triage.export.json_ import ImportError_ as error
+
+    return error(message)
+
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024  # a day of 1 s watch samples is ~13 MB of JSON
 
@@ -73,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         # ImportError_ is a ValueError: a user's file, not a crash
         print(f"import: cannot import {args.file}: {e}", file=sys.stderr)
         return 2
+    from triage.export.json_ import import_run
+
     store = open_store(args.db)
     try:
         run_id = import_run(store, data)
