@@ -15,8 +15,8 @@ classes that are the ASCII parts of its classes, the process prefix required; an
 per-line reading, and so is a record whose message has ANSI colour, a lone carriage return or `pid=` (interleaved
 records). Line ends are those of the per-line reading (universal newlines, untranslated); a line longer than
 ``MAX_LINE`` hands the rest of the file to it. The clock is asked only when the month changes or a time is new.
-tests/logs/test_fast_paths.py compares the scan, the per-line reading and the pre-chunk reference
-(tests/logs/reference/) on every recorded log, the bench's file and adversarial lines.
+tests/logs/test_fast_paths.py compares the scan and the per-line reading with the goldens (tests/logs/golden.py)
+of every recorded log, the bench's file and adversarial lines.
 """
 from __future__ import annotations
 
