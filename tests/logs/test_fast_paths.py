@@ -127,9 +127,19 @@ def _two(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return chunked, by_line
 
 
-def _limits(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+def _built(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, Any]]:
+    """A built log written under its parser limits, and its golden."""
+    path = tmp_path / f"{name}.log"
+    golden.BUILT[name].write(path)
     for mod, attr, value in golden.BUILT[name].limits:
         monkeypatch.setattr(mod, attr, value)
+    return path, golden.load(name)
+
+
+def _both_equal(path: Path, want: dict[str, Any]) -> None:
+    chunked, by_line = _two(path)
+    assert chunked == want
+    assert by_line == want
 
 
 def test_every_recorded_log_has_a_golden() -> None:
@@ -140,16 +150,11 @@ def test_every_recorded_log_has_a_golden() -> None:
 
 @pytest.mark.parametrize("path", RECORDED, ids=golden.name_of)
 def test_recorded_logs_chunked_and_per_line_equal_the_golden(path: Path) -> None:
-    want = golden.load(golden.name_of(path))
-    chunked, by_line = _two(path)
-    assert chunked == want
-    assert by_line == want
+    _both_equal(path, golden.load(golden.name_of(path)))
 
 
 def test_the_bench_file_chunked_equals_the_golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "bench.log"
-    golden.BUILT["bench-1mb"].write(path)
-    want = golden.load("bench-1mb")
+    path, want = _built("bench-1mb", tmp_path, monkeypatch)
     assert want["summary"]["stats"]["lines"] > 500 and want["episodes"]
     assert golden.analyze(path) == want
     monkeypatch.setattr(chunks, "BLOCK", 997)  # chunk ends everywhere: inside lines, between CR and LF
@@ -161,27 +166,18 @@ def test_the_bench_file_chunked_equals_the_golden(tmp_path: Path, monkeypatch: p
 def test_adversarial_lines_chunked_and_per_line_equal_the_golden(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
 ) -> None:
-    path = tmp_path / "odd.log"
-    golden.BUILT["adversarial"].write(path)
+    path, want = _built("adversarial", tmp_path, monkeypatch)
     monkeypatch.setattr(chunks, "BLOCK", block)
-    want = golden.load("adversarial")
     assert want["summary"]["episodes"] and want["summary"]["access"]["total"] > 500
-    chunked, by_line = _two(path)
-    assert chunked == want
-    assert by_line == want
+    _both_equal(path, want)
 
 
 def test_a_line_longer_than_max_line_is_read_in_pieces_as_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "long.log"
-    golden.BUILT["long-line"].write(path)
-    _limits(monkeypatch, "long-line")
-    want = golden.load("long-line")
+    path, want = _built("long-line", tmp_path, monkeypatch)
     assert want["summary"]["lines"] > len(adversarial_log().splitlines()) + 3  # the long line was cut
-    chunked, by_line = _two(path)
-    assert chunked == want
-    assert by_line == want
+    _both_equal(path, want)
 
 
 def test_repeated_access_blocks_across_the_key_cap_equal_the_golden(
@@ -189,15 +185,12 @@ def test_repeated_access_blocks_across_the_key_cap_equal_the_golden(
 ) -> None:
     """Repeats of an access block are added at the end (chunks._Scan.flush) only once all its keys are counted: blocks
     repeated before, across and after the 500-key cap, some of whose keys never get in, read as the golden says."""
-    path = tmp_path / "access.log"
-    golden.BUILT["access-blocks"].write(path)
-    want = golden.load("access-blocks")
+    path, want = _built("access-blocks", tmp_path, monkeypatch)
     assert want["summary"]["access"]["total"] > 1000
+    monkeypatch.setattr(chunks, "MEMO_ENTRIES", 64)  # the deferred list flushed on the way, the memo emptied
     for block in (1 << 19, 997):
         monkeypatch.setattr(chunks, "BLOCK", block)
-        monkeypatch.setattr(chunks, "MEMO_ENTRIES", 64)  # the deferred list flushed on the way, the memo emptied
-        chunked, by_line = _two(path)
-        assert chunked == want and by_line == want
+        _both_equal(path, want)
 
 
 # -- the stats points and the gauge reading of the stall rule ---------------------------------------------------
