@@ -1,0 +1,135 @@
+"""The installable product: ``pip install .`` in a fresh venv gives ``vllm-triage``, whose dashboard runs from /tmp.
+
+A copy of what the distribution is built from (pyproject.toml, app.py, .streamlit, triage, checks, ui, README)
+is installed into a fresh ``python -m venv``, then used from a directory outside the repository: ``--help``, a
+log post-mortem, the clients set without the ``clients`` extra, and ``vllm-triage dashboard`` serving its app
+(HTTP 200, the first page rendered by Streamlit's AppTest from the installed app.py) until stopped by its PID.
+
+By default the venv sees this interpreter's site-packages and the package goes in with ``--no-deps`` (about 15 s:
+what is tested is the package itself: its console script, app.py and the dashboard settings found from the
+install). ``VLLM_TRIAGE_TEST_CLEAN_VENV=1`` makes it a clean venv that resolves the runtime dependencies from the
+package index (1.5-2 min on the shared box, mostly index round trips), where the clients libraries are truly
+absent.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from triage.cli import main
+from triage.probes import clients
+from triage.probes.clients import INSTALL_HINT
+
+ROOT = Path(__file__).resolve().parents[1]
+CLEAN = os.environ.get("VLLM_TRIAGE_TEST_CLEAN_VENV") == "1"
+SHIPPED = ("pyproject.toml", "README.md", "app.py", ".streamlit", "triage", "checks", "ui")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clean venv with vllm-triage installed from a copy of this tree (runtime dependencies only)."""
+    base = tmp_path_factory.mktemp("pkg")
+    src = base / "src"
+    for name in SHIPPED:
+        p = ROOT / name
+        if p.is_dir():
+            shutil.copytree(p, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            src.mkdir(exist_ok=True)
+            shutil.copy2(p, src / name)
+    env_dir = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", *([] if CLEAN else ["--system-site-packages"]), str(env_dir)],
+                   check=True, timeout=120)
+    pip = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                          "--no-compile", *([] if CLEAN else ["--no-deps"]), str(src)],
+                         capture_output=True, text=True, timeout=540, env=_env(base))
+    assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-3000:]
+    return env_dir
+
+
+def _env(home: Path) -> dict[str, str]:
+    """The child's environment: nothing of this checkout on the path, a database of its own."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return {**env, "VLLM_TRIAGE_DB": str(home / "triage.db")}
+
+
+def _run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(venv / "bin" / "vllm-triage"), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=_env(cwd))
+
+
+def test_the_console_script_answers_from_outside_the_repository(venv: Path, tmp_path: Path) -> None:
+    r = _run(venv, "--help", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: vllm-triage") and "dashboard" in r.stdout and "check" in r.stdout
+    r = _run(venv, "logs", str(ROOT / "tests/fixtures/real/logs/0.31.0-tiny-qwen3-livelock-livelock-031.log"),
+             "--format", "json", cwd=tmp_path)
+    assert r.returncode == 1 and '"log-livelock-suspect"' in r.stdout  # the engine runs from the install
+
+
+@pytest.mark.skipif(not CLEAN, reason="the clients libraries are installed here: VLLM_TRIAGE_TEST_CLEAN_VENV=1")
+def test_the_clients_set_names_its_extra_in_a_clean_install(venv: Path, tmp_path: Path) -> None:
+    r = _run(venv, "probe", "--set", "clients", "--url", "http://127.0.0.1:9", cwd=tmp_path)
+    assert r.returncode == 2 and INSTALL_HINT in r.stderr and "openai" in r.stderr, r.stderr
+
+
+def test_the_clients_set_names_its_extra_when_a_library_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test double for an absent library (a distribution name nobody installs): here every client library is
+    installed, and the clean-venv run above shows the real absence."""
+    monkeypatch.setattr(clients, "LIBRARIES", (*clients.LIBRARIES, "vllm-triage-no-such-library"))
+    assert main(["probe", "--set", "clients", "--url", "http://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err
+    assert INSTALL_HINT in err and "vllm-triage-no-such-library" in err
+
+
+def test_the_dashboard_serves_the_installed_app_from_tmp(venv: Path, tmp_path: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen([str(venv / "bin" / "vllm-triage"), "dashboard", "--port", str(port),
+                             "--address", "127.0.0.1"], cwd=tmp_path, env=_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, health = time.monotonic() + 90, None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
+                if health.status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        assert health is not None and health.status_code == 200, proc.poll()
+        assert httpx.get(f"http://127.0.0.1:{port}/", timeout=10).status_code == 200
+    finally:
+        proc.terminate()  # the dashboard command exec'd Streamlit: this PID is the server
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+    assert f"127.0.0.1:{port}" in out
+    script = ("from streamlit.testing.v1 import AppTest\n"
+              "from triage.cli.dashboard import app_path\n"
+              "app = app_path()\n"
+              "at = AppTest.from_file(str(app), default_timeout=60).run()\n"
+              "assert not at.exception, at.exception\n"
+              "print(app, at.title[0].value if at.title else '')\n")
+    r = subprocess.run([str(venv / "bin" / "python"), "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=180, env=_env(tmp_path))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert str(venv) in r.stdout  # the installed app.py, not this checkout's
