@@ -20,7 +20,7 @@ import pytest
 
 from tests.logs import golden
 from tests.logs.synthetic_logs import adversarial_log, every_pattern_log, stats_runs
-from triage.logs import analyze, chunks, lines, startup
+from triage.logs import analyze, chunks, driver, lines, startup
 from triage.logs import analyze_log
 from triage.logs.episodes import EngineTrack
 from triage.logs.lines import iter_records
@@ -116,13 +116,13 @@ def _two(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         batched = golden.analyze(f)
     text = path.read_bytes().decode("utf-8", "replace")
     assert golden.analyze(io.StringIO(text, newline="")) == batched
-    saved = analyze.BATCH_LINES
-    analyze.BATCH_LINES = False
+    saved = driver.BATCH_LINES
+    driver.BATCH_LINES = False
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             by_line = golden.analyze(f)
     finally:
-        analyze.BATCH_LINES = saved
+        driver.BATCH_LINES = saved
     assert batched == by_line
     return chunked, by_line
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.logs.analyze import _no_cyclic_gc, analyze_log
+from triage.logs.driver import _no_cyclic_gc, analyze_log
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures/real/logs/0.31.0-tiny-qwen3-livelock-livelock-031.log"
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from triage.logs.analyze import LogAnalysis, analyze_log
+from triage.logs.analyze import LogAnalysis
+from triage.logs.driver import analyze_log
 from triage.logs.episodes import StallEpisode
 from triage.logs.lines import LogLine, iter_records
 from triage.logs.persist import save_analysis, timed_samples, to_metric_samples

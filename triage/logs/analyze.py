@@ -5,24 +5,20 @@ keeps the first few lines per kind plus a count, access lines are counted, not k
 episodes (triage.logs.episodes: the shared stall rule plus the silence rule) are capped, and the
 memos of what a line or a message says are bounded (triage.logs.memo).
 
-A file path is read by the chunked scan (triage.logs.chunks); any other source line by line
-(LogPass.line). Both give the same analysis (tests/logs/test_fast_paths.py).
+``LogPass`` is the pass (the sink of every line and the classifier of each record); triage.logs.driver's
+``analyze_log`` feeds it: a file path through the chunked scan (triage.logs.chunks), any other source line by
+line (LogPass.line). Both give the same analysis (tests/logs/test_fast_paths.py).
 """
 
 from __future__ import annotations
 
-import gc
-import os
 import re
-import threading
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.findings import Finding
-from triage.logs.lines import FAST_RECORD_RE, Clock, LogLine, LogSource, frame, physical_lines
+from triage.logs.lines import FAST_RECORD_RE, Clock, LogLine, frame
 from triage.logs.startup import StartupConfigReader, _has_any_marker, _plan
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits, first_match, marked
@@ -66,69 +62,6 @@ _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror",
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
-
-
-_gc_lock = threading.Lock()
-_gc_scans = 0  # file scans running now (the dashboard may run several, one per session thread)
-_gc_was_on = False
-
-
-@contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """No cyclic collection while file scans run: a scan builds many small tuples (points, tail entries) and no
-    cycles, and each collection walks the memos (~6 % of the scan). The switch is process-wide, so scans count
-    themselves: the first one turns it off and the last one to finish puts back what it found."""
-    global _gc_scans, _gc_was_on
-    with _gc_lock:
-        if _gc_scans == 0:
-            _gc_was_on = gc.isenabled()
-            gc.disable()
-        _gc_scans += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_scans -= 1
-            if _gc_scans == 0 and _gc_was_on:
-                gc.enable()
-
-
-def analyze_log(
-    source: LogSource, *, stall_s: float = LOG_STALL_S, year: int | None = None, max_samples: int = 20_000
-) -> LogAnalysis:
-    """Analyse a log (path, text, bytes, file object or iterable of lines) in one streaming pass.
-
-    A path to a regular file is read in byte chunks (triage.logs.chunks: the records cut out by one regex over the
-    chunk, the rest line by line); lines from any other source are batched into such chunks where their line ends
-    allow it (scan_lines). Every way gives the same analysis.
-    """
-    run = LogPass(stall_s, year, max_samples)
-    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source) and _regular(source):
-        from triage.logs.chunks import scan_file  # noqa: PLC0415  (chunks imports this module)
-
-        with _no_cyclic_gc():
-            scan_file(run, source)
-            return run.finish()
-    elif BATCH_LINES:
-        from triage.logs.chunks import scan_lines  # noqa: PLC0415
-
-        scan_lines(run, physical_lines(source))
-    else:
-        for lineno, raw in enumerate(physical_lines(source), start=1):
-            run.line(raw, lineno)
-    return run.finish()
-
-
-# lines from a file object or an iterable go through the chunked scan in batches where their ends allow it
-# (triage.logs.chunks.scan_lines); off: every line through LogPass.line (tests compare the two)
-BATCH_LINES = True
-
-
-def _regular(source: Any) -> bool:
-    try:
-        return (not isinstance(source, str) or len(source) < 4096) and os.path.isfile(source)
-    except (OSError, ValueError):
-        return False
 
 
 class LogPass:
