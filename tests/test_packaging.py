@@ -133,3 +133,14 @@ def test_the_dashboard_serves_the_installed_app_from_tmp(venv: Path, tmp_path: P
                        timeout=180, env=_env(tmp_path))
     assert r.returncode == 0, r.stderr[-3000:]
     assert str(venv) in r.stdout  # the installed app.py, not this checkout's
+
+
+def test_the_import_contracts_hold() -> None:
+    """pyproject.toml's import-linter contracts: the layers (faces, cores, vocabulary), no import circle, no
+    Streamlit in the engine. import-linter comes with the test extra (requirements-dev.txt)."""
+    pytest.importorskip("importlinter", reason="import-linter is not installed: pip install -r requirements-dev.txt")
+    r = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
+                        "sys.exit(lint_imports(no_cache=True, no_logo=True))"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "Contracts: 3 kept, 0 broken." in r.stdout
