@@ -8,7 +8,7 @@ log post-mortem, the clients set without the ``clients`` extra, and ``vllm-triag
 By default the venv sees this interpreter's site-packages and the package goes in with ``--no-deps`` (about 15 s:
 what is tested is the package itself: its console script, app.py and the dashboard settings found from the
 install). ``VLLM_TRIAGE_TEST_CLEAN_VENV=1`` makes it a clean venv that resolves the runtime dependencies from the
-package index (1.5-2 min on the shared box, mostly index round trips), where the clients libraries are truly
+package index (1.5-3 min on the shared box, mostly index round trips), where the extras' libraries are truly
 absent.
 """
 from __future__ import annotations
@@ -82,9 +82,11 @@ def test_the_console_script_answers_from_outside_the_repository(venv: Path, tmp_
 
 
 @pytest.mark.skipif(not CLEAN, reason="the clients libraries are installed here: VLLM_TRIAGE_TEST_CLEAN_VENV=1")
-def test_the_clients_set_names_its_extra_in_a_clean_install(venv: Path, tmp_path: Path) -> None:
+def test_a_missing_extra_is_named_in_a_clean_install(venv: Path, tmp_path: Path) -> None:
     r = _run(venv, "probe", "--set", "clients", "--url", "http://127.0.0.1:9", cwd=tmp_path)
     assert r.returncode == 2 and INSTALL_HINT in r.stderr and "openai" in r.stderr, r.stderr
+    r = _run(venv, "report", "latest", "--db", "postgresql://nobody@127.0.0.1:1/none", cwd=tmp_path)
+    assert r.returncode == 2 and "pip install 'vllm-triage[postgres]'" in r.stderr, r.stderr
 
 
 def test_the_clients_set_names_its_extra_when_a_library_is_missing(

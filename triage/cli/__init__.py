@@ -153,8 +153,10 @@ def open_store(db: str | None) -> Any:
     try:
         return Store(db) if db else Store()
     except Exception as e:
+        hint = (" (the PostgreSQL driver comes with the postgres extra: pip install 'vllm-triage[postgres]')"
+                if isinstance(e, ModuleNotFoundError) and (e.name or "").startswith("psycopg") else "")
         raise CommandError(f"cannot use the database {db or '(default)'}: {type(e).__name__}: "
-                           f"{str(e).splitlines()[0][:300] if str(e) else ''}") from None
+                           f"{str(e).splitlines()[0][:300] if str(e) else ''}{hint}") from None
 
 
 def print_json(doc: Any, indent: int | None = 2) -> None:
