@@ -6,12 +6,64 @@ Wording, refs and fixes come from the catalogue (triage/catalogue/startup.py).
 from __future__ import annotations
 
 from checks._util import ev
-from triage.catalogue.startup import GENERATE_RUNNER, LOG_STATS_DISABLED, REMOVED_FLAG, STARTUP_OOM
+from triage.catalogue.startup import (
+    GENERATE_RUNNER,
+    KV_DTYPE_MISMATCH,
+    LOG_STATS_DISABLED,
+    REMOVED_FLAG,
+    STARTUP_OOM,
+)
+from triage.vllm import knowledge
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 from triage.vllm.defaults import GiB
 
 CHECK_ID = "flags"
+
+
+def _history(u: dict) -> str:
+    """'--log-level (added in 0.30.0)': the option with what the releases read say of it."""
+    if u.get("added_in"):
+        return f"{u['option']} (added in {u['added_in']})"
+    if u.get("removed_in"):
+        return f"{u['option']} (removed in {u['removed_in']})"
+    return str(u["option"])
+
+
+def _against(checked: dict, certain: bool) -> str:
+    if certain or not checked:
+        return ""
+    return f" [checked against {checked.get('release')}: not the deployment's known release]"
+
+
+def _refuses_kv_dtype_mismatch(release: str) -> bool:
+    """The release's own start-up refusals include the float KV-dtype check (0.33+), read from its source."""
+    return any("is incompatible with" in t and "kv_cache_dtype" in t for t in knowledge.release(release).refusals)
+
+
+def _kv_dtype(cfg: EffectiveConfig) -> list[Finding]:
+    kv, dtype = cfg.get("kv_cache_dtype"), cfg.get("dtype")
+    dtype = str(dtype).removeprefix("torch.") if dtype else None
+    if kv not in ("float16", "bfloat16") or dtype not in ("float16", "bfloat16", "float32") or kv == dtype:
+        return []
+    res = knowledge.for_version(cfg.get("vllm_version"))
+    refuses = _refuses_kv_dtype_mismatch(res.release)
+    if refuses:
+        title = f"--kv-cache-dtype {kv} with a {dtype} model: vllm serve {res.release} refuses to start"
+    else:
+        title = f"--kv-cache-dtype {kv} with a {dtype} model: vLLM {res.release} starts and returns wrong vectors"
+    if not res.exact:
+        title += f" [judged on {res.release}: {res.reason}]"
+    return [Finding(
+        "flags-kv-cache-dtype",
+        Status.FAIL if res.exact else Status.WARN,
+        title,
+        {**ev(cfg, "kv_cache_dtype", "dtype", "vllm_version"), "checked_against": res.to_dict(),
+         "refused_at_start_in_release": refuses},
+        KV_DTYPE_MISMATCH.fix({"dtype": dtype}),
+        list(KV_DTYPE_MISMATCH.refs),
+        KV_DTYPE_MISMATCH.mechanism,
+    )]
 
 
 def check(cfg: EffectiveConfig) -> list[Finding]:
@@ -29,30 +81,35 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
             )
         )
     removed = cfg.get("cmdline_removed_flags") or []
+    checked = cfg.get("cmdline_checked_against") or {}
     if removed:
+        certain = all(r.get("certain", True) for r in removed)
         out.append(
             Finding(
                 "flags-removed",
-                Status.FAIL,
-                "Removed or renamed: " + ", ".join(r["option"] for r in removed),
-                {"removed": removed, "source": "cmdline"},
+                Status.FAIL if certain else Status.WARN,
+                "Removed or renamed: " + ", ".join(_history(r) for r in removed) + _against(checked, certain),
+                {"removed": removed, "source": "cmdline", "checked_against": checked},
                 REMOVED_FLAG.fix({"removed": removed}),
                 list(REMOVED_FLAG.refs),
                 REMOVED_FLAG.mechanism,
             )
         )
     gone = {r["option"] for r in removed}
-    for u in unknown:
-        if u["option"] in gone:
-            continue
+    rest = [u for u in unknown if u["option"] not in gone]
+    if rest:
+        certain = all(u.get("certain", True) for u in rest)
+        rel = checked.get("release") or (rest[0].get("release") if rest else None)
         out.append(
             Finding(
                 "flags-unknown",
-                Status.FAIL,
-                f"vllm serve has no option {u['option']}",
-                {"option": u["option"], "source": "cmdline"},
-                u["why"],
-                explanation="vllm serve exits at start with 'unrecognized arguments' on any unknown option.",
+                Status.FAIL if certain else Status.WARN,
+                f"vllm serve {rel or ''} has no option ".replace("  ", " ")
+                + ", ".join(_history(u) for u in rest) + _against(checked, certain),
+                {"options": rest, "source": "cmdline", "checked_against": checked},
+                " ".join(u["why"] for u in rest),
+                explanation="vllm serve exits at start with 'unrecognized arguments' on any option its parser lacks."
+                if certain else "Judged against another release's parser: " + str(checked.get("reason", "")),
             )
         )
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
@@ -145,6 +202,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 "Use 0.9 (the default) or lower when the GPU is shared.",
             )
         )
+    out += _kv_dtype(cfg)
     if cfg.get("disable_log_stats") is True:
         out.append(
             Finding(

@@ -90,7 +90,8 @@ def _plan(cfg: EffectiveConfig) -> Finding:
     total = cfg.get("gpu_memory_total_bytes")
     tier = (
         max_num_batched_tokens_default(
-            device=device or "cuda", gpu_name=cfg.get("gpu_name"), gpu_memory_total_bytes=total
+            device=device or "cuda", gpu_name=cfg.get("gpu_name"), gpu_memory_total_bytes=total,
+            release=cfg.get("vllm_version"),
         )
         if total
         else None

@@ -142,6 +142,7 @@ def check(cfg: EffectiveConfig) -> Finding:
                 device=cfg.get("device"),
                 gpu_name=cfg.get("gpu_name"),
                 gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
+                release=cfg.get("vllm_version"),
             )
             if tier is not None:
                 evidence["if_left_default"] = {

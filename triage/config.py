@@ -168,6 +168,17 @@ def _unstated(cfg: EffectiveConfig, key: str) -> bool:
     return cfg.stated_args is not None and key not in cfg.stated_args and key not in cfg.values
 
 
+def _capability(v: Any) -> tuple[int, int] | None:
+    """'12.1' / (12, 1) / [12, 1] -> (12, 1)."""
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        return int(v[0]), int(v[1])
+    if isinstance(v, str) and "." in v:
+        a, _, b = v.partition(".")
+        if a.isdigit() and b.isdigit():
+            return int(a), int(b)
+    return None
+
+
 def apply_default_rules(cfg: EffectiveConfig) -> None:
     """Fill what vLLM would have chosen, only where we know the value was left to vLLM."""
     if not cfg.has("device") and cfg.get("local_gpu_backend") and cfg.get("gpu_count"):
@@ -204,11 +215,12 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
             "prefill at start ('Disabling chunked prefill for model without KVCache', v1/engine/core.py)",
         )
     if cfg.get("runner") == "pooling":
-        rule = defaults.chunked_prefill_default(encoder_only=encoder_only, pooling_type=cfg.get("pooling_type"))
-        if rule is not None:
-            for key in ("enable_chunked_prefill", "enable_prefix_caching"):
-                if _unstated(cfg, key):
-                    _rule(cfg, key, rule.value, rule.detail)
+        release = cfg.get("vllm_version")
+        for key, fn in (("enable_chunked_prefill", defaults.chunked_prefill_default),
+                        ("enable_prefix_caching", defaults.prefix_caching_default)):
+            rule = fn(encoder_only=encoder_only, pooling_type=cfg.get("pooling_type"), release=release)
+            if rule is not None and _unstated(cfg, key):
+                _rule(cfg, key, rule.value, rule.detail)
     if _unstated(cfg, "max_num_batched_tokens"):
         tp = int(cfg.get("tensor_parallel_size") or 1) * int(cfg.get("pipeline_parallel_size") or 1)
         rule = defaults.max_num_batched_tokens_default(
@@ -216,6 +228,8 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
             gpu_name=cfg.get("gpu_name"),
             gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
             world_size=tp,
+            release=cfg.get("vllm_version"),
+            capability=_capability(cfg.get("gpu_compute_capability")),
         )
         if rule is not None:
             value, detail = int(rule.value), rule.detail  # type: ignore[call-overload]

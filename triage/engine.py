@@ -91,21 +91,36 @@ def _user_facts(target: Target) -> dict[str, Any]:
     return user
 
 
+def _release_hint(results: list[SourceResult], target: Target) -> object:
+    """The deployment's vLLM release from the evidence gathered so far (server, then log), else the user's answer."""
+    for source in ("server", "log"):
+        for r in results:
+            f = r.facts.get("vllm_version") if r.source == source else None
+            if f is not None and f.value:
+                return f.value
+    return (target.answers or {}).get("vllm_version")
+
+
 def _gather(target: Target, opts: CheckOptions, transport: httpx.BaseTransport | None) -> Iterator[SourceResult]:
+    seen: list[SourceResult] = []
     if target.url:
         client = VllmClient(target.url, api_key=target.api_key, verify_tls=target.verify_tls,
                             timeout_s=target.timeout_s, transport=transport)
         try:
-            yield server.collect(client, model=target.model, embed_probe=opts.embed_probe)
+            seen.append(server.collect(client, model=target.model, embed_probe=opts.embed_probe))
+            yield seen[-1]
         finally:
             client.close()
     if target.url and (opts.local_process if opts.local_process is not None else _is_local(target.url)):
         port = urlsplit(target.url).port or (443 if target.url.startswith("https") else 80)
         yield process.collect(port)
-    if target.cmdline:
-        yield cmdline.collect(target.cmdline)
     if target.log_text:
-        yield startup_log.collect(target.log_text)
+        seen.append(startup_log.collect(target.log_text))
+        yield seen[-1]
+    if target.cmdline:
+        # judged against the deployment's own release: the server's /version, the log's, the user's answer,
+        # else the image tag on the line itself (cmdline.collect)
+        yield cmdline.collect(target.cmdline, release=_release_hint(seen, target))
     local = _is_local(target.url) or opts.nvml_recorded is not None
     if opts.local_gpu if opts.local_gpu is not None else local:
         yield nvml.collect(opts.nvml_recorded)

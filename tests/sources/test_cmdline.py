@@ -1,4 +1,4 @@
-"""Command-line parsing the way vLLM's FlexibleArgumentParser does, against the recorded flag table."""
+"""Command-line parsing the way vLLM's FlexibleArgumentParser does, against each release's own parser."""
 
 from __future__ import annotations
 
@@ -89,12 +89,15 @@ def test_stated_args_are_known() -> None:
     assert res.stated_args == {"model", "max_model_len"}
 
 
-def test_flag_table_came_from_both_parsers() -> None:
-    assert flags.read_from() == ("0.31.0", "0.32.0")
-    spec, neg = flags.lookup("--no-enable-chunked-prefill")
-    assert spec is not None and spec.dest == "enable_chunked_prefill" and neg is True
-    assert flags.lookup("--embedding-batch-size") == (None, None)
-    assert flags.lookup("--grpc-port")[0].since == "0.32.0"
+def test_options_come_from_the_release_parser() -> None:
+    from triage.vllm import knowledge
+
+    res = knowledge.for_version("0.32.0")
+    v = flags.judge("--no-enable-chunked-prefill", res)
+    assert v.spec is not None and v.spec.dest == "enable_chunked_prefill" and v.sets is False
+    assert not flags.judge("--embedding-batch-size", res).accepted
+    grpc = flags.judge("--grpc-port", knowledge.for_version("0.31.0"))
+    assert not grpc.accepted and grpc.added_in == "0.32.0"
 
 
 def test_removed_and_renamed_options_are_facts() -> None:
@@ -102,5 +105,5 @@ def test_removed_and_renamed_options_are_facts() -> None:
     removed = {r["option"]: r["use"] for r in got["cmdline_removed_flags"]}
     assert "--runner pooling" in removed["--task"]
     assert removed["--pooler-config normalize"] == "--pooler-config use_activation"
-    assert flags.removed("--override_pooler_config").use.startswith("--pooler-config")
-    assert flags.removed("--max-model-len") is None
+    assert flags.replacement("--override_pooler_config").use.startswith("--pooler-config")
+    assert flags.replacement("--max-model-len") is None

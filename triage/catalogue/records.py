@@ -30,6 +30,7 @@ def _livelock_fix(cfg: ConfigLike) -> str:
             device=cfg.get("device"),
             gpu_name=cfg.get("gpu_name"),
             gpu_memory_total_bytes=cfg.get("gpu_memory_total_bytes"),
+            release=cfg.get("vllm_version"),
         )
         base = tier.value if tier is not None else "the device default"
         raised = f" = {max(mml, int(tier.value))}" if tier is not None else ""  # type: ignore[call-overload]

@@ -33,11 +33,12 @@ REMOVED_FLAG = FailureMode(
         "releases keep --task embed and --override-pooler-config alive."
     ),
     # Not a bug with an `affected` range (the version check reads those as bugs to upgrade past): which
-    # releases lack each option is data in triage/vllm/serve_flags.json ("removed", "absent_in").
+    # releases lack each option is data read from each release's parser (triage/vllm/knowledge).
     refs=("vllm#21470", "vllm#25181", "vllm#32243", "vllm#35603", "vllm#53467"),
     evidence={
-        "cmdline": "an option in the removed/renamed table (triage/vllm/serve_flags.json 'removed') or a "
-        "pooler-config field in its 'removed_fields'",
+        "cmdline": "an option the deployment's release's parser lacks while an earlier release had it "
+        "(triage/vllm/knowledge; what replaces it: triage/vllm/flags.py REPLACEMENTS), or a pooler-config "
+        "field that release's PoolerConfig refuses",
         "log": "'error: unrecognized arguments: --task embed' (0.31+ adds 'Hint: --task is not a vllm serve "
         "option…'); 'Parameter `normalize` was removed; use `use_activation` instead.'",
         "api": "400 'Parameter `normalize` was removed…' for a request that sends normalize",
@@ -277,6 +278,60 @@ LOG_STATS_DISABLED = FailureMode(
     ),
 )
 
+def _kv_dtype_fix(cfg: ConfigLike) -> str:
+    dtype = cfg.get("dtype")
+    keep = f" or --kv-cache-dtype {dtype}" if dtype in ("float16", "bfloat16") else ""
+    return (f"Use --kv-cache-dtype auto{keep} (the model's own dtype), or drop the option; a float KV cache in "
+            "another dtype than the weights gives wrong vectors before vLLM 0.33 and a refused start from 0.33.")
+
+
+KV_DTYPE_MISMATCH = FailureMode(
+    id="kv-cache-dtype-mismatch",
+    title="A float KV cache dtype different from the model's dtype",
+    mechanism=(
+        "--kv-cache-dtype float16 on a bfloat16 model (or the reverse) stores keys and values in the other float "
+        "format: before vLLM 0.33 the server starts and answers 200 with wrong vectors (vllm#54338); from 0.33 "
+        "VllmConfig._reject_mismatched_float_kv_cache refuses the start with 'kv_cache_dtype=\"X\" is incompatible "
+        "with dtype=\"Y\"' (read from vllm/config/vllm.py of 0.33.0; which releases refuse is data in "
+        "triage/vllm/knowledge, the release's start-up refusals)."
+    ),
+    refs=("vllm#54338",),
+    evidence={
+        "cmdline": "--kv-cache-dtype float16|bfloat16 with --dtype the other one",
+        "log": "'kv_cache_dtype=\"float16\" is incompatible with dtype=\"bfloat16\". Please set `--kv-cache-dtype` "
+        "to …' (0.33+); the engine config line's dtype and kv_cache_dtype before",
+    },
+    findings=("flags-kv-cache-dtype", "log-kv-cache-dtype"),
+    fix_for=_kv_dtype_fix,
+)
+
+
+def _mrv2_fix(cfg: ConfigLike) -> str:
+    supported = cfg.get("supported")
+    also = f"; or serve a task the V2 runner supports ({supported})" if supported else ""
+    return ("Start the server with VLLM_USE_V2_MODEL_RUNNER=0 (docker run -e VLLM_USE_V2_MODEL_RUNNER=0 …, or "
+            f"`export VLLM_USE_V2_MODEL_RUNNER=0` before vllm serve) to use the V1 model runner{also}.")
+
+
+MRV2_POOLING = FailureMode(
+    id="mrv2-pooling-task",
+    title="Model Runner V2 refuses the pooling task this model selects",
+    mechanism=(
+        "From vLLM 0.33 the GPU worker uses Model Runner V2 by default (Triton present, VLLM_USE_V2_MODEL_RUNNER "
+        "unset); its PoolingRunner supports only some pooling tasks (embed, classify, token_embed, token_classify "
+        "in 0.33.0) and refuses the start of a model that selects another one ('Model Runner V2 supports pooling "
+        "tasks …, but this model selects …', vllm/v1/worker/gpu/pool/pooling_runner.py of 0.33.0)."
+    ),
+    refs=("vllm#50661",),
+    evidence={
+        "log": "'Model Runner V2 supports pooling tasks [...], but this model selects '…' from [...]. Set "
+        "VLLM_USE_V2_MODEL_RUNNER=0 …'",
+        "cmdline": "docker -e VLLM_USE_V2_MODEL_RUNNER=1 forces it; =0 is the way out",
+    },
+    findings=("log-mrv2-pooling",),
+    fix_for=_mrv2_fix,
+)
+
 # Modes 1-3 and 5-10 of issue 14; mode 4 is MATRYOSHKA above (registered by the vectors catalogue).
 STARTUP_MODES: tuple[FailureMode, ...] = (
     REMOVED_FLAG,
@@ -288,4 +343,6 @@ STARTUP_MODES: tuple[FailureMode, ...] = (
     THROUGHPUT_BOTTLENECK,
     STARTUP_OOM,
     LOG_STATS_DISABLED,
+    KV_DTYPE_MISMATCH,
+    MRV2_POOLING,
 )

@@ -46,7 +46,8 @@ def livelock_preconditions(config: dict[str, Any]) -> dict[str, Any]:
     )
     budget, budget_from = config.get("max_num_batched_tokens"), "log"
     if budget is None and config.get("enable_chunked_prefill"):
-        rule = max_num_batched_tokens_default(device=config.get("device"), gpu_name=config.get("gpu_name"))
+        rule = max_num_batched_tokens_default(device=config.get("device"), gpu_name=config.get("gpu_name"),
+                                              release=config.get("vllm_version"))
         if rule is not None and isinstance(rule.value, int):
             budget, budget_from = rule.value, "default rule (not set in the log)"
     mml = config.get("max_model_len")

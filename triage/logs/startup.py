@@ -33,6 +33,8 @@ _EVENT_RULES: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("log-gpu-memory-shared", (lf.FREE_MEMORY_RE,)),
     ("log-pooling-overrides", lf.POOLING_OVERRIDE_RES),
     ("log-dtype", lf.DTYPE_RES),
+    ("log-kv-cache-dtype", (lf.KV_DTYPE_REFUSED_RE,)),
+    ("log-mrv2-pooling", (lf.MRV2_POOLING_RE,)),
     ("hint", (re.compile(r"^Hint: (?P<hint>.+)$"),)),
 )
 # a substring every match of each _EVENT_RULES pattern contains, in the same order (tests/logs/test_fast_paths.py
@@ -52,6 +54,8 @@ _EVENT_MARKERS: dict[str, tuple[str, ...]] = {
         "Disabling chunked prefill for model without KVCache",
     ),
     "log-dtype": ("Falling back to torch.float16", "Bfloat16 is only supported"),
+    "log-kv-cache-dtype": ("is incompatible with dtype",),
+    "log-mrv2-pooling": ("Model Runner V2 supports pooling",),
     "hint": ("Hint: ",),
 }
 _EVENT_RULES_MARKED = marked(_EVENT_RULES, _EVENT_MARKERS)

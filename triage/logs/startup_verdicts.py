@@ -17,6 +17,8 @@ from triage.catalogue.startup import (
     MATRYOSHKA,
     MAX_MODEL_LEN,
     POOLING_OVERRIDES,
+    KV_DTYPE_MISMATCH,
+    MRV2_POOLING,
     REMOVED_FLAG,
     SHARED_GPU_MEMORY,
     STARTUP_OOM,
@@ -44,9 +46,10 @@ def _removed_from_lines(hit: ErrorHits) -> tuple[list[dict[str, Any]], list[str]
         m = lf.UNRECOGNIZED_ARGS_RE.search(text)
         if m:
             for opt in re.findall(r"(?<!\S)(--?[\w\-.]+)", m["args"]):
-                r = vflags.removed(opt.split("=", 1)[0])
+                name = vflags.normalize_option(opt.split("=", 1)[0])
+                r = vflags.replacement(name)
                 if r is not None:
-                    removed.append({"option": r.option, "use": r.use, "refs": list(r.refs)})
+                    removed.append({"option": name, "use": r.use, "refs": list(r.refs)})
                 else:
                     unknown.append(opt)
         m = lf.REMOVED_PARAMETER_RE.search(text)
@@ -78,8 +81,8 @@ def _bad_arguments(hit: ErrorHits) -> Finding:
         status=Status.FAIL,
         title=f"The server did not start: vllm serve refused its arguments ({hit.groups.get('why', '')[:160]})",
         evidence=_ev(hit),
-        fix="Correct the option named in the error against `vllm serve --help` for this vLLM version "
-        "(triage/vllm/serve_flags.json lists the options of 0.31.0 and 0.32.0).",
+        fix="Correct the option named in the error against `vllm serve --help` of this vLLM release "
+        "(`python -m triage knowledge options --vllm X.Y.Z` lists each release's options, read from its parser).",
     )
 
 
@@ -208,6 +211,18 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
                 {"free_gib": g.get("free"), "total_gib": g.get("total")},
             )
         )
+    if "log-kv-cache-dtype" in hits:
+        h = hits["log-kv-cache-dtype"]
+        g = h.groups
+        out.append(_simple(h, "log-kv-cache-dtype", Status.FAIL,
+                           f"The server did not start: kv_cache_dtype {g.get('kv')} differs from the model's "
+                           f"dtype {g.get('dtype')}", KV_DTYPE_MISMATCH, {"dtype": g.get("dtype")}))
+    if "log-mrv2-pooling" in hits:
+        h = hits["log-mrv2-pooling"]
+        g = h.groups
+        out.append(_simple(h, "log-mrv2-pooling", Status.FAIL,
+                           f"The server did not start: Model Runner V2 refuses the pooling task "
+                           f"{g.get('selected') or g.get('tasks2')}", MRV2_POOLING, {"supported": g.get("supported")}))
     if "log-matryoshka" in hits:
         h = hits["log-matryoshka"]
         out.append(_simple(h, "log-matryoshka", Status.WARN, f"{h.count} request(s) with `dimensions` refused: "

@@ -2,9 +2,10 @@
 `python -m vllm.entrypoints.openai.api_server …`), parsed the way vLLM's FlexibleArgumentParser does.
 
 Unknown options and guide myths become facts (`cmdline_unknown_flags`, `cmdline_myths`) that the
-`flags` check turns into findings; options and pooler-config fields vLLM removed or renamed (data:
-triage/vllm/serve_flags.json) also become `cmdline_removed_flags` [{"option", "use", "refs"}]
-(catalogue mode `removed-flag`); the API key's value is never kept.
+`flags` check turns into findings; options and pooler-config fields vLLM removed or renamed also become `cmdline_removed_flags`
+[{"option", "use", "refs", "release", "certain"}] (catalogue mode `removed-flag`). Every option is
+judged against the deployment's own release's parser (triage/vllm/knowledge); which release that
+was is the fact `cmdline_checked_against`. The API key's value is never kept.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 from triage.sources import RawCapture, SourceResult
 from triage.vllm import flags as vflags
+from triage.vllm import knowledge
+from triage.vllm.knowledge import Resolution
 from triage.catalogue.versions import parse_version
 
 SOURCE = "cmdline"
@@ -215,10 +218,18 @@ def _is_option(tok: str) -> bool:
     return tok.startswith("-") and tok != "-" and not re.fullmatch(r"-\d+(\.\d+)?", tok)
 
 
-def parse_args(args: list[str]) -> tuple[dict[str, Any], list[dict[str, str]], list[str]]:
-    """(dest -> value, unknown options with why, positionals) from vLLM's own argument tokens."""
+def parse_args(
+    args: list[str], resolution: Resolution | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """(dest -> value, options the release's parser refuses with why, positionals) from vLLM's own tokens.
+
+    Each option is looked up in the resolved release's parser (triage/vllm/knowledge); a flag's value
+    is what that parser stores for the spelling used (``--disable-prefix-caching`` sets
+    enable_prefix_caching False on 0.33, and is no option at all on 0.32).
+    """
+    res = resolution or knowledge.for_version(None)
     values: dict[str, Any] = {}
-    unknown: list[dict[str, str]] = []
+    unknown: list[dict[str, Any]] = []
     positionals: list[str] = []
     i = 0
     while i < len(args):
@@ -234,32 +245,33 @@ def parse_args(args: list[str]) -> tuple[dict[str, Any], list[dict[str, str]], l
         dotted = None
         if opt.startswith("--") and "." in opt:
             opt, dotted = opt.split(".", 1)
-        spec, negated = vflags.lookup(opt)
+        verdict = vflags.judge(opt, res)
+        spec = verdict.spec
         if spec is None:
-            gone = vflags.removed(opt)
-            why = vflags.MYTH_FLAGS.get(
-                vflags.normalize_option(opt),
-                gone.why()
-                if gone
-                else "vLLM's parser has no such option "
-                f"(checked against vllm serve {', '.join(vflags.read_from())}); "
-                "vllm serve would exit with 'unrecognized arguments'.",
-            )
-            entry: dict[str, Any] = {"option": opt, "why": why}
-            if gone:
-                entry["removed"] = {"use": gone.use, "refs": list(gone.refs), "absent_in": list(gone.absent_in)}
+            entry: dict[str, Any] = {
+                "option": opt,
+                "why": verdict.why(),
+                "release": res.release,
+                "certain": verdict.certain,
+                "added_in": verdict.added_in,
+                "removed_in": verdict.removed_in,
+            }
+            if verdict.replacement:
+                entry["removed"] = {"use": verdict.replacement.use, "refs": list(verdict.replacement.refs),
+                                    "removed_in": verdict.removed_in}
             unknown.append(entry)
             if not eq and i < len(args) and not _is_option(args[i]):
                 i += 1  # its value, most likely
             continue
         if spec.kind in ("flag", "bool-optional"):
-            values[spec.dest] = not negated if spec.kind == "bool-optional" else True
+            values[spec.dest] = verdict.sets if verdict.sets is not None else True
             if eq:
-                values[spec.dest] = inline.lower() in ("1", "true", "yes")
+                on = inline.lower() in ("1", "true", "yes")
+                values[spec.dest] = on if verdict.sets is not False else not on
             continue
         if eq:
             raw: Any = inline
-        elif spec.nargs == "+":
+        elif spec.nargs in ("+", "*"):
             raw = []
             while i < len(args) and not _is_option(args[i]):
                 raw.append(args[i])
@@ -282,26 +294,32 @@ def parse_args(args: list[str]) -> tuple[dict[str, Any], list[dict[str, str]], l
     return values, unknown, positionals
 
 
-def _removed_seen(unknown: list[dict[str, Any]], values: dict[str, Any]) -> list[dict[str, Any]]:
-    """Removed/renamed options and removed JSON fields (`--pooler-config '{"normalize": …}'`) on this line."""
+def _removed_seen(unknown: list[dict[str, Any]], values: dict[str, Any],
+                  resolution: Resolution) -> list[dict[str, Any]]:
+    """Dropped/renamed options and refused JSON fields (`--pooler-config '{"normalize": …}'`) on this line."""
     out = [
-        {"option": u["option"], "use": u["removed"]["use"], "refs": u["removed"]["refs"]}
+        {"option": u["option"], "use": u["removed"]["use"], "refs": u["removed"]["refs"],
+         "release": u["release"], "certain": u["certain"], "removed_in": u["removed"].get("removed_in")}
         for u in unknown
         if u.get("removed")
     ]
     for dest in ("pooler_config",):
         val = values.get(dest)
         if isinstance(val, dict):
-            option = "--" + dest.replace("_", "-")
-            for field in val:
-                r = vflags.removed_field(option, str(field))
+            for name, v in val.items():
+                r = vflags.pooler_field_verdict(str(name), v, resolution)
                 if r is not None:
-                    out.append({"option": r.name, "use": f"{option} {r.use}", "refs": list(r.refs)})
+                    out.append({"option": r["option"], "use": r["use"], "refs": r["refs"], "why": r["why"],
+                                "release": resolution.release, "certain": r["certain"]})
     return out
 
 
-def collect(text: str) -> SourceResult:
-    """Parse pasted command-line text into facts with source 'cmdline'."""
+def collect(text: str, release: object = None) -> SourceResult:
+    """Parse pasted command-line text into facts with source 'cmdline'.
+
+    ``release``: the deployment's vLLM release as other evidence says it (server /version, start-up log,
+    the user's answer); else the image tag on this line; else unknown (checked against the newest read).
+    """
     res = SourceResult(SOURCE)
     res.captures.append(RawCapture("cmdline", "command line", text))
     tokens = _tokens(text)
@@ -309,12 +327,15 @@ def collect(text: str) -> SourceResult:
         res.unavailable = "empty command line"
         return res
     args = _locate_args(tokens, res)
-    values, unknown, positionals = parse_args(args)
+    tag = res.facts.get("vllm_version")
+    resolution = knowledge.for_version(release if release is not None else (tag.value if tag else None))
+    res.add("cmdline_checked_against", resolution.to_dict(), "triage/vllm/knowledge")
+    values, unknown, positionals = parse_args(args, resolution)
     if unknown:
-        res.add("cmdline_unknown_flags", unknown, "not in vllm serve's parser")
-    gone = _removed_seen(unknown, values)
+        res.add("cmdline_unknown_flags", unknown, f"not in vllm serve {resolution.release}'s parser")
+    gone = _removed_seen(unknown, values, resolution)
     if gone:
-        res.add("cmdline_removed_flags", gone, "serve_flags.json removed/removed_fields")
+        res.add("cmdline_removed_flags", gone, f"vllm serve {resolution.release}'s parser and PoolerConfig")
     if positionals and "model" not in values:
         values["model"] = positionals[0]
     if "model_tag" in values:

