@@ -193,6 +193,8 @@ MRV2_POOLING_RE = re.compile(
 KNOWLEDGE_MARKERS = (
     "Avg prompt throughput",
     "Avg generation throughput",
+    "Running: %d reqs",
+    "Waiting: %d reqs",
     "KV cache usage",
     "Prefix cache hit rate",
     "non-default args",
