@@ -2,7 +2,8 @@
 `python -m vllm.entrypoints.openai.api_server …`), parsed the way vLLM's FlexibleArgumentParser does.
 
 Unknown options and guide myths become facts (`cmdline_unknown_flags`, `cmdline_myths`) that the
-`flags` check turns into findings; options and pooler-config fields vLLM removed or renamed also become `cmdline_removed_flags`
+`flags` check turns into findings; options and pooler-config fields vLLM removed or renamed also become
+`cmdline_removed_flags`
 [{"option", "use", "refs", "release", "certain"}] (catalogue mode `removed-flag`). Every option is
 judged against the deployment's own release's parser (triage/vllm/knowledge); which release that
 was is the fact `cmdline_checked_against`. The API key's value is never kept.

@@ -67,7 +67,20 @@ def max_num_batched_tokens_default(
     except Unsupported:
         return None
     fn = rel.batch_rule.get("function", "get_batch_defaults")
-    what = "CPU backend" if device == "cpu" else f"GPU {gpu_name or ''} {gpu_memory_total_bytes / GiB:.0f} GiB".replace("  ", " ")
+    if not res.exact:
+        others = set()
+        for r in knowledge.releases():
+            try:
+                others.add(default_budget(knowledge.release(r).batch_rule, dev, usage))
+            except Unsupported:
+                others.add(None)
+        if others == {value}:
+            return Rule(value, f"{'CPU backend' if device == 'cpu' else 'this GPU'}: {value} for "
+                        f"{'vllm serve' if usage == 'serve' else 'offline LLM'} in every release read "
+                        f"({knowledge.releases()[0]} … {knowledge.releases()[-1]}; the deployment's release is not "
+                        "known exactly)")
+    gib = (gpu_memory_total_bytes or 0) / GiB
+    what = "CPU backend" if device == "cpu" else f"GPU {gpu_name or ''} {gib:.0f} GiB".replace("  ", " ")
     ctx = "vllm serve" if usage == "serve" else "offline LLM"
     where = f"arg_utils.{fn} of vLLM {res.release}" + ("" if res.exact else f"; {res.reason}")
     ws = f" (world size {world_size})" if device == "cpu" and world_size > 1 else ""
@@ -112,11 +125,14 @@ def chunked_prefill_default(*, encoder_only: bool | None, pooling_type: str | No
         return None
     on = bool(found.get("chunked_prefill"))
     where = f"{rel.pooling_file} of vLLM {res.release}" + ("" if res.exact else f"; {res.reason}")
+    if not res.exact and all(knowledge.release(r).pooling_default(case) == found for r in knowledge.releases()):
+        where = f"the same in every release read, {knowledge.releases()[0]} … {knowledge.releases()[-1]}"
     kind = "encoder-only (bidirectional) pooling model" if encoder_only else f"causal pooling model with {pt} pooling"
     return Rule(on, f"{kind}: {'on' if on else 'off'} by default ({where})")
 
 
-def prefix_caching_default(*, encoder_only: bool | None, pooling_type: str | None, release: object = None) -> Rule | None:
+def prefix_caching_default(*, encoder_only: bool | None, pooling_type: str | None,
+                           release: object = None) -> Rule | None:
     """Prefix caching default for a pooling model (same reading as chunked_prefill_default)."""
     rule = chunked_prefill_default(encoder_only=encoder_only, pooling_type=pooling_type, release=release)
     if rule is None:

@@ -116,7 +116,8 @@ class OptionVerdict:
         if self.certain:
             return f"{base}{tail} Checked against vllm serve {r}'s own parser: it would exit at start with " \
                    f"'unrecognized arguments'."
-        return f"{base}{tail} Checked against vllm serve {r}, not the deployment's own release ({self.resolution.reason})."
+        return (f"{base}{tail} Checked against vllm serve {r}, not the deployment's own release "
+                f"({self.resolution.reason}).")
 
 
 def judge(option: str, resolution: Resolution) -> OptionVerdict:

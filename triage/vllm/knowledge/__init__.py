@@ -80,7 +80,8 @@ def for_version(asked: object) -> Resolution:
     older = [r for r in known if _key(r) <= base]
     near = older[-1]
     what = "a pre-release/dev build" if (v.is_prerelease or v.is_devrelease) else "not a release that was read"
-    return Resolution(text, near, False, f"vLLM {v.public} is {what}: checked against {near}, the nearest older release")
+    return Resolution(text, near, False,
+                      f"vLLM {v.public} is {what}: checked against {near}, the nearest older release")
 
 
 class Release:

@@ -102,7 +102,7 @@ class _Interp:
                 return node.attr
             raise Unsupported(ast.unparse(node))
         if isinstance(node, ast.Dict):
-            return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values) if k is not None}
+            return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
         if isinstance(node, ast.BoolOp):
             vals = (self.eval(v) for v in node.values)
             return all(vals) if isinstance(node.op, ast.And) else any(vals)

@@ -22,7 +22,15 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from triage.vllm.knowledge.store import DATA, SECTIONS, diff_snapshots, known_releases, load_data, materialize, normalize
+from triage.vllm.knowledge.store import (
+    DATA,
+    SECTIONS,
+    diff_snapshots,
+    known_releases,
+    load_data,
+    materialize,
+    normalize,
+)
 
 READER_DEPS = ("gguf", "diskcache")  # imported at parser build time by 0.11-0.23, not in newer lab venvs
 EXTRACTOR = Path(__file__).with_name("extract.py")

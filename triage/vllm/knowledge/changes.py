@@ -22,7 +22,7 @@ def option_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     o_strings = {s for e in old.values() for s in e["strings"]}
     n_strings = {s for e in new.values() for s in e["strings"]}
-    o_dest, n_dest = _by_dest(old), _by_dest(new)
+    o_dest = _by_dest(old)
     added = {k for k in new if k not in old}
     removed = {k for k in old if k not in new}
     renamed = set()
@@ -35,7 +35,8 @@ def option_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
                 renamed.add(k)
                 renamed.update(c for c in removed if old[c]["dest"] == dest)
     for k in sorted(added - renamed):
-        lines.append(f"option added: {k}" + (f" ({', '.join(new[k]['strings'])})" if len(new[k]["strings"]) > 1 else ""))
+        forms = new[k]["strings"]
+        lines.append(f"option added: {k}" + (f" ({', '.join(forms)})" if len(forms) > 1 else ""))
     for k in sorted(removed - renamed):
         lines.append(f"option removed: {k}")
     for k in sorted(set(old) & set(new)):

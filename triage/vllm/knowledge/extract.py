@@ -28,7 +28,6 @@ import importlib.metadata
 import json
 import os
 import re
-import sys
 import types
 from pathlib import Path
 
@@ -226,7 +225,7 @@ def _pooler_config(root: Path) -> dict:
         mod = importlib.import_module("vllm.config.pooler")
     except ImportError:
         mod = importlib.import_module("vllm.config")
-    cls = getattr(mod, "PoolerConfig")
+    cls = mod.PoolerConfig
     fields = sorted(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else []
     refused = {}
     for field, value in POOLER_PROBES:

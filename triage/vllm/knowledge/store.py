@@ -20,6 +20,7 @@ SECTIONS = ("options", "parser", "pooling_defaults", "batch_rule", "pooler_confi
 def normalize(raw: dict[str, Any]) -> dict[str, Any]:
     """extract.py's output -> flat sections (what is diffed and stored)."""
     parser = raw.get("parser") or {}
+    envs = raw.get("envs") or {}
     snap: dict[str, Any] = {
         "release": raw["release"],
         "wheel": raw.get("wheel"),
@@ -31,7 +32,7 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         "metrics": raw.get("metrics") or {},
         "log_formats": {k: v for k, v in (raw.get("log_formats") or {}).items() if v},
         "refusals": raw.get("refusals") or {},
-        "envs": {n: (raw.get("envs") or {}).get("file", "vllm/envs.py") for n in (raw.get("envs") or {}).get("names", [])},
+        "envs": {n: envs.get("file", "vllm/envs.py") for n in envs.get("names", [])},
     }
     return snap
 
