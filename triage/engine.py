@@ -113,7 +113,7 @@ def _gather(target: Target, opts: CheckOptions, transport: httpx.BaseTransport |
             client.close()
     if target.url and (opts.local_process if opts.local_process is not None else _is_local(target.url)):
         port = urlsplit(target.url).port or (443 if target.url.startswith("https") else 80)
-        yield process.collect(port)
+        yield process.collect(port, release=_release_hint(seen, target))
     if target.log_text:
         seen.append(startup_log.collect(target.log_text))
         yield seen[-1]

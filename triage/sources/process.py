@@ -47,8 +47,11 @@ def _no_gpu_devices() -> bool:
     return not glob.glob("/dev/nvidia[0-9]*") and not os.path.exists("/dev/kfd")
 
 
-def collect(port: int) -> SourceResult:
-    """Facts from the local vLLM process listening on `port`, parsed like a pasted command line."""
+def collect(port: int, release: object = None) -> SourceResult:
+    """Facts from the local vLLM process listening on `port`, parsed like a pasted command line.
+
+    ``release``: the server's own release (its /version), so each spelling means what it means there.
+    """
     res = SourceResult(SOURCE)
     proc = listening_process(port)
     if proc is None:
@@ -63,9 +66,10 @@ def collect(port: int) -> SourceResult:
     if not re.search(r"\bvllm\b|vllm\.entrypoints", text):
         res.unavailable = f"port {port} belongs to pid {proc.pid} ({argv[0] if argv else '?'}), not vllm"
         return res
-    parsed = cmdline.collect(text)
+    parsed = cmdline.collect(text, release=release)
     for key, fact in parsed.facts.items():
-        if key in ("cmdline_unknown_flags", "cmdline_myths", "launcher"):
+        if key in ("cmdline_unknown_flags", "cmdline_myths", "launcher", "cmdline_removed_flags",
+                   "cmdline_checked_against"):
             continue  # the server started, so its flags were valid for its version
         res.add(key, fact.value, f"pid {proc.pid} command line {fact.detail}".strip())
     res.stated_args = parsed.stated_args
