@@ -97,6 +97,10 @@ def report(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         lines.append(f"PoolerConfig now refuses {k}: {rn[k][:160]}")
     for k in sorted(set(ro) - set(rn)):
         lines.append(f"PoolerConfig accepts again {k}")
+    mo, mn = old.get("max_model_len", {}), new.get("max_model_len", {})
+    for k in sorted(set(mo) | set(mn)):
+        if k != "file" and mo.get(k) != mn.get(k):
+            lines.append(f"max_model_len derivation, {k}: {mo.get(k)!r} -> {mn.get(k)!r}")
     lines += _keyed("metrics", old.get("metrics", {}), new.get("metrics", {}), "metric")
     lo, ln = old.get("log_formats", {}), new.get("log_formats", {})
     for m in sorted(set(lo) | set(ln)):

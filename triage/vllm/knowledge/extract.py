@@ -220,6 +220,40 @@ def _budget_rule(root: Path) -> dict:
     return {"function": fn.name, "file": "vllm/engine/arg_utils.py", "source": "\n".join(keep)}
 
 
+def _max_model_len(root: Path) -> dict:
+    """How the default max_model_len is derived: which config keys, capped by what (features of the source)."""
+    for rel in ("vllm/config/model.py", "vllm/config/__init__.py", "vllm/config.py"):
+        path = root / rel
+        if not path.exists():
+            continue
+        tree = ast.parse(path.read_text())
+        fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_get_and_verify_max_len"),
+                  None)
+        if fn is None:
+            continue
+        src = ast.unparse(fn)
+        keys: list[str] = []
+        for cfg_file in sorted((root / "vllm").rglob("*.py")):
+            text = cfg_file.read_text(errors="replace")
+            if "possible_keys" not in text:
+                continue
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "possible_keys"
+                                                        for t in node.targets) and isinstance(node.value, ast.List):
+                    keys = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+            if keys:
+                break
+        return {
+            "file": rel,
+            "function": fn.name,
+            "keys": keys,
+            "tokenizer_model_max_length_caps": "model_max_length" in src,
+            "sentence_transformers_max_seq_length": "max_seq_length" in src or "encoder_config" in src,
+            "refuses_above_derived": "greater than the derived" in src,
+        }
+    return {"error": "no _get_and_verify_max_len"}
+
+
 def _pooler_config(root: Path) -> dict:
     try:
         mod = importlib.import_module("vllm.config.pooler")
@@ -306,7 +340,7 @@ def main() -> None:
     except importlib.metadata.PackageNotFoundError:
         snap["installed_as"] = None
     for key, fn in (("parser", _parser), ("pooling_defaults", _pooling_defaults), ("batch_rule", _budget_rule),
-                    ("pooler_config", _pooler_config), ("envs", _envs)):
+                    ("pooler_config", _pooler_config), ("envs", _envs), ("max_model_len", _max_model_len)):
         try:
             snap[key] = fn(root)
         except Exception as e:  # one section's failure is data, not the end of the reading
