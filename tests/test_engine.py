@@ -158,7 +158,7 @@ def test_dev_mode_server_alone_knows_chunked_prefill_but_asks_for_the_budget(sto
     assert v.evidence["preconditions"]["enable_chunked_prefill"]["source"] == "server"
     assert v.evidence["if_left_default"] == {
         "max_num_batched_tokens": 2048,
-        "rule": "CPU backend: 2048 x world_size 1 (arg_utils.get_batch_defaults)",
+        "rule": "CPU backend: 2048 for vllm serve (arg_utils.get_batch_defaults of vLLM 0.31.0)",
         "would_chunk": True,
     }
 

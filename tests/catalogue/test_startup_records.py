@@ -42,10 +42,12 @@ def _flags(text: str) -> dict:
 
 
 def test_removed_flags_from_a_pasted_command_line() -> None:
-    by = _flags(
-        "vllm serve Qwen/Qwen3-Embedding-4B --task embed --override-pooler-config '{\"pooling_type\": \"MEAN\"}'"
-        " --pooler-config '{\"normalize\": false}'"
-    )
+    line = ("Qwen/Qwen3-Embedding-4B --task embed --override-pooler-config '{\"pooling_type\": \"MEAN\"}'"
+            " --pooler-config '{\"normalize\": false}'")
+    unknown_release = _flags("vllm serve " + line)["flags-removed"]
+    assert unknown_release.status == Status.WARN  # judged on the newest release read, not the deployment's own
+    assert "checked against" in unknown_release.title
+    by = _flags("docker run vllm/vllm-openai:v0.31.0 " + line)
     f = by["flags-removed"]
     assert f.status == Status.FAIL and f.refs == list(REMOVED_FLAG.refs)
     removed = [r["option"] for r in f.evidence["removed"]]

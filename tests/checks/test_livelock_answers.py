@@ -21,11 +21,11 @@ SEED = (
 )
 
 GPUS = [
-    pytest.param("NVIDIA GeForce RTX 3080 Ti", 12 * GiB, 2048, "< 70 GiB", id="3080ti-12g"),
-    pytest.param("NVIDIA GeForce RTX 4090", 24 * GiB, 2048, "< 70 GiB", id="4090-24g"),
+    pytest.param("NVIDIA GeForce RTX 3080 Ti", 12 * GiB, 2048, "(< 70 GiB)", id="3080ti-12g"),
+    pytest.param("NVIDIA GeForce RTX 4090", 24 * GiB, 2048, "(< 70 GiB)", id="4090-24g"),
     pytest.param("NVIDIA A100-SXM4-80GB", 80 * GiB, 2048, "A100", id="a100-80g"),
-    pytest.param("NVIDIA H100 80GB HBM3", 80 * GiB, 8192, ">= 70 GiB, not A100", id="h100-80g"),
-    pytest.param("NVIDIA H200", 141 * GiB, 8192, ">= 70 GiB, not A100", id="h200-141g"),
+    pytest.param("NVIDIA H100 80GB HBM3", 80 * GiB, 8192, "(>= 70 GiB, not A100", id="h100-80g"),
+    pytest.param("NVIDIA H200", 141 * GiB, 8192, "(>= 70 GiB, not A100", id="h200-141g"),
     pytest.param("NVIDIA B200", 180 * GiB, 16384, ">= 160 GiB", id="b200-180g"),
 ]
 VERSIONS = [

@@ -192,3 +192,20 @@ def test_diff_0320_to_0330_reports_negation_forms_and_four_new_options() -> None
 def test_diff_of_a_release_with_itself_is_empty() -> None:
     for r in RELEASES:
         assert changes.report(materialize(r), materialize(r)) == []
+
+
+def test_recorded_h200_through_nvml_gets_the_tier_of_the_release() -> None:
+    """The H200 recorded by NVML on the device machine (tests/fixtures/nvml/h200.json: 140 GiB, cc 9.0)."""
+    import json
+    from pathlib import Path
+
+    from triage.sources import nvml
+
+    rec = json.loads((Path(__file__).parents[1] / "fixtures" / "nvml" / "h200.json").read_text())
+    for release, want in (("0.10.2", 8192), ("0.33.0", 8192)):
+        gpu = nvml.collect(rec)
+        line = cmdline.collect(f"docker run vllm/vllm-openai:v{release} m --runner pooling --convert embed")
+        cfg = merge([line, gpu])
+        fact = cfg.fact("max_num_batched_tokens")
+        assert fact is not None and fact.value == want, (release, fact)
+        assert f"vLLM {release}" in fact.detail

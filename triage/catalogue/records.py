@@ -15,7 +15,6 @@ from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange
 from triage.findings import Status
-from triage.vllm.defaults import max_num_batched_tokens_default
 
 LIVELOCK = "livelock"  # stall kinds, as triage.stall names them
 STUCK_WAITING_KIND = "stuck-waiting"
@@ -26,6 +25,9 @@ def _livelock_fix(cfg: ConfigLike) -> str:
     n = f"{mml - 1}" if isinstance(mml, int) else "max_model_len - 1"
     budget = cfg.get("max_num_batched_tokens")
     if isinstance(mml, int):
+        # lazy: the default rules read the per-release knowledge, which reads catalogue.versions
+        from triage.vllm.defaults import max_num_batched_tokens_default  # noqa: PLC0415
+
         tier = max_num_batched_tokens_default(
             device=cfg.get("device"),
             gpu_name=cfg.get("gpu_name"),

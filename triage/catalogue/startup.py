@@ -309,7 +309,7 @@ KV_DTYPE_MISMATCH = FailureMode(
 def _mrv2_fix(cfg: ConfigLike) -> str:
     supported = cfg.get("supported")
     also = f"; or serve a task the V2 runner supports ({supported})" if supported else ""
-    return ("Start the server with VLLM_USE_V2_MODEL_RUNNER=0 (docker run -e VLLM_USE_V2_MODEL_RUNNER=0 …, or "
+    return ("Start the server with VLLM_USE_V2_MODEL_RUNNER=0 (docker run --env VLLM_USE_V2_MODEL_RUNNER=0 …, or "
             f"`export VLLM_USE_V2_MODEL_RUNNER=0` before vllm serve) to use the V1 model runner{also}.")
 
 

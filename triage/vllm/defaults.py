@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from triage.vllm import knowledge
-from triage.vllm.knowledge.budget import Device, Unsupported, default_budget
+from triage.vllm.knowledge.budget import Device, Unsupported, default_budget, explain_budget
 
 GiB = 1 << 30
 
@@ -63,7 +63,7 @@ def max_num_batched_tokens_default(
     rel = knowledge.release(res.release)
     dev = Device(device, gpu_name or "", gpu_memory_total_bytes, capability, max(1, world_size))
     try:
-        value = default_budget(rel.batch_rule, dev, usage)
+        value, tier = explain_budget(rel.batch_rule, dev, usage)
     except Unsupported:
         return None
     fn = rel.batch_rule.get("function", "get_batch_defaults")
@@ -75,16 +75,21 @@ def max_num_batched_tokens_default(
             except Unsupported:
                 others.add(None)
         if others == {value}:
-            return Rule(value, f"{'CPU backend' if device == 'cpu' else 'this GPU'}: {value} for "
-                        f"{'vllm serve' if usage == 'serve' else 'offline LLM'} in every release read "
-                        f"({knowledge.releases()[0]} … {knowledge.releases()[-1]}; the deployment's release is not "
-                        "known exactly)")
-    gib = (gpu_memory_total_bytes or 0) / GiB
-    what = "CPU backend" if device == "cpu" else f"GPU {gpu_name or ''} {gib:.0f} GiB".replace("  ", " ")
+            who = "CPU backend" if device == "cpu" else f"GPU {gpu_name or ''} {gib_of(gpu_memory_total_bytes)} GiB"
+            why = f" ({tier})" if tier and tier != who else ""
+            return Rule(value, f"{who}{why}: {value} for {'vllm serve' if usage == 'serve' else 'offline LLM'} "
+                        f"in every release read ({knowledge.releases()[0]} … {knowledge.releases()[-1]}; the "
+                        "deployment's release is not known exactly)")
+    what = "CPU backend" if device == "cpu" else f"GPU {gpu_name or ''} {gib_of(gpu_memory_total_bytes)} GiB"
     ctx = "vllm serve" if usage == "serve" else "offline LLM"
     where = f"arg_utils.{fn} of vLLM {res.release}" + ("" if res.exact else f"; {res.reason}")
     ws = f" (world size {world_size})" if device == "cpu" and world_size > 1 else ""
-    return Rule(value, f"{what}{ws}: {value} for {ctx} ({where})")
+    why = f" ({tier})" if tier and tier != what else ""
+    return Rule(value, f"{what}{ws}{why}: {value} for {ctx} ({where})".replace("  ", " "))
+
+
+def gib_of(n: int | None) -> str:
+    return f"{(n or 0) / GiB:.0f}"
 
 
 def budget_with_chunked_prefill_off(max_model_len: int, default: int) -> Rule:

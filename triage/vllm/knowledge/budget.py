@@ -37,6 +37,10 @@ class _Platform:
 
     def call(self, name: str, args: list[Any]) -> Any:
         d = self.d
+        if d.kind == "cpu" and name in ("get_device_total_memory", "get_device_name", "is_device_capability",
+                                        "has_device_capability"):
+            # the CPU branch at the end of the rule replaces whatever the GPU tiers chose
+            return {"get_device_total_memory": 0, "get_device_name": "cpu"}.get(name, False)
         if name == "get_device_total_memory":
             if d.memory_bytes is None:
                 raise Unsupported("GPU memory not known")
@@ -48,11 +52,11 @@ class _Platform:
             if isinstance(want, int):
                 want = (want // 10, want % 10)
             if d.capability is None:
-                # GB10 is the one device these rules single out by capability (12.1); its name says GB10
-                if "gb10" in d.name.lower():
-                    cap = (12, 1)
-                else:
-                    raise Unsupported("GPU compute capability not known")
+                # GB10 (DGX Spark) is the one device these rules single out by capability, 12.1; NVML names
+                # it "NVIDIA GB10", so a known name answers that one question
+                if tuple(want) == (12, 1) and name == "is_device_capability" and d.name:
+                    return "gb10" in d.name.lower()
+                raise Unsupported("GPU compute capability not known")
             else:
                 cap = d.capability
             return cap == tuple(want) if name == "is_device_capability" else cap >= tuple(want)
@@ -67,12 +71,21 @@ class _Platform:
         raise Unsupported(f"current_platform.{name}()")
 
 
+def _sets_budget(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == TARGET for t in st.targets)
+               for st in stmts)
+
+
+TARGET = "default_max_num_batched_tokens"
+
+
 class _Interp:
     def __init__(self, device: Device) -> None:
         self.platform = _Platform(device)
         self.env: dict[str, Any] = {"world_size": device.world_size, "GiB_bytes": GiB}
+        self.decision: list[str] = []  # why the tier that set the budget last was chosen, in words
 
-    def run(self, stmts: list[ast.stmt]) -> None:
+    def run(self, stmts: list[ast.stmt], chain: list[str] | None = None) -> None:
         for st in stmts:
             if isinstance(st, ast.Assign):
                 for t in st.targets:
@@ -82,11 +95,40 @@ class _Interp:
                         continue  # ours is given (the release computes it from pp x tp)
                     self.env[t.id] = self.eval(st.value)
             elif isinstance(st, ast.If):
-                self.run(st.body if self.eval(st.test) else st.orelse)
+                ok = bool(self.eval(st.test))
+                words = [*(chain or []), self.words(st.test, ok)]
+                branch = st.body if ok else st.orelse
+                if _sets_budget(branch):
+                    self.decision = words[-1:]
+                if len(branch) == 1 and isinstance(branch[0], ast.If):
+                    self.run(branch, words)
+                else:
+                    self.run(branch)
             elif isinstance(st, ast.Pass):
                 continue
             else:
                 raise Unsupported(type(st).__name__)
+
+    def words(self, node: ast.AST, ok: bool) -> str:
+        """A condition of the rule as a person says it: '>= 70 GiB, not A100' (taken) or '< 70 GiB' (not)."""
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            if ok:
+                return ", ".join(self.words(v, True) for v in node.values)
+            first_false = next((v for v in node.values if not self.eval(v)), node.values[-1])
+            return self.words(first_false, False)
+        text = ast.unparse(node)
+        if isinstance(node, ast.Compare) and "device_memory" in text and isinstance(node.comparators[0], ast.BinOp):
+            n = node.comparators[0].left
+            gib = n.value if isinstance(n, ast.Constant) else "?"
+            return f">= {gib} GiB" if ok else f"< {gib} GiB"
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and "device_name" in text:
+            who = str(node.left.value).upper()
+            return f"not {who}" if ok else who
+        if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Name) and node.operand.id == "is_gb10":
+            return "not GB10 (cc 12.1)" if ok else "GB10 (cc 12.1)"
+        if text == "current_platform.is_cpu()":
+            return "CPU backend" if ok else "not CPU"
+        return text if ok else f"not ({text})"
 
     def eval(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant):
@@ -132,6 +174,11 @@ class _Interp:
 
 def default_budget(rule: dict[str, Any], device: Device, usage: str = "serve") -> int:
     """The release's default max_num_batched_tokens for `vllm serve` (usage 'serve') or offline LLM."""
+    return explain_budget(rule, device, usage)[0]
+
+
+def explain_budget(rule: dict[str, Any], device: Device, usage: str = "serve") -> tuple[int, str]:
+    """(the default budget, why: the tier's conditions in words, e.g. '>= 70 GiB, not A100')."""
     src = rule.get("source")
     if not src:
         raise Unsupported(rule.get("error") or "no batch rule read for this release")
@@ -143,4 +190,4 @@ def default_budget(rule: dict[str, Any], device: Device, usage: str = "serve") -
     key = "OPENAI_API_SERVER" if usage == "serve" else "LLM_CLASS"
     if key not in table:
         raise Unsupported(f"no {key} entry")
-    return int(table[key])
+    return int(table[key]), ", ".join(interp.decision)
