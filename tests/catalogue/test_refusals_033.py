@@ -12,7 +12,7 @@ from pathlib import Path
 import checks.flags as flags_check
 from triage.catalogue.startup import KV_DTYPE_MISMATCH, MRV2_POOLING
 from triage.config import merge
-from triage.logs.analyze import analyze_log
+from triage.logs.driver import analyze_log
 from triage.sources import cmdline
 from triage.vllm import knowledge
 

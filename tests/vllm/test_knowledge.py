@@ -209,3 +209,23 @@ def test_recorded_h200_through_nvml_gets_the_tier_of_the_release() -> None:
         fact = cfg.fact("max_num_batched_tokens")
         assert fact is not None and fact.value == want, (release, fact)
         assert f"vLLM {release}" in fact.detail
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_stall_rule_gauges_exist_in_every_release(release: str) -> None:
+    """The names the stall rule reads (triage/vllm/metrics.py) are in each release's own source."""
+    from triage.vllm import metrics as m
+
+    names = set(knowledge.release(release).metrics)
+    for name in (m.RUNNING, m.WAITING, m.PROMPT_TOKENS, m.REQUEST_SUCCESS, m.CACHE_CONFIG_INFO):
+        assert name in names, (release, name)
+    assert m.KV_CACHE_USAGE in names or "vllm:gpu_cache_usage_perc" in names
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_log_readers_words_exist_in_every_release(release: str) -> None:
+    """The fixed words of the stats line and the start-up lines the readers use, in each release's source."""
+    formats = knowledge.release(release).log_formats
+    for marker in ("Avg prompt throughput", "Running: %d reqs", "Waiting: %d reqs", "KV cache usage",
+                   "Using max model len", "with config:", "Chunked prefill is enabled with max_num_batched_tokens"):
+        assert formats.get(marker), (release, marker)
