@@ -114,8 +114,8 @@ def test_newer_release_than_the_data_is_checked_against_the_newest_and_says_so()
     assert not res.exact and res.release == RELEASES[-1]
     assert "refresh --vllm 0.99.0" in res.reason
     assert knowledge.for_version("0.11.2.post2").exact
-    rc = knowledge.for_version("0.32.0rc1")
-    assert not rc.exact and rc.release == "0.31.0"
+    rc = knowledge.for_version("0.32.0rc1")  # cut from the 0.32 branch: judged on 0.32.0, and not as exact
+    assert not rc.exact and rc.release == "0.32.0" and "pre-release" in rc.reason
 
 
 def test_the_docker_tag_is_overridden_by_the_server_release() -> None:
@@ -133,6 +133,8 @@ def test_the_docker_tag_is_overridden_by_the_server_release() -> None:
         pytest.param("0.33.0", Device("cuda", "NVIDIA A100-SXM4-80GB", 80 * GiB, (8, 0)), 2048, id="a100"),
         pytest.param("0.33.0", Device("cuda", "NVIDIA B200", 180 * GiB, (10, 0)), 16384, id="b200"),
         pytest.param("0.10.2", Device("cuda", "NVIDIA B200", 180 * GiB, (10, 0)), 8192, id="0.10.2-no-160-tier"),
+        pytest.param("0.27.1", Device("cuda", "NVIDIA B200", 180 * GiB, (10, 0)), 8192, id="0.27.1-no-160-tier"),
+        pytest.param("0.28.0", Device("cuda", "NVIDIA B200", 180 * GiB, (10, 0)), 16384, id="0.28.0-160-tier"),
         pytest.param("0.33.0", Device("cuda", "NVIDIA L4", 24 * GiB, (8, 9)), 2048, id="l4"),
         pytest.param("0.31.0", Device("cpu", world_size=2), 4096, id="cpu-world-2"),
         pytest.param("0.10.2", Device("cpu"), 2048, id="0.10.2-cpu"),

@@ -317,10 +317,12 @@ MRV2_POOLING = FailureMode(
     id="mrv2-pooling-task",
     title="Model Runner V2 refuses the pooling task this model selects",
     mechanism=(
-        "From vLLM 0.33 the GPU worker uses Model Runner V2 by default (Triton present, VLLM_USE_V2_MODEL_RUNNER "
-        "unset); its PoolingRunner supports only some pooling tasks (embed, classify, token_embed, token_classify "
-        "in 0.33.0) and refuses the start of a model that selects another one ('Model Runner V2 supports pooling "
-        "tasks …, but this model selects …', vllm/v1/worker/gpu/pool/pooling_runner.py of 0.33.0)."
+        "Model Runner V2 is the GPU worker's default when Triton is present and VLLM_USE_V2_MODEL_RUNNER is unset "
+        "(VllmConfig.use_v2_model_runner, read in 0.32.0 and 0.33.0); its PoolingRunner supports only some "
+        "pooling tasks (embed, classify, token_embed, token_classify in 0.33.0) and refuses the start of a model "
+        "that selects another one ('Model Runner V2 supports pooling tasks …, but this model selects …', "
+        "vllm/v1/worker/gpu/pool/pooling_runner.py). The refusal is in every release's source from 0.27.0 "
+        "(triage/vllm/knowledge), not new in 0.33."
     ),
     refs=("vllm#50661",),
     evidence={

@@ -164,9 +164,16 @@ def _pooling_defaults(root: Path) -> dict:
             out["_file"] = where
             continue
         from vllm.engine.arg_utils import EngineArgs
-        fn = getattr(EngineArgs, "_set_default_args_v1", None) or getattr(EngineArgs, "_set_default_args", None)
         hf = types.SimpleNamespace(is_causal=attn == "decoder")
-        mc = types.SimpleNamespace(runner_type="pooling", pooler_config=pooler, hf_config=hf, attn_type=attn)
+        mc = types.SimpleNamespace(runner_type="pooling", pooler_config=pooler, hf_config=hf, attn_type=attn,
+                                   is_hybrid=False)
+        getter = getattr(EngineArgs, "get_chunked_prefill_prefix_caching_defaults", None)  # 0.11.1, 0.11.2
+        if getter is not None:
+            chunked_on, prefix_on = getter(mc)
+            out[case] = {"chunked_prefill": bool(chunked_on), "prefix_caching": bool(prefix_on)}
+            out["_file"] = "vllm/engine/arg_utils.py"
+            continue
+        fn = getattr(EngineArgs, "_set_default_args_v1", None) or getattr(EngineArgs, "_set_default_args", None)
         me = types.SimpleNamespace(enable_chunked_prefill=None, enable_prefix_caching=None)
         try:
             fn(me, None, mc)
