@@ -54,6 +54,12 @@ TEXTS = [
     "Falling back to torch.float16",
     "Bfloat16 is only supported on GPUs with compute capability of at least 8.0",
     "Downcasting torch.float32 to torch.bfloat16.",
+    # vLLM 0.33.0's start-up refusals, the release's own words (tests/fixtures/source/0.33.0-refusals/)
+    'ValueError: kv_cache_dtype="float16" is incompatible with dtype="bfloat16". Please set `--kv-cache-dtype` to '
+    "`auto` or `bfloat16`.",
+    "ValueError: Model Runner V2 supports pooling tasks ['classify', 'embed', 'embed&token_classify', "
+    "'token_classify', 'token_embed'], but this model selects 'score' from ['score']. Set "
+    "VLLM_USE_V2_MODEL_RUNNER=0 to use this model.",
     "non-default args: {'model': 'm', 'max_model_len': 512, 'api_key': 'x'}",
     "Initializing a V1 LLM engine (v0.31.0) with config: model='m', dtype=torch.float32, max_seq_len=512, "
     "device_config=cpu, enable_prefix_caching=False, enable_chunked_prefill=True",

@@ -102,7 +102,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from triage.catalogue.versions import parse_version
+    from triage.versions import parse_version
     from triage.vllm.knowledge import build, changes
     from triage.vllm.knowledge.store import known_releases, load_data, materialize
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from triage.catalogue.versions import Version, parse_version
+from triage.versions import Version, parse_version
 from triage.vllm.knowledge.store import known_releases, materialize
 
 

@@ -137,7 +137,7 @@ def extract(release: str, *, python: str | None = None, progress: Progress = pri
 
 def add(snapshots: dict[str, dict], data_path: Path = DATA) -> dict:
     """Fold full snapshots into the stored base + changes (releases in version order)."""
-    from triage.catalogue.versions import parse_version
+    from triage.versions import parse_version
 
     data = load_data(data_path) if data_path.exists() else None
     full = {r: materialize(r, data) for r in known_releases(data)} if data else {}
