@@ -465,10 +465,11 @@ class ProbeClient:
         ex.elapsed_s = round(time.monotonic() - t, 4)
         return ex
 
-    async def embed_isolated(self, body: dict[str, Any], timeout_s: float) -> Exchange:
-        """POST /v1/embeddings on a connection of its own: cancelling this coroutine aborts it."""
+    async def embed_isolated(self, body: dict[str, Any], timeout_s: float, path: str = EMBEDDINGS_PATH) -> Exchange:
+        """POST /v1/embeddings (or another pooling path: /rerank, /score) on a connection of its own: cancelling
+        this coroutine aborts it."""
         async with self.new_client(timeout_s) as c:
-            return await self.call("POST", EMBEDDINGS_PATH, body, client=c, timeout_s=timeout_s)
+            return await self.call("POST", path, body, client=c, timeout_s=timeout_s)
 
     async def embed(self, body: dict[str, Any], path: str = EMBEDDINGS_PATH,
                     timeout_s: float | None = None) -> Exchange:

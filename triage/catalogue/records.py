@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange
@@ -253,7 +254,8 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 MODES: dict[str, FailureMode] = {
     m.id: m
     for m in (POOLING_LIVELOCK, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL, UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD,
-              *VECTOR_MODES, *STARTUP_MODES)  # STARTUP_MODES: triage/catalogue/startup.py (issue 14)
+              *VECTOR_MODES, *STARTUP_MODES,  # STARTUP_MODES: triage/catalogue/startup.py (issue 14)
+              *RERANK_MODES)  # triage/catalogue/rerank.py (issue 25)
 }
 _BY_CHECK: dict[str, str] = {c: m.id for m in MODES.values() for c in m.findings}
 

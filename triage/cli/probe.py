@@ -18,6 +18,7 @@ from triage.cli import (
 from triage.findings import Status, reaches
 from triage.probes import (
     HANG_REASON,
+    PROBE_SETS,
     SETS,
     HangNotAllowed,
     ProbeEvent,
@@ -104,9 +105,10 @@ def to_text(result: ProbeRunResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     sets = resolve_sets(args.sets or ["conformance"])
-    if "seed" in sets and not args.allow_hang:
+    hangs = [p.id for p in PROBE_SETS if p.can_hang]  # seed, rerank-seed
+    if any(s in hangs for s in sets) and not args.allow_hang:
         if args.sets and "all" in args.sets and len(sets) > 1:
-            sets = [s for s in sets if s != "seed"]
+            sets = [s for s in sets if s not in hangs]
             print(f"skipping the seed matrix: {HANG_REASON}", file=sys.stderr)
         else:
             print(f"refusing to run the seed matrix: {HANG_REASON}", file=sys.stderr)

@@ -14,7 +14,10 @@ from triage.lab.errors import LabError
 from triage.lab.install import is_installed
 from triage.lab.paths import lab_dir, models_dir, venv_python
 
-MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", "slow-qwen3")
+from triage.lab.rerank_models import BUILD_CROSS_ENCODER, BUILD_QWEN3_RERANKER, RANKING_CASES
+
+RERANKER_NAMES = ("tiny-qwen3-reranker", "tiny-cross-encoder")  # issue 25: served without --convert embed
+MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", "slow-qwen3", *RERANKER_NAMES)
 
 # head_dim 32: the CPU attention backend supports 32/64/80/…; 16 crashes at the first request.
 _BUILD = r'''
@@ -114,12 +117,19 @@ def model_path(name: str, version: str | None = None) -> Path:
     if not (out / "config.json").exists() or not (out / ".built").exists():
         py = _builder_python(version)
         argv = ([py, "-c", _BUILD_BIGVOCAB, str(out), str(BIGVOCAB_SIZE)] if name == "tiny-qwen3-bigvocab"
+                else [py, "-c", BUILD_QWEN3_RERANKER, str(out), json.dumps(RANKING_CASES)]
+                if name == "tiny-qwen3-reranker"
+                else [py, "-c", BUILD_CROSS_ENCODER, str(out)] if name == "tiny-cross-encoder"
                 else [py, "-c", _BUILD, str(out), "0", json.dumps(SLOW_QWEN3_SIZE)] if name == "slow-qwen3"
                 else [py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"])
         r = subprocess.run(argv, capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
         if r.returncode != 0:
             raise LabError(f"building {name} failed: {r.stderr.strip()[-1500:]}")
-        (out / ".built").write_text(json.dumps({"parameters": int(r.stdout.strip().splitlines()[-1])}))
+        last = r.stdout.strip().splitlines()[-1]
+        built = json.loads(last) if last.startswith("{") else {"parameters": int(last)}
+        if built.get("ranking") == "failed":
+            raise LabError(f"building {name}: the constructed ranking did not hold in transformers: {built}")
+        (out / ".built").write_text(json.dumps(built))
     return out
 
 

@@ -36,3 +36,27 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
 # Always given unless the caller's extra args override them (the CPU backend needs a KV size).
 BASE_ARGS = ["--runner", "pooling", "--kv-cache-memory-bytes", "67108864", "--enforce-eager"]
 CONVERT_EMBED = ["--convert", "embed"]  # for the causal tiny Qwen3 models
+
+# Rerankers (issue 25). The Qwen3-Reranker model card's overrides; read in vLLM 0.31.0/0.32.0
+# (vllm/model_executor/models/config.py Qwen3ForSequenceClassificationConfig: is_original_qwen3_reranker
+# switches the score head to the "yes" - "no" logits of classifier_from_token, method from_2_way_softmax).
+QWEN3_RERANKER_OVERRIDES = ('{"architectures": ["Qwen3ForSequenceClassification"], '
+                            '"classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true}')
+_LIVELOCK_LENGTHS = ["--max-model-len", "256", "--max-num-batched-tokens", "128", "--enable-chunked-prefill"]
+PROFILES.update({p.name: p for p in [
+    Profile("rerank", "tiny Qwen3 reranker with the model card's --hf-overrides (Qwen3ForSequenceClassification, "
+            "classifier_from_token [no, yes], is_original_qwen3_reranker), and the livelock profile's lengths "
+            "(max_model_len 256, budget 128, chunked prefill): scores rank; a query+document pair truncated to "
+            "256 tokens reaches #55427 on <= 0.31.0.",
+            ["--hf-overrides", QWEN3_RERANKER_OVERRIDES, *_LIVELOCK_LENGTHS], model="tiny-qwen3-reranker"),
+    Profile("rerank-no-overrides", "tiny Qwen3 reranker served as its checkpoint says (Qwen3ForCausalLM, "
+            "--runner pooling, no --hf-overrides): vLLM resolves --convert auto to embed; /score and /rerank "
+            "answer 200 with cosine similarities of last-token states that do not rank.",
+            ["--max-model-len", "256"], model="tiny-qwen3-reranker"),
+    Profile("rerank-convert-classify", "tiny Qwen3 reranker with --convert classify and no overrides: a "
+            "sequence-classification head the checkpoint does not have (vllm#43062).",
+            ["--convert", "classify", "--max-model-len", "256"], model="tiny-qwen3-reranker"),
+    Profile("cross-encoder", "tiny BERT cross-encoder (BertForSequenceClassification, num_labels 1, random "
+            "weights): a classifier head in the checkpoint, served as is.",
+            ["--max-model-len", "256"], model="tiny-cross-encoder"),
+]})

@@ -21,7 +21,7 @@ import httpx
 
 from triage.lab.errors import LabError
 from triage.lab.install import is_installed
-from triage.lab.models import model_path
+from triage.lab.models import RERANKER_NAMES, model_path
 from triage.lab.paths import logs_dir, state_dir, venv_dir
 from triage.lab.profiles import BASE_ARGS, CONVERT_EMBED, PROFILES
 
@@ -151,7 +151,7 @@ def build_command(version: str, model: str, profile: str, port: int, extra_args:
     prof = PROFILES[profile]
     mpath = str(model_path(model, version))
     args = list(BASE_ARGS)
-    if model != "minilm":
+    if model != "minilm" and model not in RERANKER_NAMES:  # rerankers: the profile says how they are served
         args += CONVERT_EMBED
     args += prof.args
     # extra args come last; vLLM's argparse keeps the last value of a repeated flag

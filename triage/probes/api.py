@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK
 from triage.findings import Finding, Status
-from triage.probes import clients, conformance, seed, throughput, vectors
+from triage.probes import clients, conformance, rerank, seed, throughput, vectors
 from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.runner import EventSink, MonitorConfig, ProbeEvent, ProbeOutcome
@@ -27,7 +27,7 @@ from triage.target import Target
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
     from triage.store import Store
 
-SETS = ("seed", "conformance", "throughput", "vectors", "clients")
+SETS = ("seed", "conformance", "throughput", "vectors", "clients", "rerank", "rerank-seed")
 DEFAULT_SETS = ("conformance",)
 HANG_REASON = (f"the seed matrix sends requests that livelock vLLM {POOLING_LIVELOCK.affected_text} "
                f"({POOLING_LIVELOCK.refs[0]}): each hang holds "
@@ -35,7 +35,7 @@ HANG_REASON = (f"the seed matrix sends requests that livelock vLLM {POOLING_LIVE
                "Run it only against a server you may disturb, and pass --allow-hang (allow_hang=True).")
 _SET_RUNNERS: dict[str, Callable[..., AsyncIterator[ProbeOutcome | Finding]]] = {
     "seed": seed.run, "conformance": conformance.run, "throughput": throughput.run,
-    "vectors": vectors.run, "clients": clients.run}
+    "vectors": vectors.run, "clients": clients.run, "rerank": rerank.run, "rerank-seed": rerank.run_seed}
 
 
 
@@ -60,6 +60,12 @@ PROBE_SETS: tuple[ProbeSet, ...] = (
              "Are the vectors the model's: dimensions, norms, determinism, batching, pooling, reference vectors."),
     ProbeSet("clients", "Client libraries", False, False,
              "The server through the OpenAI SDK, LangChain and LiteLLM: each vector against a plain request's."),
+    ProbeSet("rerank", "Reranking (/score, /rerank)", False, False,  # issue 25: for reranker deployments
+             "/score and /rerank: paths, shapes, top_n, long documents and truncation, the task that scores, a "
+             "ranking sanity check, and the Cohere SDK / LangChain CohereRerank against the server."),
+    ProbeSet("rerank-seed", "Rerank livelock (#55427 through /rerank)", False, True,
+             "[SHORT, LONG] documents through /rerank with truncate_prompt_tokens = max_model_len, -1 and "
+             f"max_model_len - 1 ({POOLING_LIVELOCK.refs[0]}): on an affected server this hangs until aborted."),
     ProbeSet("seed", "Seed matrix (livelock reproduction)", False, True,
              "[SHORT] · [LONG] · [LONG, SHORT] · [SHORT, LONG] with a prompt of exactly max_model_len tokens "
              f"({POOLING_LIVELOCK.refs[0]}). On an affected server this hangs the engine until the probe aborts it."),
@@ -156,7 +162,7 @@ async def run_probes_async(spec: Target, sets: str | Iterable[str] | None = DEFA
                            on_event: EventSink | None = None, *, scrape_s: float = 0.5,
                            only: Iterable[str] | None = None) -> ProbeRunResult:
     names = resolve_sets(sets)
-    if "seed" in names and not allow_hang:
+    if any(p.can_hang and p.id in names for p in PROBE_SETS) and not allow_hang:
         raise HangNotAllowed(HANG_REASON)
     emit = on_event or (lambda e: None)
     cfg = MonitorConfig(stall_s=stall_s, deadline_s=deadline_s, scrape_s=scrape_s)

@@ -51,3 +51,13 @@ class ProbeContext:
     async def monitored(self, probe: str, set_name: str, bodies: list[dict[str, Any]],
                         description: str = "") -> ProbeOutcome:
         return await observe(self.pc, probe, set_name, bodies, self.cfg, self.short_body, self.on_event, description)
+
+    def rerank_short_body(self) -> dict[str, Any]:
+        return {"model": self.model, "query": self.short(), "documents": [self.short()]}
+
+    async def monitored_path(self, probe: str, set_name: str, bodies: list[dict[str, Any]], description: str,
+                             path: str) -> ProbeOutcome:
+        """As ``monitored`` on another pooling path (/rerank, /score: the recovery request goes there too)."""
+        short = self.short_body if path.endswith("embeddings") else self.rerank_short_body
+        return await observe(self.pc, probe, set_name, bodies, self.cfg, short, self.on_event, description,
+                             path=path)

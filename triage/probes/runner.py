@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from triage.client import Exchange, ProbeClient, trim_for_storage
+from triage.client import EMBEDDINGS_PATH, Exchange, ProbeClient, trim_for_storage
 from triage.sample import EngineSample
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
 from triage.vllm.metrics import MetricsPage
@@ -157,7 +157,8 @@ async def wait_idle(pc: ProbeClient, within_s: float) -> tuple[Optional[EngineSa
 
 
 async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short_body: dict[str, Any],
-                          timeout_s: float, ours: int = 1, busy_at_verdict: float | None = None) -> dict[str, Any]:
+                          timeout_s: float, ours: int = 1, busy_at_verdict: float | None = None,
+                          path: str = EMBEDDINGS_PATH) -> dict[str, Any]:
     """After an abort: poll until running == waiting == 0, then a salted SHORT must answer 200.
 
     On a shared server another client's request may still be in the engine: when the gauges
@@ -178,7 +179,7 @@ async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short
             if busy_at_verdict is not None and busy_at_verdict - left >= ours and s.ts - aborted_at_s > 3.0:
                 break  # ours are gone; the rest is another client's
         await asyncio.sleep(0.25)
-    ex = await pc.embed(short_body, timeout_s=max(2.0, end - time.monotonic()))
+    ex = await pc.embed(short_body, path=path, timeout_s=max(2.0, end - time.monotonic()))
     now = round(time.monotonic() - t0, 3)
     others = None
     if gauges_zero_at is None and polls and busy_at_verdict is not None:
@@ -196,8 +197,11 @@ async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short
 
 async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[str, Any]], cfg: MonitorConfig,
                   short_body: Callable[[], dict[str, Any]], on_event: EventSink | None = None,
-                  description: str = "", recover: bool = True) -> ProbeOutcome:
-    """Send bodies concurrently and watch /metrics until they answer, stall, or pass the deadline."""
+                  description: str = "", recover: bool = True, path: str = EMBEDDINGS_PATH) -> ProbeOutcome:
+    """Send bodies concurrently and watch /metrics until they answer, stall, or pass the deadline.
+
+    ``path``: the pooling endpoint the bodies (and the recovery request) go to; /rerank and /score run on
+    the same pooling runner as /v1/embeddings (issue 25)."""
     emit = on_event or (lambda e: None)
     baseline, idle_at_start = await wait_idle(pc, cfg.idle_wait_s)
     det = StallDetector(cfg.stall_s, learn_steps=True)
@@ -208,7 +212,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         det.update(baseline)
     det.note_sent(0.0)
     emit(ProbeEvent("probe-started", probe, {"set": set_name, "description": description, "n_requests": len(bodies)}))
-    tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5)) for b in bodies]
+    tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5, path)) for b in bodies]
     pending: set[asyncio.Task[Exchange]] = set(tasks)
     verdict: Optional[str] = None
     verdict_at: Optional[float] = None
@@ -260,7 +264,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
             # step ends: wait up to three expected steps, never past the probe's deadline
             step = (stall_evidence or {}).get("expected_step_s")
             rt = max(cfg.recovery_timeout_s, min(3 * step, cfg.deadline_s)) if step else cfg.recovery_timeout_s
-            recovery = await verify_recovery(pc, t0, aborted_at, short_body(), rt, ours, busy)
+            recovery = await verify_recovery(pc, t0, aborted_at, short_body(), rt, ours, busy, path)
     finished = [t.result() for t in tasks if t.done() and not t.cancelled()]
     duration = round(time.monotonic() - t0, 3)
     if verdict is None:
@@ -275,7 +279,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
                        time_to_verdict_s=verdict_at, http_status=status,
                        samples=[x.probe_row(x.ts) for x in samples], recovery=recovery,
                        extra=extra, exchanges=finished,
-                       request={"method": "POST", "path": "/v1/embeddings", "concurrency": len(bodies),
+                       request={"method": "POST", "path": path, "concurrency": len(bodies),
                                 "body": trim_for_storage(bodies[0]) if bodies else None},
                        response=_response(finished))
     emit(ProbeEvent("verdict", probe, {"outcome": out.outcome, "time_to_verdict_s": out.time_to_verdict_s,

@@ -1,0 +1,191 @@
+"""The rerank set (safe, bounded) and the rerank-seed set (opt-in: can hang <= 0.31.0): rerankers and /score.
+
+rerank: which of /rerank, /v1/rerank, /v2/rerank, /score answer; /rerank's shape; /score vs /rerank on
+the same pairs; top_n; a document longer than max_model_len with and without truncation (the truncated
+one at max_model_len - 1, under watch); which pooling task scores the pairs (classifier or embedding
+cosine, from /v1/embeddings and /classify); the ranking sanity check on RANKING_CASES (the relevant
+document first, by a margin; "unknown" on random weights); the reranker template warning from the
+start-up log; then real client libraries (triage/probes/rerank_clients.py).
+rerank-seed: [SHORT, LONG] documents through /rerank with truncate_prompt_tokens = max_model_len, and
+-1, and the workaround max_model_len - 1, under watch, always aborted and checked for recovery (#55427's
+reach to scoring, issue 25). Verdicts: triage/probes/rerank_checks.py; wording: triage/catalogue/rerank.py.
+"""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import json
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any, Optional
+
+from triage.catalogue import get
+from triage.client import Exchange
+from triage.findings import Finding, Status
+from triage.lab.rerank_models import CONSTRUCTED_MARKER_KEY, RANKING_CASES
+from triage.probes import rerank_checks as rc
+from triage.probes.context import ProbeContext
+from triage.probes.runner import ProbeOutcome
+
+SET = "rerank"
+SEED_SET = "rerank-seed"
+RERANK_PATH = "/rerank"
+QUERY = "how do I reset a forgotten password"
+DOCS = ("bake bread with two cups of flour", "reset a forgotten password from the login page",
+        "the stock market fell sharply today")
+
+
+def _want(name: str, only: Iterable[str] | None) -> bool:
+    pats = list(only or [])
+    return not pats or any(fnmatch.fnmatch(name, p) for p in pats)
+
+
+def _outcome(probe: str, exchanges: list[Exchange], f: Finding, set_name: str = SET) -> ProbeOutcome:
+    from triage.probes.conformance import as_outcome
+    return dataclasses.replace(as_outcome(probe, exchanges, f), set=set_name)
+
+
+def model_files(root: Optional[str]) -> tuple[list[str], Optional[str]]:
+    """(architectures from config.json, why the ranking is unknown) for a readable model directory."""
+    if not root or not (Path(root) / "config.json").exists():
+        return [], None
+    try:
+        arch = json.loads((Path(root) / "config.json").read_text()).get("architectures") or []
+    except (OSError, ValueError):
+        arch = []
+    marker = Path(root) / ".built"
+    why = None
+    if marker.exists():
+        try:
+            built = json.loads(marker.read_text() or "{}")
+        except ValueError:
+            built = {}
+        if built.get(CONSTRUCTED_MARKER_KEY) != "constructed":
+            why = f"{root} was built by `triage lab models` with random weights (seed 0)"
+    return [str(a) for a in arch], why
+
+
+def rerank_body(ctx: ProbeContext, query: str, documents: list[str], **params: Any) -> dict[str, Any]:
+    return {"model": ctx.model, "query": query, "documents": documents,
+            **{k: v for k, v in params.items() if v is not None}}
+
+
+def _supported_tasks_from_log(ctx: ProbeContext) -> tuple[Optional[list[str]], str]:
+    """'Supported tasks: [...]' and the whole start-up log text of a lab server (or the given log)."""
+    from triage.probes.vectors import SERVER_LOG_ENV, _evidence, _lab_log
+    import os
+    from triage.vllm import logformats as lf
+    text = _evidence().log_text
+    if not text:
+        path = os.environ.get(SERVER_LOG_ENV) or _lab_log(ctx.pc.url)
+        try:
+            text = Path(path).read_text(errors="replace") if path else ""
+        except OSError:
+            text = ""
+    m = lf.SUPPORTED_TASKS_RE.search(text or "")
+    tasks = [t.strip().strip("'\"") for t in m.group("tasks").split(",") if t.strip()] if m else None
+    return tasks, text or ""
+
+
+async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
+    pc, mml = ctx.pc, ctx.max_model_len
+    docs = list(DOCS)
+    base = rerank_body(ctx, QUERY, docs)
+
+    async def post(path: str, body: dict[str, Any]) -> Exchange:
+        return await pc.call("POST", path, body, timeout_s=ctx.cfg.deadline_s)
+
+    full = await post(RERANK_PATH, base)
+    if _want("rerank-paths", only):
+        exs = {RERANK_PATH: full}
+        for p in ("/v1/rerank", "/v2/rerank"):
+            exs[p] = await post(p, base)
+        exs["/score"] = await post("/score", {"model": ctx.model, "queries": QUERY, "documents": docs})
+        f = rc.check_paths(exs, pc.url)
+        yield _outcome("rerank-paths", list(exs.values()), f)
+        yield f
+        if f.status == Status.FAIL:
+            return
+    if _want("rerank-shape", only):
+        f = rc.check_rerank_shape(full, docs)
+        yield _outcome("rerank-shape", [full], f)
+        yield f
+    if _want("score-shape", only):
+        sx = await post("/score", {"model": ctx.model, "queries": QUERY, "documents": docs})
+        f = rc.check_score_consistent(sx, full)
+        yield _outcome("score-shape", [sx, full], f)
+        yield f
+    if _want("rerank-top-n", only):
+        tx = await post(RERANK_PATH, {**base, "top_n": 1})
+        f = rc.check_top_n(tx, full, 1)
+        yield _outcome("rerank-top-n", [tx], f)
+        yield f
+    if _want("rerank-long-document", only):
+        lt = await ctx.long()
+        plain = await post(RERANK_PATH, rerank_body(ctx, QUERY, [docs[1], lt.text]))
+        body = rerank_body(ctx, QUERY, [docs[1], lt.text], truncate_prompt_tokens=mml - 1)  # never the #55427 length
+        watched = await ctx.monitored_path("rerank-long-document", SET, [body], f"[SHORT, LONG] documents, "
+                                           f"truncate_prompt_tokens {mml - 1}", RERANK_PATH)
+        truncated = watched.exchanges[0] if watched.exchanges else Exchange("POST", RERANK_PATH, body,
+                                                                             error=f"outcome {watched.outcome}")
+        f = rc.check_long_document(plain, truncated, mml, mml - 1)
+        yield dataclasses.replace(watched, description=f.title)
+        yield f
+    arch, untrained = model_files(ctx.model_root)
+    tasks, log_text = _supported_tasks_from_log(ctx)
+    served_ok: Optional[bool] = None
+    if _want("rerank-served-task", only):
+        ex_e = await post("/v1/embeddings", {"model": ctx.model, "input": [QUERY]})
+        ex_c = await post("/classify", {"model": ctx.model, "input": [QUERY]})
+        f = rc.check_served_task(ex_e, ex_c, ctx.model, arch, tasks)
+        served_ok = f.status != Status.FAIL
+        yield _outcome("rerank-served-task", [ex_e, ex_c], f)
+        yield f
+    if _want("rerank-ranking", only):
+        cases, exs = [], []
+        for query, relevant, others in RANKING_CASES:
+            documents = [relevant, *others]
+            ex = await post(RERANK_PATH, rerank_body(ctx, query, documents))
+            exs.append(ex)
+            sc = rc.rerank_scores(ex)
+            cases.append({"query": query, "documents": documents,
+                          "scores": [sc[i] for i in range(len(documents))] if sc and len(sc) == len(documents)
+                          else None, "error": None if ex.ok else f"HTTP {ex.status or ex.error} "
+                          f"{ex.error_message()[:200]}"})
+        f = rc.check_ranking(cases, untrained, served_ok)
+        if f.status == Status.FAIL:
+            f = dataclasses.replace(f, fix=get("reranker-overrides-missing").fix({"model": ctx.model}))
+        yield _outcome("rerank-ranking", exs, f)
+        yield f
+    if _want("rerank-template", only):
+        mode = get("reranker-template-missing")
+        hit = "without a --chat-template" in log_text
+        if log_text:
+            yield Finding("rerank-template", Status.WARN if hit else Status.PASS,
+                          mode.title if hit else "no reranker-template warning in the start-up log",
+                          {"failure_mode": mode.id, "source": "start-up log"}, mode.fix() if hit else "",
+                          list(mode.refs), mode.mechanism if hit else "")
+    from triage.probes import rerank_clients
+    async for item in rerank_clients.run(ctx, only, full):
+        yield item
+
+
+async def run_seed(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
+    """[SHORT, LONG] documents through /rerank at max_model_len, -1 and max_model_len - 1 (may hang <= 0.31.0)."""
+    from triage.probes.seed import seed_findings
+    mml = ctx.max_model_len
+    outcomes = []
+    for trunc in (mml, -1, mml - 1):
+        name = f"rerank-seed-short-long-t{trunc}"
+        if not _want(name, only):
+            continue
+        lt = await ctx.long()
+        body = rerank_body(ctx, ctx.short(), [ctx.short(), lt.text], truncate_prompt_tokens=trunc)
+        out = await ctx.monitored_path(name, SEED_SET, [body], f"/rerank [SHORT, LONG] documents "
+                                       f"truncate_prompt_tokens={trunc}", RERANK_PATH)
+        out.extra.update({"inputs": ["SHORT", "LONG"], "truncate_prompt_tokens": trunc, "concurrency": 1,
+                          "input_tokens_before_truncation": [None, lt.token_count], "path": RERANK_PATH})
+        outcomes.append(out)
+        yield out
+    for f in seed_findings(outcomes, mml, ctx.vllm_version):
+        yield dataclasses.replace(f, evidence={**f.evidence, "path": RERANK_PATH})

@@ -1,0 +1,206 @@
+"""Pure verdicts of the rerank set: recorded /rerank, /score, /v1/embeddings exchanges in, a Finding out.
+
+Wording, refs and fixes are the catalogue's (triage/catalogue/rerank.py). The ranking check's evidence
+carries ``cases: [{"query", "documents", "scores", "expected_order", "served_order"}]`` so the dashboard
+can draw scores per document with the expected order beside the served one.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from triage.catalogue import get
+from triage.catalogue.model import FailureMode
+from triage.client import Exchange
+from triage.findings import Finding, Status
+
+FLAT_SPREAD = 0.05  # max - min score of a case whose one document repeats the query's words: below = no ranking
+CONSISTENT_TOL = 1e-3  # /score vs /rerank for the same pair
+
+
+def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
+             cfg: Optional[dict[str, Any]] = None) -> Finding:
+    bad = status in (Status.FAIL, Status.WARN)
+    return Finding(check, status, title, {**evidence, "failure_mode": mode.id, "source": "live probe"},
+                   mode.fix(cfg or {}) if bad else "", list(mode.refs), mode.mechanism if bad else "")
+
+
+def rerank_scores(ex: Exchange) -> Optional[dict[int, float]]:
+    """{input index: relevance_score} from a /rerank answer, or None when it is not one."""
+    res = ex.body.get("results") if ex.ok and isinstance(ex.body, dict) else None
+    if not isinstance(res, list):
+        return None
+    out: dict[int, float] = {}
+    for r in res:
+        if not isinstance(r, dict) or not isinstance(r.get("index"), int) or \
+                not isinstance(r.get("relevance_score"), (int, float)):
+            return None
+        out[r["index"]] = float(r["relevance_score"])
+    return out
+
+
+def score_scores(ex: Exchange) -> Optional[list[float]]:
+    """/score's data as a list in input order, or None when it is not a score answer."""
+    data = ex.body.get("data") if ex.ok and isinstance(ex.body, dict) else None
+    if not isinstance(data, list) or not all(isinstance(d, dict) and isinstance(d.get("score"), (int, float))
+                                             for d in data):
+        return None
+    return [float(d["score"]) for d in sorted(data, key=lambda d: d.get("index", 0))]
+
+
+def check_paths(exs: dict[str, Exchange], base: str) -> Finding:
+    """Which of /rerank, /v1/rerank, /v2/rerank, /score answer a valid request (one finding for all)."""
+    mode = get("rerank-api-contract")
+    status = {p: x.status for p, x in exs.items()}
+    ok = [p for p, x in exs.items() if x.ok]
+    ev = {"status": status, "answers": {p: x.error_message()[:200] for p, x in exs.items() if not x.ok}}
+    if not ok:
+        msgs = " ".join(x.error_message() for x in exs.values()).lower()
+        why = ("the server has no score task (not a reranker or embedding deployment)"
+               if "does not support" in msgs or "not found" in msgs else "every reranking path failed")
+        return _finding("rerank-paths", mode, Status.FAIL, f"no reranking endpoint answered: {why} ({status})",
+                        ev, {"base": base})
+    missing = [p for p in exs if p not in ok]
+    if missing:
+        return _finding("rerank-paths", mode, Status.WARN, f"{', '.join(missing)} did not answer 200 ({status}): "
+                        "clients configured with those paths fail", ev, {"base": base})
+    return _finding("rerank-paths", mode, Status.PASS, f"{', '.join(ok)} all answer 200", ev)
+
+
+def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
+    mode = get("rerank-api-contract")
+    ev = {"exchange": ex.to_dict()}
+    if not ex.ok:
+        return _finding("rerank-shape", mode, Status.ERROR, f"/rerank failed: HTTP {ex.status or ex.error} "
+                        f"{ex.error_message()[:200]}", ev)
+    res = ex.body.get("results") if isinstance(ex.body, dict) else None
+    scores = rerank_scores(ex)
+    problems = []
+    if scores is None or not isinstance(res, list):
+        problems.append("no results[{index, relevance_score}]")
+    else:
+        if sorted(scores) != list(range(len(documents))):
+            problems.append(f"indices {sorted(scores)} are not the {len(documents)} inputs'")
+        ordered = [float(r["relevance_score"]) for r in res]
+        if ordered != sorted(ordered, reverse=True):
+            problems.append("results are not sorted by relevance_score")
+        for r in res:
+            text = (r.get("document") or {}).get("text") if isinstance(r.get("document"), dict) else None
+            if text is not None and 0 <= r["index"] < len(documents) and text != documents[r["index"]]:
+                problems.append(f"results[index={r['index']}].document is not that input")
+                break
+    if problems:
+        return _finding("rerank-shape", mode, Status.FAIL, "/rerank answer: " + "; ".join(problems), ev)
+    return _finding("rerank-shape", mode, Status.PASS, f"/rerank: {len(documents)} results, sorted by "
+                    "relevance_score, each with its input index and text", ev)
+
+
+def check_score_consistent(score_ex: Exchange, rerank_ex: Exchange) -> Finding:
+    """/score must give each pair the score /rerank gives it, in input order."""
+    mode = get("rerank-api-contract")
+    ev = {"score": score_ex.to_dict(), "rerank_scores": rerank_scores(rerank_ex)}
+    s, r = score_scores(score_ex), rerank_scores(rerank_ex)
+    if s is None or r is None:
+        bad = score_ex if s is None else rerank_ex
+        return _finding("score-shape", mode, Status.ERROR, f"{bad.path} gave no scores: HTTP {bad.status or bad.error}"
+                        f" {bad.error_message()[:200]}", ev)
+    diff = max((abs(s[i] - r.get(i, float("nan"))) for i in range(len(s))), default=0.0)
+    if len(s) != len(r) or not diff <= CONSISTENT_TOL:
+        return _finding("score-shape", mode, Status.FAIL, f"/score and /rerank disagree on the same pairs "
+                        f"(max difference {diff:.4g})", {**ev, "max_difference": diff})
+    return _finding("score-shape", mode, Status.PASS, f"/score gives the same {len(s)} scores as /rerank, in input "
+                    "order", {**ev, "max_difference": diff})
+
+
+def check_top_n(ex: Exchange, full: Exchange, top_n: int) -> Finding:
+    mode = get("rerank-api-contract")
+    got, all_ = rerank_scores(ex), rerank_scores(full)
+    ev = {"top_n": top_n, "exchange": ex.to_dict()}
+    if got is None or all_ is None:
+        return _finding("rerank-top-n", mode, Status.ERROR, f"/rerank with top_n {top_n} failed: HTTP "
+                        f"{ex.status or ex.error} {ex.error_message()[:200]}", ev)
+    best = sorted(all_, key=lambda i: -all_[i])[:top_n]
+    if len(got) != top_n or list(got) != best:
+        return _finding("rerank-top-n", mode, Status.FAIL, f"top_n {top_n} returned {len(got)} results "
+                        f"({list(got)}; the best {top_n} are {best})", ev)
+    return _finding("rerank-top-n", mode, Status.PASS, f"top_n {top_n} returns the best {top_n} of "
+                    f"{len(all_)} (top_n 0 returns all)", ev)
+
+
+def check_long_document(plain: Exchange, truncated: Exchange, max_model_len: int, truncate: int) -> Finding:
+    """A document over max_model_len: 400 without truncation is vLLM's contract; truncation must answer."""
+    mode = get("rerank-long-document")
+    ev = {"without_truncation": plain.to_dict(), "truncated": truncated.to_dict(), "max_model_len": max_model_len,
+          "truncate_prompt_tokens": truncate}
+    cfg = {"max_model_len": max_model_len}
+    if not truncated.ok:
+        return _finding("rerank-long-document", mode, Status.FAIL, f"a long document with truncate_prompt_tokens "
+                        f"{truncate} still fails: HTTP {truncated.status or truncated.error} "
+                        f"{truncated.error_message()[:200]}", ev, cfg)
+    if plain.status == 400:
+        return _finding("rerank-long-document", mode, Status.WARN, "one document longer than max_model_len "
+                        f"({max_model_len}) fails the whole rerank request with 400; truncate_prompt_tokens "
+                        f"{truncate} answers 200: clients must truncate", ev, cfg)
+    return _finding("rerank-long-document", mode, Status.PASS, f"a long document answers "
+                    f"{plain.status} without truncation and 200 with truncate_prompt_tokens {truncate}", ev)
+
+
+def check_served_task(embed: Exchange, classify: Exchange, model: str, architectures: Sequence[str] | None,
+                      tasks_from_log: Optional[list[str]] = None) -> Finding:
+    """Which pooling task scores the pairs: a classifier (cross-encoder) or embedding cosine (bi-encoder)."""
+    mode = get("reranker-overrides-missing")
+    embeds = embed.ok or (tasks_from_log is not None and "embed" in tasks_from_log)
+    classifies = classify.ok or (tasks_from_log is not None and "classify" in tasks_from_log)
+    causal = any(a.endswith("ForCausalLM") for a in architectures or ())
+    named = "rerank" in model.lower()
+    ev = {"/v1/embeddings": embed.status, "/classify": classify.status, "supported_tasks_log": tasks_from_log,
+          "architectures": list(architectures or []), "model": model}
+    cfg = {"model": model}
+    if classifies:
+        return _finding("rerank-served-task", mode, Status.PASS, "pairs are scored by a classifier head "
+                        "(task classify: a cross-encoder)", ev)
+    if embeds and (named or causal and named):
+        return _finding("rerank-served-task", mode, Status.FAIL, f"{model} is served as an embedding model "
+                        "(task embed, /v1/embeddings answers): /score and /rerank return cosine similarities, not "
+                        "the reranker's relevance; its --hf-overrides are missing", ev, cfg)
+    if embeds:
+        return _finding("rerank-served-task", mode, Status.PASS, "pairs are scored as embedding cosine "
+                        "similarity (bi-encoder): right for an embedding model, not a cross-encoder's relevance", ev)
+    return _finding("rerank-served-task", mode, Status.UNKNOWN, "neither /v1/embeddings nor /classify answered: "
+                    "the scoring task is unknown", ev)
+
+
+def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_task_ok: Optional[bool]) -> Finding:
+    """The relevant document (index 0 of each case's documents) must come first, with a visible margin.
+
+    ``cases``: [{"query", "documents", "scores": [per document, input order] | None, "error"}]. ``untrained``:
+    why the model's answer is unknown (random weights), or None. ``served_task_ok`` False: scored by cosine.
+    """
+    mode = get("reranker-overrides-missing")
+    shown = []
+    for c in cases:
+        sc = c.get("scores")
+        served = sorted(range(len(sc)), key=lambda i: -sc[i]) if sc else []
+        shown.append({**c, "expected_order": [0] + [i for i in range(1, len(c["documents"]))],
+                      "served_order": served})
+    ev: dict[str, Any] = {"cases": shown, "flat_spread": FLAT_SPREAD}
+    failed = [c for c in shown if not c.get("scores")]
+    if failed:
+        return _finding("rerank-ranking", mode, Status.ERROR, f"ranking requests failed: {failed[0].get('error')}",
+                        ev)
+    if untrained:
+        return _finding("rerank-ranking", mode, Status.UNKNOWN, f"ranking not judged: {untrained}", ev)
+    first = [c["served_order"][0] == 0 for c in shown]
+    spreads = [max(c["scores"]) - min(c["scores"]) for c in shown]
+    ev.update(spreads=[round(s, 5) for s in spreads])
+    if all(first) and min(spreads) >= FLAT_SPREAD:
+        return _finding("rerank-ranking", mode, Status.PASS, f"the relevant document ranks first in all "
+                        f"{len(shown)} cases (score spread >= {min(spreads):.3f})", ev)
+    if all(first):
+        why = (f"all scores within {max(spreads):.3f} of each other: the server does not separate a document that "
+               "repeats the query's words from unrelated ones")
+    else:
+        why = f"the relevant document is not first in {first.count(False)} of {len(shown)} cases"
+    if served_task_ok is False:
+        why += " (scored as embedding cosine)"
+    return _finding("rerank-ranking", mode, Status.FAIL, f"scores do not rank: {why}", ev)

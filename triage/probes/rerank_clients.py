@@ -1,0 +1,128 @@
+"""Real reranking clients against the server, each checked against a plain /rerank of the same query and documents.
+
+Clients (requirements.txt): the Cohere SDK ``ClientV2(base_url=<server>).rerank`` (it POSTs /v2/rerank, the
+path vLLM serves for it) and LangChain's ``CohereRerank`` document compressor (langchain-cohere, the
+Cohere-style reranker LangChain users plug into a retriever; it calls the same SDK). A client passes when it
+returns every document with the plain request's scores and order. Like ``--set clients`` for embeddings
+(triage/probes/clients.py): the library's own HTTP stack, the request it sent recorded, a finding per client.
+Wording and fixes: triage/catalogue/rerank.py (rerank-api-contract).
+"""
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import time
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import httpx
+
+from triage.catalogue import get
+from triage.client import Exchange
+from triage.findings import Finding, Status
+from triage.probes.context import ProbeContext
+from triage.probes.rerank_checks import CONSISTENT_TOL, rerank_scores
+from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
+
+SET = "rerank"
+SNIPPETS = {
+    "rerank-client-cohere": "cohere.ClientV2(api_key=KEY, base_url='{base}').rerank(model='{model}', query=q, "
+                            "documents=docs, top_n=len(docs))",
+    "rerank-client-langchain": "CohereRerank(client=cohere.ClientV2(api_key=KEY, base_url='{base}'), model='{model}', "
+                               "top_n=len(docs)).compress_documents(docs, q)",
+}
+
+
+@dataclass
+class RerankResult:
+    """{input index: score} a client returned, the requests it sent, or its error."""
+
+    scores: dict[int, float] = field(default_factory=dict)
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    error: Optional[str] = None
+    status: Optional[int] = None
+
+
+def _http(res: RerankResult) -> httpx.Client:
+    def hook(req: httpx.Request) -> None:
+        try:
+            body = json.loads(req.content or b"{}")
+        except ValueError:
+            body = {}
+        res.sent.append({"url": str(req.url), "fields": sorted(body) if isinstance(body, dict) else None})
+    return httpx.Client(event_hooks={"request": [hook]}, timeout=60.0)
+
+
+def call(check: str, base: str, model: str, key: str, query: str, documents: list[str]) -> RerankResult:
+    """Run one client synchronously with its own library and collect {index: score} or the error."""
+    res = RerankResult()
+    http = _http(res)
+    try:
+        import cohere
+        client = cohere.ClientV2(api_key=key, base_url=base, httpx_client=http)
+        if check == "rerank-client-cohere":
+            r = client.rerank(model=model, query=query, documents=documents, top_n=len(documents))
+            res.scores = {int(x.index): float(x.relevance_score) for x in r.results}
+        else:
+            from langchain_cohere import CohereRerank
+            from langchain_core.documents import Document
+            rr = CohereRerank(client=client, model=model, top_n=len(documents), cohere_api_key=key)
+            out = rr.compress_documents([Document(page_content=d, metadata={"i": i})
+                                         for i, d in enumerate(documents)], query)
+            res.scores = {int(d.metadata["i"]): float(d.metadata["relevance_score"]) for d in out}
+    except ImportError as e:
+        res.error = f"not installed: {e}"
+    except Exception as e:  # a client's own exception types: the message is the evidence
+        res.status = getattr(e, "status_code", None)
+        res.error = f"{type(e).__name__}: {str(e)[:400]}"
+    finally:
+        http.close()
+    return res
+
+
+def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, model: str) -> Finding:
+    """The client's scores and order vs the plain /rerank's (pure: unit tests feed recorded values)."""
+    mode = get("rerank-api-contract")
+    client = "Cohere SDK ClientV2.rerank" if check == "rerank-client-cohere" else "LangChain CohereRerank"
+    ev: dict[str, Any] = {"client": client, "sent": res.sent[:3], "settings_to_copy": SNIPPETS[check].format(
+        base=base, model=model), "failure_mode": mode.id, "source": "client library", "plain_scores": plain,
+        "client_scores": res.scores}
+    if res.error and res.error.startswith("not installed"):
+        return Finding(check, Status.UNKNOWN, f"{client}: {res.error}", ev, "pip install -r requirements.txt",
+                       list(mode.refs))
+    if res.error:
+        return Finding(check, Status.FAIL, f"{client} against {base}: request failed: {res.error[:200]}",
+                       {**ev, "error": res.error, "status": res.status}, mode.fix({"base": base}), list(mode.refs),
+                       mode.mechanism)
+    diff = max((abs(res.scores.get(i, float("inf")) - s) for i, s in plain.items()), default=0.0)
+    order = sorted(res.scores, key=lambda i: -res.scores[i])
+    want = sorted(plain, key=lambda i: -plain[i])
+    ev.update(max_difference=diff, client_order=order, plain_order=want)
+    if len(res.scores) == len(plain) and diff <= CONSISTENT_TOL and order == want:
+        return Finding(check, Status.PASS, f"{client}: same {len(plain)} scores and order as a plain /rerank", ev,
+                       refs=list(mode.refs))
+    return Finding(check, Status.FAIL, f"{client}: {len(res.scores)} results, order {order} vs {want}, max score "
+                   f"difference {diff:.4g}", ev, mode.fix({"base": base}), list(mode.refs), mode.mechanism)
+
+
+async def run(ctx: ProbeContext, only: Iterable[str] | None,
+              plain_ex: Exchange) -> AsyncIterator[ProbeOutcome | Finding]:
+    from triage.probes.rerank import DOCS, QUERY
+    pats = list(only or [])
+    plain = rerank_scores(plain_ex)
+    if plain is None:
+        return
+    for check in SNIPPETS:
+        if pats and not any(fnmatch.fnmatch(check, p) for p in pats):
+            continue
+        t0 = time.monotonic()
+        res = await asyncio.to_thread(call, check, ctx.pc.url, ctx.model, ctx.pc.api_key or "EMPTY", QUERY,
+                                      list(DOCS))
+        f = verdict(check, res, plain, ctx.pc.url, ctx.model)
+        yield ProbeOutcome(probe=check, set=SET, outcome=OK if f.status != Status.FAIL or not res.error else HTTP_ERROR,
+                           description=f.title, duration_s=round(time.monotonic() - t0, 3), http_status=res.status,
+                           request={"client": f.evidence["client"], "sent": res.sent[:3]},
+                           response={"error": res.error, "scores": res.scores})
+        yield f
