@@ -25,13 +25,14 @@ class Check:
 
 
 def registry() -> list[Check]:
-    from checks import backend, chunked_prefill, flags, gpu_memory, livelock, truncation, version
+    from checks import backend, chunked_prefill, flags, gpu_memory, livelock, rerank, truncation, version
 
     return [
         Check(version.CHECK_ID, "vLLM version against known pooling bugs", version.check),
         Check(backend.CHECK_ID, "Backend (CUDA/ROCm/CPU) and driver", backend.check),
         Check(gpu_memory.CHECK_ID, "GPU memory: weights + one max-length sequence + headroom", gpu_memory.check),
         Check(flags.CHECK_ID, "Flags: runner/convert, guide myths, settings known to OOM", flags.check),
+        Check(rerank.CHECK_ID, "Reranker deployment: served task, overrides, template (issue 25)", rerank.check),
         Check(chunked_prefill.CHECK_ID, "Chunked prefill: effective state and batch budget", chunked_prefill.check),
         Check(truncation.CHECK_ID, "max_model_len vs the client's truncate_prompt_tokens", truncation.check),
         Check(livelock.CHECK_ID, "Pooling livelock risk (vllm#55427)", livelock.check),

@@ -115,7 +115,8 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
     stated = cfg.stated_args
     tasks = cfg.get("supported_tasks")
-    if isinstance(tasks, list) and "embed" not in tasks:
+    # a classify deployment (a reranker: the score API runs on classify) is not a generator (issue 25)
+    if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks:
         out.append(
             Finding(
                 "flags-runner",

@@ -74,6 +74,19 @@ CLASSIFY_WITHOUT_SCORE_HEAD = FailureMode(
                          "one-label score head."),
 )
 
+def _api_fix(cfg: ConfigLike) -> str:
+    base = cfg.get("base") or "http://<host>:<port>"
+    if cfg.get("problem") == "null-max-tokens-per-doc":
+        return ("LangChain CohereRerank.compress_documents passes max_tokens_per_doc=None, which the Cohere SDK sends "
+                "as null and vLLM 0.31/0.32 refuse (400 'body.max_tokens_per_doc: Input should be a valid integer'): "
+                "call CohereRerank.rerank(documents, query, max_tokens_per_doc=N) with N below max_model_len (vLLM refuses "
+                "N >= max_model_len with 400), or a subclass whose "
+                "compress_documents does), or call cohere.ClientV2(base_url=…).rerank directly.")
+    return (f"Point the client at {base} + /rerank (Jina/Cohere style; Cohere's SDK calls /v2/rerank), or /score "
+            "for pairwise scores. Send {model, query, documents, top_n}; read results[i].index for the document and "
+            "relevance_score for its score (already sorted). top_n 0 returns all documents.")
+
+
 RERANK_API_CONTRACT = FailureMode(
     id="rerank-api-contract",
     title="Reranking endpoint or payload confusion (/score, /rerank, /v1/rerank, /v2/rerank, top_n)",
@@ -89,13 +102,12 @@ RERANK_API_CONTRACT = FailureMode(
         "api": "404 {'detail': 'Not Found'} on a path the client uses; 400/422 on the payload's field names; results "
         "count differs from top_n; results not sorted, or indices not the input's",
         "log": "'To indicate that Score API is not part of standard OpenAI API, we have moved it to `/score`'",
+        "clients": "LangChain CohereRerank (langchain-cohere 0.6.0) -> 400 'body.max_tokens_per_doc: Input should be "
+        "a valid integer' (it sends null) on vLLM 0.31.0 and 0.32.0; the Cohere SDK itself passes",
     },
-    findings=("rerank-paths", "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere"),
-    fix_for=lambda cfg: (
-        f"Point the client at {cfg.get('base') or 'http://<host>:<port>'} + /rerank (Jina/Cohere style; Cohere's "
-        "SDK calls /v2/rerank), or /score for pairwise scores. Send {model, query, documents, top_n}; read "
-        "results[i].index for the document and relevance_score for its score (already sorted). top_n 0 returns "
-        "all documents."),
+    findings=("rerank-paths", "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere",
+              "rerank-client-langchain", "rerank-client-langchain-max-tokens"),
+    fix_for=_api_fix,
 )
 
 

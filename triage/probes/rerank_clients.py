@@ -32,7 +32,11 @@ SNIPPETS = {
                             "documents=docs, top_n=len(docs))",
     "rerank-client-langchain": "CohereRerank(client=cohere.ClientV2(api_key=KEY, base_url='{base}'), model='{model}', "
                                "top_n=len(docs)).compress_documents(docs, q)",
+    "rerank-client-langchain-max-tokens": "CohereRerank(client=cohere.ClientV2(api_key=KEY, base_url='{base}'), "
+                                          "model='{model}', top_n=len(docs)).rerank(docs, q, max_tokens_per_doc=N)",
 }
+CLIENTS = {"rerank-client-cohere": "Cohere SDK ClientV2.rerank", "rerank-client-langchain": "LangChain CohereRerank",
+           "rerank-client-langchain-max-tokens": "LangChain CohereRerank.rerank(max_tokens_per_doc=N)"}
 
 
 @dataclass
@@ -55,7 +59,8 @@ def _http(res: RerankResult) -> httpx.Client:
     return httpx.Client(event_hooks={"request": [hook]}, timeout=60.0)
 
 
-def call(check: str, base: str, model: str, key: str, query: str, documents: list[str]) -> RerankResult:
+def call(check: str, base: str, model: str, key: str, query: str, documents: list[str],
+         max_tokens_per_doc: int = 0) -> RerankResult:
     """Run one client synchronously with its own library and collect {index: score} or the error."""
     res = RerankResult()
     http = _http(res)
@@ -69,9 +74,13 @@ def call(check: str, base: str, model: str, key: str, query: str, documents: lis
             from langchain_cohere import CohereRerank
             from langchain_core.documents import Document
             rr = CohereRerank(client=client, model=model, top_n=len(documents), cohere_api_key=key)
-            out = rr.compress_documents([Document(page_content=d, metadata={"i": i})
-                                         for i, d in enumerate(documents)], query)
-            res.scores = {int(d.metadata["i"]): float(d.metadata["relevance_score"]) for d in out}
+            if check == "rerank-client-langchain":
+                out = rr.compress_documents([Document(page_content=d, metadata={"i": i})
+                                             for i, d in enumerate(documents)], query)
+                res.scores = {int(d.metadata["i"]): float(d.metadata["relevance_score"]) for d in out}
+            else:
+                got = rr.rerank(documents, query, max_tokens_per_doc=max_tokens_per_doc)
+                res.scores = {int(r["index"]): float(r["relevance_score"]) for r in got}
     except ImportError as e:
         res.error = f"not installed: {e}"
     except Exception as e:  # a client's own exception types: the message is the evidence
@@ -85,7 +94,7 @@ def call(check: str, base: str, model: str, key: str, query: str, documents: lis
 def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, model: str) -> Finding:
     """The client's scores and order vs the plain /rerank's (pure: unit tests feed recorded values)."""
     mode = get("rerank-api-contract")
-    client = "Cohere SDK ClientV2.rerank" if check == "rerank-client-cohere" else "LangChain CohereRerank"
+    client = CLIENTS[check]
     ev: dict[str, Any] = {"client": client, "sent": res.sent[:3], "settings_to_copy": SNIPPETS[check].format(
         base=base, model=model), "failure_mode": mode.id, "source": "client library", "plain_scores": plain,
         "client_scores": res.scores}
@@ -93,9 +102,12 @@ def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, m
         return Finding(check, Status.UNKNOWN, f"{client}: {res.error}", ev, "pip install -r requirements.txt",
                        list(mode.refs))
     if res.error:
-        return Finding(check, Status.FAIL, f"{client} against {base}: request failed: {res.error[:200]}",
-                       {**ev, "error": res.error, "status": res.status}, mode.fix({"base": base}), list(mode.refs),
-                       mode.mechanism)
+        problem = "null-max-tokens-per-doc" if "max_tokens_per_doc" in res.error and "valid integer" in res.error \
+            else None
+        said = " (it sent max_tokens_per_doc null)" if problem else ""
+        return Finding(check, Status.FAIL, f"{client} against {base}: request failed{said}: {res.error[-200:]}",
+                       {**ev, "error": res.error, "status": res.status}, mode.fix({"base": base, "problem": problem}),
+                       list(mode.refs), mode.mechanism)
     diff = max((abs(res.scores.get(i, float("inf")) - s) for i, s in plain.items()), default=0.0)
     order = sorted(res.scores, key=lambda i: -res.scores[i])
     want = sorted(plain, key=lambda i: -plain[i])
@@ -119,7 +131,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None,
             continue
         t0 = time.monotonic()
         res = await asyncio.to_thread(call, check, ctx.pc.url, ctx.model, ctx.pc.api_key or "EMPTY", QUERY,
-                                      list(DOCS))
+                                      list(DOCS), ctx.max_model_len // 2)  # vLLM: must be < max_model_len
         f = verdict(check, res, plain, ctx.pc.url, ctx.model)
         yield ProbeOutcome(probe=check, set=SET, outcome=OK if f.status != Status.FAIL or not res.error else HTTP_ERROR,
                            description=f.title, duration_s=round(time.monotonic() - t0, 3), http_status=res.status,

@@ -1,0 +1,75 @@
+"""Reranker deployments (issue 25): detect one from the served task or the flags, and judge how it is served.
+
+A deployment is a reranker when the start-up log's 'Supported tasks' has classify (vLLM's score API runs on
+it), when --hf-overrides name a classifier (is_original_qwen3_reranker, classifier_from_token), when
+--convert classify is given, or when the model's name says rerank. Nothing of that: no finding (an
+embedding deployment). Wording, refs and fixes: triage/catalogue/rerank.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks._util import ev
+from triage.catalogue import get
+from triage.config import EffectiveConfig
+from triage.findings import Finding, Status
+
+CHECK_ID = "rerank-deployment"
+QUESTION = ("Is this a reranker (Qwen3-Reranker, BGE-reranker, a cross-encoder)? Paste the `vllm serve …` command "
+            "line or the start-up log (its 'Supported tasks' line), and say which rerank client calls it "
+            "(/rerank, /v2/rerank, /score; top_n; truncate_prompt_tokens).")
+
+
+def _overrides(cfg: EffectiveConfig) -> dict[str, Any]:
+    hf = cfg.get("hf_overrides")
+    return hf if isinstance(hf, dict) else {}
+
+
+def _mode_finding(check: str, mode_id: str, status: Status, title: str, evidence: dict[str, Any],
+                  cfg: EffectiveConfig) -> Finding:
+    mode = get(mode_id)
+    bad = status in (Status.FAIL, Status.WARN)
+    return Finding(check, status, title, {**evidence, "failure_mode": mode.id}, mode.fix(cfg) if bad else "",
+                   list(mode.refs), mode.mechanism if bad else "")
+
+
+def check(cfg: EffectiveConfig) -> list[Finding]:
+    model = str(cfg.get("model") or cfg.get("served_model_name") or "")
+    tasks = cfg.get("supported_tasks")
+    tasks = [str(t) for t in tasks] if isinstance(tasks, list) else None
+    hf = _overrides(cfg)
+    convert = cfg.get("convert")
+    named = "rerank" in model.lower()
+    classifier_overrides = bool(hf.get("is_original_qwen3_reranker") or hf.get("classifier_from_token"))
+    classify_task = tasks is not None and "classify" in tasks
+    if not (named or classifier_overrides or convert == "classify" or classify_task):
+        return []
+    evidence = ev(cfg, "model", "supported_tasks", "hf_overrides", "convert", "runner")
+    out: list[Finding] = []
+    if convert == "classify" and not classifier_overrides and named:
+        out.append(_mode_finding("rerank-convert-classify", "classify-without-score-head", Status.FAIL,
+                                 f"{model}: --convert classify without the reranker's overrides: the score head is "
+                                 "not in the checkpoint (vllm#43062); /score and /rerank answer 404", evidence, cfg))
+    elif tasks is not None and "embed" in tasks and not classify_task and named:
+        out.append(_mode_finding(CHECK_ID, "reranker-overrides-missing", Status.FAIL,
+                                 f"{model} is served as an embedding model (Supported tasks {tasks}): /score and "
+                                 "/rerank answer with cosine similarities, not the reranker's relevance", evidence,
+                                 cfg))
+    elif named and not classifier_overrides and tasks is None:
+        arch = hf.get("architectures")
+        out.append(Finding(CHECK_ID, Status.UNKNOWN, f"{model} looks like a reranker: is it served with its model "
+                           "card's --hf-overrides?", {**evidence, "architectures_override": arch,
+                                                      "question": QUESTION, "failure_mode":
+                                                      "reranker-overrides-missing"},
+                           refs=list(get("reranker-overrides-missing").refs)))
+    else:
+        how = ("with the model card's overrides (classifier from the 'no'/'yes' tokens)" if classifier_overrides
+               else f"with task classify (Supported tasks {tasks})" if classify_task else "as a classifier")
+        out.append(Finding(CHECK_ID, Status.PASS, f"reranker deployment: {model or 'the model'} served {how}",
+                           {**evidence, "question": QUESTION}))
+    if hf.get("is_original_qwen3_reranker") and cfg.get("chat_template") is None and cfg.stated_args is not None:
+        out.append(_mode_finding("rerank-template", "reranker-template-missing", Status.WARN,
+                                 "original Qwen3 reranker without --chat-template: pairs are scored without the "
+                                 "prompt it was trained on", evidence, cfg))
+    return out
