@@ -89,6 +89,11 @@ POOLING_LIVELOCK = FailureMode(
         "watch": "running >= 1 with no progress for the stall window",
         "log": "'Running: N reqs, Waiting: 0 reqs' at 0.0 tokens/s, then silence (the line drops to DEBUG)",
         "fleet": "a replica's running gauge >= 1 with frozen progress counters for the stall window",
+        # issue 25, measured (tests/fixtures/real/rerank/): the livelock is the pooling runner's, not the endpoint's
+        "rerank": "/rerank (and /score) pairs truncated to max_model_len hang the same way: 0.31.0, tiny Qwen3 "
+        "reranker with its overrides, max_model_len 256, budget 128, chunked prefill: [SHORT, LONG] documents with "
+        "truncate_prompt_tokens 256 and -1 livelocked (verdict 2.6 s; abort freed it, next request 200 within "
+        "0.4 s), 255 returned; 0.32.0 returned all three at once",
     },
     findings=(
         "pooling-livelock-risk",
