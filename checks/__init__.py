@@ -32,10 +32,11 @@ def registry() -> list[Check]:
         Check(backend.CHECK_ID, "Backend (CUDA/ROCm/CPU) and driver", backend.check),
         Check(gpu_memory.CHECK_ID, "GPU memory: weights + one max-length sequence + headroom", gpu_memory.check),
         Check(flags.CHECK_ID, "Flags: runner/convert, guide myths, settings known to OOM", flags.check),
-        Check(rerank.CHECK_ID, "Reranker deployment: served task, overrides, template (issue 25)", rerank.check),
         Check(chunked_prefill.CHECK_ID, "Chunked prefill: effective state and batch budget", chunked_prefill.check),
         Check(truncation.CHECK_ID, "max_model_len vs the client's truncate_prompt_tokens", truncation.check),
         Check(livelock.CHECK_ID, "Pooling livelock risk (vllm#55427)", livelock.check),
+        # after the design card's steps: only a reranker deployment gets findings (issue 25)
+        Check(rerank.CHECK_ID, "Reranker deployment: served task, overrides, template", rerank.check),
     ]
 
 

@@ -1,0 +1,57 @@
+"""checks/rerank.py on start-up logs recorded from real 0.32.0 servers and on command lines (a table)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage.catalogue import get
+from triage.engine import run_checklist
+from triage.findings import Status
+from triage.target import Target
+
+REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank"
+QWEN_OVERRIDES = ('\'{"architectures": ["Qwen3ForSequenceClassification"], "classifier_from_token": ["no", "yes"], '
+                  '"is_original_qwen3_reranker": true}\'')
+
+
+def rerank_findings(target: Target) -> dict[str, tuple[Status, str]]:
+    res = run_checklist(target)
+    return {f.check: (f.status, f.fix) for f in res.findings if f.check.startswith("rerank")}
+
+
+@pytest.mark.parametrize("folder, check, status, mode", [
+    pytest.param("0.32.0-rerank", "rerank-deployment", Status.PASS, None, id="overrides"),
+    pytest.param("0.32.0-rerank-no-overrides", "rerank-deployment", Status.FAIL, "reranker-overrides-missing",
+                 id="no-overrides"),
+    pytest.param("0.32.0-rerank-convert-classify", "rerank-convert-classify", Status.FAIL,
+                 "classify-without-score-head", id="convert-classify"),
+])
+def test_from_startup_log(folder: str, check: str, status: Status, mode: str | None) -> None:
+    got = rerank_findings(Target(log_text=(REC / folder / "server.log").read_text()))
+    assert got[check][0] == status
+    if mode:
+        assert got[check][1] == get(mode).fix({"model": "/root/.cache/vllm-triage/lab/models/tiny-qwen3-reranker"}) \
+            or "--hf-overrides" in got[check][1]
+
+
+def test_classify_deployment_is_not_called_a_generator() -> None:
+    res = run_checklist(Target(log_text=(REC / "0.32.0-rerank" / "server.log").read_text()))
+    runner = [f for f in res.findings if f.check == "flags-runner"]
+    assert not runner or runner[0].status != Status.FAIL
+
+
+@pytest.mark.parametrize("cmdline, check, status", [
+    pytest.param(f"vllm serve Qwen/Qwen3-Reranker-0.6B --runner pooling --hf-overrides {QWEN_OVERRIDES}",
+                 "rerank-template", Status.WARN, id="overrides-no-template"),
+    pytest.param("vllm serve Qwen/Qwen3-Reranker-0.6B --runner pooling --convert classify",
+                 "rerank-convert-classify", Status.FAIL, id="convert-classify"),
+    pytest.param("vllm serve Qwen/Qwen3-Reranker-0.6B --runner pooling", "rerank-deployment", Status.UNKNOWN,
+                 id="asks-about-overrides"),
+])
+def test_from_command_line(cmdline: str, check: str, status: Status) -> None:
+    assert rerank_findings(Target(cmdline=cmdline))[check][0] == status
+
+
+def test_embedding_deployment_gets_no_rerank_finding() -> None:
+    assert rerank_findings(Target(cmdline="vllm serve Qwen/Qwen3-Embedding-0.6B --runner pooling --convert embed")) == {}
