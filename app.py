@@ -12,6 +12,7 @@ PAGES = [
     st.Page("ui/pages/checklist_page.py", title="Checklist", icon=":material/checklist:"),
     st.Page("ui/pages/probes_page.py", title="Probes", icon=":material/science:"),
     st.Page("ui/pages/vectors_page.py", title="Vectors & clients", icon=":material/scatter_plot:"),
+    st.Page("ui/pages/rerank_page.py", title="Rerankers", icon=":material/sort:"),  # issue 25
     st.Page("ui/pages/stats_page.py", title="Engine stats", icon=":material/monitoring:"),
     st.Page("ui/pages/logs_page.py", title="Logs", icon=":material/article:"),
     st.Page("ui/pages/fleet_page.py", title="Fleet", icon=":material/lan:"),

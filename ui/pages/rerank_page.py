@@ -1,0 +1,58 @@
+"""Rerankers: /score and /rerank conformance, the served task, the ranking check drawn, and the rerank clients.
+
+Runs the engine's `rerank` set (and, behind the same confirmation as the seed matrix, `rerank-seed`)
+through the Probes page's service, so results are stored as a run. No rules here: wording and fixes
+come from the findings (triage/catalogue/rerank.py).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from triage.probes.vectors import EVIDENCE, ServerEvidence
+from ui import services
+from ui.components import finding_card, page, rerank_chart, verdict
+
+svc = page.header(
+    "Rerankers",
+    "The other half of the RAG stack on the same pooling runner: do /score and /rerank answer, does the model "
+    "rank, and do the rerank clients get the same answer?",
+)
+
+target = page.target_or_stop()
+hang = st.checkbox("Also run the #55427 rerank livelock probe (may hang an affected server until it is aborted)",
+                   value=False, key="rerank.seed")
+if st.button("Run", type="primary", key="rerank.run"):
+    token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline))
+    sets = ["rerank", "rerank-seed"] if hang else ["rerank"]
+
+    def run_sets() -> services.ProbeRunView:
+        with st.spinner(f"Running {', '.join(sets)}…"):
+            return svc.run_probes(target, sets, allow_hang=hang)
+
+    try:
+        page.run_for_target("rerank.result", target, run_sets)
+    finally:
+        EVIDENCE.reset(token)
+
+res = page.kept_for_target("rerank.result", target)
+if res is None:
+    st.info("Press **Run** to check the reranker.")
+else:
+    findings = [f for f in res.findings if f.check.startswith(("rerank", "score-", "probe-"))]
+    verdict.banner(verdict.worst_status([verdict.status_str(f.status) for f in findings]),
+                   f"{len(findings)} findings" + (f" · run #{res.run_id}" if res.run_id else ""))
+    ranking = next((f for f in findings if f.check == "rerank-ranking"), None)
+    if ranking is not None:
+        st.subheader("Ranking check")
+        st.caption(f"{verdict.label(verdict.status_str(ranking.status))} {ranking.title}")
+        rerank_chart.show(ranking.evidence)
+    for i, f in enumerate(x for x in findings if verdict.status_str(x.status) not in ("pass",)):
+        finding_card.show(f, expanded=i == 0)
+    passing = [f for f in findings if verdict.status_str(f.status) == "pass"]
+    if passing:
+        with st.expander(f"{verdict.label('pass')} {len(passing)} passing"):
+            st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
+    snippets = {f.evidence.get("settings_to_copy") for f in findings if f.evidence.get("settings_to_copy")}
+    if snippets:
+        st.subheader("Client settings to copy")
+        st.code("\n".join(sorted(snippets)), language="python")
