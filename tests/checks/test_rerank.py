@@ -54,4 +54,5 @@ def test_from_command_line(cmdline: str, check: str, status: Status) -> None:
 
 
 def test_embedding_deployment_gets_no_rerank_finding() -> None:
-    assert rerank_findings(Target(cmdline="vllm serve Qwen/Qwen3-Embedding-0.6B --runner pooling --convert embed")) == {}
+    cmd = "vllm serve Qwen/Qwen3-Embedding-0.6B --runner pooling --convert embed"
+    assert rerank_findings(Target(cmdline=cmd)) == {}

@@ -21,6 +21,7 @@ def test_a_store_records_the_run(tmp_path):
 
 
 def test_registries_agree():
-    assert {p.id for p in PROBE_SETS} == set(SETS) and [p.id for p in PROBE_SETS if p.can_hang] == ["rerank-seed", "seed"]
+    assert {p.id for p in PROBE_SETS} == set(SETS)
+    assert [p.id for p in PROBE_SETS if p.can_hang] == ["rerank-seed", "seed"]
     assert outcome_status("livelock") == "fail" and outcome_status("ok") == "pass"
     assert outcome_status("never-seen") == "unknown"

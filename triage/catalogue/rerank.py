@@ -79,8 +79,8 @@ def _api_fix(cfg: ConfigLike) -> str:
     if cfg.get("problem") == "null-max-tokens-per-doc":
         return ("LangChain CohereRerank.compress_documents passes max_tokens_per_doc=None, which the Cohere SDK sends "
                 "as null and vLLM 0.31/0.32 refuse (400 'body.max_tokens_per_doc: Input should be a valid integer'): "
-                "call CohereRerank.rerank(documents, query, max_tokens_per_doc=N) with N below max_model_len (vLLM refuses "
-                "N >= max_model_len with 400), or a subclass whose "
+                "call CohereRerank.rerank(documents, query, max_tokens_per_doc=N) with N below max_model_len (vLLM "
+                "refuses N >= max_model_len with 400), or a subclass whose "
                 "compress_documents does), or call cohere.ClientV2(base_url=…).rerank directly.")
     return (f"Point the client at {base} + /rerank (Jina/Cohere style; Cohere's SDK calls /v2/rerank), or /score "
             "for pairwise scores. Send {model, query, documents, top_n}; read results[i].index for the document and "
