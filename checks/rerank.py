@@ -56,6 +56,13 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                                  f"{model} is served as an embedding model (Supported tasks {tasks}): /score and "
                                  "/rerank answer with cosine similarities, not the reranker's relevance", evidence,
                                  cfg))
+    elif (named and not classifier_overrides and cfg.stated_args is not None and convert in (None, "auto", "embed")
+          and str(cfg.get("architecture") or "").endswith("ForCausalLM")):
+        arch = cfg.get("architecture")
+        out.append(_mode_finding(CHECK_ID, "reranker-overrides-missing", Status.FAIL,
+                                 f"{model} is a {arch} reranker served without --hf-overrides: vLLM resolves "
+                                 "--convert auto to embed, and /score and /rerank answer with embedding cosines",
+                                 {**evidence, **ev(cfg, "architecture")}, cfg))
     elif named and not classifier_overrides and tasks is None:
         arch = hf.get("architectures")
         out.append(Finding(CHECK_ID, Status.UNKNOWN, f"{model} looks like a reranker: is it served with its model "

@@ -56,3 +56,15 @@ def test_from_command_line(cmdline: str, check: str, status: Status) -> None:
 def test_embedding_deployment_gets_no_rerank_finding() -> None:
     cmd = "vllm serve Qwen/Qwen3-Embedding-0.6B --runner pooling --convert embed"
     assert rerank_findings(Target(cmdline=cmd)) == {}
+
+
+def test_causal_reranker_without_overrides_from_process_evidence() -> None:
+    """What the process source gives for a local server: its command line and the model's config.json."""
+    from checks import rerank
+    from triage.config import EffectiveConfig
+
+    cfg = EffectiveConfig.from_dict({"model": "/models/Qwen3-Reranker-0.6B", "runner": "pooling",
+                                     "architecture": "Qwen3ForCausalLM"})
+    cfg.stated_args = {"model", "runner"}
+    f = rerank.check(cfg)[0]
+    assert f.status == Status.FAIL and f.fix == get("reranker-overrides-missing").fix(cfg)
