@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from triage.catalogue.model import ConfigLike, FailureMode
 
-# The Qwen3-Reranker model card's flags (also what vLLM's examples/pooling/score/qwen3_reranker_online.py uses).
+# The Qwen3-Reranker model card's flags (vllm#19260 explains them; vLLM's own pointer: examples/pooling/score/qwen3_reranker_offline.py).
 QWEN3_RERANKER_OVERRIDES = ('--hf-overrides \'{"architectures": ["Qwen3ForSequenceClassification"], '
                             '"classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true}\'')
 QWEN3_RERANKER_TEMPLATE = "examples/pooling/score/template/qwen3_reranker.jinja"
@@ -36,7 +36,8 @@ RERANKER_OVERRIDES_MISSING = FailureMode(
         "resolves --convert auto to embed, and /score and /rerank answer 200 with cosine similarities of "
         "last-token embeddings of query and document, encoded apart: nothing fails, the order is noise."
     ),
-    refs=("vllm#19675", "QwenLM/Qwen3-Embedding#20", "vllm examples/pooling/score/qwen3_reranker_online.py"),
+    # vllm#19260: the support PR explaining the overrides; #20478, #21681: "ranking seems random" reports
+    refs=("vllm#19260", "vllm#20478", "vllm#21681"),
     evidence={
         "cmdline": "a reranker checkpoint (a *ForCausalLM named …rerank…) without --hf-overrides "
         "is_original_qwen3_reranker / classifier_from_token",
@@ -97,7 +98,7 @@ RERANK_API_CONTRACT = FailureMode(
         "per call); there is no /v1/reranking. top_n 0 (the default) returns every document; a client that reads "
         "results as input order, or /score data as sorted, ranks the wrong documents."
     ),
-    refs=("vllm entrypoints/pooling/scoring/api_router.py (0.31/0.32)", "vllm#29131"),
+    refs=("vllm entrypoints/pooling/scoring/api_router.py (0.31/0.32)",),
     evidence={
         "api": "404 {'detail': 'Not Found'} on a path the client uses; 400/422 on the payload's field names; results "
         "count differs from top_n; results not sorted, or indices not the input's",
@@ -143,7 +144,8 @@ RERANKER_TEMPLATE_MISSING = FailureMode(
         "…', <Instruct>/<Query>/<Document>, an empty think block). Without --chat-template vLLM scores the raw "
         "pair: 200 OK, scores less accurate. vLLM 0.32 warns once at start-up."
     ),
-    refs=("vllm entrypoints/pooling/scoring/io_processor.py (0.32)", QWEN3_RERANKER_TEMPLATE),
+    refs=("vllm entrypoints/pooling/scoring/io_processor.py (0.32)", QWEN3_RERANKER_TEMPLATE,
+          "QwenLM/Qwen3-Embedding#71"),
     evidence={
         "log": "'Serving an original Qwen3 reranker (…) without a --chat-template.'",
         "cmdline": "is_original_qwen3_reranker in --hf-overrides and no --chat-template",
