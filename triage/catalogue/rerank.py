@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from triage.catalogue.model import ConfigLike, FailureMode
 
-# The Qwen3-Reranker model card's flags (vllm#19260 explains them; vLLM's own pointer: examples/pooling/score/qwen3_reranker_offline.py).
+# The Qwen3-Reranker model card's flags (vllm#19260 explains them; vLLM's own pointer:
+# examples/pooling/score/qwen3_reranker_offline.py).
 QWEN3_RERANKER_OVERRIDES = ('--hf-overrides \'{"architectures": ["Qwen3ForSequenceClassification"], '
                             '"classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true}\'')
 QWEN3_RERANKER_TEMPLATE = "examples/pooling/score/template/qwen3_reranker.jinja"
