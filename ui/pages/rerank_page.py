@@ -10,7 +10,7 @@ import streamlit as st
 
 from triage.probes.vectors import EVIDENCE, ServerEvidence
 from ui import services
-from ui.components import finding_card, page, rerank_chart, verdict
+from ui.components import finding_card, hang_confirm, page, rerank_chart, verdict
 
 svc = page.header(
     "Rerankers",
@@ -19,9 +19,10 @@ svc = page.header(
 )
 
 target = page.target_or_stop()
-hang = st.checkbox("Also run the #55427 rerank livelock probe (may hang an affected server until it is aborted)",
-                   value=False, key="rerank.seed")
-if st.button("Run", type="primary", key="rerank.run"):
+want_hang = st.checkbox("Also run the #55427 rerank livelock probe (may hang an affected server until it is aborted)",
+                        value=False, key="rerank.seed")
+hang = hang_confirm.show("rerank.hang", 30.0) if want_hang else False  # the probe set's default deadline
+if st.button("Run", type="primary", key="rerank.run", disabled=want_hang and not hang):
     token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline))
     sets = ["rerank", "rerank-seed"] if hang else ["rerank"]
 
