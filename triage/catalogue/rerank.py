@@ -47,7 +47,7 @@ RERANKER_OVERRIDES_MISSING = FailureMode(
         "api": "POST /v1/embeddings answers 200 on the reranker (an embed task); /score gives cosines (all near "
         "one value) and the relevant document does not come first",
     },
-    findings=("rerank-served-task", "rerank-ranking", "rerank-deployment", "log-reranker-overrides"),
+    findings=("rerank-served-task", "rerank-ranking", "rerank-deployment"),
     fix_for=_overrides_fix,
 )
 
@@ -151,7 +151,7 @@ RERANKER_TEMPLATE_MISSING = FailureMode(
         "log": "'Serving an original Qwen3 reranker (…) without a --chat-template.'",
         "cmdline": "is_original_qwen3_reranker in --hf-overrides and no --chat-template",
     },
-    findings=("log-reranker-template", "rerank-template"),
+    findings=("rerank-template",),
     fix_text=(f"Serve with --chat-template {QWEN3_RERANKER_TEMPLATE} (from the vLLM repository at your release's "
               "tag); pass the task instruction per request with 'instruction' (or chat_template_kwargs)."),
 )
