@@ -133,7 +133,7 @@ RERANK_LONG_DOCUMENT = FailureMode(
     refs=("vllm#55427",),
     evidence={"api": "400 'maximum context length' for a rerank whose one document is long; 200 with "
                      "truncate_prompt_tokens"},
-    findings=("rerank-long-document", "rerank-truncation"),
+    findings=("rerank-long-document",),
     fix_for=_long_fix,
 )
 
