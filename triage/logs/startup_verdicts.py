@@ -183,6 +183,19 @@ def _dtype(hit: ErrorHits) -> Finding:
     return _simple(hit, "log-dtype", status, title, DTYPE)
 
 
+def _reranker(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
+    """A reranker served without its overrides, or with --convert classify and no score head: checks/rerank.py's
+    one rule over the log's start-up config (problems only; the template question needs the command line)."""
+    from checks.rerank import check as rerank_check
+    from triage.config import EffectiveConfig
+
+    facts = {k: {"value": v, "source": "log", "detail": "start-up log"} for k, v in config.items() if v is not None}
+    if ev.supported_tasks is not None:
+        facts["supported_tasks"] = {"value": ev.supported_tasks, "source": "log", "detail": "Supported tasks"}
+    found = rerank_check(EffectiveConfig.from_dict(facts))
+    return [f for f in found if f.status == Status.FAIL]
+
+
 def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
     """Findings from the start-up events of one log (order: refusals first, then overrides)."""
     out: list[Finding] = []
@@ -191,8 +204,10 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
         out.append(_removed_flag(hits["log-removed-flag"], hits.get("hint")))
     elif "log-bad-arguments" in hits:
         out.append(_bad_arguments(hits["log-bad-arguments"]))
-    if ev.supported_tasks is not None and "embed" not in ev.supported_tasks:
+    # classify is a reranker's task (vLLM's score API runs on it), not a generator (issue 25)
+    if ev.supported_tasks is not None and "embed" not in ev.supported_tasks and "classify" not in ev.supported_tasks:
         out.append(_generate_runner(ev))
+    out.extend(_reranker(config, ev))
     if "log-max-model-len" in hits:
         out.append(_max_model_len(hits["log-max-model-len"], config))
     if "log-max-context" in hits:
