@@ -156,10 +156,41 @@ RERANKER_TEMPLATE_MISSING = FailureMode(
               "tag); pass the task instruction per request with 'instruction' (or chat_template_kwargs)."),
 )
 
+def _owui_fix(cfg: ConfigLike) -> str:
+    base = (cfg.get("base") or "http://<host>:<port>").rstrip("/")
+    problem = cfg.get("problem")
+    if problem == "url":
+        return (f"Set the external reranker URL (RAG_EXTERNAL_RERANKER_URL) to the whole endpoint, {base}/v1/rerank "
+                "(or /rerank): Open WebUI posts to it as given and appends nothing, unlike the embedding base URL.")
+    if problem == "model":
+        return (f"Set the reranking model (RAG_RERANKING_MODEL) to the id on {base}/v1/models "
+                f"({cfg.get('served') or 'see GET /v1/models'}), or serve with --served-model-name.")
+    if problem == "api-key":
+        return "Set RAG_EXTERNAL_RERANKER_API_KEY to the server's --api-key (vLLM answers 401 without it)."
+    return ("RAG_RERANKING_ENGINE=external, RAG_EXTERNAL_RERANKER_URL=<server>/v1/rerank (the whole URL), "
+            "RAG_RERANKING_MODEL=<the served id>, RAG_EXTERNAL_RERANKER_API_KEY=<the server's key>.")
+
+
+OPENWEBUI_RERANKER_MISCONFIG = FailureMode(
+    id="openwebui-reranker-misconfig",
+    title="Open WebUI's external reranker does not reach the vLLM server (and Open WebUI does not say so)",
+    mechanism=(
+        "Open WebUI's external reranking engine POSTs {model, query, documents, top_n: len(documents)} to "
+        "RAG_EXTERNAL_RERANKER_URL exactly as configured (no path appended) and reads results[].relevance_score by "
+        "index. Any error (404 for a base URL without /v1/rerank, 404 for a model id the server does not list, 401 "
+        "without the key) is logged and swallowed: retrieval goes on without reranking."
+    ),
+    refs=("open-webui backend/open_webui/retrieval/models/external.py",),
+    evidence={"clients": "the request Open WebUI sends answers 404/401, or its scores differ from /rerank's"},
+    findings=("rerank-client-openwebui",),
+    fix_for=_owui_fix,
+)
+
 RERANK_MODES: tuple[FailureMode, ...] = (
     RERANKER_OVERRIDES_MISSING,
     CLASSIFY_WITHOUT_SCORE_HEAD,
     RERANK_API_CONTRACT,
     RERANK_LONG_DOCUMENT,
     RERANKER_TEMPLATE_MISSING,
+    OPENWEBUI_RERANKER_MISCONFIG,
 )

@@ -22,6 +22,7 @@ import httpx
 from triage.catalogue import get
 from triage.client import Exchange
 from triage.findings import Finding, Status
+from triage.probes import openwebui_rerank
 from triage.probes.context import ProbeContext
 from triage.probes.rerank_checks import CONSISTENT_TOL, rerank_scores
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
@@ -137,4 +138,14 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None,
                            description=f.title, duration_s=round(time.monotonic() - t0, 3), http_status=res.status,
                            request={"client": f.evidence["client"], "sent": res.sent[:3]},
                            response={"error": res.error, "scores": res.scores})
+        yield f
+    if not pats or any(fnmatch.fnmatch(openwebui_rerank.CHECK, p) for p in pats):
+        settings = openwebui_rerank.RerankerSettings.from_env() or openwebui_rerank.RerankerSettings(
+            ctx.pc.url + "/v1/rerank", ctx.pc.api_key, ctx.model)
+        t0 = time.monotonic()
+        status, body = await asyncio.to_thread(openwebui_rerank.call, settings, QUERY, list(DOCS))
+        f = openwebui_rerank.verdict(settings, status, body, plain, ctx.pc.url, [ctx.model])
+        yield ProbeOutcome(probe=openwebui_rerank.CHECK, set=SET, outcome=OK, description=f.title,
+                           duration_s=round(time.monotonic() - t0, 3), http_status=status,
+                           request={"settings": settings.public()}, response={"status": status})
         yield f
