@@ -45,7 +45,10 @@ def call(s: RerankerSettings, query: str, documents: list[str]) -> tuple[Optiona
     try:
         r = httpx.post(s.url, json={"model": s.model, "query": query, "documents": documents,
                                     "top_n": len(documents)},
-                       headers={"Authorization": f"Bearer {s.api_key or ''}"}, timeout=60.0, follow_redirects=False)
+                       # Open WebUI sends "Bearer <key>" even with no key; httpx refuses a bare "Bearer ", and vLLM
+                       # without --api-key reads no header: send it only with a key
+                       headers={"Authorization": f"Bearer {s.api_key}"} if s.api_key else {}, timeout=60.0,
+                       follow_redirects=False)
     except httpx.HTTPError as e:
         return None, f"{type(e).__name__}: {e}"
     try:
