@@ -101,7 +101,9 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         for p in ("/v1/rerank", "/v2/rerank"):
             exs[p] = await post(p, base)
         exs["/score"] = await post("/score", {"model": ctx.model, "queries": QUERY, "documents": docs})
-        f = rc.check_paths(exs, pc.url)
+        cls = None if any(x.ok for x in exs.values()) else await post("/classify", {"model": ctx.model,
+                                                                                  "input": [QUERY]})
+        f = rc.check_paths(exs, pc.url, cls)
         yield _outcome("rerank-paths", list(exs.values()), f)
         yield f
         if f.status == Status.FAIL:

@@ -48,12 +48,20 @@ def score_scores(ex: Exchange) -> Optional[list[float]]:
     return [float(d["score"]) for d in sorted(data, key=lambda d: d.get("index", 0))]
 
 
-def check_paths(exs: dict[str, Exchange], base: str) -> Finding:
-    """Which of /rerank, /v1/rerank, /v2/rerank, /score answer a valid request (one finding for all)."""
+def check_paths(exs: dict[str, Exchange], base: str, classify: Exchange | None = None) -> Finding:
+    """Which of /rerank, /v1/rerank, /v2/rerank, /score answer a valid request (one finding for all).
+
+    None answering while /classify does: a classifier without a one-label score head (0.32.0 lab: --convert
+    classify on a reranker checkpoint, vllm#43062)."""
     mode = get("rerank-api-contract")
     status = {p: x.status for p, x in exs.items()}
     ok = [p for p, x in exs.items() if x.ok]
     ev = {"status": status, "answers": {p: x.error_message()[:200] for p, x in exs.items() if not x.ok}}
+    if not ok and classify is not None and classify.ok:
+        head = get("classify-without-score-head")
+        return _finding("rerank-paths", head, Status.FAIL, f"no score path answers ({status}) but /classify does: "
+                        "a classifier without a one-label score head (--convert classify on a checkpoint without "
+                        "one?)", {**ev, "/classify": classify.to_dict()})
     if not ok:
         msgs = " ".join(x.error_message() for x in exs.values()).lower()
         why = ("the server has no score task (not a reranker or embedding deployment)"
