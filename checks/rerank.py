@@ -80,3 +80,9 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                                  "original Qwen3 reranker without --chat-template: pairs are scored without the "
                                  "prompt it was trained on", evidence, cfg))
     return out
+
+
+def check_facts(facts: dict[str, Any]) -> list[Finding]:
+    """The same rule over plain facts ({key: {"value", "source", "detail"}}: a log's start-up config), so the log
+    post-mortem can ask it without importing the effective-config module (no import circle through the sources)."""
+    return check(EffectiveConfig.from_dict(facts))

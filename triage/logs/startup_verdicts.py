@@ -186,13 +186,12 @@ def _dtype(hit: ErrorHits) -> Finding:
 def _reranker(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
     """A reranker served without its overrides, or with --convert classify and no score head: checks/rerank.py's
     one rule over the log's start-up config (problems only; the template question needs the command line)."""
-    from checks.rerank import check as rerank_check
-    from triage.config import EffectiveConfig
+    from checks.rerank import check_facts
 
     facts = {k: {"value": v, "source": "log", "detail": "start-up log"} for k, v in config.items() if v is not None}
     if ev.supported_tasks is not None:
         facts["supported_tasks"] = {"value": ev.supported_tasks, "source": "log", "detail": "Supported tasks"}
-    found = rerank_check(EffectiveConfig.from_dict(facts))
+    found = check_facts(facts)
     return [f for f in found if f.status == Status.FAIL]
 
 

@@ -30,9 +30,7 @@ from triage.probes.runner import ProbeOutcome
 SET = "rerank"
 SEED_SET = "rerank-seed"
 RERANK_PATH = "/rerank"
-QUERY = "how do I reset a forgotten password"
-DOCS = ("bake bread with two cups of flour", "reset a forgotten password from the login page",
-        "the stock market fell sharply today")
+QUERY, DOCS = rc.QUERY, rc.DOCS  # one definition, beside the checks that read them
 
 
 def _want(name: str, only: Iterable[str] | None) -> bool:

@@ -17,6 +17,11 @@ from triage.findings import Finding, Status
 FLAT_SPREAD = 0.05  # max - min score of a case whose one document repeats the query's words: below = no ranking
 CONSISTENT_TOL = 1e-3  # /score vs /rerank for the same pair
 
+# the request every rerank probe sends: the second document answers the query, by construction
+QUERY = "how do I reset a forgotten password"
+DOCS = ("bake bread with two cups of flour", "reset a forgotten password from the login page",
+        "the stock market fell sharply today")
+
 
 def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
              cfg: Optional[dict[str, Any]] = None) -> Finding:

@@ -24,7 +24,7 @@ from triage.client import Exchange
 from triage.findings import Finding, Status
 from triage.probes import openwebui_rerank
 from triage.probes.context import ProbeContext
-from triage.probes.rerank_checks import CONSISTENT_TOL, rerank_scores
+from triage.probes.rerank_checks import CONSISTENT_TOL, DOCS, QUERY, rerank_scores
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 
 SET = "rerank"
@@ -122,7 +122,6 @@ def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, m
 
 async def run(ctx: ProbeContext, only: Iterable[str] | None,
               plain_ex: Exchange) -> AsyncIterator[ProbeOutcome | Finding]:
-    from triage.probes.rerank import DOCS, QUERY
     pats = list(only or [])
     plain = rerank_scores(plain_ex)
     if plain is None:
