@@ -231,3 +231,19 @@ def test_the_log_readers_words_exist_in_every_release(release: str) -> None:
     for marker in ("Avg prompt throughput", "Running: %d reqs", "Waiting: %d reqs", "KV cache usage",
                    "Using max model len", "with config:", "Chunked prefill is enabled with max_num_batched_tokens"):
         assert formats.get(marker), (release, marker)
+
+
+def test_h200_tier_recorded_on_the_real_gpu_matches_the_data() -> None:
+    """tests/fixtures/nvml/h200-tier.json: NVML on the device machine's H200 and the tier each release picks."""
+    import json
+    from pathlib import Path
+
+    rec = json.loads((Path(__file__).parents[1] / "fixtures" / "nvml" / "h200-tier.json").read_text())
+    gpu = rec["gpu"]
+    assert gpu["name"] == "NVIDIA H200" and gpu["compute_capability"] == [9, 0]
+    for release, by_usage in rec["default_max_num_batched_tokens"].items():
+        for usage, got in by_usage.items():
+            rule = defaults.max_num_batched_tokens_default(
+                device="cuda", gpu_name=gpu["name"], gpu_memory_total_bytes=gpu["memory_total"], release=release,
+                capability=tuple(gpu["compute_capability"]), usage=usage)
+            assert rule is not None and rule.value == got["value"] == (8192 if usage == "serve" else 16384)
