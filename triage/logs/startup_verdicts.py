@@ -195,6 +195,16 @@ def _reranker(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
     return [f for f in found if f.status == Status.FAIL]
 
 
+# check id, title from the matched groups, record, the config its fix reads (0.33's refusals, issue 20)
+_REFUSALS = (
+    ("log-kv-cache-dtype", lambda g: f"kv_cache_dtype {g.get('kv')} differs from the model's dtype {g.get('dtype')}",
+     KV_DTYPE_MISMATCH, lambda g: {"dtype": g.get("dtype")}),
+    ("log-mrv2-pooling",
+     lambda g: f"Model Runner V2 refuses the pooling task {g.get('selected') or g.get('tasks2')}",
+     MRV2_POOLING, lambda g: {"supported": g.get("supported")}),
+)
+
+
 def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
     """Findings from the start-up events of one log (order: refusals first, then overrides)."""
     out: list[Finding] = []
@@ -225,18 +235,10 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
                 {"free_gib": g.get("free"), "total_gib": g.get("total")},
             )
         )
-    if "log-kv-cache-dtype" in hits:
-        h = hits["log-kv-cache-dtype"]
-        g = h.groups
-        out.append(_simple(h, "log-kv-cache-dtype", Status.FAIL,
-                           f"The server did not start: kv_cache_dtype {g.get('kv')} differs from the model's "
-                           f"dtype {g.get('dtype')}", KV_DTYPE_MISMATCH, {"dtype": g.get("dtype")}))
-    if "log-mrv2-pooling" in hits:
-        h = hits["log-mrv2-pooling"]
-        g = h.groups
-        out.append(_simple(h, "log-mrv2-pooling", Status.FAIL,
-                           f"The server did not start: Model Runner V2 refuses the pooling task "
-                           f"{g.get('selected') or g.get('tasks2')}", MRV2_POOLING, {"supported": g.get("supported")}))
+    for check, title, mode, cfg in _REFUSALS:  # start-up refusals read from the release's own words
+        if check in hits:
+            g = hits[check].groups
+            out.append(_simple(hits[check], check, Status.FAIL, "The server did not start: " + title(g), mode, cfg(g)))
     if "log-matryoshka" in hits:
         h = hits["log-matryoshka"]
         out.append(_simple(h, "log-matryoshka", Status.WARN, f"{h.count} request(s) with `dimensions` refused: "
