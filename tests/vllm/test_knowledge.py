@@ -247,3 +247,13 @@ def test_h200_tier_recorded_on_the_real_gpu_matches_the_data() -> None:
                 device="cuda", gpu_name=gpu["name"], gpu_memory_total_bytes=gpu["memory_total"], release=release,
                 capability=tuple(gpu["compute_capability"]), usage=usage)
             assert rule is not None and rule.value == got["value"] == (8192 if usage == "serve" else 16384)
+
+
+def test_the_55427_range_is_where_the_release_scheduler_keeps_a_slot_for_pooling() -> None:
+    """The catalogue's affected range equals the releases whose own scheduler source reserves a sampled-token slot
+    for pooling requests (hard `- 1` to 0.23, `num_sampled_tokens_per_step` without a pooling exemption to 0.31)."""
+    from triage.catalogue import POOLING_LIVELOCK
+
+    for r in RELEASES:
+        sched = knowledge.release(r).snap["scheduler"]
+        assert sched["pooling_reserves_a_slot"] is POOLING_LIVELOCK.affects(r), (r, sched)

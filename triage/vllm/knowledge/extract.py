@@ -261,6 +261,31 @@ def _max_model_len(root: Path) -> dict:
     return {"error": "no _get_and_verify_max_len"}
 
 
+def _scheduler(root: Path) -> dict:
+    """Does the V1 scheduler keep a context slot for a sampled token on pooling requests (the #55427 mechanism)?
+
+    The RUNNING branch clamps a request's new tokens to max_model_len minus what is computed minus that slot; a
+    pooling prompt of exactly max_model_len tokens then stops one short and never finishes. Read as source:
+    a hard ``- 1`` (0.10.2 …), ``num_sampled_tokens_per_step`` without a pooling exemption, or with one (the fix).
+    """
+    rel = "vllm/v1/core/sched/scheduler.py"
+    path = root / rel
+    if not path.exists():
+        return {"error": f"no {rel}"}
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "num_sampled_tokens_per_step"
+                                                for t in node.targets):
+            expr = ast.unparse(node.value)
+            return {"file": rel, "slot": expr, "pooling_reserves_a_slot": "pooling" not in expr}
+    text = ast.unparse(tree)
+    for clamp in ("self.max_model_len - 1 - request.num_computed_tokens",  # 0.10.2 … 0.23.0
+                  "max_total_tokens - 1 - request.num_computed_tokens"):  # 0.11.1, 0.11.2: min(prompt+max_tokens, mml)
+        if clamp in text:
+            return {"file": rel, "slot": clamp.removeprefix("self."), "pooling_reserves_a_slot": True}
+    return {"file": rel, "slot": None, "pooling_reserves_a_slot": None}
+
+
 def _pooler_config(root: Path) -> dict:
     try:
         mod = importlib.import_module("vllm.config.pooler")
@@ -347,7 +372,8 @@ def main() -> None:
     except importlib.metadata.PackageNotFoundError:
         snap["installed_as"] = None
     for key, fn in (("parser", _parser), ("pooling_defaults", _pooling_defaults), ("batch_rule", _budget_rule),
-                    ("pooler_config", _pooler_config), ("envs", _envs), ("max_model_len", _max_model_len)):
+                    ("pooler_config", _pooler_config), ("envs", _envs), ("max_model_len", _max_model_len),
+                    ("scheduler", _scheduler)):
         try:
             snap[key] = fn(root)
         except Exception as e:  # one section's failure is data, not the end of the reading

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).with_name("releases.json")
-SECTIONS = ("options", "parser", "pooling_defaults", "batch_rule", "pooler_config", "max_model_len", "metrics",
-            "log_formats", "refusals", "envs")
+SECTIONS = ("options", "parser", "pooling_defaults", "batch_rule", "pooler_config", "max_model_len", "scheduler",
+            "metrics", "log_formats", "refusals", "envs")
 
 
 def normalize(raw: dict[str, Any]) -> dict[str, Any]:
@@ -30,6 +30,7 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         "batch_rule": raw.get("batch_rule") or {},
         "pooler_config": raw.get("pooler_config") or {},
         "max_model_len": raw.get("max_model_len") or {},
+        "scheduler": raw.get("scheduler") or {},
         "metrics": raw.get("metrics") or {},
         "log_formats": {k: v for k, v in (raw.get("log_formats") or {}).items() if v},
         "refusals": raw.get("refusals") or {},
