@@ -257,3 +257,21 @@ def test_the_55427_range_is_where_the_release_scheduler_keeps_a_slot_for_pooling
     for r in RELEASES:
         sched = knowledge.release(r).snap["scheduler"]
         assert sched["pooling_reserves_a_slot"] is POOLING_LIVELOCK.affects(r), (r, sched)
+
+
+def test_adding_a_release_to_the_data_keeps_every_release_as_read(tmp_path) -> None:  # noqa: ANN001
+    """What `refresh` stores: base + changes rebuilt with one more release give back each snapshot exactly."""
+    from triage.vllm.knowledge import build
+    from triage.vllm.knowledge.store import load_data, known_releases
+
+    data = tmp_path / "releases.json"
+    first = {r: materialize(r) for r in RELEASES[:-1]}
+    build.add(first, data)
+    assert known_releases(load_data(data)) == RELEASES[:-1]
+    build.add({RELEASES[-1]: materialize(RELEASES[-1])}, data)
+    stored = load_data(data)
+    assert known_releases(stored) == RELEASES
+    for r in (RELEASES[0], "0.28.0", RELEASES[-1]):
+        assert materialize(r, stored) == materialize(r)
+    lines = changes.report(materialize("0.32.0", stored), materialize("0.33.0", stored))
+    assert any(line.startswith("option added: --monokernel") for line in lines)
