@@ -80,7 +80,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--answer",
-        action="append",
+        action="extend",
+        nargs="+",
         default=[],
         metavar="KEY=VALUE",
         help="answer a checklist question (repeatable), e.g. gpu_name='NVIDIA GeForce RTX 3080 Ti', "

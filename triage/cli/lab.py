@@ -56,9 +56,11 @@ def _register_services(lab: argparse._SubParsersAction) -> None:
     pp = lab.add_parser("prometheus", help="a real Prometheus scraping lab servers (127.0.0.1, 2 s scrapes)")
     ppc = pp.add_subparsers(dest="prometheus_command", metavar="up|down|status")
     ppu = ppc.add_parser("up", help="start Prometheus; prints its URL")
-    ppu.add_argument("--scrape", nargs="+", default=[], metavar="URL", help="servers whose /metrics to scrape")
+    ppu.add_argument("--scrape", action="extend", nargs="+", default=[], metavar="URL",
+                     help="servers whose /metrics to scrape (`--scrape A B` or `--scrape A --scrape B`)")
     ppu.add_argument("--interval", type=float, default=2.0, help="scrape interval in seconds (default 2)")
-    ppu.add_argument("--rules", nargs="*", default=[], metavar="FILE", help="rule files to evaluate")
+    ppu.add_argument("--rules", action="extend", nargs="+", default=[], metavar="FILE",
+                     help="rule files to evaluate (`--rules A B` or `--rules A --rules B`)")
     ppu.set_defaults(func=_prom_up)
     ppd = ppc.add_parser("down", help="stop lab Prometheus (by PID, port or URL, or `all`)")
     ppd.add_argument("which", help="a PID, port or URL, or `all`")

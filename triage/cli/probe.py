@@ -37,11 +37,12 @@ def register(sub: Any) -> None:
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
     add_api_key_arg(p)
     p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")
-    p.add_argument("--set", dest="sets", action="append", choices=[*SETS, "all"],
-                   help="probe set (repeatable; default: conformance)")
+    p.add_argument("--set", dest="sets", action="extend", nargs="+", choices=[*SETS, "all"],
+                   help="probe set (repeatable: `--set A B` or `--set A --set B`; default: conformance)")
     p.add_argument("--truncate-prompt-tokens", type=truncation_arg, metavar="N",
                    help="your client's truncate_prompt_tokens: adds its row to the seed matrix")
-    p.add_argument("--only", action="append", metavar="GLOB", help="run only probes whose name matches (repeatable)")
+    p.add_argument("--only", action="extend", nargs="+", metavar="GLOB",
+                   help="run only probes whose name matches (repeatable: `--only A B` or `--only A --only B`)")
     p.add_argument("--allow-hang", action="store_true",
                    help="allow the seed matrix, which may livelock the server until the probe aborts it")
     p.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S,

@@ -24,8 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", default=None,
                    help="file to write ('-' = stdout); default: stdout for md/json, "
                         "triage-run-ID.html / .zip for html/bundle")
-    p.add_argument("--redact", action="append", default=[], metavar="STRING",
-                   help="an exact string to redact besides the built-in patterns (repeatable)")
+    p.add_argument("--redact", action="extend", nargs="+", default=[], metavar="STRING",
+                   help="exact strings to redact besides the built-in patterns (repeatable: `--redact A B` or "
+                        "`--redact A --redact B`; give RUN_ID before it)")
     p.add_argument("--fail-on", choices=["warn", "fail"], default=None,
                    help="exit 1 when the run's worst status reaches this level (default: never)")
     add_db_arg(p)
