@@ -57,7 +57,9 @@ def register(sub: Any) -> None:
     p.add_argument("--since", type=duration, default=None, metavar="DUR", help="look back this far (default 1h)")
     p.add_argument("--from", dest="start", type=instant, default=None, metavar="TIME", help="range start")
     p.add_argument("--to", dest="end", type=instant, default=None, metavar="TIME", help="range end (default now)")
-    p.add_argument("--step", type=duration, default=15.0, help="query resolution (default 15s)")
+    p.add_argument("--step", type=duration, default=None,
+                   help="query resolution (default: just under the replicas' scrape interval, which Prometheus "
+                        "reports: every scrape is read)")
     p.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S,
                    help=f"no-progress seconds that make a stall (default {DEFAULT_STALL_S:g}, the stall rule's)")
     p.add_argument("--concurrency", type=int, default=4, help="queries in flight at once (default 4)")
@@ -70,7 +72,9 @@ def register(sub: Any) -> None:
     pr = fs.add_parser("rules", help="write Prometheus alerting rules for the stall signatures")
     pr.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
     pr.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S)
-    pr.add_argument("--scrape-interval", type=duration, default=15.0, help="your Prometheus' (default 15s)")
+    pr.add_argument("--scrape-interval", type=duration, default=None,
+                    help="your Prometheus' (default: what --prometheus reports for the vLLM targets, else 15s)")
+    pr.add_argument("--prometheus", metavar="URL", help="read the scrape interval from this Prometheus' targets")
     pr.add_argument("--match", default="", metavar="SELECTOR")
     pr.add_argument("--for", dest="for_", default="0s", help="alert 'for:' duration (default 0s)")
     pr.set_defaults(func=_rules)
@@ -79,7 +83,15 @@ def register(sub: Any) -> None:
 def _rules(args: argparse.Namespace) -> int:
     from triage.fleet.rules import rules_yaml
 
-    text = rules_yaml(args.stall_seconds, args.scrape_interval, args.match, args.for_)
+    interval = args.scrape_interval
+    if interval is None and args.prometheus:
+        from triage.fleet.interval import scrape_interval
+
+        now = time.time()
+        iv = scrape_interval(args.prometheus, args.match, now - 3600, now)
+        interval = iv.seconds
+        print(f"scrape interval {iv.seconds:g} s ({iv.source}: {iv.detail})", file=sys.stderr)
+    text = rules_yaml(args.stall_seconds, interval or 15.0, args.match, args.for_)
     if args.output == "-":
         sys.stdout.write(text)
     else:
@@ -94,7 +106,10 @@ def _t(ts: float) -> str:
 
 
 def _text(res: Any, found: list[Finding], run_id: int | None) -> None:
-    print(f"fleet {res.prometheus} {res.match or ''} {_t(res.start)} .. {_t(res.end)} UTC, step {res.step:g}s: "
+    iv = res.interval
+    how = "" if iv is None else (f" (scrape interval {iv.seconds:g}s from {iv.source}"
+                                 + ("; every scrape read)" if res.reads_every_scrape else ")"))
+    print(f"fleet {res.prometheus} {res.match or ''} {_t(res.start)} .. {_t(res.end)} UTC, step {res.step:g}s{how}: "
           f"{len(res.replicas)} replicas ({res.timings.get('total_s', 0):.1f} s)")
     for f in found:
         print(f"\n[{f.status.value.upper()}] {f.title}")
@@ -124,7 +139,7 @@ def _scan(args: argparse.Namespace) -> int:
         return 2
     end = args.end if args.end is not None else time.time()
     start = args.start if args.start is not None else end - (args.since or 3600.0)
-    if start >= end or args.step <= 0:
+    if start >= end or (args.step is not None and args.step <= 0):
         print("fleet: the range is empty (--from must be before --to; --step > 0)", file=sys.stderr)
         return 2
     from triage.fleet.record import record

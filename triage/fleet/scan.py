@@ -3,6 +3,7 @@ catalogue's verdict per replica. Pure orchestration over `prom` and `replicas`; 
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,7 @@ import httpx
 from triage.catalogue import explain_stall
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
+from triage.fleet.interval import ScrapeInterval, scrape_interval
 from triage.fleet.prom import CHUNK_POINTS, PromError, query_ranges
 from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT, UP,
                                    Episode, episodes, kv_tokens_from, queries, replica_name, scraped, to_sample)
@@ -25,6 +27,7 @@ CHECK_CLEAN = "fleet-replicas-clean"
 CHECK_PROMETHEUS = "fleet-prometheus"
 CHECK_METRIC = "fleet-metric-missing"
 CHECK_UNSCRAPED = "fleet-replica-unscraped"
+CHECK_STEP = "fleet-step-coarse"  # a --step coarser than the scrape interval: samples between steps unread
 
 
 @dataclass
@@ -54,6 +57,12 @@ class FleetScan:
     unscraped: dict[str, tuple[int, int]] = field(default_factory=dict)  # instance -> (steps up == 0, steps)
     timings: dict[str, float] = field(default_factory=dict)
     queries: dict[str, str] = field(default_factory=dict)
+    interval: Optional[ScrapeInterval] = None  # how often Prometheus scraped the replicas
+    step_given: bool = False  # the caller chose the step (else it follows the interval)
+
+    @property
+    def reads_every_scrape(self) -> bool:
+        return self.interval is None or self.step <= self.interval.seconds * 0.999
 
 
 def _version(instance: str, timeout_s: float) -> Optional[str]:
@@ -67,16 +76,26 @@ def _version(instance: str, timeout_s: float) -> Optional[str]:
         return None
 
 
-def scan(prometheus: str, start: float, end: float, *, step: float = 15.0, match: str = "",
+def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = None, match: str = "",
          threshold_s: float = DEFAULT_STALL_S, max_workers: int = 4, max_points: int = CHUNK_POINTS,
          ask_versions: bool = True, version_timeout_s: float = 2.0,
          progress: Callable[[str], None] = lambda _: None) -> FleetScan:
-    """Query every replica's engine values over [start, end] and run the stall rule on each."""
+    """Query every replica's engine values over [start, end] and run the stall rule on each.
+
+    ``step`` None (the default) follows the replicas' scrape interval (`interval`): every scrape is read,
+    so the episodes found do not depend on where the step grid falls, i.e. on when the scan runs."""
     qs = queries(match)
-    out = FleetScan(prometheus=prometheus.rstrip("/"), match=match, start=start, end=end, step=step,
-                    threshold_s=threshold_s, queries=qs)
     t0 = time.perf_counter()
-    results = query_ranges(out.prometheus, qs, start, end, step, max_workers=max_workers, max_points=max_points,
+    iv = scrape_interval(prometheus, match, start, end)
+    out = FleetScan(prometheus=prometheus.rstrip("/"), match=match, start=start, end=end,
+                    step=step if step else iv.step, threshold_s=threshold_s, queries=qs, interval=iv,
+                    step_given=bool(step))
+    out.timings["interval_s"] = round(time.perf_counter() - t0, 3)
+    step = out.step
+    # the grid ends on `end` (a range's last scrape is read whatever the step); scrapes before `start` are dropped
+    grid_start = end - math.ceil((end - start) / step - 1e-9) * step
+    results = query_ranges(out.prometheus, qs, grid_start, end + step * 1e-6, step, max_workers=max_workers,
+                           max_points=max_points,
                            on_chunk=lambda n, i, total: progress(f"query {i}/{total}") if i % 10 == 0 else None)
     out.timings["query_s"] = round(time.perf_counter() - t0, 3)
     t1 = time.perf_counter()
@@ -105,7 +124,7 @@ def scan(prometheus: str, start: float, end: float, *, step: float = 15.0, match
         at = values.pop(SCRAPED_AT, {})
         steps = sorted({ts for pts in values.values() for ts in pts})
         r.samples = [to_sample(when, {f: pts.get(ts) for f, pts in values.items()}, r.labels, kv_of.get(key))
-                     for ts, when in scraped(steps, at)]
+                     for ts, when in scraped(steps, at) if when >= start]
         if not r.missing:
             r.episodes = episodes(r.samples, threshold_s)
         out.replicas.append(r)
@@ -177,6 +196,16 @@ def findings(res: FleetScan) -> list[Finding]:
                            evidence={"instance": inst, "steps_down": down, "steps": steps},
                            fix="Check that the server is up and that its /metrics answers Prometheus "
                                "(`python -m triage check --url` on it)."))
+    iv = res.interval
+    if iv is not None and not res.reads_every_scrape and res.replicas:
+        out.append(Finding(check=CHECK_STEP, status=Status.UNKNOWN,
+                           title=f"Step {res.step:g} s is coarser than the {iv.seconds:g} s scrape interval: the "
+                                 "samples between steps were not read, and a stall shorter than about two steps "
+                                 "can be missed",
+                           evidence={"step_s": res.step, "scrape_interval_s": iv.seconds, "source": iv.source,
+                                     "detail": iv.detail},
+                           fix=f"Leave the step out (it follows the scrape interval: {iv.step:g} s here) to read "
+                               "every scrape."))
     clean = [r.name for r in res.replicas if not r.episodes and not r.missing]
     if clean:
         out.append(Finding(check=CHECK_CLEAN, status=Status.PASS,
@@ -193,6 +222,9 @@ def summary(res: FleetScan) -> dict[str, Any]:
     return {
         "prometheus": res.prometheus, "match": res.match, "start": res.start, "end": res.end, "step": res.step,
         "stall_threshold_s": res.threshold_s, "queries": res.queries, "timings": res.timings,
+        "scrape_interval": None if res.interval is None else {
+            "seconds": res.interval.seconds, "source": res.interval.source, "detail": res.interval.detail},
+        "step_given": res.step_given, "reads_every_scrape": res.reads_every_scrape,
         "replicas": [{"name": r.name, "labels": r.labels, "samples": len(r.samples), "version": r.version,
                       "first": r.samples[0].ts if r.samples else None,
                       "last": r.samples[-1].ts if r.samples else None, "missing": r.missing,

@@ -25,14 +25,15 @@ prom_url = c1.text_input("Prometheus URL", key="fleet.prometheus", placeholder="
 match = c2.text_input("Label matchers (optional)", key="fleet.match", placeholder='{job="vllm"}')
 c3, c4, c5 = st.columns(3)
 since = c3.selectbox("Look back", list(SINCE), index=1, key="fleet.since")
-step = c4.number_input("Step (s)", min_value=1.0, max_value=3600.0, value=15.0, step=1.0, key="fleet.step")
+step = c4.number_input("Step (s)", min_value=0.0, max_value=3600.0, value=0.0, step=1.0, key="fleet.step",
+                       help="0: follow the replicas' scrape interval (every scrape is read)")
 stall_s = c5.number_input("Stall threshold (s)", min_value=1.0, max_value=600.0, value=float(DEFAULT_STALL_S),
                           step=1.0, key="fleet.stall_s")
 
 if st.button("Scan the fleet", type="primary", key="fleet.scan", disabled=not prom_url):
     end = time.time()
     with st.spinner("Querying Prometheus…"):
-        res = scan(prom_url.strip(), end - SINCE[since], end, step=float(step), match=match.strip(),
+        res = scan(prom_url.strip(), end - SINCE[since], end, step=float(step) or None, match=match.strip(),
                    threshold_s=float(stall_s))
         found = findings(res)
     try:

@@ -1,0 +1,114 @@
+"""How often Prometheus scraped the replicas, and the query step that reads every one of those scrapes.
+
+A ``query_range`` shows, at each step, the newest sample at or before it: a step coarser than the
+scrape interval skips samples, and which ones depends on where the grid falls (a 20 s hang scraped
+every 2 s was found by one run and missed by the next with a 15 s step). A step a little finer than
+the interval (``STEP_FRACTION``) puts at least one grid point between any two scrapes however the grid
+falls, so every scrape is read; the scan drops the repeats by their own timestamps
+(`replicas.scraped`). The interval comes from Prometheus itself: ``/api/v1/targets`` reports each
+target's ``scrapeInterval``; for series no active target carries (a backfilled TSDB, replicas gone
+since) it is measured from the data (samples per window); else ``FALLBACK_S``.
+Read-only GETs of small answers; the range queries stay in `prom`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import httpx
+
+from triage.fleet.replicas import METRICS, selector
+
+STEP_FRACTION = 0.9  # a scrape may come up to 10 % of an interval late and still fall between two grid points
+FALLBACK_S = 15.0  # Prometheus' default scrape_interval
+MEASURE_WINDOW_S = 600.0
+_DUR = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, "y": 31536000.0}
+
+
+@dataclass(frozen=True)
+class ScrapeInterval:
+    seconds: float
+    source: str  # targets | data | default
+    detail: str = ""
+
+    @property
+    def step(self) -> float:
+        """The query step that reads every scrape once (repeats dropped by timestamp)."""
+        return round(self.seconds * STEP_FRACTION, 3)
+
+
+def prom_duration(text: str) -> Optional[float]:
+    """Prometheus' duration text ('2s', '1m30s', '500ms') in seconds; None when it is not one."""
+    t = (text or "").strip()
+    parts = _DUR.findall(t)
+    if not parts or "".join(a + b for a, b in parts) != t:
+        return None
+    return sum(float(a) * _UNIT[b] for a, b in parts)
+
+
+def _get(client: httpx.Client, base: str, path: str, params: dict[str, str] | None = None) -> Any:
+    try:
+        r = client.get(f"{base}{path}", params=params)
+        doc = r.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    return doc.get("data") if isinstance(doc, dict) and doc.get("status") == "success" else None
+
+
+def _vllm_targets(client: httpx.Client, base: str, match: str, at: float) -> set[tuple[str, str]]:
+    q = f"count by (job, instance) ({selector(METRICS['num_requests_running'], match)})"
+    data = _get(client, base, "/api/v1/query", {"query": q, "time": f"{at:.3f}"}) or {}
+    return {(r["metric"].get("job", ""), r["metric"].get("instance", "")) for r in data.get("result") or ()
+            if isinstance(r, dict) and isinstance(r.get("metric"), dict)}
+
+
+def from_targets(client: httpx.Client, base: str, match: str, at: float,
+                 any_target: bool = False) -> Optional[ScrapeInterval]:
+    """The finest ``scrapeInterval`` among the active targets that carry vLLM series at ``at`` (with
+    ``any_target``: among all active targets, for series no target can be matched to)."""
+    data = _get(client, base, "/api/v1/targets", {"state": "active"}) or {}
+    targets = [t for t in data.get("activeTargets") or () if isinstance(t, dict)]
+    if not any_target:
+        vllm = _vllm_targets(client, base, match, at)
+        targets = [t for t in targets if ((t.get("labels") or {}).get("job", ""),
+                                          (t.get("labels") or {}).get("instance", "")) in vllm]
+    found = [(s, t) for t in targets if (s := prom_duration(str(t.get("scrapeInterval", "")))) and s > 0]
+    if not found:
+        return None
+    s, t = min(found, key=lambda x: x[0])
+    who = (t.get("labels") or {}).get("instance", "?")
+    return ScrapeInterval(s, "targets", f"scrapeInterval {t.get('scrapeInterval')} of {len(found)} active "
+                                        f"target{'s' if len(found) != 1 else ''} (finest: {who})")
+
+
+def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: float) -> Optional[ScrapeInterval]:
+    """Measured: the window over the most samples any replica has in it (the finest interval)."""
+    w = int(max(60.0, min(MEASURE_WINDOW_S, window_s)))
+    q = f"max(count_over_time({selector(METRICS['num_requests_running'], match)}[{w}s]))"
+    data = _get(client, base, "/api/v1/query", {"query": q, "time": f"{at:.3f}"}) or {}
+    for r in data.get("result") or ():
+        try:
+            n = float(r["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        if n >= 2:
+            return ScrapeInterval(round(w / n, 3), "data", f"{n:.0f} samples in {w} s before {at:.0f}")
+    return None
+
+
+def scrape_interval(base: str, match: str, start: float, end: float, *, timeout_s: float = 10.0,
+                    headers: dict[str, str] | None = None) -> ScrapeInterval:
+    """The replicas' scrape interval: their targets' in Prometheus, else measured in the range, else the
+    finest of any active target, else the default."""
+    base = base.rstrip("/")
+    with httpx.Client(timeout=timeout_s, headers=dict(headers or {})) as client:
+        got = from_targets(client, base, match, end)
+        for at in (end, (start + end) / 2, start + min(MEASURE_WINDOW_S, end - start)):
+            if got is not None:
+                break
+            got = from_data(client, base, match, at, end - start)
+        if got is None:
+            got = from_targets(client, base, match, end, any_target=True)
+    return got or ScrapeInterval(FALLBACK_S, "default", "no target reported one and no series showed it")
