@@ -9,7 +9,7 @@ query_range (chunked under the 11,000-points limit, --concurrency requests at on
 stall rule per replica and compares what it found with what was planted. Prints the figures;
 exits 1 when a planted episode is missed or an extra one is found.
 
-    python bench/bench_fleet.py [--replicas 100] [--hours 24] [--step 15] [--livelocks 3] [--stuck 3]
+    python bench/bench_fleet.py [--replicas 100] [--hours 24] [--step 15] [--livelocks 3] [--stuck 3] [--short 6]
 
 Measured 2026-11-30 on the shared 2-core dev box (load average 10-20 from other sessions' tests),
 Prometheus 2.42 (Debian): 6,912,000 samples (1.7 GB OpenMetrics), promtool backfill 148 s; full
@@ -40,6 +40,7 @@ def main() -> int:
     ap.add_argument("--step", type=float, default=15.0)
     ap.add_argument("--livelocks", type=int, default=3)
     ap.add_argument("--stuck", type=int, default=3)
+    ap.add_argument("--short", type=int, default=6, help="livelocks of 10-30 s (a client's time-out ends them)")
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -49,7 +50,7 @@ def main() -> int:
     try:
         end = (time.time() // args.step) * args.step - 300
         fleet = backfill.plan(end - args.hours * 3600, args.hours, args.step, args.replicas, args.livelocks,
-                              args.stuck, seed=args.seed)
+                              args.stuck, seed=args.seed, short=args.short)
         t0 = time.perf_counter()
         om = work / "series.om"
         with open(om, "w") as fh:
@@ -67,28 +68,41 @@ def main() -> int:
         prom = prometheus.up([], storage_dir=str(work / "data"))
         print(f"prometheus ready at {prom.url} in {time.perf_counter() - t0:.1f} s", flush=True)
 
-        t0 = time.perf_counter()
-        res = scan(prom.url, fleet.start, fleet.ts(fleet.n_steps - 1), step=args.step, match='{job="vllm"}',
-                   max_workers=args.concurrency, ask_versions=False)
-        found_f = findings(res)
-        scan_s = time.perf_counter() - t0
-        samples = sum(len(r.samples) for r in res.replicas)
-        print(f"full fleet scan: {scan_s:.2f} s (queries {res.timings.get('query_s')} s, stall rule "
-              f"{res.timings.get('rule_s')} s) over {len(res.replicas)} replicas, {samples:,} engine samples, "
-              f"{len(found_f)} findings", flush=True)
-        if res.errors:
-            print("errors:", [e.message for e in res.errors])
         planted = sorted(backfill.expected(fleet))
-        found = sorted((r.labels.get("instance", ""), e.kind, e.start, e.end) for r in res.replicas for e in r.episodes)
-        missed = [p for p in planted if p not in found]
-        extra = [f for f in found if f not in planted]
-        for inst, kind, a, b in planted:
-            mark = "found" if (inst, kind, a, b) in found else "MISSED"
-            print(f"  planted {kind:<13} {inst:<16} {time.strftime('%H:%M:%S', time.gmtime(a))} -> "
-                  f"{time.strftime('%H:%M:%S', time.gmtime(b))} UTC ({(b - a) / 60:.1f} min): {mark}")
-        print(f"planted {len(planted)}, found {len(found)}, missed {len(missed)}, extra {len(extra)}"
-              + (f": {extra}" if extra else ""))
-        return 0 if not missed and not extra and not res.errors else 1
+        short = {(fleet.instance(p.replica), p.kind, fleet.ts(p.first), fleet.ts(p.first + p.steps - 1))
+                 for p in fleet.planted[args.livelocks + args.stuck:]}
+        ok = True
+        runs = [("fixed step (--step, as before issue 21)", args.step), ("default step (follows the interval)", None)]
+        times: list[float] = []
+        for label, step in runs:
+            t0 = time.perf_counter()
+            res = scan(prom.url, fleet.start, fleet.ts(fleet.n_steps - 1), step=step, match='{job="vllm"}',
+                       max_workers=args.concurrency, ask_versions=False)
+            found_f = findings(res)
+            scan_s = time.perf_counter() - t0
+            times.append(scan_s)
+            samples = sum(len(r.samples) for r in res.replicas)
+            iv = res.interval
+            print(f"{label}: step {res.step:g} s (interval {iv.seconds:g} s from {iv.source}): full fleet scan "
+                  f"{scan_s:.2f} s (queries {res.timings.get('query_s')} s, stall rule {res.timings.get('rule_s')} s)"
+                  f" over {len(res.replicas)} replicas, {samples:,} engine samples, {len(found_f)} findings",
+                  flush=True)
+            if res.errors:
+                print("errors:", [e.message for e in res.errors])
+            found = sorted((r.labels.get("instance", ""), e.kind, e.start, e.end)
+                           for r in res.replicas for e in r.episodes)
+            missed = [x for x in planted if x not in found]
+            extra = [f for f in found if f not in planted]
+            for inst, kind, a, b in planted:
+                mark = "found" if (inst, kind, a, b) in found else "MISSED"
+                tag = " short" if (inst, kind, a, b) in short else ""
+                print(f"  planted{tag} {kind:<13} {inst:<16} {time.strftime('%H:%M:%S', time.gmtime(a))} -> "
+                      f"{time.strftime('%H:%M:%S', time.gmtime(b))} UTC ({b - a:.0f} s): {mark}")
+            print(f"planted {len(planted)} ({len(short)} short), found {len(found)}, missed {len(missed)}, "
+                  f"extra {len(extra)}" + (f": {extra}" if extra else ""), flush=True)
+            ok = ok and not missed and not extra and not res.errors
+        print(f"default-step scan time / fixed-step scan time: {times[1] / times[0]:.2f}x")
+        return 0 if ok else 1
     finally:
         if prom is not None:
             prometheus.down(prom.pid)

@@ -70,17 +70,25 @@ class Fleet:
         return self.start + k * self.step
 
 
+SHORT_S = (10.0, 30.0)  # a hang a client's time-out ends (issue 21): seconds
+
+
 def plan(start: float, hours: float, step: float, replicas: int, livelocks: int, stuck: int,
-         seed: int = 0) -> Fleet:
-    """Where the episodes go: on distinct replicas, 2-40 min long, away from the range's edges."""
+         seed: int = 0, short: int = 0) -> Fleet:
+    """Where the episodes go: on distinct replicas, 2-40 min long, away from the range's edges; ``short``
+    more livelocks of 10-30 s (at least two samples: what any sampler needs to see no progress)."""
     rnd = random.Random(seed)
     n = int(hours * 3600 / step)
     fleet = Fleet(start=start, step=step, n_steps=n, replicas=replicas)
-    who = rnd.sample(range(replicas), livelocks + stuck)
+    who = rnd.sample(range(replicas), livelocks + stuck + short)
     for j, r in enumerate(who):
-        steps = rnd.randint(max(2, int(120 / step)), max(3, int(2400 / step)))
+        if j < livelocks + stuck:
+            steps = rnd.randint(max(2, int(120 / step)), max(3, int(2400 / step)))
+        else:
+            steps = max(2, round(rnd.uniform(*SHORT_S) / step))
         first = rnd.randint(10, n - steps - 10)
-        fleet.planted.append(Planted(r, LIVELOCK if j < livelocks else STUCK_WAITING, first, steps))
+        fleet.planted.append(Planted(r, STUCK_WAITING if livelocks <= j < livelocks + stuck else LIVELOCK,
+                                     first, steps))
     return fleet
 
 
