@@ -29,6 +29,11 @@ window is the threshold (a fresh server's first giant step cannot be told from a
 text then names the version and what would decide it). While the no-progress time is past the threshold
 but inside such a window, the state is ``waiting_for_step`` (what is known: no progress for N s,
 the step to expect), not a stall.
+
+The first step counts too (issue 21: a 0.32.0 server whose first step took ~100 s was called stalled two
+seconds after it ended): live samplers that read the server's process CPU see the engine start computing
+while its gauges still read idle (``BUSY_CPU_CORES``); that moment bounds the first step like a probe's
+send. CPU going back to idle before any progress forgets it (a rejected request, a tokenizer burst).
 """
 from __future__ import annotations
 
@@ -44,6 +49,8 @@ STEP_MARGIN = 2.0
 MIN_RATE_TOKENS = 128
 GPU_BUSY_PERCENT = 10.0
 MAX_KEPT = 64  # samples kept in a state (evidence), whatever the window's length
+BUSY_CPU_CORES = 0.3  # the server's processes computing (an idle vLLM uses ~2 % of one core; a step 0.5-2 cores)
+IDLE_CPU_CORES = 0.1  # below this again before any progress: what started was not a step
 
 
 @dataclass
@@ -107,8 +114,11 @@ _STEP_SIGNALS = ("kv_cache_usage_perc", "prefix_cache_queries_total", "prompt_to
 def progress(prev: Optional[EngineSample], cur: EngineSample) -> Optional[str]:
     """The signal that shows the engine computed between ``prev`` and ``cur``, or None."""
     tp = cur.throughput_progress
-    if tp is not None:
-        return "throughput" if tp else None
+    if tp:
+        return "throughput"
+    # a zero rate (a log line's, or watch's counter rate) does not outvote a per-step signal: prompt counters
+    # move only when a prefill completes, KV usage moves with each chunk (issue 21: watch called a healthy
+    # multi-step prefill stalled because its 0.0 tokens/s hid the KV jumps)
     if cur.gpu_utilization is not None and cur.gpu_utilization >= GPU_BUSY_PERCENT:
         return "gpu_utilization"
     if prev is None:
@@ -130,6 +140,7 @@ class StallDetector:
         self._prev: Optional[EngineSample] = None
         self._anchor: Optional[float] = None  # the last progress seen while busy (a step boundary)
         self._sent_at: Optional[float] = None  # work the caller sent, before any progress showed it
+        self._sent_by_cpu = False  # _sent_at came from the server's CPU (forgotten when it goes idle again)
         self.gap_step_s: Optional[float] = None  # the longest time a busy engine took between progress
         # update_gauges' window: its kind, start and whether it was crossed
         self._g_kind: Optional[str] = None
@@ -183,7 +194,7 @@ class StallDetector:
             # a gap that ends a confirmed stall is the stall ending (an abort), not a step
             if anchor is not None and s.ts > anchor and not self.state.stalled:
                 self.gap_step_s = max(self.gap_step_s or 0.0, s.ts - anchor)
-            self._sent_at = None
+            self._sent_at, self._sent_by_cpu = None, False
             self._anchor = s.ts if busy else None
         elif not busy:
             self._anchor = None
@@ -206,11 +217,27 @@ class StallDetector:
         # what is known (waiting_for_step, expected_step_s) and a probe's deadline ends it as "slow"
         return max(self.threshold_s, STEP_MARGIN * step)
 
+    def _note_cpu(self, prev: Optional[EngineSample], s: EngineSample, shape: Optional[str],
+                  moved: Optional[str]) -> None:
+        """Gauges idle, CPU busy: the engine started a step in (prev, s] that its gauges will show only when it
+        ends. Gauges idle, CPU idle again and nothing moved: forget it."""
+        if shape is not None or moved is not None or prev is None or self._anchor is not None:
+            return
+        cores = cpu_cores(prev, s)
+        if cores is None:
+            return
+        if cores >= BUSY_CPU_CORES:
+            if self._sent_at is None:
+                self._sent_at, self._sent_by_cpu = prev.ts, True
+        elif cores < IDLE_CPU_CORES and self._sent_by_cpu:
+            self._sent_at, self._sent_by_cpu = None, False
+
     def update(self, s: EngineSample) -> StallState:
         shape = _shape(s)
         prev = self._prev
         moved = progress(prev, s)
         if self.learn_steps:
+            self._note_cpu(prev, s, shape, moved)
             self._learn_gap(s, moved, shape is not None)
         self._learn(prev, s)
         self._lifetime_rate(s)
@@ -236,6 +263,12 @@ class StallDetector:
             if st.confirmed_at is None and st.no_progress_s >= st.window_s:
                 st.confirmed_at = s.ts
         return st
+
+
+def cpu_cores(prev: EngineSample, s: EngineSample) -> Optional[float]:
+    """The server's processes' CPU use between two samples, in cores (None without both readings)."""
+    d = _delta(prev.process_cpu_seconds_total, s.process_cpu_seconds_total)
+    return d / (s.ts - prev.ts) if d is not None and s.ts > prev.ts else None
 
 
 def _delta(a: Optional[float], b: Optional[float]) -> Optional[float]:

@@ -20,7 +20,7 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from triage.client import VllmClient
-from triage.catalogue import explain_stall
+from triage.catalogue import ENGINE_STALL, explain_stall
 from triage.findings import Finding, Status
 from triage.sample import EngineSample, frozen_extra
 from triage.series import WindowedHistogram, counter_rate
@@ -89,6 +89,25 @@ def alert_message(
 
 def _n(v: Optional[float]) -> str:
     return "?" if v is None or not math.isfinite(v) else str(int(v))
+
+
+STEP_IN_PROGRESS = "step in progress"
+
+
+def stall_name(kind: str, version: Any = None) -> str:
+    """A confirmed stall's name in the catalogue's terms: 'livelock' only where the version can have #55427."""
+    return explain_stall(kind, version).id
+
+
+def state_label(state: StallState, version: Any = None) -> str:
+    """What a sample line says of an engine: '' (idle or moving), 'step in progress since …' while no
+    verdict (inside the window the stall rule expects a step to need), the catalogue mode once confirmed."""
+    if state.kind is None or state.since is None:
+        return ""
+    if not state.stalled:
+        step = f", one step ~{state.expected_step_s:.0f}s" if state.expected_step_s else ""
+        return f"{STEP_IN_PROGRESS} since {hhmmss(state.since)}{step}"
+    return f"{stall_name(state.kind, version)} since {hhmmss(state.since)}"
 
 
 def _local_server_process(url: str) -> Any:
@@ -346,7 +365,7 @@ class Watcher:
             assert state.since is not None and state.kind is not None and state.window_s is not None
             es.noted_since = state.since
             msg = (
-                f"no progress for {ts - state.since:.0f}s with running={_n(state.running)} "
+                f"{STEP_IN_PROGRESS}: no progress for {ts - state.since:.0f}s with running={_n(state.running)} "
                 f"waiting={_n(state.waiting)}, but one engine step should take ~{state.expected_step_s:.1f}s at "
                 f"this server's measured prefill rate (vLLM {self.vllm_version or 'version unknown'}): not a stall "
                 "yet; a stall if nothing moves (KV cache usage, finished prompts) by "
@@ -389,7 +408,8 @@ class Watcher:
             a["cleared_at"] = ts
             self._record_finding(a)
             msg = (
-                f"cleared at {hhmmss(ts)}: {a['kind']} since {hhmmss(a['since'])} ended after "
+                f"cleared at {hhmmss(ts)}: {stall_name(a['kind'], a.get('vllm_version'))} since {hhmmss(a['since'])} "
+                f"ended after "
                 f"{ts - a['since']:.0f}s; now running={_n(state.running)} waiting={_n(state.waiting)}"
             )
             return AlertEvent(
@@ -400,15 +420,16 @@ class Watcher:
     def _record_finding(self, a: dict[str, Any]) -> None:
         if self.recorder is None:
             return
-        livelock = a["kind"] == LIVELOCK
         mode = explain_stall(a["kind"], self.vllm_version)
+        # never "livelocked" on a release with the fix: the catalogue mode decides the word
+        what = "stuck waiting" if a["kind"] != LIVELOCK else "stalled" if mode is ENGINE_STALL else "livelocked"
         end = a["cleared_at"]
         self.recorder.finding(
             Finding(
                 check="watch-engine-stalled",
                 status=Status.FAIL,
                 title=(
-                    f"Engine {a['engine']} {'livelocked' if livelock else 'stuck waiting'} from {hhmmss(a['since'])}"
+                    f"Engine {a['engine']} {what} from {hhmmss(a['since'])}"
                     + (f" to {hhmmss(end)}" if end else " (still stalled when watch ended)")
                 ),
                 evidence={

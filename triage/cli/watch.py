@@ -26,7 +26,7 @@ from triage.cli import (
 from triage.recorder import Recorder
 from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
-from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss
+from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss, state_label
 
 
 def register(sub: Any) -> None:
@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _tick_line(t: WatchTick) -> str:
+def _tick_line(t: WatchTick, version: str | None = None) -> str:
     if t.error:
         return f"{hhmmss(t.ts)}  scrape failed: {t.error}"
     s = t.sample
@@ -68,7 +68,8 @@ def _tick_line(t: WatchTick) -> str:
         return f"{hhmmss(t.ts)}  (no engine)"
     rate = f"{s.prompt_throughput:.1f}" if s.prompt_throughput is not None else "-"
     kv = f"{s.kv_cache_usage_perc * 100:.1f}%" if s.kv_cache_usage_perc is not None else "-"
-    state = f"  [{t.state.kind} since {hhmmss(t.state.since)}]" if t.state.kind and t.state.since else ""
+    label = state_label(t.state, version)
+    state = f"  [{label}]" if label else ""
     return (
         f"{hhmmss(t.ts)}  engine {s.engine}: running={_n(s.num_requests_running)} waiting={_n(s.num_requests_waiting)} "
         f"prompt_tokens/s={rate} kv={kv} prompt_tokens_total={_n(s.prompt_tokens_total)}{state}"
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             if text:
                 print(ev.message if ev.event == "stalled" else f"{hhmmss(ev.at)}  {ev.message}", flush=True)
         if text and not args.quiet:
-            print(_tick_line(t), flush=True)
+            print(_tick_line(t, watcher.vllm_version), flush=True)
 
     if text:
         print(
