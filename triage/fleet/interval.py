@@ -23,6 +23,7 @@ from triage.fleet.replicas import METRICS, selector
 STEP_FRACTION = 0.9  # a scrape may come up to 10 % of an interval late and still fall between two grid points
 FALLBACK_S = 15.0  # Prometheus' default scrape_interval
 MEASURE_WINDOW_S = 600.0
+RAW_WINDOW_S = 300.0  # raw samples read to measure it (100 replicas at 15 s: 2,000 points)
 _DUR = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, "y": 31536000.0}
 
@@ -84,11 +85,25 @@ def from_targets(client: httpx.Client, base: str, match: str, at: float,
 
 
 def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: float) -> Optional[ScrapeInterval]:
-    """Measured: the window over the most samples any replica has in it (the finest interval)."""
-    w = int(max(60.0, min(MEASURE_WINDOW_S, window_s)))
-    q = f"max(count_over_time({selector(METRICS['num_requests_running'], match)}[{w}s]))"
-    data = _get(client, base, "/api/v1/query", {"query": q, "time": f"{at:.3f}"}) or {}
+    """Measured: the raw samples of the last ``RAW_WINDOW_S`` before ``at`` (the finest median gap among the
+    series), else the samples per window (coarser intervals)."""
+    w = int(max(1.0, min(RAW_WINDOW_S, window_s)))
+    sel = selector(METRICS["num_requests_running"], match)
+    data = _get(client, base, "/api/v1/query", {"query": f"{sel}[{w}s]", "time": f"{at:.3f}"}) or {}
+    gaps = []
     for r in data.get("result") or ():
+        try:
+            ts = sorted(float(v[0]) for v in r.get("values") or ())
+        except (TypeError, ValueError, IndexError):
+            continue
+        d = sorted(b - a for a, b in zip(ts, ts[1:], strict=False) if b > a)
+        if d:
+            gaps.append(d[len(d) // 2])
+    if gaps:
+        return ScrapeInterval(round(min(gaps), 3), "data", f"median gap between raw samples in {w} s before {at:.0f}")
+    w = int(max(60.0, min(MEASURE_WINDOW_S, window_s)))
+    data = _get(client, base, "/api/v1/query", {"query": f"max(count_over_time({sel}[{w}s]))", "time": f"{at:.3f}"})
+    for r in (data or {}).get("result") or ():
         try:
             n = float(r["value"][1])
         except (KeyError, IndexError, TypeError, ValueError):
