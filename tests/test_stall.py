@@ -74,10 +74,20 @@ def test_kv_usage_rising_per_chunk_is_progress() -> None:
 
 @pytest.mark.parametrize("signal", ["kv_cache_usage_perc", "prefix_cache_queries_total", "request_success_total"])
 def test_each_step_signal_counts(signal: str) -> None:
-    a = _s(0, 1, 0, kv_cache_usage_perc=0.1, prefix_cache_queries_total=10.0)
+    a = _s(0, 1, 0, kv_cache_usage_perc=0.1 if signal == "kv_cache_usage_perc" else 0.0,
+           prefix_cache_queries_total=10.0)
     b = a.with_(ts=1, **{signal: 11.0})
     assert progress(a, b) == signal
     assert progress(a, a.with_(ts=1)) is None
+
+
+@pytest.mark.parametrize("signal", ["prefix_cache_queries_total", "request_success_total", "prompt_tokens_total"])
+def test_others_finishing_beside_a_held_request_are_not_its_progress(signal: str) -> None:
+    """Issue 21: running >= 1 and the KV usage held to the digit while other requests finish (counters move):
+    the held request makes no progress (recorded: tests/fixtures/real/client-timeouts)."""
+    a = _s(0, 1, 0, 100, 3, kv_cache_usage_perc=0.00196, prefix_cache_queries_total=10.0)
+    assert progress(a, a.with_(ts=1, **{signal: 400.0})) is None
+    assert progress(a, a.with_(ts=1, num_requests_running=0, kv_cache_usage_perc=0.0, **{signal: 400.0})) is not None
 
 
 def test_busy_local_gpu_is_progress_and_cpu_is_not() -> None:

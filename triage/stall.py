@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from triage.sample import LOG as LOG_SOURCE
 from triage.sample import EngineSample
 
 LIVELOCK = "livelock"
@@ -111,8 +112,27 @@ def shape_of(r: Optional[float], w: Optional[float]) -> Optional[str]:
 _STEP_SIGNALS = ("kv_cache_usage_perc", "prefix_cache_queries_total", "prompt_tokens_total", "request_success_total")
 
 
+def held(prev: Optional[EngineSample], cur: EngineSample) -> bool:
+    """A request sits in the engine without progress of its own while others may finish beside it: running >= 1
+    at both samples, no request left, and the KV cache usage (> 0: the held request's blocks) unchanged.
+
+    Recorded on 0.31.0 (tests/fixtures/real/client-timeouts): with light traffic next to a #55427 request, the
+    traffic's prompts finish every second (the counters move) while running stays >= 1 and KV usage stays at
+    the stuck request's blocks to the last digit; a healthy prefill's KV moves with each chunk. Read from
+    /metrics and Prometheus samples only: a log line's KV usage has one decimal of a percent."""
+    if prev is None or cur.source == LOG_SOURCE:
+        return False
+    r0, r1, k0, k1 = prev.num_requests_running, cur.num_requests_running, prev.kv_cache_usage_perc, \
+        cur.kv_cache_usage_perc
+    if r0 is None or r1 is None or k0 is None or k1 is None:
+        return False
+    return r0 >= 1 and r1 >= r0 and k0 > 0 and k1 == k0
+
+
 def progress(prev: Optional[EngineSample], cur: EngineSample) -> Optional[str]:
     """The signal that shows the engine computed between ``prev`` and ``cur``, or None."""
+    if held(prev, cur):
+        return None
     tp = cur.throughput_progress
     if tp:
         return "throughput"
@@ -141,6 +161,7 @@ class StallDetector:
         self._anchor: Optional[float] = None  # the last progress seen while busy (a step boundary)
         self._sent_at: Optional[float] = None  # work the caller sent, before any progress showed it
         self._sent_by_cpu = False  # _sent_at came from the server's CPU (forgotten when it goes idle again)
+        self._others = False  # other requests finished beside a held one since the anchor (the engine stepped)
         self.gap_step_s: Optional[float] = None  # the longest time a busy engine took between progress
         # update_gauges' window: its kind, start and whether it was crossed
         self._g_kind: Optional[str] = None
@@ -191,11 +212,18 @@ class StallDetector:
     def _learn_gap(self, s: EngineSample, moved: Optional[str], busy: bool) -> None:
         if moved is not None:
             anchor = self._anchor if self._anchor is not None else self._sent_at
-            # a gap that ends a confirmed stall is the stall ending (an abort), not a step
-            if anchor is not None and s.ts > anchor and not self.state.stalled:
+            # a gap that ends a confirmed stall is the stall ending (an abort), not a step; nor is one that ends
+            # with the KV cache not growing: a held request leaving (a client's time-out, issue 21) frees blocks,
+            # a step that computed a chunk takes new ones
+            prev = self._prev
+            kv0, kv1 = (prev.kv_cache_usage_perc if prev else None), s.kv_cache_usage_perc
+            chunk = kv0 is None or kv1 is None or kv1 > kv0
+            # other requests finished beside a held one: the engine stepped inside the gap, so it is no step
+            if anchor is not None and s.ts > anchor and not self.state.stalled and chunk and not self._others:
                 self.gap_step_s = max(self.gap_step_s or 0.0, s.ts - anchor)
             self._sent_at, self._sent_by_cpu = None, False
             self._anchor = s.ts if busy else None
+            self._others = False
         elif not busy:
             self._anchor = None
 
@@ -237,6 +265,9 @@ class StallDetector:
         prev = self._prev
         moved = progress(prev, s)
         if self.learn_steps:
+            if prev is not None and held(prev, s) and any(
+                    _delta(getattr(prev, c), getattr(s, c)) for c in _STEP_SIGNALS[1:]):
+                self._others = True
             self._note_cpu(prev, s, shape, moved)
             self._learn_gap(s, moved, shape is not None)
         self._learn(prev, s)
