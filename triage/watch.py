@@ -79,7 +79,7 @@ def alert_message(
     r, w = _n(running), _n(waiting)
     mode = explain_stall(kind, version)
     head = "ENGINE STALLED" if kind == LIVELOCK else "REQUESTS STUCK WAITING"
-    step = f" (one engine step should take ~{expected_step_s:.1f}s)" if expected_step_s and expected_step_s >= 0.5 else ""
+    step = f" (one engine step should take ~{expected_step_s:.1f}s)" if (expected_step_s or 0) >= 0.5 else ""
     ver = f", vLLM {version}" if version else ", vLLM version unknown"
     return (
         f"{head} since {hhmmss(since)}: running={r} waiting={w}, no progress for "
