@@ -20,7 +20,8 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from triage.client import VllmClient
-from triage.catalogue import ENGINE_STALL, explain_stall
+from triage.catalogue import ENGINE_STALL, POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, explain_stall
+from triage.recurrence import ONGOING, Span, ended_by, headline, summarize
 from triage.findings import Finding, Status
 from triage.sample import EngineSample, frozen_extra
 from triage.series import WindowedHistogram, counter_rate
@@ -29,6 +30,7 @@ from triage.recorder import Recorder
 from triage.vllm import metrics as vm
 
 DEFAULT_INTERVAL_S = 0.5
+RECURRING_CHECK = "watch-episodes-recurring"
 QUANTILES = {"e2e": vm.E2E_LATENCY, "queue": vm.QUEUE_TIME, "prefill": vm.PREFILL_TIME}
 
 
@@ -40,7 +42,7 @@ def hhmmss(ts: float) -> str:
 class AlertEvent:
     """A stall alert raised (``event == "stalled"``) or cleared (``"cleared"``) on one engine."""
 
-    event: str  # stalled | cleared
+    event: str  # stalled | cleared | undecided | recurring (the episodes recur: #55427 with client time-outs)
     engine: str
     kind: str  # livelock | stuck-waiting
     since: float
@@ -130,6 +132,7 @@ class _EngineState:
         self.hists = {k: WindowedHistogram(window_s) for k in QUANTILES}
         self.alert: Optional[dict[str, Any]] = None  # the open alert window
         self.noted_since: Optional[float] = None  # the no-progress window already reported as undecided
+        self.recurring_said = False  # the episodes' pattern (#55427 with client time-outs) was announced
 
 
 class ScrapeError(RuntimeError):
@@ -259,9 +262,13 @@ class Watcher:
             row = self._row(label, snap, es, ts)
             tick.samples.append(row)
             state = es.det.update(row)
-            ev = self._alert_transition(label, es, state, ts)
+            ev = self._alert_transition(label, es, state, ts, row)
             if ev:
                 tick.events.append(ev)
+                if ev.event == "cleared":
+                    again = self._recurring_event(label, es, ts)
+                    if again:
+                        tick.events.append(again)
             if state.stalled or tick.sample is None:
                 tick.sample, tick.state = row, state
             es.prev, es.prev_ts = snap, ts
@@ -357,9 +364,11 @@ class Watcher:
             "stall_threshold_s": self.stall_s,
             "engines": engines,
             "alerts": [dict(a) for a in self.alerts],
+            "episodes": {label: self.recurrence(label) for label in self._engines},
         }
 
-    def _alert_transition(self, label: str, es: _EngineState, state: StallState, ts: float) -> Optional[AlertEvent]:
+    def _alert_transition(self, label: str, es: _EngineState, state: StallState, ts: float,
+                          row: Optional[EngineSample] = None) -> Optional[AlertEvent]:
         if state.waiting_for_step and es.alert is None and es.noted_since != state.since:
             # past the threshold, inside the step the measured prefill rate predicts: say what is known
             assert state.since is not None and state.kind is not None and state.window_s is not None
@@ -406,16 +415,43 @@ class Watcher:
         if es.alert is not None and not state.stalled:
             a, es.alert = es.alert, None
             a["cleared_at"] = ts
+            a["ended"] = ended_by(es.prev, row) if row is not None else ONGOING
             self._record_finding(a)
             msg = (
                 f"cleared at {hhmmss(ts)}: {stall_name(a['kind'], a.get('vllm_version'))} since {hhmmss(a['since'])} "
                 f"ended after "
                 f"{ts - a['since']:.0f}s; now running={_n(state.running)} waiting={_n(state.waiting)}"
             )
+            msg += f" ({a['ended']})"
             return AlertEvent(
                 "cleared", label, a["kind"], a["since"], ts, state.running, state.waiting, ts - a["since"], msg
             )
         return None
+
+    def recurrence(self, label: str) -> dict[str, Any]:
+        """One engine's closed livelock alerts as production sees them (triage.recurrence)."""
+        return summarize([Span(a["since"], a["cleared_at"], a.get("ended", ONGOING), a["kind"]) for a in self.alerts
+                          if a["engine"] == label and a["kind"] == LIVELOCK and a["cleared_at"] is not None])
+
+    def _recurring_event(self, label: str, es: _EngineState, ts: float) -> Optional[AlertEvent]:
+        """Once per engine: the alerts recur, each ended: the catalogue's verdict for the series, with what the
+        client should change meanwhile (its time-out, retries, truncation)."""
+        if es.recurring_said:
+            return None
+        rec = self.recurrence(label)
+        mode = explain_episodes(LIVELOCK, self.vllm_version, rec["recurring"])
+        if mode is not POOLING_LIVELOCK_CLIENT_TIMEOUTS:
+            return None
+        es.recurring_said = True
+        if self.recorder is not None:
+            self.recorder.finding(Finding(
+                check=RECURRING_CHECK, status=Status.FAIL, title=f"Engine {label}: {mode.title} ({headline(rec)})",
+                evidence={"engine": label, "mode": mode.id, "vllm_version": self.vllm_version,
+                          "recurrence": rec, "url": self.url, "source": "scrape"},
+                fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism))
+        last = rec["spans"][-1]
+        return AlertEvent("recurring", label, LIVELOCK, rec["spans"][0]["start"], ts, None, None,
+                          last["duration_s"], f"{mode.title}: {headline(rec)}. {mode.fix(now=True)}")
 
     def _record_finding(self, a: dict[str, Any]) -> None:
         if self.recorder is None:

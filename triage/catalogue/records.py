@@ -107,6 +107,40 @@ POOLING_LIVELOCK = FailureMode(
     fix_for=_livelock_fix,
 )
 
+POOLING_LIVELOCK_CLIENT_TIMEOUTS = FailureMode(
+    id="pooling-livelock-client-timeouts",
+    title="#55427 with client time-outs: short hangs that clients end and retries start again",
+    mechanism=(
+        "The vllm#55427 livelock, ended each time by the client instead of lasting: the client's time-out (the "
+        "OpenAI SDK's, LangChain's, a proxy's idle cut) closes the connection, vLLM aborts the request and the "
+        "engine is free again; the SDK's default retries (max_retries=2) resend the same exactly-max_model_len "
+        "input, which hangs the engine again, and so does the next long document. /health stays green; "
+        "other requests keep succeeding; the team sees sporadic time-outs, retries in the client logs and a "
+        "p99 that jumps, not a hung server."
+    ),
+    affected=POOLING_LIVELOCK.affected,
+    fixed_in=POOLING_LIVELOCK.fixed_in,
+    fix_ref=POOLING_LIVELOCK.fix_ref,
+    refs=POOLING_LIVELOCK.refs,
+    evidence={
+        "watch": "stall alerts that clear within seconds, again and again: each ended by a client abort, the next "
+                 "one starting within the client's retry back-off",
+        "log": "'Running: N reqs' lines with the KV cache usage held between bursts of normal traffic",
+        "fleet": "short livelock episodes on one replica, each ended by the held request leaving (no request "
+                 "finished for it), recurring",
+        "client": "APITimeoutError after max_retries + 1 attempts; 'Retrying request to /embeddings' lines",
+    },
+    findings=("watch-episodes-recurring", "fleet-episodes-recurring", "log-episodes-recurring"),
+    now=(
+        "meanwhile, on the client: truncate to max_model_len - 1 tokens (truncate_prompt_tokens = max_model_len "
+        "- 1, never -1 or max_model_len: that exact length is the trigger); set max_retries=0 for embedding "
+        "calls (each retry of the same input hangs the engine again); keep the time-out short (seconds above "
+        "your longest healthy request) so a hang frees the engine fast, and log the inputs that time out."
+    ),
+    fix_for=_livelock_fix,
+)
+
+
 @dataclass(frozen=True)
 class LivelockGrade:
     """How bad #55427 is for a deployment where every other precondition holds (see pooling_livelock_grade)."""
@@ -258,7 +292,8 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 
 MODES: dict[str, FailureMode] = {
     m.id: m
-    for m in (POOLING_LIVELOCK, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL, UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD,
+    for m in (POOLING_LIVELOCK, POOLING_LIVELOCK_CLIENT_TIMEOUTS, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL,
+              UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD,
               *VECTOR_MODES, *STARTUP_MODES,  # STARTUP_MODES: triage/catalogue/startup.py (issue 14)
               *RERANK_MODES)  # triage/catalogue/rerank.py (issue 25)
 }
@@ -286,3 +321,10 @@ def explain_stall(kind: Optional[str], version: Any = None) -> FailureMode:
     if kind == LIVELOCK and POOLING_LIVELOCK.affects(version) is not False:
         return POOLING_LIVELOCK
     return ENGINE_STALL
+
+
+def explain_episodes(kind: Optional[str], version: Any, recurring: bool) -> FailureMode:
+    """A series of stall episodes: #55427 *with client time-outs* when they recur, each ended by a client
+    abort, on a version that can have #55427; else what one of them is (`explain_stall`)."""
+    mode = explain_stall(kind, version)
+    return POOLING_LIVELOCK_CLIENT_TIMEOUTS if recurring and mode is POOLING_LIVELOCK else mode

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from triage.recurrence import ONGOING, ended_by
 from triage.sample import PROMETHEUS, EngineSample
 from triage.stall import DEFAULT_STALL_S, StallDetector
 from triage.vllm.metrics import (CACHE_CONFIG_INFO, KV_CACHE_USAGE, PREFILL_TIME, PREFIX_CACHE_QUERIES, PROMPT_TOKENS,
@@ -105,6 +106,7 @@ class Episode:
     confirmed_at: float  # when the window was crossed
     end: float  # last sample inside the window
     ongoing: bool = False  # still stalled at the end of the range
+    ended: str = ONGOING  # how it ended (triage.recurrence): client abort | recovered | ongoing
     samples: int = 0
     evidence: dict[str, Any] = field(default_factory=dict)
 
@@ -114,7 +116,8 @@ class Episode:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "start": self.start, "end": self.end, "confirmed_at": self.confirmed_at,
-                "duration_s": round(self.duration_s, 3), "ongoing": self.ongoing, "samples": self.samples,
+                "duration_s": round(self.duration_s, 3), "ongoing": self.ongoing, "ended": self.ended,
+                "samples": self.samples,
                 "evidence": self.evidence}
 
 
@@ -136,6 +139,7 @@ def episodes(samples: list[EngineSample], threshold_s: float = DEFAULT_STALL_S) 
     out: list[Episode] = []
     cur: Optional[Episode] = None
     first: Optional[EngineSample] = None
+    last: Optional[EngineSample] = None  # the episode's last stalled sample
     was_idle = False
     for s in samples:
         idle = s.num_requests_running == 0 and s.num_requests_waiting == 0
@@ -146,6 +150,7 @@ def episodes(samples: list[EngineSample], threshold_s: float = DEFAULT_STALL_S) 
         if st.stalled and st.kind is not None and st.since is not None and st.confirmed_at is not None:
             if cur is None or cur.start != st.since or cur.kind != st.kind:
                 if cur is not None:
+                    cur.ended = ended_by(last, s)
                     out.append(cur)
                 cur = Episode(kind=st.kind, start=st.since, confirmed_at=st.confirmed_at, end=s.ts)
                 first = st.samples[0] if st.samples else s
@@ -153,7 +158,9 @@ def episodes(samples: list[EngineSample], threshold_s: float = DEFAULT_STALL_S) 
             cur.end = s.ts
             cur.samples += 1
             cur.evidence = _evidence(first or s, s, st.evidence())
+            last = s
         elif cur is not None:
+            cur.ended = ended_by(last, s)
             out.append(cur)
             cur = None
     if cur is not None:

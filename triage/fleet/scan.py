@@ -12,13 +12,14 @@ from typing import Any, Optional
 
 import httpx
 
-from triage.catalogue import explain_stall
+from triage.catalogue import explain_episodes
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
 from triage.fleet.interval import ScrapeInterval, scrape_interval
 from triage.fleet.prom import CHUNK_POINTS, PromError, query_ranges
 from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT, UP,
                                    Episode, episodes, kv_tokens_from, queries, replica_name, scraped, to_sample)
+from triage.recurrence import Span, headline, summarize
 from triage.sample import EngineSample
 
 REPLICA_KEY = frozenset(REPLICA_LABELS)
@@ -27,6 +28,7 @@ CHECK_CLEAN = "fleet-replicas-clean"
 CHECK_PROMETHEUS = "fleet-prometheus"
 CHECK_METRIC = "fleet-metric-missing"
 CHECK_UNSCRAPED = "fleet-replica-unscraped"
+CHECK_RECURRING = "fleet-episodes-recurring"  # #55427 with client time-outs: short episodes, each aborted, again
 CHECK_STEP = "fleet-step-coarse"  # a --step coarser than the scrape interval: samples between steps unread
 
 
@@ -40,7 +42,11 @@ class Replica:
     version: Optional[str] = None
 
     def mode(self, kind: str) -> FailureMode:
-        return explain_stall(kind, self.version)
+        return explain_episodes(kind, self.version, self.recurrence(kind)["recurring"])
+
+    def recurrence(self, kind: str) -> dict[str, Any]:
+        """The episodes of one kind as production sees them (triage.recurrence)."""
+        return summarize([Span(e.start, e.end, e.ended, e.kind) for e in self.episodes if e.kind == kind])
 
 
 @dataclass
@@ -180,14 +186,20 @@ def findings(res: FleetScan) -> list[Finding]:
             by_mode.setdefault(mode.id, (mode, []))[1].append(ep)
         for mode, eps in by_mode.values():
             worst_s = max(ep.duration_s for ep in eps)
+            rec = r.recurrence(eps[0].kind)
+            recurring = mode.id == "pooling-livelock-client-timeouts"
+            links = {round(s["start"], 3): s["retry_of"] for s in rec["spans"]}
             out.append(Finding(
-                check=CHECK_STALL, status=Status.FAIL,
-                title=f"{r.name}: {mode.title} ({len(eps)} episode{'s' if len(eps) != 1 else ''}, "
+                check=CHECK_RECURRING if recurring else CHECK_STALL, status=Status.FAIL,
+                title=f"{r.name}: {mode.title} ({headline(rec) if recurring else ''}"
+                      f"{'' if recurring else str(len(eps)) + (' episodes' if len(eps) != 1 else ' episode')}, "
                       f"longest {worst_s:.0f} s)",
                 evidence={"replica": r.name, "labels": r.labels, "mode": mode.id,
                           "version": r.version, "version_note": mode.version_note(r.version),
                           "seen": mode.evidence.get("fleet", ""),
-                          "episodes": [episode_dict(ep) for ep in eps]},
+                          "recurrence": {k: v for k, v in rec.items() if k != "spans"},
+                          "episodes": [dict(episode_dict(ep), retry_of=links.get(round(ep.start, 3)))
+                                       for ep in eps]},
                 fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism))
     for inst, (down, steps) in res.unscraped.items():
         out.append(Finding(check=CHECK_UNSCRAPED, status=Status.UNKNOWN,
