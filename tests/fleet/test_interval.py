@@ -7,7 +7,7 @@ import time
 import pytest
 
 from triage.fleet import backfill, findings, scan
-from triage.fleet.interval import FALLBACK_S, STEP_FRACTION, prom_duration, scrape_interval
+from triage.fleet.interval import FALLBACK_S, ScrapeInterval, prom_duration, scrape_interval
 from triage.fleet.scan import CHECK_STEP
 from triage.lab import prometheus
 from triage.lab.server import free_port
@@ -21,12 +21,17 @@ def test_prom_duration(text: str, want: float | None) -> None:
     assert prom_duration(text) == want
 
 
+@pytest.mark.parametrize("seconds, step", [(2.0, 1.8), (15.0, 14.5), (60.0, 59.5), (0.5, 0.45)])
+def test_the_step_is_just_under_the_interval(seconds: float, step: float) -> None:
+    assert ScrapeInterval(seconds, "targets").step == step
+
+
 def test_measured_from_a_backfilled_tsdb(backfilled: Backfilled) -> None:
     fl = backfilled.fleet
     iv = scrape_interval(backfilled.prom.url, '{job="vllm"}', fl.start, backfilled.end)
     assert iv.source == "data" and abs(iv.seconds - fl.step) <= 0.5, iv
     res = scan(backfilled.prom.url, fl.start, backfilled.end, ask_versions=False)
-    assert res.step == iv.step == pytest.approx(iv.seconds * STEP_FRACTION, abs=0.001) and res.reads_every_scrape
+    assert res.step == iv.step == pytest.approx(iv.seconds - 0.5, abs=0.001) and res.reads_every_scrape
     assert sorted((r.labels["instance"], e.kind, e.start, e.end) for r in res.replicas for e in r.episodes) \
         == sorted(backfill.expected(fl))
     assert [len(r.samples) for r in res.replicas] == [fl.n_steps] * fl.replicas  # every scrape once, no repeat
