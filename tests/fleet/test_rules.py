@@ -65,10 +65,13 @@ def test_rules_fire_for_the_stalled_replicas_only(tmp_path: Path) -> None:
     # 2 s scrapes: 3 idle samples, then 20 stalled ones (values as the recorded 0.31.0 / BERT pages show them)
     series = (_series("hung:8000", "0 0 0 1x20", "0x23", "36x23", "0 0 0 0.00195x20", "36 36 36 292x20")
               + _series("busy:8000", "1x23", "0 1 0 2 0 1 0x17", "0+100x23", "0.1+0.001x23", "0+100x23")
-              + _series("waiting:8000", "0x23", "0 0 0 1x20", "27x23", "0x23", "27x23"))
+              + _series("waiting:8000", "0x23", "0 0 0 1x20", "27x23", "0x23", "27x23")
+              # issue 21: held beside traffic (the recorded 0.31.0 client-timeouts pages): counters move, KV held
+              + _series("beside:8000", "0 0 0 1x20", "0x23", "0+27x23", "0 0 0 0.00196x20", "0+27x23"))
     test = {"rule_files": [str(rules)], "evaluation_interval": "2s",
             "tests": [{"interval": "2s", "input_series": series, "alert_rule_test": [
-                {"eval_time": "40s", "alertname": ALERTS[LIVELOCK], "exp_alerts": [_alert(LIVELOCK, "hung:8000")]},
+                {"eval_time": "40s", "alertname": ALERTS[LIVELOCK],
+                 "exp_alerts": [_alert(LIVELOCK, "hung:8000"), _alert(LIVELOCK, "beside:8000")]},
                 {"eval_time": "40s", "alertname": ALERTS[STUCK_WAITING],
                  "exp_alerts": [_alert(STUCK_WAITING, "waiting:8000")]},
                 {"eval_time": "4s", "alertname": ALERTS[LIVELOCK], "exp_alerts": []},  # before the stall

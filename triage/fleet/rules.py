@@ -3,7 +3,9 @@
 Same shapes, progress signals and threshold as `StallDetector`: a livelock is running >= 1, a
 stuck-waiting is waiting >= 1 with running 0, each with none of the per-step progress signals
 (`replicas.PROGRESS`: kv_cache_usage_perc, prefix_cache_queries_total, prompt_tokens_total,
-request_success_total) moving. The detector confirms once the no-progress samples span the
+request_success_total) moving; or (`triage.stall.held`) running >= 1 with the KV usage above 0 and unchanged
+while other requests finish beside the held one (issue 21: #55427 next to normal traffic).
+The detector confirms once the no-progress samples span the
 threshold; over raw scrapes that is a range of threshold + one scrape interval holding at least two
 samples (`window_s`). A signal a replica does not export cannot veto (``unless``, not ``and``).
 What PromQL cannot follow is the detector's longer window for a step it measured to be slow
@@ -36,6 +38,11 @@ def expr(kind: str, threshold_s: float = DEFAULT_STALL_S, scrape_interval_s: flo
     enough = f"and on ({BY}) min by ({BY}) (count_over_time({run}{w})) >= 2"
     if kind == LIVELOCK:
         shape = f"sum by ({BY}) (min_over_time({run}{w})) >= 1"
+        kv = selector(METRICS["kv_cache_usage_perc"], match)
+        # triage.stall.held: a request held (KV usage > 0 and unchanged) while others finish beside it (issue 21)
+        held = (f"{shape}\nand on ({BY}) sum by ({BY}) (changes({kv}{w})) == 0\n"
+                f"and on ({BY}) sum by ({BY}) (min_over_time({kv}{w})) > 0")
+        return f"(\n{shape}\n{frozen}\n{enough}\n)\nor\n(\n{held}\n{enough}\n)"
     elif kind == STUCK_WAITING:
         shape = (f"sum by ({BY}) (min_over_time({wait}{w})) >= 1\n"
                  f"and on ({BY}) sum by ({BY}) (max_over_time({run}{w})) == 0")
