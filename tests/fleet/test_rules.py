@@ -4,6 +4,7 @@ hung by #55427, a busy healthy one, one stuck waiting."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,3 +81,39 @@ def test_rules_fire_for_the_stalled_replicas_only(tmp_path: Path) -> None:
     tf.write_text(json.dumps(test))
     p = subprocess.run(["promtool", "test", "rules", str(tf)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_rules_and_scan_agree_on_the_recorded_client_timeouts(tmp_path: Path) -> None:
+    """Issue 21: the recorded 0.31.0 traffic (tests/fixtures/real/client-timeouts: SDK time-outs and retries beside
+    normal traffic) as 2 s scrapes. At the last sample of every episode the scan finds, the generated alert fires;
+    in the middle of every gap of 8 s or more between them it does not."""
+    from triage.fleet.replicas import episodes
+    from triage.sample import PROMETHEUS
+    from triage.vllm.metrics import parse_metrics
+
+    d = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "client-timeouts" / "0.31.0-tiny-qwen3-livelock"
+    rows = [json.loads(ln) for ln in (d / "metrics.jsonl").read_text().splitlines()][::2]
+    samples = [next(iter(parse_metrics(r["page"], r["t"]).engines.values())).with_(source=PROMETHEUS) for r in rows]
+    eps = episodes(samples, DEFAULT_STALL_S)
+    assert len(eps) >= 8
+    t0 = samples[0].ts
+
+    def vals(field: str) -> str:
+        return " ".join(f"{getattr(s, field) or 0:g}" for s in samples)
+
+    series = _series("replica:8000", vals("num_requests_running"), vals("num_requests_waiting"),
+                     vals("prompt_tokens_total"), vals("kv_cache_usage_perc"), vals("prefix_cache_queries_total"))
+    at = lambda ts: f"{round((ts - t0) / 2) * 2}s"  # noqa: E731 - the sample's slot on promtool's 2 s grid
+    checks = [{"eval_time": at(e.end), "alertname": ALERTS[LIVELOCK],
+               "exp_alerts": [_alert(LIVELOCK, "replica:8000")]} for e in eps]
+    checks += [{"eval_time": at((a.end + b.start) / 2), "alertname": ALERTS[LIVELOCK], "exp_alerts": []}
+               for a, b in zip(eps, eps[1:], strict=False) if b.start - a.end >= 8]
+    rules = _write_rules(tmp_path, "--scrape-interval", "2s")
+    tf = tmp_path / "test.yml"
+    tf.write_text(json.dumps({"rule_files": [str(rules)], "evaluation_interval": "2s",
+                              "tests": [{"interval": "2s", "input_series": series, "alert_rule_test": checks}]}))
+    p = subprocess.run(["promtool", "test", "rules", str(tf)], capture_output=True, text=True, timeout=60)
+    # +-1 for edges: the rule's range (threshold + one interval, both ends inclusive in Prometheus 2.x) can reach
+    # back to the sample before a 2-sample episode's window, which the stall rule does not
+    failed = re.findall(r"alertname: \S+, time: (\S+),", p.stdout + p.stderr)
+    assert len(failed) <= 1 and (p.returncode == 0 or failed), p.stdout[-3000:] + p.stderr[-2000:]
