@@ -9,9 +9,11 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from triage.recurrence import CLIENT_ABORT, RECOVERED
 from triage.stall import LIVELOCK, STUCK_WAITING
 
 COLORS = {LIVELOCK: "#d62728", STUCK_WAITING: "#ff7f0e"}
+ENDED = {CLIENT_ABORT: "x", RECOVERED: "circle-open"}
 
 
 def _t(ts: float) -> datetime:
@@ -40,13 +42,20 @@ def fleet_figure(summary: dict[str, Any], max_lanes: int = 200) -> go.Figure:
                     continue
                 end = ep["end"] if ep["end"] > ep["start"] else ep["start"] + summary.get("step", 15)
                 label = (f"{r['name']}<br>{ep.get('mode', kind)}: {ep['start_utc']} → "
-                         f"{'ongoing' if ep.get('ongoing') else ep['end_utc']} ({ep['duration_s']:.0f} s)")
+                         f"{'ongoing' if ep.get('ongoing') else ep['end_utc']} ({ep['duration_s']:.0f} s)"
+                         f"<br>ended: {ep.get('ended', 'ongoing')}")
                 ex += [_t(ep["start"]), _t(end), None]
                 ey += [r["name"], r["name"], None]
                 text += [label, label, None]
         if ex:
             fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line={"color": color, "width": 12}, name=kind,
                                      text=text, hovertemplate="%{text}<extra></extra>"))
+    for ended, symbol in ENDED.items():  # how each episode ended (triage.recurrence), at its end
+        pts = [(r["name"], ep) for r in reps for ep in r.get("episodes") or [] if ep.get("ended") == ended]
+        if pts:
+            fig.add_trace(go.Scatter(x=[_t(ep["end"]) for _, ep in pts], y=[n for n, _ in pts], mode="markers",
+                                     marker={"symbol": symbol, "size": 11, "color": "#333"}, name=f"ended: {ended}",
+                                     hovertemplate=f"ended: {ended}<extra></extra>"))
     fig.update_layout(height=max(220, 28 * len(reps) + 90), margin={"l": 10, "r": 10, "t": 30, "b": 30},
                       xaxis_title="time (UTC)", yaxis={"autorange": "reversed", "type": "category"},
                       legend={"orientation": "h", "y": 1.08})
