@@ -113,9 +113,11 @@ def _text(res: Any, found: list[Finding], run_id: int | None) -> None:
           f"{len(res.replicas)} replicas ({res.timings.get('total_s', 0):.1f} s)")
     for f in found:
         print(f"\n[{f.status.value.upper()}] {f.title}")
-        for ep in f.evidence.get("episodes", []):
+        for ep_i, ep in enumerate(f.evidence.get("episodes", [])):
             end = "ongoing" if ep["ongoing"] else ep["end_utc"]
-            print(f"  {ep['kind']}: {ep['start_utc']} -> {end} ({ep['duration_s']:.0f} s); "
+            how = f", ended: {ep['ended']}" if ep.get("ended") and not ep["ongoing"] else ""
+            how += f" (retry of #{ep['retry_of'] + 1})" if ep.get("retry_of") is not None else ""
+            print(f"  #{ep_i + 1} {ep['kind']}: {ep['start_utc']} -> {end} ({ep['duration_s']:.0f} s{how}); "
                   f"running {ep['evidence']['num_requests_running']}, waiting {ep['evidence']['num_requests_waiting']}"
                   f", frozen {ep['evidence']['frozen']}")
         if f.evidence.get("version_note"):
