@@ -102,7 +102,14 @@ def test_the_generated_alert_fired_for_the_same_episode(episode: dict[str, Any])
                           "step": "1"}).json()["data"]["result"]
     assert len(r) == 1, r
     ts = [float(t) for t, _ in r[0]["values"]]
-    runs = 1 + sum(1 for a, b in zip(ts, ts[1:], strict=False) if b - a > SCRAPE_S + 1)  # firing stretches
-    assert runs == 1, ts
-    assert episode["start"] <= ts[0] <= episode["start"] + 4 * SCRAPE_S
-    assert episode["abort"] - 2 * SCRAPE_S <= ts[-1] <= episode["abort"] + 3 * SCRAPE_S
+    stretches: list[list[float]] = []
+    for x in ts:  # firing stretches (a gap of more than one evaluation ends one)
+        if stretches and x - stretches[-1][-1] <= SCRAPE_S + 1:
+            stretches[-1].append(x)
+        else:
+            stretches.append([x])
+    # ours: a shared lab server may carry other sessions' short hangs beside it
+    ours = [s for s in stretches if s[0] <= episode["abort"] + 2 * SCRAPE_S and s[-1] >= episode["start"]]
+    assert len(ours) == 1, stretches
+    assert episode["start"] <= ours[0][0] <= episode["start"] + 4 * SCRAPE_S
+    assert episode["abort"] - 2 * SCRAPE_S <= ours[0][-1] <= episode["abort"] + 3 * SCRAPE_S
