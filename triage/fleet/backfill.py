@@ -155,7 +155,8 @@ def write_openmetrics(fleet: Fleet, busy: Template, hung: Template, waiting: Tem
                     const = f"{tpl_lines[j][1]:g}"
                     out.writelines(f"{name}{lab} {const} {t}\n" for t in stamps)
                 else:
-                    out.writelines(f"{name}{lab} {x:.6g} {t}\n" for x, t in zip(vals, stamps, strict=True))
+                    # 9 digits: at 6 two random KV values came out equal, which reads as a held request
+                    out.writelines(f"{name}{lab} {x:.9g} {t}\n" for x, t in zip(vals, stamps, strict=True))
                 lines_out += len(stamps)
     out.write("# EOF\n")
     return lines_out
