@@ -15,6 +15,11 @@ Measured 2026-11-30 on the shared 2-core dev box (load average 10-20 from other 
 Prometheus 2.42 (Debian): 6,912,000 samples (1.7 GB OpenMetrics), promtool backfill 148 s; full
 fleet scan 106.8 s (query_range 90.6 s: 10 queries x 4 chunks, 4 at once; stall rule 16.0 s over
 576,000 engine samples); planted 6 (3 livelock, 3 stuck-waiting), found 6, missed 0, extra 0.
+
+Measured 2026-12-01 (issue 21: the default step follows the scrape interval; 6 short 10-30 s livelocks planted
+among the long episodes; the same box, load 3-24): promtool backfill 49 s; planted 12 (6 short), found 12,
+missed 0, extra 0 with both steps; best of 2 alternated scans: fixed --step 15 41.6 s, default step (14.5 s:
+interval 15 s measured from the data) 35.2 s, 0.85x (single runs ranged 35-56 s: the load, not the step).
 """
 from __future__ import annotations
 
