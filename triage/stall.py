@@ -30,6 +30,10 @@ text then names the version and what would decide it). While the no-progress tim
 but inside such a window, the state is ``waiting_for_step`` (what is known: no progress for N s,
 the step to expect), not a stall.
 
+A request held beside traffic is no progress either (issue 21, `held`): with normal requests finishing next to
+a #55427 request the counters keep moving, while running stays >= 1 and the KV usage stays at the held request's
+blocks; those samples count as no progress (and a gap that held such others' progress is never learned as a step).
+
 The first step counts too (issue 21: a 0.32.0 server whose first step took ~100 s was called stalled two
 seconds after it ended): live samplers that read the server's process CPU see the engine start computing
 while its gauges still read idle (``BUSY_CPU_CORES``); that moment bounds the first step like a probe's
