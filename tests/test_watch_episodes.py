@@ -106,3 +106,18 @@ def test_032_same_traffic_nothing(reader: str) -> None:
     else:
         found = findings(_fleet(V032))
         assert [f.check for f in found] == ["fleet-replicas-clean"]
+
+
+def test_stats_chart_marks_how_each_alert_ended() -> None:
+    """The dashboard's stats chart (triage.charts, drawn from Watcher.alerts) on the recorded traffic: each
+    episode's band says the catalogue mode and how it ended; 0.32.0 would say engine-stall, never livelock."""
+    from triage.charts import engine_stats_figure
+
+    w, _, _ = _watch(V031)
+    samples = [next(iter(parse_metrics(r["page"], r["t"]).engines.values())) for r in _rows(V031)]
+    fig = engine_stats_figure(samples, alerts=w.alerts)
+    texts = [a.text for a in fig.layout.annotations]
+    assert any(f"ended: {CLIENT_ABORT}" in x for x in texts) and all(x.startswith("stalled: pooling-livelock")
+                                                                       for x in texts)
+    fixed = [dict(a, vllm_version="0.32.0") for a in w.alerts]
+    assert not any("livelock" in a.text for a in engine_stats_figure(samples, alerts=fixed).layout.annotations)

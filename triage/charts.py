@@ -107,6 +107,10 @@ def _line(x: Sequence[float], y: Sequence[Any], name: str, color: str, shape: st
 
 
 def _alert_windows(alerts: Iterable[Any], last_ts: Optional[float]) -> list[tuple[float, float, float, str]]:
+    """(since, end, confirmed, label): the label names the catalogue mode (never "livelock" on a release with the
+    fix) and how the episode ended (triage.recurrence: client abort, recovered), when known."""
+    from triage.catalogue import explain_stall
+
     out = []
     for a in alerts:
         since = _get(a, "since", _get(a, "start_ts"))
@@ -114,7 +118,10 @@ def _alert_windows(alerts: Iterable[Any], last_ts: Optional[float]) -> list[tupl
             continue
         end = _get(a, "cleared_at", _get(a, "end_ts")) or last_ts or since
         confirmed = _get(a, "confirmed_at") or since
-        out.append((float(since), float(end), float(confirmed), str(_get(a, "kind", "stall"))))
+        kind = str(_get(a, "kind", "stall"))
+        label = explain_stall(kind, _get(a, "vllm_version")).id if kind in ("livelock", "stuck-waiting") else kind
+        ended = _get(a, "ended")
+        out.append((float(since), float(end), float(confirmed), label + (f" · ended: {ended}" if ended else "")))
     return out
 
 
