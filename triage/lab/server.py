@@ -23,7 +23,7 @@ from triage.lab.errors import LabError
 from triage.lab.install import is_installed
 from triage.lab.models import RERANKER_NAMES, model_path
 from triage.lab.paths import logs_dir, state_dir, venv_dir
-from triage.lab.profiles import BASE_ARGS, CONVERT_EMBED, PROFILES
+from triage.lab.profiles import CONVERT_EMBED, PROFILES, base_args
 
 HOST = "127.0.0.1"
 
@@ -150,7 +150,7 @@ def build_command(version: str, model: str, profile: str, port: int, extra_args:
         raise LabError(f"unknown profile '{profile}' (choose from {', '.join(PROFILES)})")
     prof = PROFILES[profile]
     mpath = str(model_path(model, version))
-    args = list(BASE_ARGS)
+    args, _ = base_args(version)
     if model != "minilm" and model not in RERANKER_NAMES:  # rerankers: the profile says how they are served
         args += CONVERT_EMBED
     args += prof.args
@@ -179,6 +179,7 @@ def up(version: str, model: str = "tiny-qwen3", profile: str = "defaults", port:
     full_env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_TARGET_DEVICE": "cpu",
                      "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "PYTHONUNBUFFERED": "1"})
     full_env.pop("VIRTUAL_ENV", None)
+    full_env.update(base_args(version)[1])
     full_env.update(env or {})
     progress(f"starting: {' '.join(cmd)}")
     with open(log_path, "w") as log:

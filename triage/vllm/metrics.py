@@ -11,6 +11,11 @@ rises once per request, when it is first scheduled; ``prompt_tokens_total``,
 ``request_success_total``, ``request_prefill_time_seconds`` and ``iteration_tokens_total`` move only
 when a request's prefill completes. ``estimated_flops_per_gpu_total`` stays 0.0 on both versions
 (MFU metrics are off by default). Neither version exposes a scheduler step counter.
+
+Older names (read in each release's ``vllm/v1/metrics/loggers.py`` and on the lab release matrix,
+tests/fixtures/real/matrix/): ``vllm:gpu_cache_usage_perc``, ``vllm:gpu_prefix_cache_queries`` and
+``vllm:gpu_prefix_cache_hits`` are published next to the new names up to 0.11.x (deprecated in 0.9,
+gone in 0.12) and alone before 0.9; the parser reads them when the new name is absent.
 """
 from __future__ import annotations
 
@@ -36,11 +41,17 @@ E2E_LATENCY = "vllm:e2e_request_latency_seconds"
 QUEUE_TIME = "vllm:request_queue_time_seconds"
 PREFILL_TIME = "vllm:request_prefill_time_seconds"
 HISTOGRAMS = (E2E_LATENCY, QUEUE_TIME, PREFILL_TIME)
+# Pre-0.12 names of the same series (module docstring): read only where the new name is missing.
+OLD_NAMES = {
+    "vllm:gpu_cache_usage_perc": "kv_cache_usage_perc",
+    "vllm:gpu_prefix_cache_queries_total": "prefix_cache_queries_total",
+    "vllm:gpu_prefix_cache_hits_total": "prefix_cache_hits_total",
+}
 
 # The families parse_metrics reads; everything else on the page is dropped before the parser.
 FAMILIES = (RUNNING, WAITING, KV_CACHE_USAGE, CACHE_CONFIG_INFO, PROMPT_TOKENS + "_total",
             REQUEST_SUCCESS + "_total", PREEMPTIONS + "_total", PREFIX_CACHE_QUERIES + "_total",
-            PREFIX_CACHE_HITS + "_total", *HISTOGRAMS)
+            PREFIX_CACHE_HITS + "_total", *HISTOGRAMS, *OLD_NAMES)
 _LINE_PREFIXES = tuple(p + n for n in FAMILIES for p in ("", "# HELP ", "# TYPE "))
 
 
@@ -96,6 +107,7 @@ def parse_metrics(text: str, ts: float = 0.0, *, full: bool = False) -> MetricsP
     vals: dict[str, dict[str, Any]] = {}
     hists: dict[str, dict[str, dict[str, float]]] = {}
     cache_config: dict[str, str] = {}
+    olds: dict[str, dict[str, float]] = {}
     has_vllm = False
     for fam in families:
         if not fam.name.startswith("vllm:"):
@@ -117,6 +129,9 @@ def parse_metrics(text: str, ts: float = 0.0, *, full: bool = False) -> MetricsP
                 v["kv_cache_usage_perc"] = s.value
             elif name == CACHE_CONFIG_INFO:
                 cache_config.update(s.labels)
+            elif name in OLD_NAMES:
+                old = olds.setdefault(eng_id, {})
+                old[OLD_NAMES[name]] = _add(old.get(OLD_NAMES[name]), s.value)
             if name.startswith(HISTOGRAMS):
                 for hist in HISTOGRAMS:
                     if name.startswith(hist):
@@ -128,6 +143,9 @@ def parse_metrics(text: str, ts: float = 0.0, *, full: bool = False) -> MetricsP
                             h["sum"] = h.get("sum", 0.0) + s.value
                         elif name.endswith("_count"):
                             h["count"] = h.get("count", 0.0) + s.value
+    for eng_id, old in olds.items():
+        for attr, value in old.items():
+            vals[eng_id].setdefault(attr, value)
     kv_tokens = kv_cache_size_tokens(cache_config)
     engines = {
         e: EngineSample(ts=ts, engine=e, source=SCRAPE, kv_cache_size_tokens=kv_tokens,
