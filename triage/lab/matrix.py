@@ -25,7 +25,7 @@ import httpx
 from triage.lab.errors import LabError
 from triage.lab.install import install
 from triage.lab.server import LabServer, down, up
-from triage.vllm.metrics import KV_CACHE_USAGE, RUNNING, WAITING, parse_metrics
+from triage.vllm.metrics import KV_CACHE_USAGE, RUNNING, WAITING, parse_metrics, prefilter
 
 Progress = Callable[[str], None]
 PROFILE = "livelock"
@@ -76,13 +76,17 @@ def _triage(args: list[str], timeout: float) -> tuple[int, Any, str]:
 
 
 def vllm_families(page: str) -> str:
-    """The vllm: lines of a /metrics page (samples, HELP, TYPE): what the recordings keep."""
-    keep = ("vllm:", "# HELP vllm:", "# TYPE vllm:")
-    return "\n".join(ln for ln in page.splitlines() if ln.startswith(keep)) + "\n"
+    """What the recordings keep of a /metrics page: the families the readers parse (samples, HELP, TYPE: the
+    metrics prefilter, old names included) and the TYPE line of every other vllm: family (which names exist)."""
+    kept = prefilter(page)
+    others = [ln for ln in page.splitlines() if ln.startswith("# TYPE vllm:") and ln not in kept.splitlines()]
+    return kept + ("\n".join(others) + "\n" if others else "")
 
 
 def gauges_present(page: str) -> list[str]:
     names = {ln.split("{")[0].split(" ")[0] for ln in page.splitlines() if ln.startswith("vllm:")}
+    names |= {ln.split()[2] + ("_total" if ln.split()[3] == "counter" else "") for ln in page.splitlines()
+              if ln.startswith("# TYPE vllm:") and len(ln.split()) > 3}
     return [g for g in GAUGES if g in names]
 
 
