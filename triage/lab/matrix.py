@@ -33,6 +33,7 @@ MODEL = "tiny-qwen3"
 # The gauges and counters the stall rule and the charts read, and the older name of the KV gauge.
 GAUGES = (RUNNING, WAITING, KV_CACHE_USAGE, "vllm:gpu_cache_usage_perc", "vllm:num_requests_waiting_by_reason",
           "vllm:prompt_tokens_total", "vllm:request_success_total", "vllm:cache_config_info")
+HANG_PAGE_AT_S = 12.0  # /metrics recorded this long into the held request (metrics-hang.txt)
 HOLD_S = 30.0  # the watched hang: longer than the watch's stall window and two 10 s stats-log intervals
 WATCH_S = HOLD_S + 8.0
 LOG_KEEP_CHARS = 60_000
@@ -45,7 +46,8 @@ class ReleaseRow:
     note: str = ""
     ready_s: float | None = None
     cases: int = 0
-    hung: list[str] = field(default_factory=list)
+    hung: list[str] = field(default_factory=list)  # no answer within the probe's deadline (any outcome)
+    livelock: list[str] = field(default_factory=list)  # of those, the stall rule's livelock verdict
     returned: list[str] = field(default_factory=list)
     recovered: bool | None = None
     max_recovery_s: float | None = None
@@ -119,7 +121,10 @@ def _hold_hang(srv: LabServer, hold_s: float) -> dict[str, Any]:
             lt = await long_text(lambda t: pc.token_count(model["id"], t), mml, salt=new_salt())
             body = {"model": model["id"], "input": [short_text(), lt.text], "truncate_prompt_tokens": mml}
             t0 = time.time()
-            ex = await pc.embed_isolated(body, hold_s)  # the client gives up (closes) after hold_s: the abort
+            task = asyncio.create_task(pc.embed_isolated(body, hold_s))  # the client closes after hold_s: the abort
+            await asyncio.sleep(HANG_PAGE_AT_S)
+            hang_page = await pc.metrics_text(timeout_s=5.0) if not task.done() else None
+            ex = await task
             held = round(time.time() - t0, 1)
             answered = ex.status
         async with httpx.AsyncClient(timeout=30.0) as c:
@@ -130,7 +135,7 @@ def _hold_hang(srv: LabServer, hold_s: float) -> dict[str, Any]:
             except httpx.HTTPError as e:
                 after = f"{type(e).__name__}"
         return {"held_s": held, "status_within_hold": answered, "after_status": after,
-                "after_s": round(time.time() - t1, 2)}
+                "after_s": round(time.time() - t1, 2), "hang_page": hang_page}
 
     return asyncio.run(go())
 
@@ -148,6 +153,7 @@ def run_release(release: str, out_root: Path, progress: Progress, db: str) -> Re
         (out / "not-served.txt").write_text(str(e) + "\n")
         return row
     row.served, row.ready_s = True, srv.ready_s
+    (out / "not-served.txt").unlink(missing_ok=True)
     try:
         _exercise(srv, row, out, progress, db)
     finally:
@@ -158,7 +164,7 @@ def run_release(release: str, out_root: Path, progress: Progress, db: str) -> Re
         "metrics": row.metrics_read,
         "check": row.check_version == release,
         "seed": row.cases > 0 and row.recovered is not False,
-        "watch": row.watch_errors == 0 and (bool(row.watch_alerts) == bool(row.hung)),
+        "watch": row.watch_errors == 0 and (bool(row.watch_alerts) == bool(row.livelock)),
         "logs": row.log_version == release and bool(row.log_stats_lines),
     }
     (out / "row.json").write_text(json.dumps(asdict(row), indent=1) + "\n")
@@ -188,7 +194,8 @@ def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db
         (out / "seed.json").write_text(json.dumps(_slim(doc), indent=1) + "\n")
         outcomes = doc.get("outcomes", [])
         row.cases = len(outcomes)
-        row.hung = [o["probe"] for o in outcomes if o.get("outcome") in ("livelock", "stuck-waiting")]
+        row.hung = [o["probe"] for o in outcomes if o.get("outcome") in ("livelock", "stuck-waiting", "slow")]
+        row.livelock = [o["probe"] for o in outcomes if o.get("outcome") == "livelock"]
         row.returned = [o["probe"] for o in outcomes if o.get("outcome") == "ok"]
         recs = [o["recovery"] for o in outcomes if o.get("recovery")]
         row.recovered = all(r.get("recovered") for r in recs) if recs else None
@@ -203,6 +210,15 @@ def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db
     time.sleep(2.0)
     hold = _hold_hang(srv, HOLD_S)
     row.after_hold_ok = hold["after_status"] == 200
+    page = hold.pop("hang_page", None)
+    if page:
+        (out / "metrics-hang.txt").write_text(vllm_families(page))
+        eng = next(iter(parse_metrics(page).engines.values()), None)
+        if eng is not None:
+            hold["hang_gauges"] = {"running": eng.num_requests_running, "waiting": eng.num_requests_waiting,
+                                   "kv_cache_usage_perc": eng.kv_cache_usage_perc,
+                                   "request_success_total": eng.request_success_total,
+                                   "prompt_tokens_total": eng.prompt_tokens_total}
     wout, _ = watch.communicate(timeout=WATCH_S + 60)
     try:
         wdoc = json.loads(wout)
@@ -259,7 +275,7 @@ def _cell(names: list[str]) -> str:
 
 def table(rows: list[ReleaseRow]) -> str:
     """The markdown table: release | hung / returned | recovered | gauges present | readers OK."""
-    head = ("| release | livelock cases hung / returned (of seed) | recovered after abort | watch alert "
+    head = ("| release | seed cases hung (livelock verdicts) / returned | recovered after abort | watch alert "
             "| gauges present | readers OK |\n|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
@@ -273,7 +289,8 @@ def table(rows: list[ReleaseRow]) -> str:
         bad = [k for k, ok in r.readers.items() if not ok]
         readers = "all (" + ", ".join(r.readers) + ")" if not bad else "NOT: " + ", ".join(bad)
         watch = ", ".join(r.watch_alerts) or "none"
-        lines.append(f"| {r.release} | {len(r.hung)} hung / {len(r.returned)} returned (of {r.cases}) | {rec} "
+        lines.append(f"| {r.release} | {len(r.hung)} hung ({len(r.livelock)}) / {len(r.returned)} returned "
+                     f"(of {r.cases}) | {rec} "
                      f"| {watch} | {gauges} | {readers} |")
     return "\n".join(lines)
 
