@@ -6,7 +6,8 @@ would (``check --url``, ``probe --set seed --allow-hang``, ``watch`` while a hel
 request truncated to max_model_len runs, ``logs`` on the server's log), record ``/metrics`` before and
 after, stop the server by name. Recordings go to ``<out>/<release>/`` (trimmed: vLLM families of
 /metrics, the log without /metrics and /health access lines); the table of all releases is printed
-and written to ``<out>/matrix.json``. tests/fixtures/real/matrix/README.md holds the committed table.
+and written to ``<out>/matrix.json`` and ``<out>/table.md`` (every release recorded there so far, this run's
+rows replacing older ones). tests/fixtures/real/matrix/README.md holds the committed table.
 """
 from __future__ import annotations
 
@@ -295,6 +296,10 @@ def table(rows: list[ReleaseRow]) -> str:
     return "\n".join(lines)
 
 
+def _release_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
+
+
 def run_matrix(releases: list[str], out_root: Path, progress: Progress) -> list[ReleaseRow]:
     rows = []
     out_root.mkdir(parents=True, exist_ok=True)
@@ -307,5 +312,9 @@ def run_matrix(releases: list[str], out_root: Path, progress: Progress) -> list[
             prior = json.loads(done.read_text()) if done.exists() else {}
             prior.update({r.release: asdict(r) for r in rows})
             done.write_text(json.dumps(prior, indent=1, sort_keys=True) + "\n")
+            known = set(ReleaseRow.__dataclass_fields__)
+            every = [ReleaseRow(**{k: v for k, v in d.items() if k in known})
+                     for _, d in sorted(prior.items(), key=lambda kv: _release_key(kv[0]))]
+            (out_root / "table.md").write_text(table(every) + "\n")
             progress(table(rows[-1:]))
     return rows
