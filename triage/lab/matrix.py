@@ -277,11 +277,11 @@ def _cell(names: list[str]) -> str:
 def table(rows: list[ReleaseRow]) -> str:
     """The markdown table: release | hung / returned | recovered | gauges present | readers OK."""
     head = ("| release | seed cases hung (livelock verdicts) / returned | recovered after abort | watch alert "
-            "| gauges present | readers OK |\n|---|---|---|---|---|---|")
+            "| gauges present | log post-mortem | readers OK |\n|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
         if not r.served:
-            lines.append(f"| {r.release} | not served: {r.note} | - | - | - | - |")
+            lines.append(f"| {r.release} | not served: {r.note} | - | - | - | - | - |")
             continue
         rec = ("yes" if r.recovered else "NO" if r.recovered is False else "no abort needed")
         if r.max_recovery_s is not None:
@@ -290,9 +290,11 @@ def table(rows: list[ReleaseRow]) -> str:
         bad = [k for k, ok in r.readers.items() if not ok]
         readers = "all (" + ", ".join(r.readers) + ")" if not bad else "NOT: " + ", ".join(bad)
         watch = ", ".join(r.watch_alerts) or "none"
+        post = ", ".join(f"{c.removeprefix('log-')} {st.upper()}" for c, st in r.log_findings.items()
+                         if st in ("fail", "warn")) or "pass"
         lines.append(f"| {r.release} | {len(r.hung)} hung ({len(r.livelock)}) / {len(r.returned)} returned "
                      f"(of {r.cases}) | {rec} "
-                     f"| {watch} | {gauges} | {readers} |")
+                     f"| {watch} | {gauges} | {post} | {readers} |")
     return "\n".join(lines)
 
 
