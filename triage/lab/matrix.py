@@ -180,8 +180,10 @@ def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db
     row.metrics_read = eng is not None and None not in (eng.num_requests_running, eng.num_requests_waiting,
                                                         eng.kv_cache_usage_perc)
     progress(f"{row.release}: check --url")
+    # srv.args is the command after `vllm serve` (MODEL …); --truncate 256: the seed matrix's own setting
     rc, doc, err = _triage(["check", "--url", srv.url, "--log-file", srv.log_path, "--cmdline",
-                            " ".join(["vllm", *srv.args]), "--format", "json", "--db", db], 120)
+                            " ".join(["vllm", "serve", *srv.args]), "--truncate", "256", "--format", "json",
+                            "--db", db], 120)
     if doc:
         row.check_status = doc.get("status")
         row.check_version = _config_value(doc, "vllm_version") or _find_version(doc)
