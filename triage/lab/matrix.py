@@ -12,6 +12,7 @@ rows replacing older ones). tests/fixtures/real/matrix/README.md holds the commi
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,9 +143,12 @@ def _hold_hang(srv: LabServer, hold_s: float) -> dict[str, Any]:
 
 
 def run_release(release: str, out_root: Path, progress: Progress, db: str) -> ReleaseRow:
+    """One release, recorded into a hidden ``.<release>.partial`` folder moved into ``<release>/`` at the end (a run
+    stopped half-way leaves the release's earlier recordings whole)."""
     row = ReleaseRow(release)
-    out = out_root / release
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_root / f".{release}.partial"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
     try:
         install(release, progress=progress)
         srv = up(release, MODEL, PROFILE, timeout_s=420.0, progress=progress, name=f"matrix-{release}")
@@ -152,9 +156,9 @@ def run_release(release: str, out_root: Path, progress: Progress, db: str) -> Re
         row.note = str(e).splitlines()[0][:300]
         progress(f"{release}: not served: {e}")
         (out / "not-served.txt").write_text(str(e) + "\n")
+        _publish(out, out_root / release)
         return row
     row.served, row.ready_s = True, srv.ready_s
-    (out / "not-served.txt").unlink(missing_ok=True)
     try:
         _exercise(srv, row, out, progress, db)
     finally:
@@ -169,7 +173,18 @@ def run_release(release: str, out_root: Path, progress: Progress, db: str) -> Re
         "logs": row.log_version == release and bool(row.log_stats_lines),
     }
     (out / "row.json").write_text(json.dumps(asdict(row), indent=1) + "\n")
+    (out_root / release / "not-served.txt").unlink(missing_ok=True)
+    _publish(out, out_root / release)
     return row
+
+
+def _publish(partial: Path, final: Path) -> None:
+    """Move this run's files over the release's folder (files it did not write this time, e.g. the wheel's
+    METADATA, stay)."""
+    final.mkdir(parents=True, exist_ok=True)
+    for f in partial.iterdir():
+        f.replace(final / f.name)
+    partial.rmdir()
 
 
 def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db: str) -> None:
@@ -242,6 +257,7 @@ def _post_mortem(row: ReleaseRow, out: Path, db: str) -> None:
     if not doc:
         row.note += f" logs exit {rc}: {err[-200:]}"
         return
+    doc["source"] = "server.log"  # the recording beside it (the run read it in the .partial folder)
     (out / "logs.json").write_text(json.dumps(_slim(doc), indent=1) + "\n")
     row.log_version = (doc.get("config") or {}).get("vllm_version")
     row.log_stats_lines = ((doc.get("summary") or {}).get("stats") or {}).get("lines")
