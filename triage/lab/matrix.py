@@ -12,6 +12,7 @@ rows replacing older ones). tests/fixtures/real/matrix/README.md holds the commi
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -153,7 +154,7 @@ def run_release(release: str, out_root: Path, progress: Progress, db: str) -> Re
         install(release, progress=progress)
         srv = up(release, MODEL, PROFILE, timeout_s=420.0, progress=progress, name=f"matrix-{release}")
     except LabError as e:
-        row.note = str(e).splitlines()[0][:300]
+        row.note = _why_not_served(str(e), release)
         progress(f"{release}: not served: {e}")
         (out / "not-served.txt").write_text(str(e) + "\n")
         _publish(out, out_root / release)
@@ -176,6 +177,19 @@ def run_release(release: str, out_root: Path, progress: Progress, db: str) -> Re
     (out_root / release / "not-served.txt").unlink(missing_ok=True)
     _publish(out, out_root / release)
     return row
+
+
+def _why_not_served(error: str, release: str) -> str:
+    """The first line of the lab's error, and the loader's complaint when the server's log has one."""
+    from triage.lab.paths import logs_dir
+
+    note = error.splitlines()[0][:200]
+    try:
+        log = (logs_dir() / f"matrix-{release}.log").read_text(errors="replace")
+    except OSError:
+        return note
+    m = re.search(r"Failed to import from vllm\._C[^\n]*?(version `[^']+' not found)", log)
+    return f"{note} vllm._C: {m.group(1)}" if m else note
 
 
 def _publish(partial: Path, final: Path) -> None:
