@@ -57,7 +57,7 @@ def test_every_recorded_release_reads_the_stall_rule_gauges(release: str) -> Non
 @pytest.mark.parametrize("release", sorted(p.name for p in MATRIX.iterdir() if (p / "server.log").exists()))
 def test_log_post_mortem_reads_every_recorded_release(release: str) -> None:
     """The start-up config and the stats lines of each release's recorded log (0.10.2: `GPU KV cache usage`)."""
-    from triage.logs.analyze import analyze_log
+    from triage.logs import analyze_log
 
     a = analyze_log(MATRIX / release / "server.log", year=2026)
     assert a.config.get("vllm_version") == release
