@@ -21,6 +21,7 @@ CASES = [
     pytest.param(["probe", "--url", "http://x"], "--only", ["seed-*", "conformance-v1-prefix"], [], id="probe-only"),
     pytest.param(["report", "latest"], "--redact", ["secret-a", "secret-b"], [], id="report-redact"),
     pytest.param(["knowledge", "refresh"], "--vllm", ["0.31.0", "0.32.0"], [], id="knowledge-refresh-vllm"),
+    pytest.param(["lab", "matrix"], "--vllm", ["0.31.0", "0.32.0"], [], id="lab-matrix-vllm"),
 ]
 DEST = {"--set": "sets"}
 

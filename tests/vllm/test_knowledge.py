@@ -261,7 +261,7 @@ def test_the_55427_range_is_where_the_release_scheduler_keeps_a_slot_for_pooling
 
 def test_adding_a_release_to_the_data_keeps_every_release_as_read(tmp_path) -> None:  # noqa: ANN001
     """What `refresh` stores: base + changes rebuilt with one more release give back each snapshot exactly."""
-    from triage.vllm.knowledge import build
+    from triage.lab import knowledge as build
     from triage.vllm.knowledge.store import load_data, known_releases
 
     data = tmp_path / "releases.json"

@@ -103,7 +103,8 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _refresh(args: argparse.Namespace) -> int:
     from triage.versions import parse_version
-    from triage.vllm.knowledge import build, changes
+    from triage.lab import knowledge as build
+    from triage.vllm.knowledge import changes
     from triage.vllm.knowledge.store import known_releases, load_data, materialize
 
     fresh: dict[str, dict] = {}

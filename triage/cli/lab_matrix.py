@@ -1,4 +1,5 @@
 """``lab matrix``: the checklist, the seed matrix, ``watch`` and the log post-mortem on real servers of each release.
+(In the CLI layer, above the lab and the probes it drives: the lab itself imports no probe.)
 
 For each release, one server at a time: install it if needed, start the ``livelock`` profile (tiny Qwen3,
 max_model_len 256, budget 128, chunked prefill), then run the product's own commands against it as a user

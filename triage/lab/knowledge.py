@@ -1,6 +1,9 @@
-"""Fetch a vLLM release's wheel, read its code with extract.py, and fold the snapshot into the data.
+"""Fetch a vLLM release's wheel, read its code with triage/vllm/knowledge/extract.py, fold it into the data.
 
-The data (``releases.json`` beside this module) is a base snapshot (the oldest release) and, per
+A lab tool (it runs a lab venv as the reader), so it lives in the lab; the data it writes is read by
+triage.vllm.knowledge without importing the lab.
+
+The data (``triage/vllm/knowledge/releases.json``) is a base snapshot (the oldest release) and, per
 later release, only what changed: for each section a ``set`` of keys with their new value and a
 ``del`` list. ``materialize(release)`` replays them. Every fact carries where it was read: the
 release is the snapshot's, the file is in each section (``files``/``file``/``_file``/per-entry).
@@ -22,6 +25,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from triage.lab.paths import lab_dir
 from triage.vllm.knowledge.store import (
     DATA,
     SECTIONS,
@@ -33,7 +37,7 @@ from triage.vllm.knowledge.store import (
 )
 
 READER_DEPS = ("gguf", "diskcache")  # imported at parser build time by 0.11-0.23, not in newer lab venvs
-EXTRACTOR = Path(__file__).with_name("extract.py")
+EXTRACTOR = Path(__file__).parents[1] / "vllm" / "knowledge" / "extract.py"
 Progress = Callable[[str], None]
 
 
@@ -42,8 +46,6 @@ class KnowledgeError(Exception):
 
 
 def cache_dir() -> Path:
-    from triage.lab.paths import lab_dir
-
     d = lab_dir().parent / "knowledge"
     d.mkdir(parents=True, exist_ok=True)
     return d
@@ -88,8 +90,6 @@ def unpack(release: str, wheel: Path) -> Path:
 
 
 def reader_python() -> str:
-    from triage.lab.paths import lab_dir
-
     venvs = sorted((lab_dir() / "venvs").glob("vllm-*/bin/python"), reverse=True)
     ready = [p for p in venvs if (p.parent.parent / ".triage-ready").exists()]
     if not ready:
