@@ -19,7 +19,7 @@ import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -173,15 +173,10 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
 
 
 def register_secrets(url: str, api_key: str | None) -> None:
-    """The API key and the URL's password (http://user:pw@host) become exact secrets for redaction."""
+    """The API key and every credential the URL carries (``user:pw@``, ``:pw@``, ``token@``, their Basic-auth
+    encoding, ``?password=``) become exact secrets for redaction."""
     redact.add_secret(api_key)
-    try:
-        pw = urlsplit(url).password
-    except ValueError:
-        pw = None
-    if pw:
-        redact.add_secret(pw)
-        redact.add_secret(unquote(pw))
+    redact.add_url_secrets(url)
 
 
 def _timeout(limit: float) -> httpx.Timeout:

@@ -10,14 +10,16 @@ sequences (a server-chosen model id could otherwise repaint the terminal or a Ma
 """
 from __future__ import annotations
 
+import base64
 import html
 import json
 import math
 import re
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, unquote
 
 REDACTED = "[REDACTED]"
+_BARE = REDACTED.strip("[]")  # a pattern that starts inside "[REDACTED]" must leave it whole
 MIN_SECRET_LEN = 4  # shorter "secrets" would blank every occurrence of a common substring
 
 _SECRETS: set[str] = set()
@@ -27,16 +29,23 @@ _PATTERNS = [
     re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?\s*(?:bearer|basic|token)?\s*)([^\s\"',}]+)"),
     # a bare "Bearer xxx" anywhere (error bodies, curl lines, logs)
     re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=\-]{4,})"),
-    # --api-key VALUE / --api-key=VALUE / --api-key "A B" / --api-key='X' / --api-key \<newline> X / X\ Y
-    re.compile(r"""(?i)(--api-key(?:[ \t]*=[ \t]*|[ \t]+|(?:[ \t]*\\\r?\n[ \t]*)+))"""
-               r"""("[^"]*"?|'[^']*'?|(?:\\.|[^\s"'\\])+)"""),
+    # --api-key VALUE / --api_key VALUE / --api-key=VALUE / --hf-token hf_x: the value is one shell word, of
+    # any quoting vLLM's parser sees through ("A B", 'X', $'K', "a"K, 'a'"K", \<newline> X, X\ Y)
+    re.compile(r"""(?i)(--(?:api[-_]key|hf[-_]token)(?:[ \t]*=[ \t]*|[ \t]+|(?:[ \t]*\\\r?\n[ \t]*)+))"""
+               r"""((?:\$'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|'[^']*'?|\\.|[^\s"'\\])+)"""),
     # FOO_KEY=value, FOO_TOKEN=value, FOO_SECRET=value (env dumps, docker -e), quoted values whole; upper
     # case as environment variables are (kv_bytes_per_token=147456 in a log line is no secret)
     re.compile(r"(\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b\s*=\s*)(\"[^\"]*\"?|'[^']*'?)"),
     re.compile(r"(\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"',}\[]+)"),
-    re.compile(r"(?i)([\"']?api_key[\"']?\s*[:=]\s*\[?\s*[\"']?)([^\"',}\s)\]]+)"),
-    # credentials in a URL: scheme://user:password@host
-    re.compile(r"(://[^/\s:@]+:)([^@\s/]+)(?=@)"),
+    re.compile(r"(?i)([\"']?(?:api_key|hf_token)[\"']?\s*[:=]\s*\[?\s*[\"']?)([^\"',}\s)\]]+)"),
+    # credentials in a URL: scheme://user:password@host, scheme://:password@host (an un-encoded "@" in the
+    # password too: up to the last "@" before the host), scheme://token@host
+    re.compile(r"(://[^/\s:@'\"]{0,256}:)([^\s/'\"]{0,512}[^\s/@'\"])(?=@[^@\s/'\"]{0,256}(?:[/?#\s'\"]|$))"),
+    re.compile(r"(://)([^/\s:@'\"]{1,512})(?=@[^@\s/'\"])"),
+    # passwords in a URL's query (database URLs: ?password=PW, &sslpassword=PW)
+    re.compile(r"(?i)([?&][a-z_]*(?:password|passwd|pwd|secret|token|api_?key)=)([^&\s#'\"]{1,512})"),
+    # Hugging Face tokens seen bare
+    re.compile(r"()(\bhf_[A-Za-z0-9]{8,})"),
     # OpenAI-style keys seen bare
     re.compile(r"()(\bsk-[A-Za-z0-9_\-]{8,})"),
 ]
@@ -55,6 +64,34 @@ def add_secret(secret: str | None) -> None:
     for form in (secret, json.dumps(secret)[1:-1], quote(secret, safe=""), html.escape(secret)):
         if len(form) >= MIN_SECRET_LEN:
             _SECRETS.add(form)
+
+
+_QUERY_SECRET = re.compile(r"(?i)(password|passwd|pwd|secret|token|api_?key)$")
+
+
+def add_url_secrets(url: str | None) -> None:
+    """Register every credential a URL carries, whatever its shape: ``user:pw@``, ``:pw@``, a token alone
+    (``token@``), an un-encoded ``@`` in the password (all up to the last ``@`` before the host, and its
+    pieces), ``?password=PW`` in the query, and the Basic-auth header the userinfo turns into (a server
+    may echo it)."""
+    if not url or "://" not in url:
+        return
+    rest = url.split("://", 1)[1]
+    netloc, _, tail = rest.partition("/")
+    query = tail.partition("?")[2] if "?" in tail else netloc.partition("?")[2]
+    netloc = netloc.partition("?")[0]
+    if "@" in netloc:
+        userinfo = netloc.rpartition("@")[0]
+        user, colon, pw = userinfo.partition(":")
+        secret = pw if colon else user  # token@host: the token is the secret
+        for form in (secret, unquote(secret), *secret.split("@")):
+            add_secret(form)
+        pair = f"{unquote(user)}:{unquote(pw)}"
+        add_secret(base64.b64encode(pair.encode()).decode())
+    for k, v in parse_qsl(query, keep_blank_values=False):
+        if _QUERY_SECRET.search(k):
+            add_secret(v)
+            add_secret(quote(v, safe=""))
 
 
 def known_secrets() -> tuple[str, ...]:
@@ -93,7 +130,7 @@ def redact_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
         if s in text:
             text = text.replace(s, REDACTED)
     for pat in _PATTERNS:
-        text = pat.sub(lambda m: m.group(1) + REDACTED if REDACTED not in m.group(2) else m.group(0), text)
+        text = pat.sub(lambda m: m.group(1) + REDACTED if _BARE not in m.group(2) else m.group(0), text)
     return neutralise(text)
 
 

@@ -22,7 +22,7 @@ from sqlmodel import Field, Session, SQLModel, select
 
 from triage.db import ensure_schema, make_engine, normalize_url
 from triage.findings import Finding, Status, worst
-from triage.redact import redact_obj, redact_text
+from triage.redact import add_url_secrets, redact_obj, redact_text
 from triage.target import Truncation
 from triage.sample import EngineSample
 
@@ -299,6 +299,7 @@ class Store:
 
     def __init__(self, url: str | None = None) -> None:
         self.url = to_url(url) if url else default_db_url()
+        add_url_secrets(self.url)  # a database password never reaches an error line, stdout or an export
         self.engine = make_engine(self.url)  # the dialect's settings live in triage.db
         ensure_schema(self.engine, SQLModel.metadata)
 

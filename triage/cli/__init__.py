@@ -149,8 +149,10 @@ def command_deadline(seconds: float | None, what: str) -> Iterator[None]:
 def open_store(db: str | None) -> Any:
     """The Store for --db, or a CommandError that says why it cannot be used (read-only, a directory,
     not a database, truncated)."""
+    from triage.redact import add_url_secrets
     from triage.store import Store
 
+    add_url_secrets(db)  # its password never reaches the error line below
     try:
         return Store(db) if db else Store()
     except Exception as e:
