@@ -13,6 +13,7 @@ to a stated GPU exactly as to an NVML reading.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -104,8 +105,8 @@ def parse_bytes(text: Any) -> int:
     if isinstance(text, bool):
         raise ValueError("a size, not a boolean")
     if isinstance(text, int):
-        if text <= 0:
-            raise ValueError("a size must be positive")
+        if text <= 0 or text > MAX_INT:
+            raise ValueError("a size must be positive and at most int64")
         return text
     m = _SIZE.match(str(text))
     if not m:
@@ -113,6 +114,8 @@ def parse_bytes(text: Any) -> int:
     n = float(m.group(1)) * _UNITS[(m.group(2) or "").lower()]
     if n <= 0:
         raise ValueError("a size must be positive")
+    if not math.isfinite(n) or n > MAX_INT:
+        raise ValueError(f"{str(text)[:24]}… is too large a size (at most {MAX_INT} bytes)")
     return int(round(n))
 
 
@@ -125,7 +128,11 @@ def _int(text: Any) -> int:
         s = str(text).strip().replace("_", "").replace(",", "")
         if not re.fullmatch(r"-?\d+", s):
             raise ValueError(f"{text!r} is not an integer")
+        if len(s.lstrip("-")) > 19:  # past int64: no count or size vLLM holds (and int() of 5,000 digits raises)
+            raise ValueError(f"{s[:24]}… is too large a number")
         v = int(s)
+    if abs(v) > MAX_INT:
+        raise ValueError(f"{v} is too large a number (at most {MAX_INT})")
     return v
 
 
@@ -135,6 +142,8 @@ def _positive(text: Any) -> int:
         raise ValueError(f"{v} is not a positive integer")
     return v
 
+
+MAX_INT = 2**63 - 1  # every count and size of a vLLM config fits int64 (a database column too)
 
 _TRUE = ("true", "yes", "on", "1", "enabled")
 _FALSE = ("false", "no", "off", "0", "disabled")

@@ -4,12 +4,19 @@
 Written once here: URL spelling (``postgres://`` and ``postgresql://`` use psycopg 3, the driver
 requirements.txt installs), the SQLite pragmas (WAL: readers never block the writer), PostgreSQL
 session settings (UTC), text PostgreSQL cannot hold (NUL), and schema creation and upgrades that
-several processes may run at once (an advisory lock on PostgreSQL; SQLite serialises writers).
+several processes may run at once (an advisory lock on PostgreSQL, a file lock on the SQLite file).
 Upgrades are additive: a column a newer model has and the table lacks is added, nullable.
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: SQLite's own locking only
+    fcntl = None  # type: ignore[assignment]
 
 from sqlalchemy import Engine, MetaData, create_engine, event, inspect, text
 from sqlalchemy.schema import CreateColumn
@@ -63,12 +70,33 @@ def _strip_nul(params: Any) -> Any:
     return params
 
 
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the SQLite file while the schema is made: several processes starting on
+    a fresh file each saw no table and the later ones failed ("table finding already exists"). flock does not
+    touch SQLite's own (fcntl) locks; an in-memory database or a platform without flock needs none."""
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not path or path == ":memory:" or path.startswith("file:") or fcntl is None:
+        yield
+        return
+    try:
+        fh = open(path, "ab")  # creates the file SQLite would create; an empty file is a new database to it
+    except OSError:
+        yield  # the engine itself will say why the file is unusable
+        return
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        fh.close()  # releases the lock
+
+
 def ensure_schema(engine: Engine, metadata: MetaData) -> list[str]:
     """Create missing tables and add missing columns; safe when several processes start at once.
 
     Returns the columns added (``table.column``), for logs and tests.
     """
-    with engine.begin() as conn:
+    with _sqlite_file_lock(engine), engine.begin() as conn:
         if engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
         metadata.create_all(conn)

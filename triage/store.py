@@ -242,6 +242,14 @@ class RunRecord:
         return self.run.meta
 
 
+def _str(v: Any) -> str:
+    """A text column's value: a finding built with a list where text belongs is stored as text, not lost
+    with the rest of the run (the driver refuses to bind a list)."""
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+
+
 def default_db_url() -> str:
     env = os.environ.get(DB_ENV)
     if env:
@@ -340,10 +348,10 @@ class Store:
     def add_finding(self, run_id: int, f: Finding) -> None:
         with Session(self.engine) as s:
             seq = s.exec(select(func.count()).select_from(FindingRow).where(FindingRow.run_id == run_id)).one()
-            s.add(FindingRow(run_id=run_id, seq=int(seq), check=f.check, status=Status(f.status).value,
-                             title=redact_text(f.title), evidence_json=_dumps(redact_obj(f.evidence)),
-                             fix=redact_text(f.fix), refs_json=_dumps(redact_obj(f.refs)),
-                             explanation=redact_text(f.explanation)))
+            s.add(FindingRow(run_id=run_id, seq=int(seq), check=str(f.check), status=Status(f.status).value,
+                             title=redact_text(_str(f.title)), evidence_json=_dumps(redact_obj(f.evidence)),
+                             fix=redact_text(_str(f.fix)), refs_json=_dumps(redact_obj(f.refs)),
+                             explanation=redact_text(_str(f.explanation))))
             s.commit()
 
     def set_config(self, run_id: int, config: dict[str, Any]) -> None:

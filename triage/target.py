@@ -18,6 +18,9 @@ _MAX_WORDS = ("-1", "max_model_len", "max-model-len")
 _UNKNOWN_WORDS = ("", "unknown", "?", "not stated")
 
 
+MAX_TOKENS = 2**31 - 1  # vLLM holds token counts as int32; a larger truncation is a typo, not a value
+
+
 @dataclass(frozen=True)
 class Truncation:
     """The client's truncate_prompt_tokens, typed: ``tokens`` (with ``tokens``), max_model_len, none, unknown."""
@@ -49,6 +52,8 @@ class Truncation:
             raise ValueError(f"truncate_prompt_tokens takes a whole number, -1 or none, not {value!r}") from None
         if n < 1:
             raise ValueError(f"{n}: truncate_prompt_tokens is a positive integer, -1 or none")
+        if n > MAX_TOKENS:
+            raise ValueError(f"{text[:24]}: truncate_prompt_tokens is at most {MAX_TOKENS} (no model is longer)")
         return cls("tokens", n)
 
     @property

@@ -213,3 +213,39 @@ def db_bytes(db: Path) -> bytes:
     from tests.stored import stored_bytes
 
     return stored_bytes(db)
+
+
+@dataclass
+class Measured(Result):
+    peak_mb: float = 0.0
+
+
+_WRAP = (
+    "import resource, subprocess, sys\n"
+    "out, err = open(sys.argv[1], 'wb'), open(sys.argv[2], 'wb')\n"
+    "try:\n"
+    "    rc = subprocess.run(sys.argv[4:], stdout=out, stderr=err, timeout=float(sys.argv[3])).returncode\n"
+    "except subprocess.TimeoutExpired:\n"
+    "    rc = 124\n"
+    "print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+)
+
+
+def measured(*args: str, timeout: float = 60, env: dict[str, str] | None = None, python: bool = False) -> Measured:
+    """``python -m triage ARGS`` (or ``python ARGS`` with ``python``) under a one-child wrapper: its exit code,
+    output, wall time and peak RSS (RUSAGE_CHILDREN of the wrapper is the command's). Killed at ``timeout``
+    (rc 124)."""
+    import tempfile
+
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))
+    e = {**os.environ, "HOSTILE_KEY": KEY, "PYTHONPATH": path, **(env or {})}
+    cmd = [sys.executable, *([] if python else ["-m", "triage"]), *args]
+    with tempfile.TemporaryDirectory() as d:
+        o, r = Path(d) / "out", Path(d) / "err"
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-c", _WRAP, str(o), str(r), str(timeout), *cmd], capture_output=True,
+                           text=True, env=e, cwd=str(ROOT), timeout=timeout + 30)
+        elapsed = time.monotonic() - t0
+        rc, peak = p.stdout.split()
+        return Measured(int(rc), o.read_bytes().decode("utf-8", "replace"), r.read_bytes().decode("utf-8", "replace"),
+                        elapsed, float(peak))

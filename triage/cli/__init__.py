@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import math
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from triage import SCHEMA, __version__
@@ -176,6 +177,31 @@ def add_db_arg(p: argparse.ArgumentParser) -> None:
 
 def add_api_key_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never stored)")
+
+
+def number(lo: float, hi: float, *, integer: bool = False, above: bool = False) -> Callable[[str], Any]:
+    """An argparse type for a number: finite, within [lo, hi] (``above``: strictly above lo), an int when
+    ``integer``. NaN, infinities, overflows and 400-digit values are a usage error (exit 2), never a silent
+    PASS (``--stall-seconds nan`` disabled the stall rule) nor a raw Python error later."""
+
+    def parse(text: str) -> Any:
+        t = str(text).strip()
+        if len(t) > 40:
+            raise argparse.ArgumentTypeError(f"{t[:20]}…: not a usable number (too long)")
+        try:
+            v: Any = int(t) if integer else float(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{t!r} is not {'a whole number' if integer else 'a number'}") from None
+        if not math.isfinite(v) or v > hi or v < lo or (above and v == lo):
+            low = f"> {lo:g}" if above else f">= {lo:g}"
+            raise argparse.ArgumentTypeError(f"{t} is out of range: a finite number {low} and <= {hi:g}")
+        return v
+
+    parse.__name__ = "integer" if integer else "number"  # argparse's "invalid <name> value" wording
+    return parse
+
+
+SECONDS = number(0.0, 86_400 * 365, above=True)  # a positive, finite number of seconds (at most a year)
 
 
 class ArgError(CommandError, ValueError):

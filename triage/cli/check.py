@@ -23,11 +23,13 @@ from triage.cli import (
     add_format_args,
     api_key_from_env,
     command_deadline,
+    number,
     open_store,
     print_json,
 )
 from triage.findings import Finding, Status, reaches
 from triage.target import Target, Truncation
+from triage.textsafe import one_line
 
 if TYPE_CHECKING:
     from triage.engine import CheckEvent
@@ -89,7 +91,7 @@ def register(sub: Any) -> None:
         "keys: " + ", ".join(answer_keys()),
     )
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
-    p.add_argument("--timeout", type=float, default=10.0,
+    p.add_argument("--timeout", type=number(0.0, 3600, above=True), default=10.0,
                    help="seconds each HTTP call may take, whole answer included (default 10); the whole check "
                         "ends within 3 x this + 15 s")
     p.add_argument("--no-embed", action="store_true", help="do not send the one 2-token /v1/embeddings request")
@@ -162,14 +164,14 @@ def run(args: argparse.Namespace) -> int:
             return
         if ev.kind == "finding" and ev.finding is not None:
             f = ev.finding
-            print(f"[{ICON.get(f.status.value, f.status.value)}] {f.check}: {f.title}")
+            print(f"[{ICON.get(f.status.value, f.status.value)}] {f.check}: {one_line(f.title)}")
             if f.status.value in ("fail", "warn", "error", "unknown") and f.fix:
-                print(f"       fix: {f.fix}")
+                print(f"       fix: {one_line(f.fix)}")
             keys = [k for q in f.evidence.get("questions") or [] if isinstance(q, dict) for k in q.get("keys") or []]
             if f.status.value == "unknown" and keys:
                 print("       answer: " + " ".join(f"--answer {k}=…" for k in dict.fromkeys(keys) if k in ANSWER_KEYS))
         elif ev.kind == "source":
-            print(f"-- {ev.source}: {ev.message}")
+            print(f"-- {ev.source}: {one_line(ev.message)}")
 
     try:
         with command_deadline(3 * args.timeout + 15, "check"):

@@ -10,37 +10,59 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
 from datetime import datetime, UTC
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args
+from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, command_deadline, number, open_store
 from triage.findings import Finding, reaches, worst
+from triage.textsafe import one_line
+from triage.fleet.prom import DEFAULT_DEADLINE_S, MAX_RANGE_STEPS, range_steps
 from triage.fleet.replicas import DEFAULT_STALL_S
 
+MAX_DURATION_S = 10 * 365 * 86400.0  # Prometheus keeps weeks, rarely years; more is a typo
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def duration(text: str) -> float:
     """'6h', '15s', '1h30m', '90' (seconds) -> seconds."""
     t = text.strip()
+    if len(t) > 40:
+        raise argparse.ArgumentTypeError(f"not a duration: {t[:20]!r}… (too long)")
     if re.fullmatch(r"\d+(\.\d+)?", t):
-        return float(t)
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", t)
-    if not parts or "".join(a + b for a, b in parts) != t:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 15s, 6h, 1h30m)")
-    return sum(float(a) * _UNITS[b] for a, b in parts)
+        secs = float(t)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", t)
+        if not parts or "".join(a + b for a, b in parts) != t:
+            raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 15s, 6h, 1h30m)")
+        secs = sum(float(a) * _UNITS[b] for a, b in parts)
+    if not math.isfinite(secs) or secs > MAX_DURATION_S:
+        raise argparse.ArgumentTypeError(f"{t}: at most {MAX_DURATION_S // 86400 // 365:.0f} years")
+    return secs
+
+
+def positive_duration(text: str) -> float:
+    """A duration above zero (a step, an interval)."""
+    secs = duration(text)
+    if secs <= 0:
+        raise argparse.ArgumentTypeError(f"{text.strip()}: must be above 0")
+    return secs
 
 
 def instant(text: str) -> float:
     """Unix seconds, or ISO-8601 (UTC when no zone is given)."""
-    t = text.strip()
+    t = text.strip()[:64]
     try:
-        return float(t)
+        v = float(t)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(v) or not 0 <= v <= 32_503_680_000:  # unix seconds up to the year 3000
+            raise argparse.ArgumentTypeError(f"{t}: not a unix time (finite, 0 .. year 3000)")
+        return v
     try:
         d = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError as e:
@@ -57,12 +79,16 @@ def register(sub: Any) -> None:
     p.add_argument("--since", type=duration, default=None, metavar="DUR", help="look back this far (default 1h)")
     p.add_argument("--from", dest="start", type=instant, default=None, metavar="TIME", help="range start")
     p.add_argument("--to", dest="end", type=instant, default=None, metavar="TIME", help="range end (default now)")
-    p.add_argument("--step", type=duration, default=None,
+    p.add_argument("--step", type=positive_duration, default=None,
                    help="query resolution (default: just under the replicas' scrape interval, which Prometheus "
                         "reports: every scrape is read)")
-    p.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S,
+    p.add_argument("--stall-seconds", type=SECONDS, default=DEFAULT_STALL_S,
                    help=f"no-progress seconds that make a stall (default {DEFAULT_STALL_S:g}, the stall rule's)")
-    p.add_argument("--concurrency", type=int, default=4, help="queries in flight at once (default 4)")
+    p.add_argument("--concurrency", type=number(1, 32, integer=True), default=4,
+        help="queries in flight at once (default 4)")
+    p.add_argument("--timeout", type=number(0.0, 3600, above=True), default=DEFAULT_DEADLINE_S,
+                   help=f"seconds the whole Prometheus query may take (default {DEFAULT_DEADLINE_S:g}); each replica's "
+                        "/version has 2 s more")
     p.add_argument("--no-version", action="store_true",
                    help="do not ask stalled replicas for /version (the verdict then says the version is unknown)")
     add_db_arg(p)
@@ -71,8 +97,8 @@ def register(sub: Any) -> None:
     fs = p.add_subparsers(dest="fleet_command", metavar="rules")
     pr = fs.add_parser("rules", help="write Prometheus alerting rules for the stall signatures")
     pr.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
-    pr.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S)
-    pr.add_argument("--scrape-interval", type=duration, default=None,
+    pr.add_argument("--stall-seconds", type=SECONDS, default=DEFAULT_STALL_S)
+    pr.add_argument("--scrape-interval", type=positive_duration, default=None,
                     help="your Prometheus' (default: what --prometheus reports for the vLLM targets, else 15s)")
     pr.add_argument("--prometheus", metavar="URL", help="read the scrape interval from this Prometheus' targets")
     pr.add_argument("--match", default="", metavar="SELECTOR")
@@ -106,28 +132,31 @@ def _t(ts: float) -> str:
 
 
 def _text(res: Any, found: list[Finding], run_id: int | None) -> None:
+    """Every outside string (labels, Prometheus' error texts, a replica's version) on one line: a newline in a label
+    must not start a line of its own (a forged ``[PASS]``)."""
     iv = res.interval
-    how = "" if iv is None else (f" (scrape interval {iv.seconds:g}s from {iv.source}"
+    how = "" if iv is None else (f" (scrape interval {iv.seconds:g}s from {one_line(iv.source)}"
                                  + ("; every scrape read)" if res.reads_every_scrape else ")"))
-    print(f"fleet {res.prometheus} {res.match or ''} {_t(res.start)} .. {_t(res.end)} UTC, step {res.step:g}s{how}: "
-          f"{len(res.replicas)} replicas ({res.timings.get('total_s', 0):.1f} s)")
+    print(f"fleet {one_line(res.prometheus)} {one_line(res.match or '')} {_t(res.start)} .. {_t(res.end)} UTC, "
+          f"step {res.step:g}s{how}: {len(res.replicas)} replicas ({res.timings.get('total_s', 0):.1f} s)")
     for f in found:
-        print(f"\n[{f.status.value.upper()}] {f.title}")
+        print(f"\n[{f.status.value.upper()}] {one_line(f.title)}")
         for ep_i, ep in enumerate(f.evidence.get("episodes", [])):
             end = "ongoing" if ep["ongoing"] else ep["end_utc"]
             how = f", ended: {ep['ended']}" if ep.get("ended") and not ep["ongoing"] else ""
             how += f" (retry of #{ep['retry_of'] + 1})" if ep.get("retry_of") is not None else ""
-            print(f"  #{ep_i + 1} {ep['kind']}: {ep['start_utc']} -> {end} ({ep['duration_s']:.0f} s{how}); "
-                  f"running {ep['evidence']['num_requests_running']}, waiting {ep['evidence']['num_requests_waiting']}"
-                  f", frozen {ep['evidence']['frozen']}")
+            print(one_line(f"  #{ep_i + 1} {ep['kind']}: {ep['start_utc']} -> {end} ({ep['duration_s']:.0f} s{how}); "
+                           f"running {ep['evidence']['num_requests_running']}, waiting "
+                           f"{ep['evidence']['num_requests_waiting']}, frozen {ep['evidence']['frozen']}"))
         if f.evidence.get("version_note"):
-            print(f"  version: {f.evidence['version_note']}")
+            print(f"  version: {one_line(f.evidence['version_note'])}")
         if f.evidence.get("replicas") and f.check == "fleet-replicas-clean":
-            print("  " + ", ".join(f.evidence["replicas"][:20]) + (" …" if len(f.evidence["replicas"]) > 20 else ""))
+            print("  " + ", ".join(one_line(r) for r in f.evidence["replicas"][:20])
+                  + (" …" if len(f.evidence["replicas"]) > 20 else ""))
         if f.fix:
-            print(f"  fix: {f.fix}")
+            print(f"  fix: {one_line(f.fix)}")
         if f.refs:
-            print(f"  refs: {', '.join(f.refs)}")
+            print(f"  refs: {one_line(', '.join(map(str, f.refs)))}")
     if run_id is not None:
         print(f"\nrun {run_id}")
 
@@ -144,18 +173,19 @@ def _scan(args: argparse.Namespace) -> int:
     if start >= end or (args.step is not None and args.step <= 0):
         print("fleet: the range is empty (--from must be before --to; --step > 0)", file=sys.stderr)
         return 2
+    steps = range_steps(start, end, args.step) if args.step else 0  # a default step: prom.query_ranges' cap says so
+    if steps > MAX_RANGE_STEPS:
+        print(f"fleet: the range holds {steps:,} steps of {args.step:g} s: more than the {MAX_RANGE_STEPS:,} steps "
+              "cap (shorten --since/--from or widen --step)", file=sys.stderr)
+        return 2
     from triage.fleet.record import record
     from triage.fleet.scan import findings, scan, summary
-    from triage.store import Store
 
-    try:
-        store = Store(args.db)
-    except Exception as e:  # a bad --db URL or an unreachable database
-        print(f"fleet: cannot open the database: {e}", file=sys.stderr)
-        return 2
-    res = scan(args.prometheus, start, end, step=args.step, match=args.match, threshold_s=args.stall_seconds,
-               max_workers=args.concurrency, ask_versions=not args.no_version,
-               progress=lambda m: print(m, file=sys.stderr, flush=True))
+    store = open_store(args.db)  # one line, exit 2, the URL's password never printed
+    with command_deadline(args.timeout + 2 * 2.0 + 15, "fleet"):  # the backstop behind the scan's own deadline
+        res = scan(args.prometheus, start, end, step=args.step, match=args.match, threshold_s=args.stall_seconds,
+                   max_workers=args.concurrency, ask_versions=not args.no_version, deadline_s=args.timeout,
+                   progress=lambda m: print(m, file=sys.stderr, flush=True))
     found = findings(res)
     run_id = record(store, res, found)
     status = worst(f.status for f in found)

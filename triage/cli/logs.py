@@ -24,12 +24,13 @@ from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Iterable, Iterator
 
-from triage.cli import CLI_SCHEMA, add_db_arg, add_format_args, open_store, print_json
+from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, number, open_store, print_json
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, save_analysis
 from triage.logs.lines import MAX_LINE, _read_bounded as read_bounded
 from triage.logs.persist import CAPTURE_MAX_CHARS
 from triage.redact import redact_text
+from triage.textsafe import one_line
 
 ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
 
@@ -45,11 +46,12 @@ def register(sub: Any) -> None:
     p.add_argument("file", metavar="FILE|-", help="the log file, or '-' to read stdin")
     p.add_argument(
         "--stall-seconds",
-        type=float,
+        type=SECONDS,
         default=20.0,
         help="no-progress seconds on stats lines that confirm a stall (default 20 = two intervals)",
     )
-    p.add_argument("--year", type=int, default=None, help="year of the log's MM-DD timestamps (default: this year)")
+    p.add_argument("--year", type=number(1970, 9999, integer=True), default=None,
+        help="year of the log's MM-DD timestamps (default: this year)")
     p.add_argument("--no-save", action="store_true", help="do not store the analysis as a run in the database")
     add_db_arg(p)
     add_format_args(p)
@@ -201,7 +203,7 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
     print()
     for f in analysis.findings:
         st = f.status.value if hasattr(f.status, "value") else str(f.status)
-        print(f"[{ICON.get(st, st)}] {f.check}: {f.title}")
+        print(f"[{ICON.get(st, st)}] {f.check}: {one_line(f.title)}")
         w = f.evidence.get("window")
         if isinstance(w, dict) and w.get("timestamps"):
             dur = f", {w['duration_s']:.0f} s" if w.get("duration_s") is not None else ""
@@ -209,9 +211,9 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
         quoted = f.evidence.get("lines")
         for ln in (quoted if isinstance(quoted, list) else [])[:3]:  # some findings count lines instead
             if isinstance(ln, dict):
-                print(f"         line {ln.get('line')}: {redact_text(str(ln.get('text', ''))[:160])}")
+                print(f"         line {ln.get('line')}: {one_line(redact_text(str(ln.get('text', ''))[:160]))}")
         if f.fix and st in ("warn", "fail"):
-            print(f"         fix: {f.fix}")
+            print(f"         fix: {one_line(f.fix)}")
         if f.refs and st in ("warn", "fail"):
             print(f"         refs: {', '.join(f.refs)}")
     print()
@@ -220,7 +222,7 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
         for k, v in analysis.config.items():
             if k == "non_default_args":
                 continue
-            print(f"  {k:24} {v}")
+            print(f"  {k:24} {one_line(v, 300)}")
         print()
     st = s["stats"]
     print(

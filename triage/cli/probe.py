@@ -7,6 +7,8 @@ from typing import Any
 
 from triage.cli.check import truncation_arg
 from triage.cli import (
+    SECONDS,
+    number,
     CLI_SCHEMA,
     add_api_key_arg,
     add_db_arg,
@@ -45,12 +47,13 @@ def register(sub: Any) -> None:
                    help="run only probes whose name matches (repeatable: `--only A B` or `--only A --only B`)")
     p.add_argument("--allow-hang", action="store_true",
                    help="allow the seed matrix, which may livelock the server until the probe aborts it")
-    p.add_argument("--stall-seconds", type=float, default=DEFAULT_STALL_S,
+    p.add_argument("--stall-seconds", type=SECONDS, default=DEFAULT_STALL_S,
                    help=f"no progress this long = stall (default {DEFAULT_STALL_S:g}, the stall rule's)")
-    p.add_argument("--deadline", type=float, default=30.0,
+    p.add_argument("--deadline", type=number(0.0, 86_400, above=True), default=30.0,
                    help="seconds before an unstalled probe is slow (default 30); every request of a probe "
                         "ends by this + 5 s, whatever the server sends")
-    p.add_argument("--scrape-interval", type=float, default=0.5, help="seconds between /metrics scrapes (default 0.5)")
+    p.add_argument("--scrape-interval", type=number(0.01, 3600, above=True), default=0.5,
+        help="seconds between /metrics scrapes (default 0.5)")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_db_arg(p)

@@ -15,6 +15,8 @@ import sys
 from typing import Any
 
 from triage.cli import (
+    SECONDS,
+    number,
     CLI_SCHEMA,
     add_api_key_arg,
     add_db_arg,
@@ -38,16 +40,18 @@ def register(sub: Any) -> None:
         "--stall-seconds) to real traffic.",
     )
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
-    p.add_argument("--interval", type=float, default=0.5, help="seconds between samples (default 0.5)")
-    p.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: until Ctrl-C)")
+    p.add_argument("--interval", type=number(0.01, 86_400, above=True), default=0.5,
+        help="seconds between samples (default 0.5)")
+    p.add_argument("--duration", type=SECONDS, default=None,
+        help="stop after this many seconds (default: until Ctrl-C)")
     p.add_argument(
-        "--stall-seconds", type=float, default=DEFAULT_STALL_S,
+        "--stall-seconds", type=SECONDS, default=DEFAULT_STALL_S,
         help=f"no-progress seconds that raise the alert (default {DEFAULT_STALL_S:g}, the stall rule's)"
     )
-    p.add_argument("--window", type=float, default=60.0, help="latency quantile window in seconds (default 60)")
+    p.add_argument("--window", type=SECONDS, default=60.0, help="latency quantile window in seconds (default 60)")
     p.add_argument(
         "--retention",
-        type=float,
+        type=SECONDS,
         default=None,
         metavar="S",
         help="delete stored samples older than S seconds while watching (default: keep all)",

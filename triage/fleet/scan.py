@@ -10,13 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import httpx
 
 from triage.catalogue import explain_episodes
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
 from triage.fleet.interval import ScrapeInterval, scrape_interval
-from triage.fleet.prom import CHUNK_POINTS, PromError, query_ranges
+from triage.fleet.prom import CHUNK_POINTS, DEFAULT_DEADLINE_S, PromError, get_json, query_ranges
 from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT, UP,
                                    Episode, episodes, kv_tokens_from, queries, replica_name, scraped, to_sample)
 from triage.recurrence import Span, headline, summarize
@@ -72,19 +71,17 @@ class FleetScan:
 
 
 def _version(instance: str, timeout_s: float) -> Optional[str]:
-    """The replica's own /version when its instance label is reachable from here; None otherwise."""
+    """The replica's own /version when its instance label is reachable from here; None otherwise (read within a
+    total deadline and a byte cap: prom.get_json)."""
     url = instance if "://" in instance else f"http://{instance}"
-    try:
-        r = httpx.get(f"{url.rstrip('/')}/version", timeout=timeout_s)
-        v = r.json().get("version") if r.status_code == 200 else None
-        return str(v) if v else None
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
+    doc = get_json(f"{url.rstrip('/')}/version", timeout_s)
+    v = doc.get("version") if isinstance(doc, dict) else None
+    return str(v)[:64] if isinstance(v, (str, int, float)) and v else None
 
 
 def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = None, match: str = "",
          threshold_s: float = DEFAULT_STALL_S, max_workers: int = 4, max_points: int = CHUNK_POINTS,
-         ask_versions: bool = True, version_timeout_s: float = 2.0,
+         ask_versions: bool = True, version_timeout_s: float = 2.0, deadline_s: float = DEFAULT_DEADLINE_S,
          progress: Callable[[str], None] = lambda _: None) -> FleetScan:
     """Query every replica's engine values over [start, end] and run the stall rule on each.
 
@@ -101,7 +98,7 @@ def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = N
     # the grid ends on `end` (a range's last scrape is read whatever the step); scrapes before `start` are dropped
     grid_start = end - math.ceil((end - start) / step - 1e-9) * step
     results = query_ranges(out.prometheus, qs, grid_start, end + step * 1e-6, step, max_workers=max_workers,
-                           max_points=max_points,
+                           max_points=max_points, timeout_s=deadline_s,
                            on_chunk=lambda n, i, total: progress(f"query {i}/{total}") if i % 10 == 0 else None)
     out.timings["query_s"] = round(time.perf_counter() - t0, 3)
     t1 = time.perf_counter()

@@ -117,14 +117,22 @@ def _segments(blk: bytes) -> list[Any]:
             acc.append(line)
         else:
             if acc:
-                out.append(_access_block(b"\n".join(acc)))
+                out.append(_access_run(acc))
                 acc = []
             other.append(line)
     if other:
         out.append(_physical(b"\n".join(other).decode("utf-8", "replace"), True))
     if acc:
-        out.append(_access_block(b"\n".join(acc)))
+        out.append(_access_run(acc))
     return out
+
+
+def _access_run(acc: list[bytes]) -> Any:
+    """A run of lines that each read as an access line; joined CRLF lines (``\r`` before each ``\n``) are not one
+    access block to the block regex, so they go to the per-line reading (a None segment crashed the scan)."""
+    blk = b"\n".join(acc)
+    got = _access_block(blk)
+    return got if got is not None else _physical(blk.decode("utf-8", "replace"), True)
 
 
 class _Scan:

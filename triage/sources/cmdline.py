@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 import shlex
 from typing import Any
@@ -100,10 +101,13 @@ def human_int(text: str) -> int:
     t = text.strip()
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", t)
     if not m:
-        return int(float(t))
-    num, suf = float(m.group(1)), m.group(2)
-    mult = {"": 1, "k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3}[suf]
-    return int(num * mult)
+        n = float(t)
+    else:
+        num, suf = float(m.group(1)), m.group(2)
+        n = num * {"": 1, "k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3}[suf]
+    if not math.isfinite(n) or abs(n) > 2**63 - 1:  # '1e400', 400 digits: kept as the raw text, never a crash
+        raise ValueError(f"{t[:24]!r} is not a finite int64")
+    return int(n)
 
 
 def _loads(text: str) -> Any:
@@ -207,7 +211,8 @@ def _convert(dest: str, raw: Any) -> Any:
         if dest in _INT_KEYS:
             return human_int(raw)
         if dest in _FLOAT_KEYS:
-            return float(raw)
+            f = float(raw)
+            return f if math.isfinite(f) else raw
     except ValueError:
         return raw
     if dest in _JSON_KEYS:

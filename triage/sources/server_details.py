@@ -149,7 +149,7 @@ def collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None
                 "The engine may be stuck: a livelocked request (running >= 1, waiting 0: vllm#55427) or one waiting "
                 "forever (running 0, waiting >= 1). Watch /metrics with `python -m triage watch`; aborting the stuck "
                 "client request frees the engine.",
-                ["vllm#55427"],
+                refs=["vllm#55427"],  # by name: the 6th positional is the explanation (a list there broke the store)
             )
         )
     elif r.status_code in (400, 404):
