@@ -10,6 +10,8 @@ Upgrades are additive: a column a newer model has and the table lacks is added, 
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,6 +72,10 @@ def _strip_nul(params: Any) -> Any:
     return params
 
 
+_LOCK_FILES: dict[str, tuple[Any, threading.Lock]] = {}  # SQLite path -> its lock descriptor (one per file)
+_LOCKS_GUARD = threading.Lock()
+
+
 @contextlib.contextmanager
 def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
     """Hold an exclusive ``flock`` on the SQLite file while the schema is made: several processes starting on
@@ -79,16 +85,27 @@ def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
     if not path or path == ":memory:" or path.startswith("file:") or fcntl is None:
         yield
         return
-    try:
-        fh = open(path, "ab")  # creates the file SQLite would create; an empty file is a new database to it
-    except OSError:
+    key = os.path.realpath(path)
+    with _LOCKS_GUARD:
+        held = _LOCK_FILES.get(key)
+        if held is None:
+            try:
+                # creates the file SQLite would create (an empty file is a new database to it). Never closed: closing
+                # any descriptor of the file drops every POSIX lock this process holds on it, SQLite's own included
+                # (its WAL read lock), and that corrupted the database under concurrent writers.
+                held = _LOCK_FILES[key] = (open(path, "ab"), threading.Lock())
+            except OSError:
+                held = None
+    if held is None:
         yield  # the engine itself will say why the file is unusable
         return
-    try:
+    fh, tlock = held
+    with tlock:  # flock is per open file: threads of this process share it, so they queue here
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        yield
-    finally:
-        fh.close()  # releases the lock
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def ensure_schema(engine: Engine, metadata: MetaData) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from triage.answers import KEYS as ANSWER_KEYS, AnswerError, parse_answers
@@ -27,6 +26,7 @@ from triage.cli import (
     open_store,
     print_json,
 )
+from triage.cli.inputs import read_log_head_tail, read_small
 from triage.findings import Finding, Status, reaches
 from triage.target import Target, Truncation
 from triage.textsafe import one_line
@@ -100,15 +100,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _read(path: str, stdin_used: list[bool]) -> str:
-    if path == "-":
-        if stdin_used:
-            raise ValueError("only one of --cmdline-file/--log-file can be '-'")
-        stdin_used.append(True)
-        return sys.stdin.read()
-    return Path(path).read_text(errors="replace")
-
-
 def finding_json(f: Finding) -> dict[str, Any]:
     d = f.to_dict()
     return {k: d[k] for k in ("check", "status", "title", "evidence", "fix", "refs", "explanation")}
@@ -119,9 +110,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         cmdline = args.cmdline
         if args.cmdline_file:
-            cmdline = _read(args.cmdline_file, stdin_used)
-        log_text = _read(args.log_file, stdin_used) if args.log_file else None
-        nvml_rec = json.loads(Path(args.nvml_file).read_text()) if args.nvml_file else None
+            cmdline = read_small(args.cmdline_file, "--cmdline-file", stdin_used)
+        # streamed, its head (the start-up lines) and tail kept: a 200 MB log or /dev/zero is never read whole
+        log_text = read_log_head_tail(args.log_file, stdin_used) if args.log_file else None
+        nvml_rec = json.loads(read_small(args.nvml_file, "--nvml-file", [])) if args.nvml_file else None
     except (OSError, ValueError) as e:
         print(f"check: cannot read input: {e}", file=sys.stderr)
         return 2

@@ -58,7 +58,12 @@ def read_document(path: str) -> Any:
     if path == "-":
         return _parse(_read_capped(sys.stdin.buffer, "stdin"))
     p = Path(path).expanduser()
-    if zipfile.is_zipfile(p):
+    if not p.is_file():  # a device or a FIFO: read through the cap (is_zipfile would seek and read /dev/zero whole)
+        with open(p, "rb") as f:
+            return _parse(_read_capped(f, str(p)))
+    with open(p, "rb") as f:
+        is_zip = f.read(4) == b"PK\x03\x04" and zipfile.is_zipfile(f)
+    if is_zip:
         with zipfile.ZipFile(p) as zf:
             names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "run.json"]
             if not names:

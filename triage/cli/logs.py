@@ -24,10 +24,11 @@ from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Iterable, Iterator
 
+from triage.cli.inputs import LOGS_STREAM_BYTES, capped_lines
 from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, number, open_store, print_json
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, save_analysis
-from triage.logs.lines import MAX_LINE, _read_bounded as read_bounded
+from triage.logs.lines import MAX_LINE
 from triage.logs.persist import CAPTURE_MAX_CHARS
 from triage.redact import redact_text
 from triage.textsafe import one_line
@@ -52,6 +53,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--year", type=number(1970, 9999, integer=True), default=None,
         help="year of the log's MM-DD timestamps (default: this year)")
+    p.add_argument("--max-bytes", type=number(1, 1 << 62, integer=True), default=LOGS_STREAM_BYTES, metavar="N",
+                   help=f"read a stream (stdin, a device, a FIFO) at most this far "
+                        f"(default {LOGS_STREAM_BYTES >> 20} MiB);"
+                        " a regular file is read whole, streaming")
     p.add_argument("--no-save", action="store_true", help="do not store the analysis as a run in the database")
     add_db_arg(p)
     add_format_args(p)
@@ -169,7 +174,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             print(f"logs: cannot read {args.file}: {e}", file=sys.stderr)
             return 2
-        tee = HeadTail(read_bounded(stream))  # the parser's line cap: a 200 MB line is read in 1 MiB pieces
+        # the parser's line cap (a 200 MB line is read in 1 MiB pieces) and a byte cap: /dev/zero or a FIFO that never
+        # ends is refused with one line past --max-bytes
+        tee = HeadTail(capped_lines(stream, args.file, args.max_bytes))
         try:
             analysis = analyze_log(iter(tee), stall_s=args.stall_seconds, year=args.year)
         except OSError as e:

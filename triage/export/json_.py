@@ -44,6 +44,11 @@ RUN_FORMAT = 1  # bump on any incompatible change of the document below
 
 
 
+# items a run document may hold per list: far above any real run (a checklist has ~30 findings, a probe run ~100
+# probes, a day of 1 s watch samples 86,400 rows), far below what exhausts memory when each becomes a model and a row
+ITEM_CAPS = {"findings": 5_000, "probes": 5_000, "captures": 1_000, "samples": 400_000}
+
+
 class ImportError_(ValueError):
     """The file is not a run document this version can read."""
 
@@ -254,6 +259,10 @@ def validate(data: Any) -> dict[str, Any]:
         raise ImportError_(f"run_format {str(data.get('run_format'))[:40]!r}: this version reads {RUN_FORMAT}")
     if not isinstance(data.get("run"), dict):
         raise ImportError_("the document has no run")
+    for key, cap in ITEM_CAPS.items():  # counted before any model is built: 600,000 tiny findings took 2.7 GB
+        items = data.get(key)
+        if isinstance(items, list) and len(items) > cap:
+            raise ImportError_(f"{key}: {len(items):,} items, more than the {cap:,} a run document may hold (item cap)")
     try:
         _Document.model_validate(data)
     except ValidationError as e:
