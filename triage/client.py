@@ -28,6 +28,10 @@ from triage.vllm.metrics import MetricsPage, MetricsParseError, parse_metrics
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # a busy /metrics page is ~2 MB; a 64-input embeddings answer ~10 MB
 MAX_BODY_CHARS = 2_000_000  # what a Reply keeps as text (captures, findings)
+# Parsed-size caps: within 32 MB, 10 million `{}` or token ids parse into gigabytes of objects
+MAX_JSON_ITEMS = 2_000_000  # commas in a JSON answer, counted before it is parsed (64 inputs x 8192 dims: 524,288)
+MAX_DIMENSIONS = 65_536  # one embedding vector (the largest models have a few thousand)
+MAX_TOKENS = 1_000_000  # token ids in one /tokenize answer
 EMBEDDINGS_PATH = "/v1/embeddings"
 
 # What a transport failure means and what to do, per error_kind ({url} is filled in).
@@ -143,11 +147,13 @@ class _Deadline(Exception):
 def _error_text(e: BaseException) -> str:
     if isinstance(e, _Deadline):
         return f"ReadTimeout: {e}"
+    if isinstance(e, _TooMany):
+        return f"parsed-size cap: {e}"
     return f"{type(e).__name__}: {e}"[:500]
 
 
 def _kind(e: BaseException) -> str:
-    if isinstance(e, _TooLarge):
+    if isinstance(e, (_TooLarge, _TooMany)):
         return "too-large"
     if isinstance(e, _Deadline):
         return "timeout"
@@ -187,7 +193,14 @@ def _decode(data: bytes, resp: httpx.Response) -> str:
     return data.decode(resp.charset_encoding or "utf-8", errors="replace")
 
 
+class _TooMany(Exception):
+    """A parsed-size cap: the answer is within the byte cap but holds too many items."""
+
+
 def _json_or_text(data: bytes, resp: httpx.Response, limit: int = 4000) -> Any:
+    n = data.count(b",")
+    if n > MAX_JSON_ITEMS:
+        raise _TooMany(f"{n:,} JSON items in the answer: more than the {MAX_JSON_ITEMS:,} items cap (not parsed)")
     text = _decode(data, resp)
     try:
         return json.loads(text)
@@ -386,6 +399,67 @@ def trim_for_storage(v: Any, keep: int = 8, depth: int = 0) -> Any:
     return v
 
 
+def _check_sizes(body: Any) -> None:
+    """Raise _TooMany for an embeddings answer whose vectors are longer than MAX_DIMENSIONS (float lists or base64)
+    or a /tokenize answer with more than MAX_TOKENS ids."""
+    if not isinstance(body, dict):
+        return
+    tokens = body.get("tokens")
+    if isinstance(tokens, list) and len(tokens) > MAX_TOKENS:
+        raise _TooMany(f"{len(tokens):,} token ids: more than the {MAX_TOKENS:,} tokens cap")
+    data = body.get("data")
+    if not isinstance(data, list):
+        return
+    for d in data:
+        e = d.get("embedding") if isinstance(d, dict) else None
+        dims = len(e) if isinstance(e, list) else len(e) * 3 // 16 if isinstance(e, str) else 0
+        if dims > MAX_DIMENSIONS:
+            raise _TooMany(f"a vector of {dims:,} dimensions: more than the {MAX_DIMENSIONS:,} dimensions cap")
+
+
+class CappedTransport(httpx.HTTPTransport):
+    """An httpx transport with this client's rules for libraries that bring their own HTTP stack (the OpenAI SDK,
+    LangChain, LiteLLM in the clients set): each answer read within ``max_body_bytes`` and a total deadline of
+    ``timeout_s`` (not per read), a stated Content-Length over the cap refused before any body byte."""
+
+    def __init__(self, max_body_bytes: int = MAX_BODY_BYTES, timeout_s: float = 60.0, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.max_body_bytes, self.timeout_s = max_body_bytes, timeout_s
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + self.timeout_s
+        resp = super().handle_request(request)
+        try:
+            stated = int(resp.headers.get("content-length") or 0)
+        except ValueError:
+            stated = 0
+        if stated > self.max_body_bytes:
+            resp.close()
+            raise httpx.ReadError(f"answer of {stated} bytes: over the {self.max_body_bytes} bytes cap",
+                                  request=request)
+        return httpx.Response(resp.status_code, headers=resp.headers, extensions=resp.extensions, request=request,
+                              stream=_CappedStream(resp.stream, self.max_body_bytes, deadline, request))
+
+
+class _CappedStream(httpx.SyncByteStream):
+    def __init__(self, inner: Any, limit: int, deadline: float, request: httpx.Request) -> None:
+        self.inner, self.limit, self.deadline, self.request = inner, limit, deadline, request
+
+    def __iter__(self) -> Any:
+        n = 0
+        for chunk in self.inner:
+            n += len(chunk)
+            if n > self.limit:
+                raise httpx.ReadError(f"answer over {self.limit} bytes (byte cap): not read further",
+                                      request=self.request)
+            if time.monotonic() > self.deadline:
+                raise httpx.ReadTimeout("no complete answer within the total deadline", request=self.request)
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class ProbeSetupError(RuntimeError):
     """The target could not be prepared for probing (no model, no /tokenize, unreachable)."""
 
@@ -454,8 +528,12 @@ class ProbeClient:
                 status, data, resp = await asyncio.wait_for(self._fetch(c, method, path, kw), limit)
             except TimeoutError:
                 raise _Deadline(limit) from None
-            ex.status, ex.body = status, _decode(data, resp) if as_text else _json_or_text(data, resp)
-        except (httpx.HTTPError, _TooLarge, _Deadline, ssl.SSLError, OSError, ValueError) as e:
+            body_ = _decode(data, resp) if as_text else _json_or_text(data, resp)
+            del data
+            if not as_text:
+                _check_sizes(body_)
+            ex.status, ex.body = status, body_
+        except (httpx.HTTPError, _TooLarge, _TooMany, _Deadline, ssl.SSLError, OSError, ValueError) as e:
             ex.error, ex.error_kind = _error_text(e), _kind(e)
         ex.elapsed_s = round(time.monotonic() - t, 4)
         return ex

@@ -38,6 +38,8 @@ class Behaviour:
     bodies: dict[str, Any] = field(default_factory=dict)  # path -> JSON value, or bytes sent as they are
     metrics_text: str | None = None
     status: dict[str, int] = field(default_factory=dict)
+    huge: dict[str, int] = field(default_factory=dict)  # path -> an answer of this many bytes, generated as sent
+    huge_for_libraries: bool = False  # `huge` only for the client libraries (User-Agent not vllm-triage's)
 
 
 class HostileServer:
@@ -118,6 +120,10 @@ class HostileServer:
                 try:
                     if path == "/metrics" and server.b.endless_metrics:
                         return self._endless()
+                    ua = self.headers.get("User-Agent") or ""
+                    if path in server.b.huge and not (server.b.huge_for_libraries and ua.startswith("vllm-triage")):
+                        return self._huge(server.b.huge[path], b'{"data": [{"index": 0, "embedding": "',
+                                          b"AAAA" * (1 << 18), "application/json")
                     if path == "/metrics" and server.b.metrics_bytes:
                         return self._huge(server.b.metrics_bytes)
                     if path == "/metrics":
@@ -148,13 +154,16 @@ class HostileServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-            def _huge(self, n: int) -> None:
+            def _huge(self, n: int, head: bytes = b"", block: bytes = b"",
+                      ctype: str = "text/plain; version=0.0.4") -> None:
                 self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(n))
                 self.end_headers()
-                block = (b'vllm:num_requests_running{engine="0",model_name="m"} 0\n' * 20000)
-                sent = 0
+                block = block or (b'vllm:num_requests_running{engine="0",model_name="m"} 0\n' * 20000)
+                if head:
+                    self.wfile.write(head)
+                sent = len(head)
                 try:
                     while sent < n and not server.stop.is_set():
                         part = block[: n - sent]

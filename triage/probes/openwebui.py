@@ -18,7 +18,7 @@ from typing import Any, Optional
 import httpx
 
 from triage.catalogue import get
-from triage.client import Exchange
+from triage.client import MAX_BODY_BYTES, CappedTransport, Exchange
 from triage.findings import Finding, Status
 
 CHECK = "clients-openwebui"
@@ -80,7 +80,8 @@ def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: flo
     if s.api_key:  # Open WebUI sends "Bearer <empty>"; httpx refuses that value, and vLLM ignores it without --api-key
         headers["Authorization"] = f"Bearer {s.api_key}"
     base = s.base_url.rstrip("/")
-    with httpx.Client(timeout=timeout_s, verify=True) as c:
+    # the one client's body cap and total deadline under Open WebUI's request (a 400 MB answer is refused unread)
+    with httpx.Client(timeout=timeout_s, verify=True, transport=CappedTransport(MAX_BODY_BYTES, timeout_s)) as c:
         ex = _send(c, "POST", f"{base}/embeddings", {"input": texts, "model": s.model}, headers)
         root = (server_url or (base[:-3] if base.endswith("/v1") else base)).rstrip("/")
         models = _send(c, "GET", f"{root}/v1/models", None, headers)
@@ -99,8 +100,12 @@ def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
           "failure_mode": mode.id}
     msg = ex.error_message()
     problem: Optional[str] = None
+    data = ex.body.get("data") if isinstance(ex.body, dict) else None
+    n = len(data) if isinstance(data, list) else 0
+    if ex.ok and not n:  # 200 with no vectors (empty, not JSON): never a PASS
+        return Finding(CHECK, Status.ERROR, f"Open WebUI's request ({base}/embeddings) answers 200 with no vectors: "
+                       f"{str(ex.body)[:120]!r}", ev, refs=list(mode.refs))
     if ex.ok:
-        n = len((ex.body or {}).get("data") or [])
         return Finding(CHECK, Status.PASS, f"Open WebUI's request ({base}/embeddings, batch of {len(texts)}) answers "
                        f"200 with {n} vectors", {**ev, "env": s.env_lines()}, refs=list(mode.refs))
     if ex.status == 404 and not base.endswith("/v1") and ("not found" in msg.lower() or not msg):

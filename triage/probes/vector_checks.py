@@ -7,8 +7,10 @@ dashboard can plot it.
 """
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import math
+import struct
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -16,7 +18,8 @@ from triage.catalogue import get
 from triage.catalogue.model import FailureMode
 from triage.client import Exchange
 from triage.findings import Finding, Status
-from triage.probes.conformance_checks import cosine, norm, vectors
+from triage.probes.conformance_checks import cosine, norm
+from triage.probes.conformance_checks import vectors as _all_vectors
 from triage.probes.runner import OK, ProbeOutcome
 from triage.sources.model_files import POOLINGS, ModelPooling
 
@@ -36,6 +39,23 @@ PAIRS: tuple[tuple[str, str, str], ...] = (
 )
 REFERENCE_TEXTS = ("The quick brown fox jumps over the lazy dog.", "Embeddings map text to vectors.",
                    "What is the capital of France?")
+
+
+def vectors(ex: Exchange) -> list[list[float]]:
+    """The answer's vectors that are lists of numbers (a string, a null or an object inside one drops it; a base64
+    string that does not decode gives none): what every check here judges."""
+    try:
+        vs = _all_vectors(ex)
+    except (TypeError, ValueError, AttributeError, struct.error, binascii.Error):
+        return []
+    return [v for v in vs if all(type(y) in (int, float) for y in v)]
+
+
+def _none_back(check: str, mode: FailureMode, exs: Sequence[Exchange]) -> Finding:
+    """Status 200 and no vectors (an empty list, not JSON): an error, never a PASS over nothing ("norms []")."""
+    body = exs[0].body if exs else None
+    return _finding(check, mode, Status.ERROR, "the server answered 200 but no vectors came back (empty or not "
+                    f"JSON: {str(body)[:80]!r})", _ev(*exs[:1]))
 
 
 def _ev(*exchanges: Exchange, **more: Any) -> dict[str, Any]:
@@ -60,6 +80,8 @@ def check_dimension(exs: Sequence[Exchange], declared: Optional[int], declared_s
     if not all(x.ok for x in exs):
         return _failed("vectors-dimension", mode, exs, "an embedding request failed")
     dims = sorted({len(v) for x in exs for v in vectors(x)})
+    if not dims or not all(vectors(x) for x in exs):
+        return _none_back("vectors-dimension", mode, exs)
     if len(dims) != 1:
         return _finding("vectors-dimension", mode, Status.FAIL, f"vector lengths differ across input lengths: {dims}",
                         _ev(*exs, dimensions=dims))
@@ -84,6 +106,10 @@ def check_finite(exs: Sequence[Exchange]) -> Finding:
         return _finding("vectors-finite", mode, Status.FAIL, what, _ev(*(out_of_range or exs[:1]), non_finite=bad))
     if not n:
         return _finding("vectors-finite", mode, Status.UNKNOWN, "no vectors came back to inspect", _ev(*exs[:1]))
+    overflow = sum(1 for x in exs for v in vectors(x) if not math.isfinite(norm(v)))
+    if overflow:  # every value finite, yet |v| is inf (values near 1e308): no cosine or normalisation survives it
+        return _finding("vectors-finite", mode, Status.FAIL, f"all {n} values are finite, but {overflow} vector norms "
+                        "overflow to inf (values near the float limit)", _ev(*exs[:1], norm_overflow=overflow))
     return _finding("vectors-finite", mode, Status.PASS, f"all {n} values of {len(exs)} responses are finite",
                     {"values": n, "source": "live probe"})
 
@@ -93,7 +119,9 @@ def check_norm(ex: Exchange, expect_normalized: Optional[bool], source: str) -> 
     if not ex.ok:
         return _failed("vectors-norm", mode, [ex], "an embedding request failed")
     norms = [round(norm(v), 5) for v in vectors(ex)]
-    unit = all(abs(n - 1.0) <= NORM_TOL for n in norms)
+    if not norms:
+        return _none_back("vectors-norm", mode, [ex])
+    unit = all(abs(n - 1.0) <= NORM_TOL for n in norms)  # an inf or NaN norm is not unit length
     expect = True if expect_normalized is None else expect_normalized
     ev = _ev(ex, norms=norms, expected="L2-normalized" if expect else "not normalized", expected_from=source)
     if unit == expect:
@@ -114,9 +142,11 @@ def check_pair(check: str, a: Exchange, b: Exchange, minimum: float, what: str, 
     if not (a.ok and b.ok):
         return _failed(check, mode, [a, b], "an embedding request failed")
     va, vb = _vec(a, 0), _vec(b, index_b)
-    c = cosine(va or [], vb or [])
+    if va is None or vb is None:
+        return _none_back(check, mode, [a if va is None else b])
+    c = cosine(va, vb)
     ev = _ev(a, b, cosine=round(c, 6), minimum=minimum)
-    if c >= minimum:
+    if math.isfinite(c) and c >= minimum:
         return _finding(check, mode, Status.PASS, f"{what}: cosine {c:.5f} (>= {minimum})", ev)
     return _finding(check, mode, Status.FAIL, f"{what}: cosine {c:.5f} (< {minimum})", ev)
 
@@ -138,6 +168,8 @@ def check_ranking(ex: Exchange, untrained: Optional[str]) -> Finding:
     if not ex.ok:
         return _failed("vectors-ranking", mode, [ex], "an embedding request failed")
     vs = vectors(ex)
+    if len(vs) < 3 * len(PAIRS):
+        return _none_back("vectors-ranking", mode, [ex])
     rows = []
     for i, (a, b, c) in enumerate(PAIRS):
         va, vb, vc_ = vs[3 * i], vs[3 * i + 1], vs[3 * i + 2]
@@ -212,6 +244,8 @@ def check_reference(ex: Exchange, refs: Optional[dict[str, list[list[float]]]], 
         return _finding("vectors-reference", mode, Status.UNKNOWN, f"no reference vectors: {why or 'model files'}",
                         _ev(ex, why=why))
     got = vectors(ex)
+    if not got:
+        return _none_back("vectors-reference", mode, [ex])
     cos = {p: round(min(cosine(a, b) for a, b in zip(got, refs[p], strict=False)), 5) for p in POOLINGS if p in refs}
     own = cos.get(files.pooling, float("nan"))
     matches = [p for p, c in cos.items() if c >= REFERENCE_MIN]
