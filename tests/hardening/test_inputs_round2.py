@@ -140,3 +140,32 @@ def test_an_infinite_max_model_len_in_a_command_line_is_no_crash(tmp_path: Path)
     assert_clean(r)
     assert r.rc in (0, 1), r.err
     json.loads(r.out)
+
+
+def _probe_doc(**detail: object) -> dict[str, object]:
+    return {"schema": SCHEMA, "document": "run", "run_format": 1, "run": {"kind": "probe", "status": "pass"},
+            "findings": [], "probes": [{"probe": "livelock", "outcome": "ok", "detail": {"request": {}, **detail}}]}
+
+
+EXPORT_CRASHERS = {  # each passed import's validation and then crashed md/html/bundle (found by mutating a real run)
+    "tool-a-string": {**_probe_doc(), "tool": "x"},
+    "probe-recovery-a-string": _probe_doc(recovery="s"),
+    "probe-samples-of-numbers": _probe_doc(samples=[1, "a"]),
+    "probe-samples-a-number": _probe_doc(samples=5),
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", list(EXPORT_CRASHERS))
+def test_import_validates_what_exports_read(case: str, tmp_path: Path) -> None:
+    f = tmp_path / "doc.json"
+    f.write_text(json.dumps(EXPORT_CRASHERS[case]))
+    db = str(tmp_path / "t.db")
+    r = triage("import", str(f), "--db", db, timeout=60)
+    assert_clean(r)
+    if r.rc == 0:  # accepted: then every export renders
+        for fmt in ("md", "html", "bundle"):
+            r = triage("report", "latest", "--format", fmt, "-o", str(tmp_path / f"r.{fmt}"), "--db", db, timeout=60)
+            assert r.rc == 0, (fmt, r.err)
+    else:
+        assert r.rc == 2 and "cannot import" in r.err, r.err

@@ -199,6 +199,14 @@ class _FindingDoc(_Doc):
     explanation: Optional[str] = None
 
 
+class _ProbeDetail(_Doc):
+    """What the exports read of a probe's detail (timeline samples, recovery): shaped as the probe runner stores it."""
+
+    request: Optional[dict[str, Any]] = None
+    samples: Optional[list[dict[str, Any]]] = None
+    recovery: Optional[dict[str, Any]] = None
+
+
 class _ProbeDoc(_Doc):
     id: Optional[int] = None
     probe: str
@@ -207,7 +215,7 @@ class _ProbeDoc(_Doc):
     duration_s: Optional[float] = None
     time_to_verdict_s: Optional[float] = None
     http_status: Optional[int] = None
-    detail: Optional[dict[str, Any]] = None
+    detail: Optional[_ProbeDetail] = None
 
 
 class _CaptureDoc(_Doc):
@@ -219,6 +227,7 @@ class _CaptureDoc(_Doc):
 
 
 class _Document(_Doc):
+    tool: Optional[dict[str, Any]] = None
     run: _RunDoc
     target: Optional[_TargetDoc] = None
     findings: Optional[list[_FindingDoc]] = None
