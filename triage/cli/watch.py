@@ -26,6 +26,7 @@ from triage.cli import (
     print_json,
 )
 from triage.recorder import Recorder
+from triage.textsafe import one_line
 from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
 from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss, state_label
@@ -122,9 +123,9 @@ def run(args: argparse.Namespace) -> int:
         for ev in t.events:
             events.append(ev)
             if text:
-                print(ev.message if ev.event == "stalled" else f"{hhmmss(ev.at)}  {ev.message}", flush=True)
+                print(ev.message if ev.event == "stalled" else one_line(f"{hhmmss(ev.at)}  {ev.message}"), flush=True)
         if text and not args.quiet:
-            print(_tick_line(t, watcher.vllm_version), flush=True)
+            print(one_line(_tick_line(t, watcher.vllm_version)), flush=True)  # an engine label is the server's
 
     if text:
         print(
