@@ -169,3 +169,12 @@ def test_import_validates_what_exports_read(case: str, tmp_path: Path) -> None:
             assert r.rc == 0, (fmt, r.err)
     else:
         assert r.rc == 2 and "cannot import" in r.err, r.err
+
+
+def test_the_cli_input_limits_are_the_log_parser_s() -> None:
+    """triage/cli/inputs.py keeps copies (importing triage.logs costs ~100 ms at every CLI start): they must agree."""
+    from triage.cli import inputs
+    from triage.logs.lines import MAX_LINE
+    from triage.logs.persist import CAPTURE_MAX_CHARS
+
+    assert (inputs.MAX_LINE, inputs.CAPTURE_MAX_CHARS) == (MAX_LINE, CAPTURE_MAX_CHARS)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 from triage.cli import CommandError
@@ -18,7 +19,37 @@ MAX_STREAM_BYTES = 1 << 30  # a stream (stdin, a device, a FIFO) read at most th
 LOGS_STREAM_BYTES = 256 << 20  # `logs` parses every line (~10 MB/s on junk): a stream past this is refused (~25 s)
 MAX_SMALL_BYTES = 8 << 20  # a command line or a recorded NVML JSON: a few KB in practice
 CHECK_LOG_KEEP_CHARS = 16 << 20  # what `check` keeps of a log: its head (start-up) and tail, 8 MiB each
-MAX_LINE = 1 << 20  # triage.logs.lines.MAX_LINE: a longer line is read in pieces
+MAX_LINE = 1 << 20  # = triage.logs.lines.MAX_LINE (a copy: importing triage.logs costs ~100 ms; a test compares)
+CAPTURE_MAX_CHARS = 2_000_000  # triage.logs.persist.CAPTURE_MAX_CHARS: what a stored log capture keeps
+
+
+class HeadTail:
+    """Pass lines through while keeping the first and last ~limit/2 characters (for the stored capture)."""
+
+    def __init__(self, lines: Iterable[str], limit: int = CAPTURE_MAX_CHARS) -> None:
+        self._lines, self._half = lines, limit // 2
+        self.head: list[str] = []
+        self.tail: deque[str] = deque()
+        self._head_n = self._tail_n = 0
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._lines:
+            if self._head_n < self._half:
+                self.head.append(line)
+                self._head_n += len(line)
+            else:
+                self.tail.append(line)
+                self._tail_n += len(line)
+                while self._tail_n > self._half and self.tail:
+                    gone = self.tail.popleft()
+                    self._tail_n -= len(gone)
+                    self.skipped += len(gone)
+            yield line
+
+    def text(self) -> str:
+        mid = f"… [{self.skipped} characters left out] …\n" if self.skipped else ""
+        return "".join(self.head) + mid + "".join(self.tail)
 
 
 def is_regular(path: str) -> bool:
@@ -62,8 +93,6 @@ def read_log_head_tail(path: str, stdin_used: list[bool], keep: int = CHECK_LOG_
                        limit: int = MAX_STREAM_BYTES) -> str:
     """A log streamed line by line, kept as its first and last ``keep``/2 characters (the start-up lines are at
     its head); a regular file is read whatever its size, a stream within ``limit``."""
-    from triage.cli.logs import HeadTail
-
     cap = limit if not is_regular(path) else 1 << 62
     with _open(path, stdin_used) as f:
         tee = HeadTail(capped_lines(f, f"--log-file {path}", cap), keep)

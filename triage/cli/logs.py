@@ -19,12 +19,10 @@ import stat
 import sys
 from functools import partial
 from pathlib import Path
-from collections import deque
 from datetime import datetime, UTC
 from typing import Any
-from collections.abc import Iterable, Iterator
 
-from triage.cli.inputs import LOGS_STREAM_BYTES, capped_lines
+from triage.cli.inputs import LOGS_STREAM_BYTES, HeadTail, capped_lines
 from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, number, open_store, print_json
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, save_analysis
@@ -61,35 +59,6 @@ def register(sub: Any) -> None:
     add_db_arg(p)
     add_format_args(p)
     p.set_defaults(func=run)
-
-
-class HeadTail:
-    """Pass lines through while keeping the first and last ~limit/2 characters (for the stored capture)."""
-
-    def __init__(self, lines: Iterable[str], limit: int = CAPTURE_MAX_CHARS) -> None:
-        self._lines, self._half = lines, limit // 2
-        self.head: list[str] = []
-        self.tail: deque[str] = deque()
-        self._head_n = self._tail_n = 0
-        self.skipped = 0
-
-    def __iter__(self) -> Iterator[str]:
-        for line in self._lines:
-            if self._head_n < self._half:
-                self.head.append(line)
-                self._head_n += len(line)
-            else:
-                self.tail.append(line)
-                self._tail_n += len(line)
-                while self._tail_n > self._half and self.tail:
-                    gone = self.tail.popleft()
-                    self._tail_n -= len(gone)
-                    self.skipped += len(gone)
-            yield line
-
-    def text(self) -> str:
-        mid = f"… [{self.skipped} characters left out] …\n" if self.skipped else ""
-        return "".join(self.head) + mid + "".join(self.tail)
 
 
 def _fmt_ts(ts: float | None) -> str:
