@@ -12,7 +12,9 @@ Read-only GETs of small answers; the range queries stay in `prom`.
 """
 from __future__ import annotations
 
+import json
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -52,10 +54,14 @@ def prom_duration(text: str) -> Optional[float]:
 
 
 def _get(client: httpx.Client, base: str, path: str, params: dict[str, str] | None = None) -> Any:
+    """Prometheus' ``data``, read as prom.fetch reads (the client's timeout as a total deadline, the byte cap)."""
+    from triage.fleet.prom import MAX_ANSWER_BYTES, _Cut, fetch
+
     try:
-        r = client.get(f"{base}{path}", params=params)
-        doc = r.json()
-    except (httpx.HTTPError, ValueError):
+        _status, body = fetch(client, f"{base}{path}", params, time.monotonic() + (client.timeout.read or 10.0),
+                              MAX_ANSWER_BYTES)
+        doc = json.loads(body)
+    except (_Cut, ValueError, RecursionError):
         return None
     return doc.get("data") if isinstance(doc, dict) and doc.get("status") == "success" else None
 
