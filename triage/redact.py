@@ -41,7 +41,9 @@ _PATTERNS = [
     # credentials in a URL: scheme://user:password@host, scheme://:password@host (an un-encoded "@" in the
     # password too: up to the last "@" before the host), scheme://token@host
     re.compile(r"(://[^/\s:@'\"]{0,256}:)([^\s/'\"]{0,512}[^\s/@'\"])(?=@[^@\s/'\"]{0,256}(?:[/?#\s'\"]|$))"),
-    re.compile(r"(://)([^/\s:@'\"]{1,512})(?=@[^@\s/'\"])"),
+    # (a database URL's user name alone is no secret: `postgresql://triage@host` keeps it, so a printed URL works)
+    re.compile(r"(?<!postgresql)(?<!postgres)(?<!\+psycopg)(?<!\+psycopg2)(?<!mysql)(?<!\+pymysql)(://)"
+               r"([^/\s:@'\"]{1,512})(?=@[^@\s/'\"])"),
     # passwords in a URL's query (database URLs: ?password=PW, &sslpassword=PW)
     re.compile(r"(?i)([?&][a-z_]*(?:password|passwd|pwd|secret|token|api_?key)=)([^&\s#'\"]{1,512})"),
     # Hugging Face tokens seen bare
@@ -69,6 +71,9 @@ def add_secret(secret: str | None) -> None:
 _QUERY_SECRET = re.compile(r"(?i)(password|passwd|pwd|secret|token|api_?key)$")
 
 
+_DB_SCHEMES = frozenset({"postgresql", "postgres", "mysql", "mariadb", "sqlite"})
+
+
 def add_url_secrets(url: str | None) -> None:
     """Register every credential a URL carries, whatever its shape: ``user:pw@``, ``:pw@``, a token alone
     (``token@``), an un-encoded ``@`` in the password (all up to the last ``@`` before the host, and its
@@ -83,11 +88,14 @@ def add_url_secrets(url: str | None) -> None:
     if "@" in netloc:
         userinfo = netloc.rpartition("@")[0]
         user, colon, pw = userinfo.partition(":")
-        secret = pw if colon else user  # token@host: the token is the secret
-        for form in (secret, unquote(secret), *secret.split("@")):
-            add_secret(form)
-        pair = f"{unquote(user)}:{unquote(pw)}"
-        add_secret(base64.b64encode(pair.encode()).decode())
+        scheme = url.split("://", 1)[0].split("+", 1)[0].lower()
+        # a database user name alone (no password) is not a secret; the query is still read below
+        if colon or scheme not in _DB_SCHEMES:
+            secret = pw if colon else user  # token@host: the token is the secret
+            for form in (secret, unquote(secret), *secret.split("@")):
+                add_secret(form)
+            pair = f"{unquote(user)}:{unquote(pw)}"
+            add_secret(base64.b64encode(pair.encode()).decode())
     for k, v in parse_qsl(query, keep_blank_values=False):
         if _QUERY_SECRET.search(k):
             add_secret(v)

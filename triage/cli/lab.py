@@ -48,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                          description="For each release, one at a time: install if needed, start the livelock "
                                      "profile, run check/probe --set seed/watch/logs against it, record, stop it; "
                                      "prints the table (tests/fixtures/real/matrix/README.md holds the last one).")
-    pmx.add_argument("--vllm", nargs="+", action="extend", required=True, metavar="VERSION", help="releases, e.g. 0.10.2 0.28.0")
+    pmx.add_argument("--vllm", nargs="+", action="extend", required=True, metavar="VERSION",
+                     help="releases, e.g. 0.10.2 0.28.0")
     pmx.add_argument("--out", default="tests/fixtures/real/matrix", help="where recordings go (one folder a release)")
     pmx.set_defaults(func=_matrix)
 
