@@ -38,6 +38,18 @@ def _pre(cfg: EffectiveConfig, key: str, holds: bool | None, shown: Any = None) 
     return row
 
 
+def _dropped_not_livelocked(v: object) -> bool:
+    """The release's own check_stop finishes a pooling prompt at max_model_len with no output (0.10.2, 0.11.0):
+    the same trigger, but a request that is never answered on an idle engine rather than a livelock."""
+    from triage.vllm import knowledge  # noqa: PLC0415
+
+    if v is None:
+        return False
+    res = knowledge.for_version(v)
+    return res.exact and bool(knowledge.release(res.release).snap.get("scheduler", {}).get(
+        "pooling_capped_at_max_model_len"))
+
+
 def check(cfg: EffectiveConfig) -> Finding:
     v = version_of(cfg)
     runner = cfg.get("runner")
@@ -178,13 +190,17 @@ def check(cfg: EffectiveConfig) -> Finding:
         evidence["budget_tier"] = bf.detail  # which tier of vLLM's default gave the budget, and from whose GPU
     ref = POOLING_LIVELOCK.refs[0]
     if grade.status == Status.FAIL:
+        dropped = _dropped_not_livelocked(v)
+        shape = ("Dropped request" if dropped else "Livelock")
+        how = (POOLING_LIVELOCK.evidence["dropped"] + "." if dropped else
+               "The prompt is admitted as a partial chunk, reaches max_model_len - 1 computed tokens and is "
+               "then given 0 tokens every step: running 1, waiting 0, /health 200, GPU idle.")
         return done(
             Status.FAIL,
-            f"Livelock ({ref}): vLLM {fmt(v)}, chunked prefill on, truncate_prompt_tokens "
+            f"{shape} ({ref}): vLLM {fmt(v)}, chunked prefill on, truncate_prompt_tokens "
             f"{cfg.get('truncate_prompt_tokens')} = max_model_len {mml}, {grade.reason}",
             fixes(cfg),
-            "The prompt is admitted as a partial chunk, reaches max_model_len - 1 computed tokens and is "
-            "then given 0 tokens every step: running 1, waiting 0, /health 200, GPU idle."
+            how
             + (
                 " With prefix caching on, a repeated identical prompt can hit the cache and not hang, so "
                 "an occasional success proves nothing."

@@ -275,3 +275,17 @@ def test_adding_a_release_to_the_data_keeps_every_release_as_read(tmp_path) -> N
         assert materialize(r, stored) == materialize(r)
     lines = changes.report(materialize("0.32.0", stored), materialize("0.33.0", stored))
     assert any(line.startswith("option added: --monokernel") for line in lines)
+
+
+@pytest.mark.parametrize("release,shape", [("0.10.2", "Dropped request"), ("0.11.0", "Dropped request"),
+                                           ("0.11.1", "Livelock"), ("0.31.0", "Livelock")])
+def test_the_hang_shape_follows_the_release_check_stop(release: str, shape: str) -> None:
+    """0.10.2/0.11.0 finish a pooling prompt at max_model_len with no output (seen on a real 0.10.2 server:
+    tests/fixtures/real/matrix/0.10.2/); later releases livelock (0.20.0 … 0.31.0 servers)."""
+    from checks import livelock
+
+    line = (f"docker run vllm/vllm-openai:v{release} Qwen/Qwen3-Embedding-4B --runner pooling --convert embed "
+            "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill")
+    cfg = merge([cmdline.collect(line)], {"truncate_prompt_tokens": 256})
+    f = livelock.check(cfg)
+    assert f.status.value == "fail" and f.title.startswith(shape), f.title

@@ -74,9 +74,11 @@ POOLING_LIVELOCK = FailureMode(
         "computed tokens and is then given 0 tokens every step: running 1, waiting 0, 0.0 tokens/s, "
         "/health 200, GPU idle; every later request queues behind it until the stuck one is aborted."
     ),
-    # Buggy `1 if not is_diffusion else 0` read in 0.25.1 … 0.31.0; a hard `-1` with the same effect in
-    # 0.10.2 … 0.23.0; reports on 0.10.2, 0.11.2, 0.13.0 (#47971, #29496, #31206); nothing in between
-    # carried the fix, so one range up to the fix release.
+    # Read from every release's own scheduler (triage/vllm/knowledge, section "scheduler"): a hard `- 1` clamp
+    # in 0.10.2 … 0.23.0 (`max_total_tokens - 1` in 0.11.1/0.11.2), `1 if not is_diffusion else 0` in
+    # 0.24.0 … 0.31.0, the pooling exemption from 0.32.0 (tests/vllm/test_knowledge.py holds the range to it).
+    # Real servers agree (tests/fixtures/real/matrix/: 0.10.2, 0.20.0, 0.28.0, 0.30.0, 0.31.0 hang on the same
+    # 7 of 13 seed cases, 0.32.0 on none).
     affected=(VersionRange.of("0.10.2", "0.32.0"),),
     fixed_in=Version("0.32.0"),
     fix_ref="vllm#48039",
@@ -87,6 +89,11 @@ POOLING_LIVELOCK = FailureMode(
         "probe": "[SHORT, LONG] with truncate_prompt_tokens = max_model_len never returns; /metrics shows "
         "running >= 1, no progress; max_model_len - 1 returns",
         "watch": "running >= 1 with no progress for the stall window",
+        # issue 20, release matrix (tests/fixtures/real/matrix/0.10.2/): the same trigger, another shape
+        "dropped": "0.10.2 and 0.11.0 (check_stop caps at max_model_len before it looks at pooling, read from "
+        "vllm/v1/core/sched/utils.py): the request is finished as length-capped with no output, the client waits "
+        "forever and the engine is idle: running 0, waiting 0, KV 0, no request_success; the stall rule cannot "
+        "see it, the probe's deadline and the client's time-out do",
         "log": "'Running: N reqs, Waiting: 0 reqs' at 0.0 tokens/s, then silence (the line drops to DEBUG)",
         "fleet": "a replica's running gauge >= 1 with frozen progress counters for the stall window",
         # issue 25, measured (tests/fixtures/real/rerank/): the livelock is the pooling runner's, not the endpoint's

@@ -268,6 +268,12 @@ def _scheduler(root: Path) -> dict:
     pooling prompt of exactly max_model_len tokens then stops one short and never finishes. Read as source:
     a hard ``- 1`` (0.10.2 …), ``num_sampled_tokens_per_step`` without a pooling exemption, or with one (the fix).
     """
+    out = _scheduler_slot(root)
+    out["pooling_capped_at_max_model_len"] = _capped_before_pooling(root)
+    return out
+
+
+def _scheduler_slot(root: Path) -> dict:
     rel = "vllm/v1/core/sched/scheduler.py"
     path = root / rel
     if not path.exists():
@@ -284,6 +290,26 @@ def _scheduler(root: Path) -> dict:
         if clamp in text:
             return {"file": rel, "slot": clamp.removeprefix("self."), "pooling_reserves_a_slot": True}
     return {"file": rel, "slot": None, "pooling_reserves_a_slot": None}
+
+
+def _capped_before_pooling(root: Path) -> bool | None:
+    """check_stop tests num_tokens >= max_model_len before it looks at a pooling request (0.10.2, 0.11.0): a
+    pooling prompt that reaches max_model_len is finished as length-capped with no output, the client never
+    hears back and the engine goes idle (a dropped request, not a livelock; seen on a real 0.10.2 server)."""
+    path = root / "vllm/v1/core/sched/utils.py"
+    if not path.exists():
+        return None
+    fn = next((n for n in ast.walk(ast.parse(path.read_text()))
+               if isinstance(n, ast.FunctionDef) and n.name == "check_stop"), None)
+    if fn is None:
+        return None
+    for st in fn.body:  # whichever the function looks at first: a pooling request, or the length cap
+        text = ast.unparse(st.test if isinstance(st, ast.If) else st)
+        if "pooling_params" in text:
+            return False
+        if isinstance(st, ast.If) and "max_model_len" in text:
+            return True
+    return False
 
 
 def _pooler_config(root: Path) -> dict:
