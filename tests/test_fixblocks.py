@@ -1,0 +1,103 @@
+"""Copyable fix blocks on recorded real material: the lab's 0.31.0 livelock server (its start-up log and
+command line), the fix applied to that command line, and the edits held against the catalogue's prose."""
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from tests.sources import replay
+from triage import catalogue
+from triage.engine import CheckOptions, run_checklist
+from triage.findings import Status
+from triage.fixblocks import EDITS, FixBlock, apply_serve, blocks_for_findings, blocks_for_mode, link_refs, ref_url
+from triage.lab.profiles import BASE_ARGS, CONVERT_EMBED, PROFILES
+from triage.sources import cmdline as cmdline_source
+from triage.target import Target, Truncation
+
+LOG_031 = (replay.REAL / "0.31.0-tiny-qwen3-livelock" / "server.log").read_text()
+MODEL = "/root/.cache/vllm-triage/lab/models/tiny-qwen3"
+# what `lab up --vllm 0.31.0 --profile livelock` ran (triage/lab/server.py build_command)
+CMD = shlex.join(["vllm", "serve", MODEL, "--host", "127.0.0.1", "--port", "8001", *BASE_ARGS, *CONVERT_EMBED,
+                  *PROFILES["livelock"].args])
+NO_GPU = CheckOptions(local_gpu=False)
+
+
+def _livelock_run(cmd: str | None = CMD):  # type: ignore[no-untyped-def]
+    res = run_checklist(Target(cmdline=cmd, log_text=LOG_031, truncation=Truncation.parse("256")), options=NO_GPU)
+    assert next(f for f in res.findings if f.check == "pooling-livelock-risk").status == Status.FAIL
+    return res
+
+
+def test_the_seed_case_gets_its_own_command_line_with_the_fix_applied() -> None:
+    res = _livelock_run()
+    blocks = blocks_for_findings(res.findings, res.config, cmdline=CMD, url="http://127.0.0.1:8001")
+    assert [b.kind for b in blocks][:2] == ["cmdline", "diff"]
+    fixed = blocks[0].code
+    facts = cmdline_source.collect(fixed).facts
+    # runnable: every option is one vLLM has, the fix is in, the budget vLLM would refuse without chunking is gone
+    assert "cmdline_unknown_flags" not in facts and "cmdline_removed_flags" not in facts
+    assert facts["enable_chunked_prefill"].value is False
+    assert "max_num_batched_tokens" not in facts
+    assert facts["max_model_len"].value == 256 and facts["model"].value == MODEL
+    assert "--port 8001" in fixed and "--kv-cache-memory-bytes 67108864" in fixed  # the rest is the user's own
+    # and the checklist on the fixed command line no longer finds the livelock
+    after = run_checklist(Target(cmdline=fixed, truncation=Truncation.parse("256"),
+                                 answers={"vllm_version": "0.31.0"}), options=NO_GPU)
+    assert next(f for f in after.findings if f.check == "pooling-livelock-risk").status == Status.PASS
+    request = next(b for b in blocks if b.kind == "request")
+    assert '"truncate_prompt_tokens": 255' in request.code and "127.0.0.1:8001/v1/embeddings" in request.code
+    upgrade = next(b for b in blocks if b.kind == "upgrade")
+    assert catalogue.fmt(catalogue.POOLING_LIVELOCK.fixed_in) in upgrade.code
+
+
+def test_without_a_command_line_one_is_rebuilt_from_the_effective_config_and_says_so() -> None:
+    res = _livelock_run(None)
+    block = blocks_for_findings(res.findings, res.config)[0]
+    assert block.kind == "cmdline" and "Rebuilt" in block.note
+    facts = cmdline_source.collect(block.code).facts
+    assert facts["enable_chunked_prefill"].value is False and "cmdline_unknown_flags" not in facts
+
+
+def test_docker_command_lines_keep_docker_options() -> None:
+    cmd = ("docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.31.0 --model Qwen/Qwen3-Embedding-4B "
+           "--runner pooling --max-model-len 2048 --max-num-batched-tokens=1024 --enable-chunked-prefill")
+    out = apply_serve(shlex.split(cmd), {"enable_chunked_prefill": False, "max_num_batched_tokens": None})
+    assert shlex.join(out) == ("docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.31.0 --model "
+                               "Qwen/Qwen3-Embedding-4B --runner pooling --max-model-len 2048 "
+                               "--no-enable-chunked-prefill")
+
+
+@pytest.mark.parametrize("mode_id", sorted(EDITS))
+def test_every_flag_an_edit_writes_is_in_the_records_own_fix(mode_id: str) -> None:
+    """The edits restate the record's prose as data: each option they set must be one the record names."""
+    mode = catalogue.get(mode_id)
+    cfg = {"max_model_len": 256, "max_num_batched_tokens": 128, "device": "cpu",
+           "cmdline_removed_flags": [{"option": "--task", "use": "--runner pooling"}],
+           "removed": [{"option": "--task", "use": "--runner pooling"}]}
+    prose = mode.fix(cfg)
+    blocks = blocks_for_mode(mode, {"values": {**cfg, "model": "M"}})
+    assert blocks, mode_id
+    for b in blocks:
+        if b.kind == "diff":
+            for line in b.code.splitlines():
+                if line.startswith("+  --"):
+                    opt = line[3:].split()[0]
+                    assert opt in prose or opt.replace("--no-", "--") in prose, (mode_id, opt, prose)
+        if b.kind == "request":
+            assert "truncate" in prose.lower(), (mode_id, prose)
+
+
+def test_refs_are_links() -> None:
+    assert ref_url("vllm#55427") == "https://github.com/vllm-project/vllm/issues/55427"
+    md = link_refs("see vllm#55427 and the fix #48039, not 12 or #12")
+    assert "[vllm#55427](https://github.com/vllm-project/vllm/issues/55427)" in md
+    assert "[#48039](https://github.com/vllm-project/vllm/issues/48039)" in md and "#12" in md
+    assert link_refs(md) == md  # already linked: left alone
+    html = link_refs("vllm#55427", "html")
+    assert html == '<a href="https://github.com/vllm-project/vllm/issues/55427">vllm#55427</a>'
+
+
+def test_a_block_is_plain_data() -> None:
+    assert FixBlock("cmdline", "t", "c").to_dict() == {"kind": "cmdline", "title": "t", "code": "c",
+                                                      "language": "bash", "note": ""}

@@ -1,0 +1,349 @@
+"""Copyable fix blocks: a finding's fix as the command line, request and client setting to paste.
+
+The catalogue record says *what* to change in prose (``FailureMode.fix``); this module turns the
+same change into text a user can copy: the user's own ``vllm serve`` command line with the fix
+applied (a ready line and a diff), the request body that carries the new value, the client call,
+and the upgrade. The flag and request edits per failure mode (``EDITS``) restate the record's
+prose as data; ``tests/test_fixblocks.py`` asserts every flag an edit writes appears in the
+record's own fix text, so the two cannot drift apart. Numbers come from the effective config and
+the record (``fixed_in``), never from here.
+
+When no command line was given, one is rebuilt from the effective config (the values a server, a
+log or a process stated) and the block says so. ``ref_url``/``link_refs`` make every vLLM issue
+or PR reference a link (pages and exports share them). No Streamlit here.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from triage import catalogue
+from triage.catalogue import FailureMode
+from triage.catalogue.versions import fmt
+from triage.findings import Finding, severity
+from triage.vllm import flags as vflags
+
+VLLM_REPO = "https://github.com/vllm-project/vllm"
+# "vllm#55427", "vllm #55427", and a bare "#48039" (4+ digits, the numbers vLLM's tracker uses)
+_REF = re.compile(r"(?<![\w/#\[])((?:vllm ?)?#)(\d{4,6})\b")
+
+
+def ref_url(ref: str) -> Optional[str]:
+    """The GitHub address of a vLLM issue or PR reference (GitHub redirects /issues/N to a PR)."""
+    m = re.search(r"#(\d{3,6})\b", ref)
+    return f"{VLLM_REPO}/issues/{m.group(1)}" if m else None
+
+
+def link_refs(text: str, fmt_: str = "md") -> str:
+    """Every vLLM issue/PR reference in already-escaped ``text`` as a link (``md`` or ``html``)."""
+
+    def sub(m: re.Match[str]) -> str:
+        shown, url = m.group(0), f"{VLLM_REPO}/issues/{m.group(2)}"
+        if fmt_ == "html":
+            return f'<a href="{url}">{shown}</a>'
+        return f"[{shown}]({url})"
+
+    return _REF.sub(sub, text)
+
+
+@dataclass(frozen=True)
+class FixBlock:
+    """One copyable piece of a fix: ``code`` is pasted as is (``language`` for highlighting)."""
+
+    kind: str  # cmdline | diff | request | client | upgrade
+    title: str
+    code: str
+    language: str = "bash"
+    note: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "title": self.title, "code": self.code, "language": self.language,
+                "note": self.note}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A fix as data: serve options to set (dest -> value; None drops it), request fields, an upgrade."""
+
+    serve: Mapping[str, Any] = field(default_factory=dict)
+    request: Mapping[str, Any] = field(default_factory=dict)
+    upgrade: Optional[str] = None
+    why: str = ""
+
+
+# -- the edits each failure mode's fix makes (the record's prose, as data) -----------------------
+
+def _livelock(cfg: Mapping[str, Any]) -> list[Edit]:
+    mode = catalogue.get("pooling-livelock")
+    mml, budget = cfg.get("max_model_len"), cfg.get("max_num_batched_tokens")
+    serve: dict[str, Any] = {"enable_chunked_prefill": False}
+    if isinstance(mml, int) and isinstance(budget, int) and budget < mml:
+        serve["max_num_batched_tokens"] = None  # vLLM refuses a budget below max_model_len with chunking off
+    out = [Edit(serve=serve, why="chunked prefill off: a prompt is never split, so it cannot livelock")]
+    if isinstance(mml, int):
+        out.append(Edit(request={"truncate_prompt_tokens": mml - 1}, why="max_model_len - 1 tokens never livelock"))
+    if mode.fixed_in is not None:
+        out.append(Edit(upgrade=fmt(mode.fixed_in), why=mode.fixed_text))
+    return out
+
+
+def _stuck_waiting(cfg: Mapping[str, Any]) -> list[Edit]:
+    mml, budget = cfg.get("max_model_len"), cfg.get("max_num_batched_tokens")
+    out: list[Edit] = []
+    if isinstance(mml, int) and isinstance(budget, int) and budget < mml:
+        out.append(Edit(serve={"max_num_batched_tokens": mml}, why="every prompt up to max_model_len is admissible"))
+        out.append(Edit(request={"truncate_prompt_tokens": budget}, why="inputs no longer than the budget"))
+    return out
+
+
+def _removed(cfg: Mapping[str, Any]) -> list[Edit]:
+    serve: dict[str, Any] = {}
+    for r in cfg.get("cmdline_removed_flags") or cfg.get("removed") or []:
+        if isinstance(r, dict) and str(r.get("option", "")).startswith("--"):
+            serve[f"!{r['option']}"] = None  # an option vLLM no longer has: dropped by its name
+            use = str(r.get("use") or "")
+            for opt, val in re.findall(r"(--[a-z][\w-]*)(?:[ =]([^\s,;()]+))?", use):
+                spec, neg = vflags.lookup(opt)
+                if spec is not None:
+                    serve[spec.dest] = (not neg) if neg is not None else (val or True)
+    return [Edit(serve=serve, why="options this vLLM has")] if serve else []
+
+
+EDITS: dict[str, Callable[[Mapping[str, Any]], list[Edit]]] = {
+    "pooling-livelock": _livelock,
+    "stuck-waiting": _stuck_waiting,
+    "generate-runner": lambda cfg: [Edit(serve={"runner": "pooling", "convert": "embed"}, why="the embed task")],
+    "removed-flag": _removed,
+    "log-stats-disabled": lambda cfg: [Edit(serve={"disable_log_stats": None}, why="engine stats back in the log")],
+    "nan-vectors": lambda cfg: [Edit(serve={"dtype": "bfloat16"}, why="no float16 overflow")],
+}
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+# config keys a rebuilt command line states (when the source said so, not a default rule)
+_REBUILD_KEYS = ("runner", "convert", "max_model_len", "max_num_batched_tokens", "max_num_seqs",
+                 "enable_chunked_prefill", "enable_prefix_caching", "gpu_memory_utilization", "dtype",
+                 "kv_cache_memory_bytes", "tensor_parallel_size", "served_model_name")
+
+
+def _values(config: Any) -> dict[str, Any]:
+    """{key: value} of an EffectiveConfig, a stored config ({"values": {k: {value, source}}}) or a plain dict."""
+    if config is None:
+        return {}
+    if hasattr(config, "values") and hasattr(config, "fact"):
+        return {k: f.value for k, f in config.values.items()}
+    vals = config.get("values", config) if isinstance(config, Mapping) else {}
+    if not isinstance(vals, Mapping):
+        return {}
+    return {k: (v.get("value") if isinstance(v, Mapping) and "value" in v else v) for k, v in vals.items()}
+
+
+def _sources(config: Any) -> dict[str, str]:
+    if hasattr(config, "values") and hasattr(config, "fact"):
+        return {k: f.source for k, f in config.values.items()}
+    vals = config.get("values", config) if isinstance(config, Mapping) else {}
+    return {k: str(v.get("source")) for k, v in (vals or {}).items() if isinstance(v, Mapping)}
+
+
+def _option(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def rebuild_cmdline(config: Any) -> Optional[list[str]]:
+    """``vllm serve MODEL --flag value …`` from the effective config's stated values; None without a model."""
+    vals, srcs = _values(config), _sources(config)
+    model = vals.get("model") or vals.get("served_model_name")
+    if not isinstance(model, str) or not model:
+        return None
+    argv = ["vllm", "serve", model]
+    for k in _REBUILD_KEYS:
+        v = vals.get(k)
+        if v is None or srcs.get(k) == "default-rule" or (k == "served_model_name" and v == model):
+            continue
+        argv += _flag_tokens(k, v)
+    return argv
+
+
+def _flag_tokens(dest: str, value: Any) -> list[str]:
+    opt = _option(dest)
+    spec, _ = vflags.lookup(opt)
+    if isinstance(value, bool):
+        if spec is not None and spec.kind == "flag":
+            return [opt] if value else []
+        return [opt] if value else ["--no-" + opt[2:]]
+    if value is True:
+        return [opt]
+    return [opt, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
+
+
+def _tokens(cmdline: str) -> list[str]:
+    return shlex.split(cmdline.replace("\\\r\n", " ").replace("\\\n", " "), comments=False)
+
+
+def _dest_of(token: str) -> tuple[Optional[str], bool]:
+    """(dest, takes_value_inline) of an option token; ``--x=v`` is one token."""
+    opt = token.split("=", 1)[0]
+    spec, _ = vflags.lookup(opt)
+    return (spec.dest if spec else None), "=" in token
+
+
+def apply_serve(argv: list[str], serve: Mapping[str, Any]) -> list[str]:
+    """The command line with each option of ``serve`` set (replaced where given, appended otherwise)."""
+    drop_names = {k[1:] for k in serve if k.startswith("!")}
+    dests = {k for k in serve if not k.startswith("!")}
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok.startswith("--"):
+            dest, inline = _dest_of(tok)
+            name = vflags.normalize_option(tok.split("=", 1)[0])
+            spec, _ = vflags.lookup(name)
+            takes = not inline and (spec.kind == "value" if spec else (i + 1 < len(argv)
+                                                                       and not argv[i + 1].startswith("-")))
+            if (dest is not None and dest in dests) or name in drop_names:
+                i += 2 if takes else 1
+                continue
+            out.append(tok)
+            if takes and i + 1 < len(argv):
+                out.append(argv[i + 1])
+                i += 1
+        else:
+            out.append(tok)
+        i += 1
+    for dest in dests:
+        if serve[dest] is not None:
+            out += _flag_tokens(dest, serve[dest])
+    return out
+
+
+def _layout(argv: list[str]) -> list[str]:
+    """The command and then one option (with its value) per line: what the diff compares."""
+    lines: list[str] = []
+    cur: list[str] = []
+    for tok in argv:
+        if tok.startswith("-") and cur and (lines or any(t in ("serve",) for t in cur)):
+            lines.append(("  " if lines else "") + shlex.join(cur))
+            cur = []
+        cur.append(tok)
+    if cur:
+        lines.append(("  " if lines else "") + shlex.join(cur))
+    return lines
+
+
+# -- requests and clients --------------------------------------------------------------------------
+
+def _request_blocks(fields: Mapping[str, Any], model: Optional[str], url: Optional[str],
+                    needs_key: bool = False) -> list[FixBlock]:
+    body = {"model": model or "MODEL", "input": ["your text"], **fields}
+    base = (url or "http://127.0.0.1:8000").rstrip("/")
+    auth = ' -H "Authorization: Bearer $VLLM_API_KEY"' if needs_key else ""
+    curl = (f"curl -s {shlex.quote(base + '/v1/embeddings')} -H 'Content-Type: application/json'{auth} \\\n"
+            f"  -d {shlex.quote(json.dumps(body))}")
+    extra = ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items())
+    key = 'os.environ["VLLM_API_KEY"]' if needs_key else '"EMPTY"'
+    py = "\n".join([
+        "import os\n" if needs_key else "",
+        "from openai import OpenAI",
+        "",
+        f"client = OpenAI(base_url={json.dumps(base + '/v1')}, api_key={key})",
+        'texts = ["your text"]',
+        f"client.embeddings.create(model={json.dumps(model or 'MODEL')}, input=texts,",
+        f"                         extra_body={{{extra}}})"]).lstrip("\n")
+    shown = ", ".join(f"{k} = {v}" for k, v in fields.items())
+    return [FixBlock("request", f"Request: send {shown}", curl, "bash"),
+            FixBlock("client", f"Client setting (OpenAI Python): {shown}", py, "python")]
+
+
+# -- the blocks ----------------------------------------------------------------------------------
+
+def mode_of(finding: Finding | Mapping[str, Any]) -> Optional[FailureMode]:
+    """The failure mode a finding shows (its evidence names it, or its check id is the record's)."""
+    d = finding.to_dict() if isinstance(finding, Finding) else dict(finding)
+    named = (d.get("evidence") or {}).get("failure_mode") or (d.get("evidence") or {}).get("mode")
+    if isinstance(named, str) and named in catalogue.MODES:
+        return catalogue.get(named)
+    return catalogue.mode_for_check(str(d.get("check")))
+
+
+def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[str] = None,
+                    model: Optional[str] = None, url: Optional[str] = None) -> list[FixBlock]:
+    """The copyable blocks of one failure mode's fix, for this config and the user's command line."""
+    vals = _values(config)
+    build = EDITS.get(mode.id)
+    edits = build(vals) if build else []
+    serve: dict[str, Any] = {}
+    request: dict[str, Any] = {}
+    upgrade = None
+    for e in edits:
+        serve.update(e.serve)
+        request.update(e.request)
+        upgrade = upgrade or e.upgrade
+    out: list[FixBlock] = []
+    if serve:
+        given = None
+        try:
+            given = _tokens(cmdline) if cmdline and cmdline.strip() else None
+        except ValueError:  # unbalanced quotes: rebuild instead of guessing
+            given = None
+        argv = given or rebuild_cmdline(config)
+        if argv:
+            fixed = apply_serve(argv, serve)
+            note = ("Your command line with the fix applied." if given else
+                    "Rebuilt from the effective config (no command line was given): compare it with yours.")
+            why = "; ".join(e.why for e in edits if e.serve and e.why)
+            out.append(FixBlock("cmdline", f"Serve with the fix ({why})" if why else "Serve with the fix",
+                                shlex.join(fixed), "bash", note))
+            before, after = _layout(argv), _layout(fixed)
+            diff = "\n".join(difflib.unified_diff(before, after, "before", "after", lineterm="", n=1))
+            if diff:
+                out.append(FixBlock("diff", "What changes in the command line", diff, "diff"))
+        else:
+            opts = " ".join(shlex.join(_flag_tokens(k, v)) if v is not None else f"(drop {_option(k.lstrip('!'))})"
+                            for k, v in serve.items())
+            out.append(FixBlock("cmdline", "Serve options to set", opts, "bash",
+                                "Give the command line on the Target page for a ready-to-run line."))
+    if request:
+        out += _request_blocks(request, model or vals.get("served_model_name") or vals.get("model"), url,
+                               bool(vals.get("api_key_required")))
+    if upgrade:
+        out.append(FixBlock("upgrade", f"Upgrade to vLLM >= {upgrade}", f'pip install -U "vllm>={upgrade}"', "bash",
+                            f"Docker: vllm/vllm-openai:v{upgrade}"))
+    return out
+
+
+def settings_blocks(findings: Iterable[Finding | Mapping[str, Any]]) -> list[FixBlock]:
+    """Client settings a probe measured and printed (evidence ``settings_to_copy``), once each."""
+    seen: list[str] = []
+    for f in findings:
+        ev = (f.evidence if isinstance(f, Finding) else f.get("evidence")) or {}
+        s = ev.get("settings_to_copy") if isinstance(ev, Mapping) else None
+        if isinstance(s, str) and s and s not in seen:
+            seen.append(s)
+    return [FixBlock("client", "Client settings", s, "python") for s in seen]
+
+
+def blocks_for_findings(findings: Iterable[Finding | Mapping[str, Any]], config: Any = None, *,
+                        cmdline: Optional[str] = None, model: Optional[str] = None,
+                        url: Optional[str] = None) -> list[FixBlock]:
+    """The blocks of the worst root cause among ``findings`` (warn and worse): what a banner's fix is."""
+    items = list(findings)
+    bad = sorted((f for f in items if severity(_status(f)) >= severity("warn")), key=lambda f: -severity(_status(f)))
+    for f in bad:
+        mode = mode_of(f)
+        if mode is not None:
+            blocks = blocks_for_mode(mode, config, cmdline=cmdline, model=model, url=url)
+            if blocks:
+                return blocks
+    return settings_blocks(bad)
+
+
+def _status(f: Finding | Mapping[str, Any]) -> str:
+    s = f.status if isinstance(f, Finding) else f.get("status")
+    return str(getattr(s, "value", s))
