@@ -23,10 +23,22 @@ PAGES = [
 session.keep_form_values()
 nav = st.navigation(PAGES)
 with st.sidebar:
-    t = session.target()
-    if t is not None:
-        st.caption(f"Target: {t.url}\n\nmodel: {t.model or '?'}")
-    run_id = session.open_run()
-    if run_id is not None:
-        st.caption(f"Open run: #{run_id}")
-nav.run()
+    state_slot = st.empty()
+
+
+def sidebar_state() -> None:
+    """The target, its answers and the open run, as the page left them (drawn after the page ran)."""
+    with state_slot.container():
+        t = session.target()
+        st.caption("Target: " + (session.describe(t) if t is not None else "none yet"))
+        if t is not None and t.answers:
+            st.caption("Your answers: " + session.answers_line(t))
+        run_id = session.open_run()
+        if run_id is not None:
+            st.caption(f"Open run: #{run_id}")
+
+
+try:
+    nav.run()
+finally:  # also after st.stop(): the sidebar shows what the page just set (a new run, a new target)
+    sidebar_state()

@@ -318,6 +318,16 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
     return out
 
 
+def changed_keys(mode: FailureMode, config: Any = None) -> set[str]:
+    """The config keys the mode's fix changes (serve options and request fields): the steps that judge
+    them are where the root cause sits, even when their own finding passes."""
+    build = EDITS.get(mode.id)
+    keys: set[str] = set()
+    for e in build(_values(config)) if build else []:
+        keys |= {k for k in e.serve if not k.startswith("!")} | set(e.request)
+    return keys
+
+
 def settings_blocks(findings: Iterable[Finding | Mapping[str, Any]]) -> list[FixBlock]:
     """Client settings a probe measured and printed (evidence ``settings_to_copy``), once each."""
     seen: list[str] = []

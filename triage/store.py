@@ -41,6 +41,7 @@ class Target(SQLModel, table=True):
     cmdline: Optional[str] = None
     label: Optional[str] = None
     created_at: datetime = Field(default_factory=utcnow)
+    used_at: Optional[datetime] = None  # last chosen as the dashboard's target (a new tab opens on it)
 
 
 class Run(SQLModel, table=True):
@@ -331,6 +332,22 @@ class Store:
             if found:
                 return _target_info(found)
         return self.add_target(url, model, truncate_prompt_tokens, cmdline, label)
+
+    def mark_target_used(self, target_id: int) -> None:
+        """Remember ``target_id`` as the last target chosen (the dashboard opens a new tab on it)."""
+        with Session(self.engine) as s:
+            t = s.get(Target, target_id)
+            if t is not None:
+                t.used_at = utcnow()
+                s.add(t)
+                s.commit()
+
+    def last_used_target(self) -> TargetInfo | None:
+        """The target chosen last (``mark_target_used``), or None."""
+        with Session(self.engine) as s:
+            q = select(Target).where(Target.used_at.is_not(None)).order_by(Target.used_at.desc())  # type: ignore[union-attr]
+            t = s.exec(q).first()
+            return _target_info(t) if t is not None else None
 
     def list_targets(self) -> list[TargetInfo]:
         with Session(self.engine) as s:

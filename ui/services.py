@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
-from triage import charts, engine, export, logs, watch
+from triage import charts, engine, export, fixblocks, logs, watch
 from triage.logs.persist import to_metric_samples
 from triage.export import EXPORT_FORMATS, ExportFormat
 from triage.export.groups import groups
@@ -43,6 +43,7 @@ from ui.errors import ServiceError
 from ui.values import (  # re-exported: pages import one module
     ChecklistEvent,
     DiffRow,
+    Headline,
     LogView,
     ModelInfo,
     ProbeEvent,
@@ -57,6 +58,7 @@ from ui.values import (  # re-exported: pages import one module
 )
 
 __all__ = ["EXPORT_FORMATS", "OUTCOME_STATUS", "PROBE_SETS", "STEPS", "ChecklistEvent", "DiffRow", "ExportFormat",
+           "Headline",
            "LogView", "ModelInfo", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
            "RunDiff", "RunPage", "RunRow", "SavedTarget", "ServiceError", "Services", "StatsView", "Step",
            "Target", "Truncation", "diff_runs", "effective_config", "get", "override", "plain_error", "set_override",
@@ -126,9 +128,7 @@ class Services:
         """GET /v1/models through the engine's client: the model ids served, with their max_model_len."""
         from triage.client import VllmClient
 
-        url = url.strip().rstrip("/")
-        if not url.startswith(("http://", "https://")):
-            raise ServiceError("The server URL must start with http:// or https:// (for example http://127.0.0.1:8000).")
+        url, _note = self.check_url(url)
         with VllmClient(url, api_key=api_key or None, timeout_s=timeout_s) as client:
             r = client.get("/v1/models")
         if r.transport_failed:
@@ -143,6 +143,45 @@ class Services:
             raise ServiceError("The server answered /v1/models with something that is not JSON: is it vLLM?")
         return [ModelInfo(str(m.get("id")), m.get("root"), m.get("max_model_len")) for m in body.get("data") or []]
 
+    def check_url(self, text: str) -> tuple[str, str]:
+        """(the URL to use, a note on what was changed); a ServiceError says why a URL cannot be used."""
+        from urllib.parse import urlsplit
+
+        raw = (text or "").strip().rstrip("/")
+        if not raw:
+            raise ServiceError("Give the server URL, for example http://127.0.0.1:8000.")
+        if any(c.isspace() for c in raw):
+            raise ServiceError(f"'{raw}' has spaces in it: give one URL, for example http://127.0.0.1:8000.")
+        note = ""
+        if "://" not in raw:
+            raw, note = f"http://{raw}", f"No scheme given: using http://{raw}."
+        parts = urlsplit(raw)
+        if parts.scheme not in ("http", "https"):
+            raise ServiceError(f"'{parts.scheme}://' is not a web address: a vLLM server answers on http:// or "
+                               "https://.")
+        try:
+            port = parts.port
+        except ValueError:
+            raise ServiceError(f"The port in '{raw}' is not a number between 1 and 65535.") from None
+        if not parts.hostname:
+            raise ServiceError(f"'{raw}' names no host: give one like http://127.0.0.1:8000.")
+        if port == 0:
+            raise ServiceError(f"Port 0 in '{raw}' is not a port a server listens on.")
+        if parts.path.rstrip("/").endswith("/v1"):
+            raw, note = raw[: raw.rstrip("/").rfind("/v1")], (note + " The server's root is used, without /v1.").strip()
+        return raw, note
+
+    def last_target(self) -> Target | None:
+        """The target chosen last in any tab (the store remembers it; never its API key)."""
+        try:
+            t = self.store.last_used_target()
+        except Exception:  # noqa: BLE001 - an old or unreachable database: start without one
+            return None
+        if t is None:
+            return None
+        return Target(url=t.url, model=t.model, truncation=t.truncation, cmdline=t.cmdline, label=t.label,
+                      target_id=t.id)
+
     @_guard("Saved targets")
     def saved_targets(self) -> list[SavedTarget]:
         return [SavedTarget(t.id, t.url, t.model, t.truncation, t.cmdline, t.label) for t in self.store.list_targets()]
@@ -152,6 +191,7 @@ class Services:
         """Remember the target (never its API key) and return it with its saved id."""
         t = self.store.find_or_add_target(form.url or "", form.model, form.truncation.request_value(),
                                           form.cmdline or None, form.label or None)
+        self.store.mark_target_used(t.id)
         return form.with_(url=t.url, target_id=t.id)
 
     # -- checklist ---------------------------------------------------------------------------
@@ -169,7 +209,11 @@ class Services:
         """The target carrying the user's answers, parsed by the engine (triage.answers); re-run it to apply."""
         from triage.answers import parse_answers
 
-        return form.with_(answers=parse_answers(answers) or None)
+        parsed = parse_answers(answers) or None
+        if parsed and "truncate_prompt_tokens" in parsed:
+            # one value: the answered truncation is the target's own (the header, the banner and the verdict agree)
+            return form.with_(answers=parsed, truncation=Truncation.parse(parsed["truncate_prompt_tokens"]))
+        return form.with_(answers=parsed)
 
     def iter_checklist(self, form: Target) -> Iterator[ChecklistEvent]:
         """Run the checklist, yielding progress; an engine failure arrives as an "error" event, not a raise."""
@@ -178,8 +222,11 @@ class Services:
             seen: list[str] = []
             run_id: Optional[int] = None
             findings: list[Finding] = []
+            stored: dict[str, Any] | None = None
             for ev in engine.iter_checklist(form, self.store):
                 run_id = ev.run_id or run_id
+                if ev.kind == "config":
+                    stored = ev.stored or ({"values": ev.config} if ev.config else None)
                 if ev.finding is not None:
                     f = ev.finding
                     findings.append(f)
@@ -195,9 +242,51 @@ class Services:
                                          f"Evidence from {ev.source or 'source'}: {ev.message}", 0, n)
                 elif ev.kind == "config":
                     yield ChecklistEvent("progress", None, None, run_id, "Effective config merged", 0, n)
-            yield ChecklistEvent("done", None, None, run_id, worst(f.status for f in findings).value, n, n)
+            yield ChecklistEvent("done", None, None, run_id, worst(f.status for f in findings).value, n, n,
+                                 config=stored)
         except Exception as e:  # noqa: BLE001 - the page shows a message, never a traceback
             yield ChecklistEvent("error", None, None, None, plain_error(e))
+
+    def headline(self, findings: list[Finding], config: dict[str, Any] | None = None, form: Target | None = None,
+                 where: str = "") -> Headline:
+        """The banner of a page: the worst root cause among ``findings`` and where it is (its checklist step,
+        or ``where``), the tally, the fix as copyable blocks; passing steps the fix changes are named."""
+        from triage.findings import severity
+
+        top = worst(f.status for f in findings).value if findings else "unknown"
+        order = sorted(findings, key=lambda f: -severity(f.status))
+        grouped, _rest = groups(findings, config)
+        g = next((x for x in grouped if x.status == top), None)
+        first = findings[g.indices[0]] if g is not None else (order[0] if order else None)
+        counts: dict[str, int] = {}
+        for f in order:
+            counts[f.status.value] = counts.get(f.status.value, 0) + 1
+        tally = " · ".join(f"{n} {s}" for s, n in counts.items())
+        if first is None:
+            return Headline("unknown", "No findings", "", 0, where, tally, "")
+        step = step_of(first.check)
+        idx = step_index(step) if not where else 0
+        title = next((s.title for s in STEPS if s.id == step), step) if idx else (where or first.check)
+        cause = g.mode.title if g is not None else first.title
+        fix = (g.fix if g is not None else "") or first.fix
+        implicated: dict[str, str] = {}
+        if g is not None and severity(top) >= severity("warn"):
+            keys = fixblocks.changed_keys(g.mode, config)
+            for f in findings:
+                s = step_of(f.check)
+                if f.evidence and next(iter(f.evidence)) in keys and s != step:
+                    implicated[s] = g.mode.title
+        return Headline(top, cause, first.check, idx, title, tally, fix,
+                        tuple(self.fix_blocks(findings, config, form)), implicated)
+
+    def fix_blocks(self, findings: list[Finding], config: dict[str, Any] | None, form: Target | None
+                   ) -> list[fixblocks.FixBlock]:
+        """The worst root cause's fix as copyable blocks (the user's command line with it applied, …)."""
+        try:
+            return fixblocks.blocks_for_findings(findings, config, cmdline=form.cmdline if form else None,
+                                                 model=form.model if form else None, url=form.url if form else None)
+        except Exception:  # noqa: BLE001 - the prose fix below the banner still says it
+            return []
 
     # -- probes ------------------------------------------------------------------------------
     def probe_sets(self) -> tuple[ProbeSet, ...]:
@@ -334,8 +423,15 @@ class Services:
         rec = self.store.get_run(run_id, with_samples=True)
         if rec is None:
             return None
-        grouped, rest = groups(rec.findings, rec.config if rec.config.get("values") else {"values": rec.meta})
-        return replace(run_detail(rec), groups=tuple(grouped), ungrouped=tuple(rest))
+        config = rec.config if rec.config.get("values") else {"values": rec.meta}
+        grouped, rest = groups(rec.findings, config)
+        t = rec.target
+        try:
+            blocks = fixblocks.blocks_for_findings(rec.findings, config, cmdline=t.cmdline if t else None,
+                                                   model=t.model if t else None, url=t.url if t else None)
+        except Exception:  # noqa: BLE001 - the prose fix still stands
+            blocks = []
+        return replace(run_detail(rec), groups=tuple(grouped), ungrouped=tuple(rest), blocks=tuple(blocks))
 
     @_guard("Comparing runs")
     def compare_runs(self, left_id: int, right_id: int) -> RunDiff:

@@ -49,6 +49,7 @@ class ChecklistEvent:
     message: str = ""
     index: int = 0
     total: int = len(STEPS)
+    config: Optional[dict[str, Any]] = None  # "done": the stored effective config the verdicts read
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ class RunDetail(Grouped):
     findings: list[Finding]
     probes: list[ProbeView]
     n_samples: int
+    blocks: tuple[Any, ...] = field(default=(), kw_only=True)  # triage.fixblocks.FixBlock of the worst cause
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,25 @@ class LogView(Grouped):
     summary: dict[str, Any]
     run_id: Optional[int] = None
     figure: Any = None  # the engine's stats figure for the series, when the charts module is in
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What a page's banner says: the worst root cause, where it sits, the tally, and its fix as blocks."""
+
+    status: str
+    cause: str  # the root cause's title (the catalogue record), else the worst finding's title
+    check: str  # the worst finding's check id
+    step_index: int  # its checklist step (0: not a checklist step)
+    step_title: str
+    tally: str  # "1 fail · 2 warn · 4 pass"
+    fix: str  # the prose fix, shown beneath the blocks
+    blocks: tuple[Any, ...] = ()  # triage.fixblocks.FixBlock
+    implicated: dict[str, str] = field(default_factory=dict)  # step id -> the cause a passing step is part of
+
+    @property
+    def where(self) -> str:
+        return f"step {self.step_index}. {self.step_title}" if self.step_index else self.step_title
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,16 @@ def test_list_models_unreachable_is_a_plain_message(temp_db):
     assert "Cannot connect" in str(e.value) and "Traceback" not in str(e.value)
 
 
-def test_list_models_rejects_a_url_without_scheme(temp_db):
-    with pytest.raises(ServiceError, match="must start with http"):
-        Services(temp_db).list_models("127.0.0.1:8000")
+def test_a_url_is_checked_before_use(temp_db):
+    svc = Services(temp_db)
+    assert svc.check_url("127.0.0.1:8000") == ("http://127.0.0.1:8000", "No scheme given: using http://127.0.0.1:8000.")
+    assert svc.check_url("http://h:8000/v1/")[0] == "http://h:8000"
+    for bad, why in (("ftp://h:21", "not a web address"), ("http://h:99999", "not a number"), ("", "Give the server"),
+                     ("http://a b", "spaces")):
+        with pytest.raises(ServiceError, match=why):
+            svc.check_url(bad)
+        with pytest.raises(ServiceError, match=why):
+            svc.list_models(bad)
 
 
 @pytest.mark.parametrize(("code", "words"), [

@@ -47,7 +47,20 @@ def test_bad_truncate_value_blocks_use(use_services):
     at.text_input(key="target.url").set_value(URL).run()
     at.text_input(key="target.tpt").set_value("lots").run()
     assert any("whole number" in e.value for e in at.error)
-    assert at.button(key="target.use").disabled
+    at.button(key="target.use").click().run()  # enabled (first click counts), and refuses with the reason
+    no_exception(at)
+    assert any("not used" in e.value for e in at.error)
+    assert session.TARGET_KEY not in at.session_state
+
+
+def test_unreachable_server_is_refused_not_saved(use_services):
+    fake = use_services(FakeServices(models_error="Cannot connect to the server: connection refused."))
+    at = page("target").run()
+    at.text_input(key="target.url").set_value("127.0.0.1:9").run()
+    at.button(key="target.use").click().run()
+    no_exception(at)
+    assert any("http://127.0.0.1:9 cannot be used" in e.value and "Cannot connect" in e.value for e in at.error)
+    assert not at.success and not [c for c in fake.calls if c[0] == "save_target"]
 
 
 def test_saved_target_fills_the_form(use_services):

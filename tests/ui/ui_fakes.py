@@ -85,6 +85,20 @@ class FakeServices:
         else:
             yield v.ChecklistEvent("done", None, None, 11, "fail")
 
+    # pure computations of the real service (no engine I/O): the fake shares them
+    def headline(self, findings: list[Finding], config: Any = None, form: Target | None = None,
+                 where: str = "") -> v.Headline:
+        return services.Services.headline(self, findings, config, form, where)  # type: ignore[arg-type]
+
+    def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None) -> list[Any]:
+        return services.Services.fix_blocks(self, findings, config, form)  # type: ignore[arg-type]
+
+    def check_url(self, text: str) -> tuple[str, str]:
+        return services.Services.check_url(self, text)  # type: ignore[arg-type]
+
+    def last_target(self) -> Target | None:
+        return None
+
     def probe_sets(self) -> tuple[Any, ...]:
         return PROBE_SETS
 

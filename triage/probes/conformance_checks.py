@@ -241,7 +241,8 @@ def chunked_shapes(long_out: Any, short_ex: Exchange, long_tokens: int) -> Findi
                        f"a {long_tokens}-token input (truncated to max_model_len - 1) did not embed: "
                        f"{long_out.outcome}",
                        {"probe": long_out.to_dict(), **_claim("chunked", "undecided")},
-                       "See probe-stuck-waiting / probe-livelock: the server cannot finish long prompts.")
+                       "The server cannot finish a prompt this long: the stall finding of this run names the cause "
+                       "and its fix.")
     same = len(lv[0]) == len(sv[0])
     return Finding("conformance-chunked-prefill-shapes", Status.PASS if same else Status.FAIL,
                    f"a max_model_len - 1 input embeds to {len(lv[0])} values like a short one ({len(sv[0])})",

@@ -6,6 +6,8 @@ from typing import Any, Optional
 import streamlit as st
 
 from triage.findings import Finding
+from triage.fixblocks import link_refs
+from ui.components import md
 from ui.components.verdict import label, status_str
 
 
@@ -59,13 +61,13 @@ def group(g: Any, findings: list[Finding]) -> None:
     """One root cause (a triage.export.groups.FindingGroup): what it is, how many findings show it,
     the fix once; its findings beneath, each without repeating that fix."""
     s = status_str(g.status)
-    st.markdown(f"#### {label(s)} · {g.mode.title}")
-    st.caption(f"`{g.mode.id}` · shown by {g.count} finding(s)"
-               + (f" · affected: {g.mode.affected_text}" if g.mode.affected else "")
-               + (f" · refs: {', '.join(g.mode.refs)}" if g.mode.refs else ""))
-    st.markdown(g.mode.mechanism)
+    st.markdown(f"#### {label(s)} · {md.prose(g.mode.title)}")
+    st.caption(f"shown by {g.count} finding(s)"
+               + (f" · affected: {md.text(g.mode.affected_text)}" if g.mode.affected else "")
+               + (f" · {md.refs(g.mode.refs)}" if g.mode.refs else ""))
+    st.markdown(link_refs(g.mode.mechanism))
     if g.fix:
-        st.markdown(f"**Fix:** {g.fix}")
+        st.markdown(f"**Fix:** {link_refs(g.fix)}")
     for i in g.indices:
         show(findings[i], fix_shown=g.fix)
 
@@ -74,9 +76,9 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
     """Render one finding; ``question`` is asked when the evidence was missing (status unknown);
     ``fix_shown`` is its root cause's fix, already shown above (not repeated)."""
     s = status_str(f.status)
-    with st.expander(f"{label(s)} · {f.title}  `{f.check}`", expanded=expanded):
+    with st.expander(f"{label(s)} · {md.text(f.title)}  {md.code(f.check)}", expanded=expanded):
         if f.explanation:
-            st.markdown(f.explanation)
+            st.markdown(link_refs(f.explanation))
         rows = evidence_rows(f.evidence)
         if rows:
             st.caption("Evidence (and where it came from)")
@@ -84,9 +86,9 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
         else:
             st.caption("No evidence was available for this check.")
         if f.fix and f.fix != fix_shown:
-            st.markdown(f"**Fix:** {f.fix}")
+            st.markdown(f"**Fix:** {link_refs(f.fix)}")
         if f.refs:
-            st.caption("Refs: " + ", ".join(map(str, f.refs)))
+            st.caption(md.refs(f.refs))
         qs = f.evidence.get("questions")
         asked = (" ".join(q.get("text", "") if isinstance(q, dict) else str(q) for q in qs) if isinstance(qs, list)
                  else None) or f.evidence.get("question") or question

@@ -5,20 +5,45 @@ from typing import Optional
 
 import streamlit as st
 
+from ui import services
+from ui.components import md
 from ui.services import Target
 
 TARGET_KEY = "triage.target"
 OPEN_RUN_KEY = "triage.open_run"
+LOADED_KEY = "triage.target_loaded"
 
 
 def target() -> Optional[Target]:
-    """The target chosen on the Target page, or None."""
+    """The target chosen on the Target page (in this tab, else the last one chosen in any tab), or None."""
     t = st.session_state.get(TARGET_KEY)
+    if t is None and not st.session_state.get(LOADED_KEY):
+        st.session_state[LOADED_KEY] = True  # once per session: a new tab opens on the last target
+        try:
+            t = services.get().last_target()
+        except Exception:  # noqa: BLE001 - a fake or a broken database: no target yet
+            t = None
+        if isinstance(t, Target):
+            st.session_state[TARGET_KEY] = t
     return t if isinstance(t, Target) else None
 
 
 def set_target(form: Optional[Target]) -> None:
     st.session_state[TARGET_KEY] = form
+    st.session_state[LOADED_KEY] = True
+
+
+def describe(t: Target) -> str:
+    """The target in one Markdown line: the same words in the sidebar, a page's header and its banner."""
+    return (f"**{md.text(t.url or 'no server')}** · model {md.code(t.model or '?')} · truncate_prompt_tokens "
+            f"{md.code(t.truncation)}" + (" · API key set (this session only)" if t.api_key else ""))
+
+
+def answers_line(t: Target) -> str:
+    """The user's answers (stated by user), or ''."""
+    a = dict(t.answers or {})
+    shown = {k: f"{v / 2**30:g} GiB" if k.endswith("_bytes") and isinstance(v, int) else v for k, v in a.items()}
+    return " · ".join(f"{md.code(k)} = {md.code(v)}" for k, v in shown.items())
 
 
 def open_run() -> Optional[int]:

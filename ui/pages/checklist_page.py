@@ -1,33 +1,34 @@
-"""Checklist: the guided walk (version → backend → GPU memory → flags → chunked prefill → truncation).
+"""Checklist: the set-up of an embedding server, step by step (version → backend → GPU memory → flags →
+chunked prefill → truncation).
 
-A step whose evidence is missing asks its questions with inputs (ui/components/question_inputs.py, the
-GPU picker); answering re-runs the checklist with the answers kept on the session's target
-(``Target.answers``, facts "stated by user", stored with the run by the engine).
+The banner names the worst root cause and the step it sits in; its fix follows at once as copyable blocks
+(the user's own command line with the fix applied, the request change, the client setting), the prose
+beneath. A step's badge is the worst of its findings; a passing step whose value the fix changes says so.
+A step whose evidence is missing asks its questions (ui/components/question_inputs.py, the GPU picker);
+answering re-runs the checklist with the answers kept on the session's target (``Target.answers``).
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, page, question_inputs, session, verdict
+from ui.components import finding_card, fix_view, md, page, question_inputs, session, verdict
 
 svc = page.header(
     "Checklist",
-    "A guided walk in the design card's order. Each step shows its verdict, the evidence and where "
-    "it came from, the fix, and what to answer when the evidence is missing.",
+    "Each step of the server's set-up: its verdict, the evidence and where it came from, and the fix. "
+    "Where the evidence is missing, the step asks.",
 )
 
 target = page.target_or_stop()
-st.markdown(f"Target **{target.url}** · model `{target.model or '?'}` · truncate_prompt_tokens "
-            f"`{target.truncation}`")
+st.markdown("Target " + session.describe(target))
 
 steps = svc.steps()
 summary_slot = st.empty()  # the summary verdict sits at the top, filled when the walk ends
 run_clicked = st.button("Run checklist", type="primary", key="checklist.run")
 answered = dict(target.answers or {})
 if answered:
-    shown = {k: f"{v / 2**30:g} GiB" if k.endswith("_bytes") and isinstance(v, int) else v for k, v in answered.items()}
-    st.caption("Your answers (stated by user): " + " · ".join(f"`{k}` = `{v}`" for k, v in shown.items()))
+    st.caption("Your answers (stated by user): " + session.answers_line(target))
     if st.button("Forget my answers", key="checklist.forget"):
         target = target.with_(answers=None)
         session.set_target(target)
@@ -39,6 +40,7 @@ if run_clicked or rerun:
     findings: list = []
     error = None
     run_id = None
+    config = None
     progress = st.progress(0.0, text="Starting…")
     with st.status("Walking the checklist…", expanded=True) as status_box:
         for ev in svc.iter_checklist(target):
@@ -52,14 +54,16 @@ if run_clicked or rerun:
                 st.write(f"→ {title}")
             elif ev.kind == "finding" and ev.finding is not None:
                 findings.append(ev.finding)
-                st.markdown(f"{verdict.label(ev.finding.status)} {ev.finding.title}")
+                st.markdown(f"{verdict.label(ev.finding.status)} {md.text(ev.finding.title)}")
+            elif ev.kind == "done":
+                config = ev.config
             elif ev.kind == "error":
                 error = ev.message
         progress.progress(1.0, text="Done" if error is None else "Stopped")
         status_box.update(label="Checklist finished" if error is None else "Checklist stopped",
                           state="complete" if error is None else "error", expanded=False)
     st.session_state["checklist.result"] = {"findings": findings, "error": error, "run_id": run_id,
-                                            "target": target.url, "answers": answered}
+                                            "target": target.url, "answers": answered, "config": config}
     if run_id is not None:
         session.set_open_run(run_id)
 
@@ -73,14 +77,17 @@ if not result:
 if result["error"]:
     st.error(result["error"])
 findings = result["findings"]
-if findings:
-    top = verdict.worst_status(f.status for f in findings)
-    worst = next(f for f in findings if verdict.status_str(f.status) == top)
-    counts = {s: sum(1 for f in findings if verdict.status_str(f.status) == s) for s in verdict.LABELS}
-    tally = " · ".join(f"{n} {verdict.LABELS[s].lower()}" for s, n in counts.items() if n)
-    headline = f"All {len(findings)} findings pass" if top == "pass" else worst.title
+head = svc.headline(findings, result.get("config"), target) if findings else None
+if head is not None:
     with summary_slot.container():
-        verdict.banner(top, f"{headline}  ({tally})")
+        if head.status == "pass":
+            verdict.banner("pass", f"All {len(findings)} findings pass  ({head.tally})")
+        else:
+            verdict.banner(head.status, f"{md.prose(head.cause)} — in {md.text(head.where)}  ({head.tally})")
+            fix_view.show(head.blocks)
+            if head.fix:
+                with st.expander("Why, and the fix in words", expanded=not head.blocks):
+                    st.markdown(finding_card.link_refs(head.fix))
         if result["run_id"] is not None:
             st.caption(f"Saved as run #{result['run_id']} — open it in History or export it on Report.")
 elif not result["error"]:
@@ -94,7 +101,10 @@ drawn: set[str] = set()  # a key asked by two steps gets one input, under the fi
 
 
 def ask(step_id: str, fs: list) -> None:
-    """The step's open questions with inputs, and the button that answers them and re-runs."""
+    """The step's open questions with inputs, and the button that answers them and re-runs.
+
+    The button is never disabled by what is typed (a field commits on blur, and a disabled button would
+    swallow that first click); it says so when nothing was answered."""
     qs = [q for f in fs if verdict.status_str(f.status) == "unknown" for q in f.evidence.get("questions") or []
           if isinstance(q, dict) and any(k in answer_keys and k not in drawn for k in q.get("keys") or [])]
     if not qs:
@@ -102,7 +112,10 @@ def ask(step_id: str, fs: list) -> None:
     with st.container(border=True):
         st.caption("Answer what the evidence could not tell; the checklist runs again with your answers.")
         got = question_inputs.show(qs, answer_keys, gpus, sizes, f"checklist.answer.{step_id}", answered, drawn)
-        if st.button("Answer and re-run", key=f"checklist.answer.{step_id}.go", disabled=not got):
+        if st.button("Answer and re-run", key=f"checklist.answer.{step_id}.go"):
+            if not got:
+                st.warning("Nothing answered yet: fill in at least one of the fields above.")
+                return
             try:
                 new = svc.with_answers(target, {**answered, **got})
             except services.ServiceError as e:
@@ -113,14 +126,20 @@ def ask(step_id: str, fs: list) -> None:
             st.rerun()
 
 
+worst_check = head.check if head is not None else None
 for i, step in enumerate(steps, 1):
     fs = by_step.get(step.id, [])
     step_status = verdict.worst_status(f.status for f in fs)
+    cause = head.implicated.get(step.id) if head is not None else None
     st.subheader(f"{i}. {step.title} — {verdict.label(step_status)}")
+    if cause and head is not None:
+        st.markdown(f"{verdict.label(head.status)} This step's value is part of the root cause in "
+                    f"{md.text(head.where)}: {md.prose(cause)}. The fix above changes it.")
     if not fs:
         st.info(f"No evidence for this step. **To decide it:** {step.question}")
     for f in fs:
-        finding_card.show(f, question=step.question, expanded=f is worst and top != "pass")
+        finding_card.show(f, question=step.question, expanded=f.check == worst_check and head is not None
+                          and head.status != "pass")
     ask(step.id, fs)
 for extra in [k for k in by_step if k not in {s.id for s in steps}]:
     for f in by_step[extra]:

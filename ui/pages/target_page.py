@@ -1,10 +1,21 @@
-"""Target: which server, which model, what the client sends; the API key stays in this session."""
+"""Target: which server, which model, what the client sends; the API key stays in this session.
+
+The buttons act on the first click: they are never disabled by a field that is still being typed
+(a text field commits on blur, and a disabled button swallows that click); each one checks what it
+needs in its callback and says what is missing. A URL is checked before it is used: a missing
+scheme is added and said so, anything else unusable is refused with the reason, and a server that
+does not answer is said to be unreachable instead of being saved as fine.
+"""
 from __future__ import annotations
+
+from typing import Any
 
 import streamlit as st
 
 from ui import services
 from ui.components import page, session
+
+MSG_KEY = "target.msg"  # (kind, text) said by the last button, drawn under the form
 
 svc = page.header(
     "Target",
@@ -20,79 +31,148 @@ except services.ServiceError as e:
     st.error(str(e))
 
 
+def _fill(url: str, model: str | None, tpt: Any, cmdline: str | None) -> None:
+    st.session_state["target.url"] = url
+    st.session_state["target.model_manual"] = model or ""
+    st.session_state["target.tpt"] = "" if tpt is None else str(tpt)
+    st.session_state["target.cmdline"] = cmdline or ""
+    st.session_state["target.models"] = None
+
+
 def _fill_from_saved() -> None:
     choice = st.session_state.get("target.saved")
     t = next((x for x in saved if x.title == choice), None)
-    if t is None:
-        return
-    st.session_state["target.url"] = t.url
-    st.session_state["target.model_manual"] = t.model or ""
-    st.session_state["target.tpt"] = str(t.truncation.config_value() or "")
-    st.session_state["target.cmdline"] = t.cmdline or ""
-    st.session_state["target.models"] = None
+    if t is not None:
+        _fill(t.url, t.model, t.truncation.config_value(), t.cmdline)
 
+
+current = session.target()
+if current is not None and not st.session_state.get("target.url"):
+    # the form shows the target the sidebar shows (one chosen in another tab, or before a page switch)
+    _fill(current.url or "", current.model, current.truncation.config_value(), current.cmdline)
+    if current.model:
+        st.session_state["target.models"] = None
 
 if saved:
     st.selectbox("Saved targets", ["—"] + [t.title for t in saved], key="target.saved", on_change=_fill_from_saved)
 
-# -- server and key ---------------------------------------------------------------------------
-url = st.text_input("Server URL", key="target.url", placeholder="http://127.0.0.1:8000")
-api_key = st.text_input("API key (optional, kept in this session only)", key="target.api_key", type="password")
 
-if st.button("Fetch models", key="target.fetch", disabled=not url):
+# -- the buttons' work: callbacks run before the page, with every field's latest text ------------
+def _say(kind: str, text: str) -> None:
+    st.session_state[MSG_KEY] = (kind, text)
+
+
+def _fetch() -> None:
+    st.session_state.pop(MSG_KEY, None)
     try:
-        st.session_state["target.models"] = svc.list_models(url, api_key or None)
+        url, note = svc.check_url(st.session_state.get("target.url", ""))
+        st.session_state["target.url"] = url
+        st.session_state["target.models"] = svc.list_models(url, st.session_state.get("target.api_key") or None)
+        if note:
+            _say("info", note)
     except services.ServiceError as e:
         st.session_state["target.models"] = None
-        st.error(str(e))
+        _say("error", str(e))
+
+
+def _model_from_form() -> str | None:
+    models = st.session_state.get("target.models") or []
+    pick = st.session_state.get("target.model_pick")
+    if models:
+        labels = [_model_label(m) for m in models]
+        return models[labels.index(pick)].id if pick in labels else models[0].id
+    return (st.session_state.get("target.model_manual") or "").strip() or None
+
+
+def _use() -> None:
+    st.session_state.pop(MSG_KEY, None)
+    get = st.session_state.get
+    try:
+        tpt = services.Truncation.parse(get("target.tpt", ""))
+    except ValueError:
+        _say("error", "truncate_prompt_tokens must be a whole number, -1, `none`, or blank: not used.")
+        return
+    cmdline, log_text = get("target.cmdline") or None, get("target.log") or None
+    try:
+        url, note = svc.check_url(get("target.url", ""))
+    except services.ServiceError as e:
+        _say("error", f"{e} The target was not used.")
+        return
+    st.session_state["target.url"] = url
+    api_key = get("target.api_key") or None
+    warn = ""
+    try:
+        models = svc.list_models(url, api_key)
+        st.session_state["target.models"] = models
+    except services.ServiceError as e:
+        if not (cmdline or log_text):
+            _say("error", f"{url} cannot be used: {e} Nothing was saved.")
+            return
+        warn = f"{url} does not answer ({e}): the checklist will read only the command line and the log."
+    form = services.Target(url=url, model=_model_from_form(), truncation=tpt, cmdline=cmdline, log_text=log_text,
+                           api_key=api_key, label=get("target.label") or None)
+    try:
+        form = svc.save_target(form)
+    except services.ServiceError as e:
+        warn = (warn + " " if warn else "") + f"Using the target for this session, but it could not be saved: {e}"
+    session.set_target(form)
+    if warn:
+        _say("warning", warn)
+    else:
+        _say("success", (note + " " if note else "") + f"{url} answered /v1/models.")
+
+
+def _model_label(m: Any) -> str:
+    return f"{m.id}  (max_model_len {m.max_model_len})" if m.max_model_len else m.id
+
+
+# -- server and key ---------------------------------------------------------------------------
+st.text_input("Server URL", key="target.url", placeholder="http://127.0.0.1:8000 (the server's root, no /v1)")
+st.text_input("API key (optional, kept in this session only)", key="target.api_key", type="password")
+st.button("Fetch models", key="target.fetch", on_click=_fetch)
 
 models = st.session_state.get("target.models") or []
 if models:
-    labels = [f"{m.id}  (max_model_len {m.max_model_len})" if m.max_model_len else m.id for m in models]
+    labels = [_model_label(m) for m in models]
     if st.session_state.get("target.model_pick") not in labels:  # a kept pick from another server's list
         st.session_state.pop("target.model_pick", None)
-    picked = st.selectbox("Model (from /v1/models)", labels, key="target.model_pick")
-    model = models[labels.index(picked)].id if picked in labels else models[0].id
+    st.selectbox("Model (from /v1/models)", labels, key="target.model_pick")
 else:
-    model = st.text_input("Model (press Fetch models to list them, or type the id)", key="target.model_manual") or None
+    st.text_input("Model (press Fetch models to list them, or type the id)", key="target.model_manual")
 
-tpt_text = st.text_input(
+st.text_input(
     "What does your client send as truncate_prompt_tokens?",
     key="target.tpt",
     help="A number = that many tokens; -1 = truncate to max_model_len; `none` = the client sends no "
          "truncate_prompt_tokens; blank = I don't know (the checklist then asks).",
 )
-tpt = services.Truncation()  # not stated
-tpt_ok = True
 try:
-    tpt = services.Truncation.parse(tpt_text)
+    services.Truncation.parse(st.session_state.get("target.tpt", ""))
 except ValueError:
-    tpt_ok = False
     st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
 
 with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"):
-    cmdline = st.text_area("vllm serve command line", key="target.cmdline", height=80,
-                           placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …")
-    log_text = st.text_area("Start-up log", key="target.log", height=160,
-                            placeholder="Paste the server's log from start-up to 'Application startup complete.'")
-label = st.text_input("Label (optional, for the saved list)", key="target.label")
+    st.text_area("vllm serve command line", key="target.cmdline", height=80,
+                 placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …",
+                 help="The fix blocks apply their change to this command line, ready to copy.")
+    st.text_area("Start-up log", key="target.log", height=160,
+                 placeholder="Paste the server's log from start-up to 'Application startup complete.'")
+st.text_input("Label (optional, for the saved list)", key="target.label")
 
-if st.button("Use this target", type="primary", key="target.use", disabled=not url or not tpt_ok):
-    form = services.Target(url=url, model=model, truncation=tpt, cmdline=cmdline or None,
-                           log_text=log_text or None, api_key=api_key or None, label=label or None)
-    try:
-        form = svc.save_target(form)
-    except services.ServiceError as e:
-        st.warning(f"Using the target for this session, but it could not be saved: {e}")
-    session.set_target(form)
+st.button("Use this target", type="primary", key="target.use", on_click=_use)
+
+msg = st.session_state.get(MSG_KEY)
+if msg:
+    getattr(st, msg[0])(msg[1])
 
 current = session.target()
 if current is None:
     st.info("No target chosen yet: fill in the URL, fetch the models, and press **Use this target**.")
 else:
-    st.success(f"Target: **{current.url}** · model `{current.model or '?'}` · truncate_prompt_tokens "
-               f"{current.truncation}"
-               + (" · API key set (session only)" if current.api_key else ""))
+    shown = st.success if not msg or msg[0] in ("success", "info") else st.info
+    shown("Target: " + session.describe(current))
+    if current.answers:
+        st.caption("Your answers (stated by user): " + session.answers_line(current))
     try:
         st.page_link("ui/pages/checklist_page.py", label="Next: run the checklist", icon=":material/checklist:")
     except Exception:  # a page run alone (tests) has no navigation
