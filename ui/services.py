@@ -366,8 +366,12 @@ class Services:
     # -- logs --------------------------------------------------------------------------------
     @_guard("Log analysis")
     def analyze_log(self, text: str, target_id: int | None = None, save: bool = True,
-                    secrets: tuple[str, ...] = ()) -> LogView:
-        """Parse a pasted or uploaded vLLM log: series, start-up config, findings; store it as a run."""
+                    secrets: tuple[str, ...] = (), session_target: Target | None = None) -> LogView:
+        """Parse a pasted or uploaded vLLM log: series, start-up config, findings; store it as a run.
+
+        The run is filed under the server the log names (its start-up arguments' host and port) when that
+        server is the session's target or a saved one, else under no target: never under whatever target
+        happens to be selected. ``target_id`` is kept for callers that know better (an import)."""
         if not text or not text.strip():
             raise ServiceError("The log is empty: paste it or upload a file.")
         try:
@@ -388,6 +392,9 @@ class Services:
             raise ServiceError(f"This does not look like a vLLM log: none of its {summary.get('lines', '?')} lines "
                                "is a vLLM log record (no log levels, start-up config or engine stats lines).")
         run_id = None
+        filed = ""
+        if session_target is not None or target_id is None:
+            target_id, filed = self._log_target(dict(res.config or {}), session_target)
         if save:
             run_id = logs.save_analysis(self.store, res, log_text=text, name="dashboard-paste.log",
                                         target_id=target_id, secrets=tuple(x for x in secrets if x))
@@ -400,7 +407,35 @@ class Services:
                 figure = None
         grouped, rest = groups(findings, config)
         return LogView(findings, config, samples, dict(summary), run_id, figure, groups=tuple(grouped),
-                       ungrouped=tuple(rest))
+                       ungrouped=tuple(rest), filed_under=filed)
+
+    def _log_target(self, config: dict[str, Any], session_target: Target | None) -> tuple[int | None, str]:
+        """(target id, what was said) for the server a log names: host and port of its start-up arguments."""
+        from urllib.parse import urlsplit
+
+        args = config.get("non_default_args") if isinstance(config.get("non_default_args"), dict) else {}
+        if not args and "port" not in config:
+            return None, "The log names no server (no start-up arguments): filed under no target."
+        port = args.get("port", config.get("port", 8000))  # vLLM's default port when the log states none
+        host = str(args.get("host") or config.get("host") or "0.0.0.0")
+        loop = {"127.0.0.1", "localhost", "::1"}
+
+        def names(url: str | None) -> bool:
+            try:
+                u = urlsplit(url or "")
+                uport = u.port or (443 if u.scheme == "https" else 80)
+            except ValueError:
+                return False
+            same_host = host in ("0.0.0.0", "::", "") or u.hostname == host or (u.hostname in loop and host in loop)
+            return uport == int(port) and same_host
+
+        named = f"{host}:{port}"
+        if session_target is not None and session_target.target_id is not None and names(session_target.url):
+            return session_target.target_id, f"Filed under {session_target.url}, the server the log names ({named})."
+        t = next((t for t in self.store.list_targets() if names(t.url)), None)
+        if t is not None:
+            return t.id, f"Filed under {t.url}, the server the log names ({named})."
+        return None, f"The log names {named}, which is not a saved target: filed under no target."
 
     # -- history -----------------------------------------------------------------------------
     @_guard("History")

@@ -151,6 +151,7 @@ class LogView(Grouped):
     summary: dict[str, Any]
     run_id: Optional[int] = None
     figure: Any = None  # the engine's stats figure for the series, when the charts module is in
+    filed_under: str = ""  # which target the run was filed under, and why
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ class FakeServices:
         return v.StatsView(None, {"num_requests_running": 1.0, "num_requests_waiting": 0.0}, alert, session["n"])
 
     def analyze_log(self, text: str, target_id: int | None = None, save: bool = True,
-                    secrets: tuple[str, ...] = ()) -> v.LogView:
+                    secrets: tuple[str, ...] = (), session_target: Target | None = None) -> v.LogView:
         self.calls.append(("analyze_log", len(text)))
         if "not a log" in text:
             raise services.ServiceError("This does not look like a vLLM log (no vLLM lines found).")

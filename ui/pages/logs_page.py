@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, log_input, page, session, verdict
+from ui.components import finding_card, fix_view, log_input, md, page, session, verdict
 
 svc = page.header(
     "Logs",
@@ -13,13 +13,17 @@ svc = page.header(
 )
 
 text = log_input.show("logs.input")
-if st.button("Analyze log", type="primary", key="logs.analyze", disabled=not text):
+# never disabled by the text area (it commits on blur: a disabled button would swallow that first click)
+clicked = st.button("Analyze log", type="primary", key="logs.analyze")
+if clicked and not text:
+    st.error("Nothing to analyze yet: paste the log or upload a file first.")
+elif clicked:
     target = session.target()
     try:
         with st.spinner("Parsing…"):
             st.session_state["logs.result"] = svc.analyze_log(
-                text or "", target.target_id if target else None,
-                secrets=(target.api_key,) if target and target.api_key else ())
+                text or "", None, secrets=(target.api_key,) if target and target.api_key else (),
+                session_target=target)
         res = st.session_state["logs.result"]
         if res.run_id is not None:
             session.set_open_run(res.run_id)
@@ -32,10 +36,17 @@ if res is None:
     st.info("Paste a log or upload a file, then press **Analyze log**.")
     st.stop()
 
-statuses = [f.status for f in res.findings]
-verdict.banner(verdict.worst_status(statuses) if statuses else "pass",
-               f"{len(res.findings)} findings · {len(res.samples)} stats lines"
-               + (f" · saved as run #{res.run_id}" if res.run_id else ""))
+counted = f"{len(res.samples)} stats lines" + (f" · saved as run #{res.run_id}" if res.run_id else "")
+if res.findings:
+    head = svc.headline(res.findings, {"values": res.config}, session.target(), where="the log")
+    cause = "nothing wrong found" if head.status == "pass" else f"{md.prose(head.cause)} — in the log"
+    verdict.banner(head.status, f"{cause}  ({head.tally}) · {counted}")
+    if head.status != "pass":
+        fix_view.show(head.blocks)
+else:
+    verdict.banner("pass", f"No findings · {counted}")
+if res.filed_under:
+    st.caption(res.filed_under)
 st.subheader("Findings")
 if not res.findings:
     st.caption("No findings.")

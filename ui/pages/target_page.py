@@ -152,9 +152,9 @@ except ValueError:
     st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
 
 with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"):
+    st.caption("A fix is shown applied to this command line, ready to copy.")
     st.text_area("vllm serve command line", key="target.cmdline", height=80,
-                 placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …",
-                 help="The fix blocks apply their change to this command line, ready to copy.")
+                 placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …")
     st.text_area("Start-up log", key="target.log", height=160,
                  placeholder="Paste the server's log from start-up to 'Application startup complete.'")
 st.text_input("Label (optional, for the saved list)", key="target.label")

@@ -1,0 +1,151 @@
+"""End to end in real Chromium: the dashboard an on-call engineer can trust (issue 23).
+
+The harness of test_e2e_browser.py (`streamlit run app.py` on a free port with a temp database, Debian's
+Chromium through Playwright, the lab's real vLLM 0.31.0 livelock server). Fields are filled and the
+button clicked at once, with no Enter and no blur: the first click must count.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import socket
+from pathlib import Path
+
+import pytest
+
+from test_e2e_browser import CHROMIUM, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
+from triage.sources import cmdline as cmdline_source
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def ctx(browser, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
+    c = browser.new_context(viewport={"width": 1400, "height": 1000})
+    c.grant_permissions(["clipboard-read", "clipboard-write"], origin=dashboard)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _open(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
+    pg = ctx.new_page()
+    pg.set_default_timeout(SLOW)
+    pg.goto(dashboard)
+    expect(pg.get_by_role("heading", name=re.compile("Target"))).to_be_visible(timeout=SLOW)
+    return pg
+
+
+def _sidebar(pg):  # type: ignore[no-untyped-def]
+    return pg.get_by_test_id("stSidebar")
+
+
+@pytest.mark.real_server
+def test_seed_case_fix_block_is_a_runnable_command_line(ctx, dashboard, server_031_livelock):  # type: ignore[no-untyped-def]  # noqa: F811
+    srv = server_031_livelock
+    pg = _open(ctx, dashboard)
+    hostport = srv.url.split("//")[1]
+    pg.get_by_label("Server URL").fill(hostport)  # no scheme, no Enter: Fetch models acts on the first click
+    pg.get_by_role("button", name="Fetch models").click()
+    expect(pg.get_by_role("combobox", name="Model (from /v1/models)")).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_text(f"No scheme given: using http://{hostport}.")).to_be_visible()
+    pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True).fill("256")
+    pg.get_by_text("Optional: the").click()
+    cmd = "vllm serve " + shlex.join(srv.args)
+    pg.get_by_label("vllm serve command line").fill(cmd)
+    pg.get_by_role("button", name="Use this target").click()  # the typed fields ride on this click
+    expect(pg.get_by_text(re.compile(r"Target: .*" + re.escape(hostport) + r".*truncate_prompt_tokens 256")).first
+           ).to_be_visible(timeout=SLOW)
+
+    nav(pg, "Checklist")
+    pg.get_by_role("button", name="Run checklist").click()
+    banner = pg.get_by_test_id("stAlertContentError").filter(has_text="FAIL").first
+    expect(banner).to_contain_text("in step 7. max_model_len vs truncate_prompt_tokens", timeout=SLOW)
+    expect(banner.get_by_role("link", name="vllm#55427")).to_have_attribute(
+        "href", "https://github.com/vllm-project/vllm/issues/55427")
+    # one open run: the sidebar says the run the page saved
+    saved = pg.get_by_text(re.compile(r"Saved as run #\d+"))
+    expect(saved).to_be_visible()
+    run_no = re.search(r"#(\d+)", saved.inner_text()).group(1)
+    expect(_sidebar(pg).get_by_text(f"Open run: #{run_no}")).to_be_visible()
+    expect(_sidebar(pg).get_by_text(re.compile(r"truncate_prompt_tokens 256"))).to_be_visible()
+    # step 6 passes on its own, and says it is part of the cause
+    expect(pg.get_by_text(re.compile(r"This step's value is part of the root cause")).first).to_be_visible()
+    shot(pg, "trust-1-checklist-fix")
+
+    fix = pg.get_by_test_id("stCode").first
+    fix.hover()
+    fix.get_by_role("button").first.click()  # Streamlit's copy button
+    pg.wait_for_timeout(300)
+    copied = pg.evaluate("navigator.clipboard.readText()")
+    facts = cmdline_source.collect(copied).facts
+    assert copied.startswith("vllm serve ") and "cmdline_unknown_flags" not in facts, copied
+    assert facts["enable_chunked_prefill"].value is False, copied  # the fix is applied …
+    assert facts["max_model_len"].value == 256 and f"--port {srv.port}" in copied, copied  # … to the user's own line
+    assert "max_num_batched_tokens" not in facts, copied  # vLLM refuses 128 < 256 with chunking off
+
+    # a new tab finds the last target
+    pg2 = _open(ctx, dashboard)
+    expect(_sidebar(pg2).get_by_text(re.compile(re.escape(hostport)))).to_be_visible(timeout=SLOW)
+    expect(pg2.get_by_label("Server URL")).to_have_value(srv.url)
+
+
+def test_bad_targets_are_refused_with_the_reason(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
+    pg = _open(ctx, dashboard)
+    dead = f"127.0.0.1:{_free_port()}"
+    pg.get_by_label("Server URL").fill(dead)  # no scheme, and nothing listens there
+    pg.get_by_role("button", name="Use this target").click()
+    err = pg.get_by_test_id("stAlertContentError").filter(has_text="cannot be used")
+    expect(err).to_contain_text(f"http://{dead} cannot be used", timeout=SLOW)
+    expect(err).to_contain_text("Cannot connect")
+    expect(err).to_contain_text("Nothing was saved")
+    expect(pg.get_by_test_id("stAlertContentSuccess")).to_have_count(0)
+    pg.get_by_label("Server URL").fill("ftp://127.0.0.1:21")
+    pg.get_by_role("button", name="Use this target").click()
+    expect(pg.get_by_test_id("stAlertContentError").filter(has_text="not a web address")).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_text("No target chosen yet")).to_be_visible()
+    shot(pg, "trust-2-bad-target")
+
+
+def test_answer_and_rerun_and_analyze_log_act_on_the_first_click(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
+    """Offline (a command line, no server): Use → Checklist asks truncate_prompt_tokens → type, click once."""
+    pg = _open(ctx, dashboard)
+    pg.get_by_label("Server URL").fill(f"http://127.0.0.1:{_free_port()}")
+    pg.get_by_label("Model (press Fetch models to list them, or type the id)").fill("Qwen/Qwen3-Embedding-4B")
+    pg.get_by_text("Optional: the").click()
+    pg.get_by_label("vllm serve command line").fill(
+        "docker run --gpus all vllm/vllm-openai:v0.31.0 Qwen/Qwen3-Embedding-4B --runner pooling --convert embed "
+        "--max-model-len 2048 --max-num-batched-tokens 1024 --enable-chunked-prefill")
+    pg.get_by_role("button", name="Use this target").click()
+    expect(pg.get_by_text("the checklist will read only the command line")).to_be_visible(timeout=SLOW)
+
+    nav(pg, "Checklist")
+    expect(pg.get_by_text(re.compile(r"truncate_prompt_tokens\s*not stated")).first).to_be_visible(timeout=SLOW)
+    pg.get_by_role("button", name="Run checklist").click()
+    box = pg.get_by_role("textbox", name="truncate_prompt_tokens")
+    expect(box.first).to_be_visible(timeout=SLOW)
+    box.first.fill("2048")  # no Enter, no blur
+    pg.get_by_role("button", name="Answer and re-run").last.click()
+    banner = pg.get_by_test_id("stAlertContentError").filter(has_text="FAIL").first
+    expect(banner).to_contain_text("vllm#55427", timeout=SLOW)
+    # header, sidebar and verdict agree on the answered value
+    expect(pg.get_by_test_id("stMain").get_by_text(re.compile(r"^Target .*truncate_prompt_tokens\s*2048"))
+           ).to_be_visible()
+    expect(_sidebar(pg).get_by_text(re.compile(r"truncate_prompt_tokens 2048"))).to_be_visible()
+    saved = pg.get_by_text(re.compile(r"Saved as run #\d+"))
+    run_no = re.search(r"#(\d+)", saved.inner_text()).group(1)
+    expect(_sidebar(pg).get_by_text(f"Open run: #{run_no}")).to_be_visible()
+    shot(pg, "trust-3-answered")
+
+    nav(pg, "Logs")
+    log = (Path(__file__).resolve().parents[1] / "fixtures" / "real" / "0.31.0-tiny-qwen3-livelock" / "server.log")
+    pg.get_by_label("…or paste vLLM log").fill(log.read_text()[:20000])  # no Ctrl+Enter
+    pg.get_by_role("button", name="Analyze log").click()
+    expect(pg.get_by_role("heading", name="Start-up config")).to_be_visible(timeout=SLOW)
