@@ -97,6 +97,45 @@ def _guard(feature: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 
 
+HISTORY_KEY = "episodes"  # in the Engine stats page's dict: every stall episode seen, kept across watcher resets
+EVIDENCE_BEFORE_S, EVIDENCE_AFTER_S = 10.0, 3.0
+
+
+def _episode_history(session: dict[str, Any], alerts: list[dict[str, Any]], events: list[Any],
+                     samples: list[Any], now: float) -> list[dict[str, Any]]:
+    """Every stall episode the page has seen (open and ended): start, end, how it ended, its evidence.
+
+    The watcher's alerts are the episodes; a "cleared" event says how one ended (the gauges at that
+    scrape); the samples around it are kept with it, so it stays readable after the live series scrolls on.
+    """
+    hist: dict[tuple[str, float], dict[str, Any]] = session.setdefault(HISTORY_KEY, {})
+    for a in alerts:
+        key = (str(a.get("engine")), float(a["since"]))
+        ep = hist.setdefault(key, {"engine": key[0], "kind": a.get("kind"), "start": key[1],
+                                   "confirmed": a.get("confirmed_at"), "end": None, "ended": "still stalled",
+                                   "evidence": []})
+        ep["end"] = a.get("cleared_at")
+    for ev in events:
+        ep = hist.get((str(ev.engine), float(ev.since)))
+        if ev.event == "cleared" and ep is not None:
+            idle = not ev.running and not ev.waiting
+            ep["ended"] = ("the requests left the engine (finished, or aborted by their client)" if idle else
+                           f"progress resumed (running {_n(ev.running)}, waiting {_n(ev.waiting)})")
+    one_engine = len({str(x.engine) for x in samples}) <= 1
+    for ep in hist.values():
+        if ep["end"] is None or not ep["evidence"] or ep.get("evidence_until", 0) < ep["end"] + EVIDENCE_AFTER_S:
+            lo, hi = ep["start"] - EVIDENCE_BEFORE_S, (ep["end"] or now) + EVIDENCE_AFTER_S
+            rows = [sample_row(x) for x in samples if x.ts is not None and lo <= x.ts <= hi and
+                    (one_engine or str(x.engine) == ep["engine"])]
+            if rows:
+                ep["evidence"], ep["evidence_until"] = rows[-400:], min(hi, now)
+    return sorted(hist.values(), key=lambda e: e["start"])
+
+
+def _n(v: Any) -> str:
+    return "?" if v is None else f"{v:g}"
+
+
 # -- the service ---------------------------------------------------------------------------
 
 
@@ -345,6 +384,7 @@ class Services:
         samples.extend(tick.samples)
         del samples[:-keep]
         alerts = list(w.alerts or [])
+        history = _episode_history(session, alerts, list(tick.events or []), samples, tick.ts)
         figure = charts.engine_stats_figure(samples, alerts=alerts)
         row = tick.sample
         latest: dict[str, Any] = {}
@@ -361,7 +401,7 @@ class Services:
                                       open_alert.get("waiting"))
         alert = {**open_alert, "message": msg} if open_alert is not None else None
         error = f"Scrape failed: {tick.error}" if tick.error else None
-        return StatsView(figure, latest, alert, len(samples), error, len(alerts))
+        return StatsView(figure, latest, alert, len(samples), error, len(history), episodes=tuple(history))
 
     # -- logs --------------------------------------------------------------------------------
     @_guard("Log analysis")

@@ -183,3 +183,5 @@ class StatsView:
     n_samples: int
     error: Optional[str] = None  # this scrape failed; the series so far is still shown
     n_alerts: int = 0  # alerts seen since the page started watching (open and cleared)
+    # every stall episode seen: {engine, kind, start, confirmed, end, ended, evidence: [sample rows]}
+    episodes: tuple[dict[str, Any], ...] = field(default=(), kw_only=True)

@@ -1,4 +1,8 @@
-"""Engine stats: live charts from /metrics with the stall alert marked on the time axis."""
+"""Engine stats: live charts from /metrics with the stall alert marked on the time axis, and the alert history.
+
+Every stall episode seen while the page watches stays listed (start, end, how it ended, the samples around
+it as evidence), after it ends and after the live series scrolls past it.
+"""
 from __future__ import annotations
 
 from datetime import datetime
@@ -7,15 +11,16 @@ import streamlit as st
 
 from triage.stall import DEFAULT_STALL_S
 from ui import services
-from ui.components import page, verdict
+from ui.components import page, session, verdict
 
 svc = page.header(
     "Engine stats",
-    "running / waiting, prompt tokens/s, KV cache usage and latency quantiles, scraped from /metrics. "
-    "A livelock (running ≥ 1, waiting 0, no progress) is marked on the time axis.",
+    "Requests running and waiting, prompt tokens/s, KV cache usage and latency, scraped from /metrics. "
+    "A livelock (running ≥ 1, waiting 0, no progress) is marked on the time axis and kept in the alert history.",
 )
 
 target = page.target_or_stop()
+st.markdown("Target " + session.describe(target))
 
 c1, c2, c3 = st.columns(3)
 live = c1.toggle("Live", value=True, key="stats.live")
@@ -26,7 +31,30 @@ stall_s = c3.number_input("Stall threshold (s)", min_value=1.0, max_value=120.0,
                                "with a request running = a stall; it grows by itself where the measured prefill "
                                "rate says one step may last longer.")
 if st.button("Reset the series", key="stats.reset"):
-    st.session_state.pop("stats.state", None)
+    kept = st.session_state.get("stats.state", {}).get(services.HISTORY_KEY)
+    st.session_state["stats.state"] = {services.HISTORY_KEY: kept} if kept else {}  # the history stays
+
+
+def _hms(ts: object) -> str:
+    return datetime.fromtimestamp(ts).strftime("%H:%M:%S") if isinstance(ts, (int, float)) else "—"
+
+
+def history(episodes: tuple[dict, ...]) -> None:
+    """Every stall episode seen: when, how long, how it ended; its samples as evidence."""
+    st.subheader(f"Alert history ({len(episodes)})")
+    if not episodes:
+        st.caption("No stall seen since this page started watching.")
+        return
+    st.dataframe([{"#": i, "kind": e["kind"], "engine": e["engine"], "start": _hms(e["start"]),
+                   "end": _hms(e["end"]) if e["end"] else "ongoing",
+                   "lasted (s)": round((e["end"] or datetime.now().timestamp()) - e["start"], 1),
+                   "how it ended": e["ended"]} for i, e in enumerate(episodes, 1)],
+                 hide_index=True, width="stretch", key="stats.history")
+    for i, e in enumerate(episodes, 1):
+        with st.expander(f"Evidence of #{i}: {e['kind']} from {_hms(e['start'])} "
+                         f"({len(e['evidence'])} samples, {services.EVIDENCE_BEFORE_S:.0f} s before to "
+                         f"{services.EVIDENCE_AFTER_S:.0f} s after)"):
+            st.dataframe(e["evidence"], hide_index=True, width="stretch")
 
 
 @st.fragment(run_every=float(every) if live else None)
@@ -41,20 +69,20 @@ def live_chart() -> None:
     if view.error:
         st.error(view.error)
     if view.alert:
-        since = view.alert.get("since")
-        when = datetime.fromtimestamp(since).strftime("%H:%M:%S") if isinstance(since, (int, float)) else "?"
-        verdict.banner("fail", view.alert.get("message") or f"Stall: **{view.alert.get('kind')}** since {when}")
+        verdict.banner("fail", view.alert.get("message") or
+                       f"Stall: **{view.alert.get('kind')}** since {_hms(view.alert.get('since'))}")
     else:
-        st.caption(f"No stall now · {view.n_alerts} alerts since watching · {view.n_samples} samples · "
-                   f"last scrape {datetime.now().strftime('%H:%M:%S')}")
+        ended = f"{view.n_alerts} stall episode(s) since watching: see the alert history below" if view.n_alerts \
+            else "no stall since watching"
+        st.caption(f"No stall now · {ended} · {view.n_samples} samples · last scrape "
+                   f"{datetime.now().strftime('%H:%M:%S')}")
     if view.latest:
         cols = st.columns(len(view.latest))
         for col, (k, v) in zip(cols, view.latest.items(), strict=True):
             col.metric(k, "—" if v is None else (f"{v:.1f}" if isinstance(v, float) else v))
     if view.figure is not None:
         st.plotly_chart(view.figure, key="stats.chart", width="stretch")
-    else:
-        st.info("Charts are not yet available in this build; the latest values are above.")
+    history(view.episodes)
 
 
 live_chart()
