@@ -28,6 +28,10 @@ except ImportError:  # pragma: no cover
     _np = None
 
 MAX_POINTS = 2000  # per trace, after min/max reduction
+# 24 colours that stay distinct (plotly's Dark24): a 13-probe matrix repeats none
+PALETTE = ("#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#17BECF", "#B68100", "#750D86", "#EB663B",
+           "#511CFB", "#00A08B", "#FB00D1", "#FC0080", "#B2828D", "#6C7C32", "#778AAE", "#862A16", "#A777F1",
+           "#620042", "#1616A7", "#DA60CA", "#6C4516", "#0D2A63", "#AF0038")
 _COLORS = {
     "running": "#d62728",
     "waiting": "#ff7f0e",
@@ -133,28 +137,35 @@ def engine_stats_figure(
     engine: Optional[str] = None,
 ) -> go.Figure:
     """Running/waiting, prompt tokens/s, KV cache usage and latency quantiles over time, with stall
-    alerts shaded on the time axis. ``engine`` picks one engine label when samples mix several."""
+    alerts shaded on the time axis. ``engine`` picks one engine label when samples mix several.
+
+    Every panel has its own time axis labels (local time) and a y axis with its unit; the latency panel is
+    drawn only when some sample carries a quantile (a log's stats lines carry none)."""
     rows = [s for s in samples if engine is None or str(s.engine) == engine]
     labels = _engine_labels(rows) if engine is None else {engine}
+    has_latency = any(r.extra.get(k) is not None for r in rows for k in _LATENCY_KEYS)
+    panels = [("Requests running / waiting", "requests"), ("Prompt throughput", "tokens/s"),
+              ("KV cache usage", "% of KV cache")]
+    if has_latency:
+        panels.append(("Latency (window quantiles)", "seconds"))
     fig = make_subplots(
-        rows=4,
+        rows=len(panels),
         cols=1,
         shared_xaxes=True,
-        vertical_spacing=0.04,
-        subplot_titles=(
-            "Requests (running / waiting)",
-            "Prompt tokens/s",
-            "KV cache usage %",
-            "Latency (window quantiles, s)",
-        ),
+        vertical_spacing=0.09,
+        subplot_titles=[p[0] for p in panels],
     )
     fig.update_layout(
-        title=title,
-        height=820,
+        title={"text": title, "y": 0.995, "yanchor": "top"},
+        height=230 * len(panels) + 120,
         hovermode="x unified",
-        margin={"l": 60, "r": 20, "t": 70, "b": 40},
-        legend={"orientation": "h", "y": -0.05},
+        margin={"l": 70, "r": 20, "t": 90, "b": 40},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1.0, "xanchor": "right"},
     )
+    for i, (_t, unit) in enumerate(panels, 1):
+        fig.update_yaxes(title_text=unit, row=i, col=1)
+        fig.update_xaxes(showticklabels=True, type="date", tickformat="%H:%M:%S", row=i, col=1)
+    fig.update_xaxes(title_text="time (UTC)", row=len(panels), col=1)
     if not rows:
         fig.add_annotation(text="No samples yet", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
         return fig
@@ -167,7 +178,8 @@ def engine_stats_figure(
     fig.add_trace(_line(x, c["waiting"], "waiting", _COLORS["waiting"], "hv"), row=1, col=1)
     fig.add_trace(_line(x, c["prompt"], "prompt tokens/s", _COLORS["prompt"]), row=2, col=1)
     fig.add_trace(_line(x, c["kv"], "KV cache %", _COLORS["kv"]), row=3, col=1)
-    _latency_traces(fig, rows)
+    if has_latency:
+        _latency_traces(fig, rows)
     last = x[-1] if x else None
     for since, end, confirmed, kind in _alert_windows(alerts, last):
         fig.add_vrect(
@@ -201,9 +213,12 @@ def engine_stats_figure(
     return fig
 
 
+_LATENCY_KEYS = ("e2e_p50", "e2e_p95", "queue_p95", "prefill_p95")
+
+
 def _latency_traces(fig: go.Figure, rows: Sequence[EngineSample]) -> None:
     idx = stride_indices(len(rows), MAX_POINTS)
-    keys = ("e2e_p50", "e2e_p95", "queue_p95", "prefill_p95")
+    keys = _LATENCY_KEYS
     cols: dict[str, list[Any]] = {k: [] for k in keys}
     xs: list[float] = []
     for i in idx:
@@ -254,10 +269,13 @@ def probe_timeline_figure(
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.08,
-        subplot_titles=("running / waiting", "prompt_tokens_total (flat = no progress)"),
+        subplot_titles=("Requests running (solid) / waiting (dashed)", "Prompt tokens computed (flat = no progress)"),
     )
-    fig.update_layout(title=title, height=560, hovermode="closest", margin={"l": 60, "r": 20, "t": 70, "b": 40})
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+    fig.update_layout(title={"text": title, "y": 0.99, "yanchor": "top"}, height=600, hovermode="closest",
+                      margin={"l": 70, "r": 20, "t": 90, "b": 40})
+    fig.update_yaxes(title_text="requests", row=1, col=1)
+    fig.update_yaxes(title_text="tokens (cumulative)", row=2, col=1)
+    palette = PALETTE
     shown = 0
     for n, p in enumerate(probes):
         detail = _get(p, "detail_json")
@@ -267,7 +285,7 @@ def probe_timeline_figure(
             continue
         shown += 1
         name = f"{_get(p, 'probe', f'probe {n}')} ({_get(p, 'outcome', '?')})"
-        color = palette[n % len(palette)]
+        color = palette[(shown - 1) % len(palette)]
         t = [s.ts for s in samples]
         for i, (field, label, mode, line, row) in enumerate(_PROBE_TRACES):
             fig.add_trace(
@@ -290,6 +308,35 @@ def probe_timeline_figure(
         if rec.get("aborted_at_s") is not None:
             fig.add_vline(x=rec["aborted_at_s"], line_color=color, line_dash="dashdot")
     fig.update_xaxes(title_text="seconds since the probe was sent", row=2, col=1)
+    fig.update_xaxes(showticklabels=True, ticksuffix=" s")
     if not shown:
         fig.add_annotation(text="No probe samples", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
     return fig
+
+
+def throughput_figure(rows: Sequence[dict[str, Any]], *, title: str = "Throughput per concurrency") -> go.Figure:
+    """Requests/s (bars, left axis) and p50/p95 latency (lines, right axis) per client concurrency, from the
+    ``throughput`` finding's evidence rows ({"concurrency", "requests_per_s", "p50_s", "p95_s", …})."""
+    from plotly.subplots import make_subplots as _mk
+
+    rows = [r for r in rows if isinstance(r, dict) and r.get("concurrency") is not None]
+    fig = _mk(specs=[[{"secondary_y": True}]])
+    x = [str(r["concurrency"]) for r in rows]
+    fig.add_trace(go.Bar(x=x, y=[r.get("requests_per_s") for r in rows], name="requests/s",
+                         marker_color=PALETTE[0], text=[_fmt(r.get("requests_per_s")) for r in rows],
+                         textposition="outside"), secondary_y=False)
+    for key, name, color, dash in (("p50_s", "p50 latency", PALETTE[1], "dot"), ("p95_s", "p95 latency",
+                                                                                 PALETTE[2], "solid")):
+        fig.add_trace(go.Scatter(x=x, y=[r.get(key) for r in rows], name=name, mode="lines+markers",
+                                 line={"color": color, "dash": dash}), secondary_y=True)
+    fig.update_layout(title={"text": title, "y": 0.97, "yanchor": "top"}, height=380, hovermode="x unified",
+                      margin={"l": 70, "r": 70, "t": 80, "b": 50},
+                      legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1.0, "xanchor": "right"})
+    fig.update_xaxes(title_text="concurrent requests (client)", type="category")
+    fig.update_yaxes(title_text="requests/s", rangemode="tozero", secondary_y=False)
+    fig.update_yaxes(title_text="latency (s)", rangemode="tozero", secondary_y=True, showgrid=False)
+    return fig
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.1f}" if isinstance(v, (int, float)) else ""

@@ -123,7 +123,9 @@ def probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any]
 
 
 def sample_row(s: EngineSample) -> dict[str, Any]:
-    """One engine sample (a log's stats line or a scrape) as a table row: time, gauges, throughputs."""
+    """One engine sample (a log's stats line or a scrape) as a table row: time, gauges, throughputs.
+
+    KV cache usage is in percent, as the charts draw it (vLLM's gauge is a fraction: 0.002 is 0.2 %)."""
     ts = s.ts
     return {"time": datetime.fromtimestamp(ts) if ts is not None else None,
             "engine": s.engine, "line": s.line,
@@ -131,7 +133,7 @@ def sample_row(s: EngineSample) -> dict[str, Any]:
             "waiting": s.num_requests_waiting,
             "prompt_throughput": s.prompt_throughput,
             "generation_throughput": s.generation_throughput,
-            "kv_cache_usage_perc": s.kv_cache_usage_perc}
+            "KV cache %": None if s.kv_cache_usage_perc is None else round(100 * s.kv_cache_usage_perc, 3)}
 
 
 def effective_config(stored: dict[str, Any]) -> dict[str, Any]:

@@ -359,6 +359,17 @@ class Services:
         grouped, rest = groups(findings, {"values": res.target})
         return ProbeRunView(run_id, probes, findings, figure, groups=tuple(grouped), ungrouped=tuple(rest))
 
+    def throughput_figure(self, findings: list[Finding]) -> Any:
+        """Requests/s and p50/p95 per concurrency from the ``throughput`` finding's rows, or None."""
+        rows = next((f.evidence.get("rows") for f in findings if f.check == "throughput"
+                     and isinstance(f.evidence.get("rows"), list)), None)
+        if not rows:
+            return None
+        try:
+            return charts.throughput_figure(rows)
+        except Exception:  # noqa: BLE001 - the finding's table still carries the numbers
+            return None
+
     # -- engine stats ------------------------------------------------------------------------
     def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = DEFAULT_STALL_S,
                    keep: int = 900) -> StatsView:

@@ -74,8 +74,8 @@ def test_seed_case_fix_block_is_a_runnable_command_line(ctx, dashboard, server_0
     saved = pg.get_by_text(re.compile(r"Saved as run #\d+"))
     expect(saved).to_be_visible()
     run_no = re.search(r"#(\d+)", saved.inner_text()).group(1)
-    expect(_sidebar(pg).get_by_text(f"Open run: #{run_no}")).to_be_visible()
-    expect(_sidebar(pg).get_by_text(re.compile(r"truncate_prompt_tokens 256"))).to_be_visible()
+    expect(_sidebar(pg).get_by_text(f"Open run: #{run_no}")).to_be_visible(timeout=SLOW)
+    expect(_sidebar(pg).get_by_text(re.compile(r"truncate_prompt_tokens 256"))).to_be_visible(timeout=SLOW)
     # step 6 passes on its own, and says it is part of the cause
     expect(pg.get_by_text(re.compile(r"This step's value is part of the root cause")).first).to_be_visible()
     shot(pg, "trust-1-checklist-fix")
@@ -138,10 +138,10 @@ def test_answer_and_rerun_and_analyze_log_act_on_the_first_click(ctx, dashboard)
     # header, sidebar and verdict agree on the answered value
     expect(pg.get_by_test_id("stMain").get_by_text(re.compile(r"^Target .*truncate_prompt_tokens\s*2048"))
            ).to_be_visible()
-    expect(_sidebar(pg).get_by_text(re.compile(r"truncate_prompt_tokens 2048"))).to_be_visible()
+    expect(_sidebar(pg).get_by_text(re.compile(r"truncate_prompt_tokens 2048"))).to_be_visible(timeout=SLOW)
     saved = pg.get_by_text(re.compile(r"Saved as run #\d+"))
     run_no = re.search(r"#(\d+)", saved.inner_text()).group(1)
-    expect(_sidebar(pg).get_by_text(f"Open run: #{run_no}")).to_be_visible()
+    expect(_sidebar(pg).get_by_text(f"Open run: #{run_no}")).to_be_visible(timeout=SLOW)
     shot(pg, "trust-3-answered")
 
     nav(pg, "Logs")

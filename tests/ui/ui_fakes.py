@@ -93,6 +93,9 @@ class FakeServices:
     def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None) -> list[Any]:
         return services.Services.fix_blocks(self, findings, config, form)  # type: ignore[arg-type]
 
+    def throughput_figure(self, findings: list[Finding]) -> Any:
+        return services.Services.throughput_figure(self, findings)  # type: ignore[arg-type]
+
     def check_url(self, text: str) -> tuple[str, str]:
         return services.Services.check_url(self, text)  # type: ignore[arg-type]
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from triage.stall import DEFAULT_STALL_S
 from ui import services
-from ui.components import finding_card, hang_confirm, page, verdict
+from ui.components import finding_card, fix_view, hang_confirm, md, page, verdict
 
 svc = page.header(
     "Probes",
@@ -36,10 +36,10 @@ if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
     table = st.empty()
 
     def on_event(ev: services.ProbeEvent) -> None:
-        row = rows.setdefault(ev.probe, {"probe": ev.probe, "state": "", "elapsed_s": None, "message": ""})
+        row = rows.setdefault(ev.probe, {"probe": ev.probe, "state": "", "seconds": "", "message": ""})
         row["state"] = ev.state
         if ev.elapsed_s is not None:
-            row["elapsed_s"] = round(ev.elapsed_s, 1)
+            row["seconds"] = f"{ev.elapsed_s:.1f}"
         if ev.message:
             row["message"] = ev.message
         table.dataframe(list(rows.values()), hide_index=True, width="stretch")
@@ -60,9 +60,16 @@ statuses = [p.status for p in res.probes] + \
            [verdict.status_str(f.status) for f in res.findings]
 bad_probes = sum(1 for p in res.probes if p.status in ("fail", "error"))
 bad_findings = sum(1 for f in res.findings if verdict.status_str(f.status) in ("fail", "error"))
-verdict.banner(verdict.worst_status(statuses),
-               f"{len(res.probes)} probes, {bad_probes} failed · {bad_findings} failing findings"
+top = verdict.worst_status(statuses)
+head = svc.headline(res.findings, None, target, where="probes") if res.findings else None
+cause = f"{md.prose(head.cause)} · " if head is not None and top != "pass" and head.status == top else ""
+verdict.banner(top, f"{cause}{len(res.probes)} probes, {bad_probes} failed · {bad_findings} failing findings"
                + (f" · run #{res.run_id}" if res.run_id else ""))
+if head is not None and head.status not in ("pass", "unknown"):
+    fix_view.show(head.blocks)
+tput = svc.throughput_figure(res.findings)
+if tput is not None:
+    st.plotly_chart(tput, key="probes.throughput", width="stretch")
 st.dataframe([{"probe": p.probe, "verdict": verdict.plain(p.status), "outcome": p.outcome,
                "http": p.http_status, "duration_s": p.duration_s, "time_to_verdict_s": p.time_to_verdict_s}
               for p in res.probes], hide_index=True, width="stretch")
@@ -81,8 +88,11 @@ for p in res.probes:
             st.caption("Response")
             st.json(d["response"], expanded=False)
         if d.get("samples"):
-            st.caption("/metrics while it ran (t = seconds since send)")
-            st.dataframe(d["samples"], hide_index=True, width="stretch")
+            st.caption("/metrics while it ran (t = seconds since send; KV cache in %)")
+            st.dataframe([{**{k: v for k, v in r.items() if k != "kv_cache_usage_perc"},
+                           "KV cache %": None if r.get("kv_cache_usage_perc") is None
+                           else round(100 * r["kv_cache_usage_perc"], 3)} for r in d["samples"]],
+                         hide_index=True, width="stretch")
         if d.get("recovery"):
             st.caption("Recovery after the abort")
             st.json(d["recovery"])
