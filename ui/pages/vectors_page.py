@@ -14,7 +14,7 @@ from triage.probes import openwebui
 from triage.probes.vector_checks import cosine_rows
 from triage.probes.vectors import EVIDENCE, ServerEvidence
 from ui import services
-from ui.components import finding_card, page, verdict
+from ui.components import finding_card, fix_view, md, page, verdict
 
 svc = page.header(
     "Vectors & clients",
@@ -49,16 +49,27 @@ if res is None:
     st.info("Press **Run** to check the vectors and the clients.")
 else:
     findings = [f for f in res.findings if f.check.startswith(("vectors-", "clients-"))]
-    verdict.banner(verdict.worst_status([verdict.status_str(f.status) for f in findings]),
-                   f"{len(findings)} findings" + (f" · run #{res.run_id}" if res.run_id else ""))
+    top = verdict.worst_status([verdict.status_str(f.status) for f in findings])
+    head = svc.headline(findings, None, target, where="vectors") if findings else None
+    run_note = f" · run #{res.run_id}" if res.run_id else ""
+    if head is None or top == "pass":
+        verdict.banner(top, f"All {len(findings)} vector and client checks pass{run_note}")
+    else:
+        worst_f = next(f for f in findings if f.check == head.check)
+        part = "the client libraries" if head.check.startswith("clients-") else "the vectors themselves"
+        verdict.banner(top, f"{md.prose(head.cause)} — in {part}: {md.text(worst_f.title)}  ({head.tally}){run_note}")
+        fix_view.show(head.blocks)
     rows = cosine_rows(findings)
     if rows:
         fig = go.Figure(go.Bar(x=[r["check"] for r in rows], y=[r["cosine"] for r in rows],
                                marker_color=[r["colour"] for r in rows], text=[r["status"] for r in rows]))
         for y, name in ((0.999, "repeat 0.999"), (0.99, "batch / reference / client 0.99")):
             fig.add_hline(y=y, line_dash="dot", annotation_text=name)
-        fig.update_layout(height=320, yaxis_title="cosine", yaxis_range=[min(-0.2, *(r["cosine"] for r in rows)),
-                                                                         1.02], margin={"t": 20, "b": 20})
+        low = min(-0.2, *(r["cosine"] for r in rows))
+        fig.update_layout(height=320, yaxis_title="cosine similarity", xaxis_title="check",
+                          yaxis_range=[low, 1.02], margin={"t": 20, "b": 20})
+        st.caption("Cosine of each vector check (the banner above names what failed, which may be a client setting "
+                   "rather than a vector).")
         st.plotly_chart(fig, key="vectors.cosines", width="stretch")
     for i, f in enumerate(x for x in findings if verdict.status_str(x.status) != "pass"):
         finding_card.show(f, expanded=i == 0)
