@@ -35,7 +35,13 @@ def evidence_rows(evidence: dict[str, Any], prefix: str = "", depth: int = 0) ->
 
 
 def _short(v: Any, n: int = 300) -> str:
-    s = v if isinstance(v, str) else repr(v) if not isinstance(v, (int, float, bool)) and v is not None else str(v)
+    """A cell: text as is, numbers as numbers, dicts and lists as compact JSON (never a Python repr)."""
+    if isinstance(v, (dict, list, tuple)):
+        import json
+
+        s = json.dumps(v, default=str, ensure_ascii=False)
+    else:
+        s = v if isinstance(v, str) else "—" if v is None else str(v)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 

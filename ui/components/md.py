@@ -12,6 +12,8 @@ from typing import Any
 
 from triage.fixblocks import link_refs
 
+__all__ = ["code", "link_refs", "prose", "refs", "text"]
+
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~#$:])")
 
 

@@ -11,7 +11,7 @@ from triage.fleet.record import record
 from triage.fleet.replicas import DEFAULT_STALL_S
 from triage.fleet.scan import CHECK_STALL
 from ui import services
-from ui.components import session
+from ui.components import md, session
 
 RESULT_KEY = "fleet.result"
 SINCE = {"15 min": 900, "1 h": 3600, "6 h": 6 * 3600, "24 h": 86400, "7 d": 7 * 86400}
@@ -30,12 +30,26 @@ step = c4.number_input("Step (s)", min_value=0.0, max_value=3600.0, value=0.0, s
 stall_s = c5.number_input("Stall threshold (s)", min_value=1.0, max_value=600.0, value=float(DEFAULT_STALL_S),
                           step=1.0, key="fleet.stall_s")
 
-if st.button("Scan the fleet", type="primary", key="fleet.scan", disabled=not prom_url):
+GET_ONE = ("Give the URL of the Prometheus that scrapes your vLLM servers (its root, e.g. http://prometheus:9090), "
+           "or start one on this machine: `python -m triage lab prometheus up --scrape http://127.0.0.1:8000`.")
+
+# never disabled by the URL field (it commits on blur: a disabled button would swallow that first click)
+if st.button("Scan the fleet", type="primary", key="fleet.scan"):
+    try:
+        prom_url, _note = services.get().check_url(prom_url)
+    except services.ServiceError as e:
+        st.error(f"{e} {GET_ONE}")
+        st.stop()
     end = time.time()
     with st.spinner("Querying Prometheus…"):
         res = scan(prom_url.strip(), end - SINCE[since], end, step=float(step) or None, match=match.strip(),
                    threshold_s=float(stall_s))
         found = findings(res)
+    if res.errors and not res.replicas:
+        # a failed set-up is a message, not a stored ERROR run
+        st.session_state[RESULT_KEY] = None
+        st.error(f"{prom_url} did not answer as a Prometheus: {res.errors[0].message}. {GET_ONE} Nothing was saved.")
+        st.stop()
     try:
         run_id = record(services.get().store, res, found)
         session.set_open_run(run_id)
@@ -45,7 +59,7 @@ if st.button("Scan the fleet", type="primary", key="fleet.scan", disabled=not pr
 
 result = st.session_state.get(RESULT_KEY)
 if not result:
-    st.info("No scan yet: give the Prometheus URL that scrapes your vLLM servers and press **Scan the fleet**.")
+    st.info(f"No scan yet. {GET_ONE}")
     st.stop()
 
 doc, found_dicts = result
@@ -62,13 +76,13 @@ if reps:
 
 for i, f in enumerate(stalled):
     ev = f["evidence"]
-    with st.expander(f["title"], expanded=i < 3):
+    with st.expander(md.text(f["title"]), expanded=i < 3):
         st.write(f"**Version:** {ev.get('version_note') or 'unknown'}")
         st.dataframe([{"kind": e["kind"], "start (UTC)": e["start_utc"],
                        "end (UTC)": "ongoing" if e["ongoing"] else e["end_utc"], "duration (s)": e["duration_s"]}
                       for e in ev.get("episodes", [])], hide_index=True)
-        st.markdown(f"**Fix:** {f['fix']}")
-        st.caption("Refs: " + ", ".join(f["refs"]))
+        st.markdown(f"**Fix:** {md.link_refs(f['fix'])}")
+        st.caption(md.refs(f["refs"]))
         instance = (ev.get("labels") or {}).get("instance")
         if instance and st.button("Open this replica's triage", key=f"fleet.open.{i}"):
             url = instance if "://" in instance else f"http://{instance}"
