@@ -101,3 +101,23 @@ def test_refs_are_links() -> None:
 def test_a_block_is_plain_data() -> None:
     assert FixBlock("cmdline", "t", "c").to_dict() == {"kind": "cmdline", "title": "t", "code": "c",
                                                       "language": "bash", "note": ""}
+
+
+def test_reports_carry_the_same_blocks_under_the_verdict(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from triage.export import render
+    from triage.store import Store
+
+    store = Store(str(tmp_path / "t.db"))
+    saved = store.add_target("http://127.0.0.1:8001", MODEL, 256, CMD)
+    res = run_checklist(Target(url=None, cmdline=CMD, log_text=LOG_031, truncation=Truncation.parse("256"),
+                               target_id=saved.id), store=store, options=NO_GPU)
+    rec = store.get_run(res.run_id)
+    fixed = blocks_for_findings(res.findings, res.config, cmdline=CMD, url="http://127.0.0.1:8001")[0].code
+    md = render(rec, "md").decode()
+    assert md.index("## Fix: copy and paste") < md.index("## Findings")
+    assert f"```bash\n{fixed}\n```" in md
+    assert "[`vllm#55427`](https://github.com/vllm-project/vllm/issues/55427)" in md
+    html = render(rec, "html").decode()
+    assert html.index("Fix: copy and paste") < html.index("<h2>Findings</h2>")
+    assert f"<code>{fixed}</code>" in html
+    assert '<a href="https://github.com/vllm-project/vllm/issues/55427"><code>vllm#55427</code></a>' in html

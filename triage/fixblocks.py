@@ -357,3 +357,20 @@ def blocks_for_findings(findings: Iterable[Finding | Mapping[str, Any]], config:
 def _status(f: Finding | Mapping[str, Any]) -> str:
     s = f.status if isinstance(f, Finding) else f.get("status")
     return str(getattr(s, "value", s))
+
+
+def document_blocks(doc: Mapping[str, Any]) -> list[FixBlock]:
+    """The blocks of a run document (triage.export.json_): its worst root cause, for its target's command line.
+
+    The config is the run's effective config, else (a probe run) the facts in its meta. Never raises:
+    a report without blocks still carries the fix in words."""
+    try:
+        run = doc.get("run") or {}
+        config = run.get("config") or {}
+        if not (config.get("values") if isinstance(config, Mapping) else None) and isinstance(run.get("meta"), Mapping):
+            config = {"values": {k: v for k, v in run["meta"].items() if not isinstance(v, (dict, list))}}
+        t = doc.get("target") or {}
+        return blocks_for_findings(doc.get("findings") or [], config, cmdline=t.get("cmdline"), model=t.get("model"),
+                                   url=t.get("url"))
+    except Exception:  # noqa: BLE001 - an export never fails on its fix blocks
+        return []

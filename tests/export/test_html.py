@@ -36,7 +36,10 @@ def test_page_is_self_contained_with_plotly_inlined_once(record: RunRecord) -> N
     executable = [body for attrs, body in scripts if "type=" not in attrs]
     data = [attrs for attrs, _ in scripts if 'type="application/json"' in attrs]
     assert len(executable) == 2 and len(data) == 2  # plotly.js + bootstrap; engine stats + probe timeline
-    assert not re.search(r"\b(src|href)\s*=", page.split("<body>", 1)[1].split("<script")[0])  # nothing to fetch
+    body = page.split("<body>", 1)[1].split("<script")[0]
+    assert not re.search(r"\bsrc\s*=", body)  # nothing to fetch; links (vLLM issue refs, issue 23) are only followed
+    assert all(h.startswith("https://github.com/vllm-project/vllm/issues/")
+               for h in re.findall(r'<a href="([^"]*)"', body)) and not re.search(r"<(?!a )[^>]*\bhref\s*=", body)
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
     assert csp and "default-src 'none'" in csp.group(1) and "connect-src 'none'" in csp.group(1)
     hashes = set(re.findall(r"'sha256-([^']+)'", csp.group(1)))

@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from triage import charts
+from triage import charts, fixblocks
 from triage.export import rows, view
 from triage.export.groups import FindingGroup, document_groups
 from triage.redact import redact_text
@@ -97,11 +97,12 @@ def _finding_rows(fs: list[dict[str, Any]], idx: Iterable[int]) -> str:
 def _group(g: FindingGroup, fs: list[dict[str, Any]]) -> str:
     """One root cause: what it is, how many findings show it, the fix once, the findings beneath."""
     facts = ([f"Affected: <code>{esc(g.mode.affected_text)}</code>"] if g.mode.affected else []) + (
-        ["Refs: " + ", ".join(f"<code>{esc(r)}</code>" for r in g.mode.refs)] if g.mode.refs else [])
+        ["Refs: " + ", ".join(ref(r) for r in g.mode.refs)] if g.mode.refs else [])
     return (f"<div class=\"group\"><h3>{badge(g.status)} {esc(g.mode.title)} (<code>{esc(g.mode.id)}</code>): "
             f"shown by {g.count} finding(s)</h3><p>{esc(g.mode.mechanism)}</p>"
             + (f"<p>{' · '.join(facts)}</p>" if facts else "")
-            + (f"<p><b>Fix:</b> {esc(g.fix)}</p>" if g.fix else "") + _finding_rows(fs, g.indices) + "</div>")
+            + (f"<p><b>Fix:</b> {fixblocks.link_refs(esc(g.fix), 'html')}</p>" if g.fix else "")
+            + _finding_rows(fs, g.indices) + "</div>")
 
 
 def _detail(f: dict[str, Any], group_fix: str = "") -> str:
@@ -111,9 +112,29 @@ def _detail(f: dict[str, Any], group_fix: str = "") -> str:
     if f.get("fix") and f["fix"] != group_fix:  # the root cause's fix stands once, in its headline
         inner.append(f"<p><b>Fix:</b> {esc(f['fix'])}</p>")
     if f.get("refs"):
-        inner.append("<p>Refs: " + ", ".join(f"<code>{esc(r)}</code>" for r in f["refs"]) + "</p>")
+        inner.append("<p>Refs: " + ", ".join(ref(r) for r in f["refs"]) + "</p>")
     return (f"<details><summary>{badge(f['status'])} {esc(f['title'])} "
             f"(<code>{esc(f['check'])}</code>)</summary>{''.join(inner)}</details>")
+
+
+def ref(r: Any) -> str:
+    """A reference as code; a vLLM issue/PR one is a link to it."""
+    url = fixblocks.ref_url(str(r))
+    if url and str(r).strip().lower().startswith("vllm"):
+        return f'<a href="{esc(url)}"><code>{esc(r)}</code></a>'
+    return f"<code>{esc(r)}</code>"
+
+
+def fix_section(doc: dict[str, Any]) -> str:
+    """The worst root cause's fix as copyable blocks (triage.fixblocks), right under the verdict."""
+    blocks = fixblocks.document_blocks(doc)
+    if not blocks:
+        return ""
+    parts = ["<h2>Fix: copy and paste</h2>"]
+    for b in blocks:
+        parts.append(f"<p><b>{esc(b.title)}</b>" + (f" ({esc(b.note)})" if b.note else "") + "</p>"
+                     f"<pre class=\"fix\"><code>{esc(b.code)}</code></pre>")
+    return "".join(parts)
 
 
 def _findings(doc: dict[str, Any]) -> str:
@@ -159,6 +180,7 @@ def _body(doc: dict[str, Any]) -> tuple[str, str]:
         f"<h1>vLLM embedding triage: run {esc(doc['run'].get('id'))}</h1>",
         f"<p class=\"verdict\">Verdict: {badge(v.status)} ({esc(counts)}): {esc(v.headline)}</p>",
         _table(["", ""], view.target_rows(doc)),
+        fix_section(doc),
         "<h2>Findings</h2>", _findings(doc),
         "<h2>Charts</h2>", "".join(charts_html) or "<p>No metric samples or probe timelines in this run.</p>",
         "<h2>Probes</h2>",

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from triage import fixblocks
 from triage.export import view
 from triage.export.groups import FindingGroup, document_groups
 from triage.redact import redact_text
@@ -59,7 +60,7 @@ def _finding(f: dict[str, Any], group_fix: str = "") -> str:
     if f.get("fix") and f["fix"] != group_fix:  # the root cause's fix stands once, in its headline
         parts.append(f"**Fix:** {text(f['fix'])}")
     if f.get("refs"):
-        parts.append("Refs: " + ", ".join(code(r) for r in f["refs"]))
+        parts.append("Refs: " + ", ".join(ref(r) for r in f["refs"]))
     return "\n\n".join(parts)
 
 
@@ -68,14 +69,32 @@ def _group(g: FindingGroup, findings: list[dict[str, Any]]) -> str:
     parts = [f"### {g.status.upper()}: {text(g.mode.title)} ({code(g.mode.id)}): shown by {g.count} finding(s)",
              text(g.mode.mechanism, starts_line=True)]
     facts = ([f"Affected: {code(g.mode.affected_text)}"] if g.mode.affected else []) + (
-        ["Refs: " + ", ".join(code(r) for r in g.mode.refs)] if g.mode.refs else [])
+        ["Refs: " + ", ".join(ref(r) for r in g.mode.refs)] if g.mode.refs else [])
     if facts:
         parts.append(" · ".join(facts))
     if g.fix:
-        parts.append(f"**Fix:** {text(g.fix)}")
+        parts.append(f"**Fix:** {fixblocks.link_refs(text(g.fix))}")
     parts.append(table(["status", "check", "title"], [(findings[i]["status"].upper(), code(findings[i]["check"]),
                                                         text(findings[i]["title"])) for i in g.indices]))
     return "\n\n".join(parts)
+
+
+def ref(r: Any) -> str:
+    """A reference in a code span; a vLLM issue/PR one is a link to it."""
+    url = fixblocks.ref_url(str(r))
+    return f"[{code(r)}]({url})" if url and re.fullmatch(r"vllm ?#\d+", str(r).strip()) else code(r)
+
+
+def fix_section(doc: dict[str, Any]) -> list[str]:
+    """The worst root cause's fix as copyable fenced blocks (triage.fixblocks), right under the verdict."""
+    blocks = fixblocks.document_blocks(doc)
+    if not blocks:
+        return []
+    out = ["## Fix: copy and paste"]
+    for b in blocks:
+        out.append(f"**{text(b.title)}**" + (f" ({text(b.note)})" if b.note else ""))
+        out.append(block(b.code, b.language))
+    return out
 
 
 def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
@@ -84,6 +103,7 @@ def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     out = [f"# vLLM embedding triage: run {doc['run'].get('id')}",
            f"**Verdict: {v.status.upper()}** ({counts or 'no findings'}): {text(v.headline)}",
            table(["", ""], [(k, code(val)) for k, val in view.target_rows(doc)]),
+           *fix_section(doc),
            "## Findings"]
     findings = doc.get("findings") or []
     grouped, rest = document_groups(doc)

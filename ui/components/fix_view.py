@@ -9,11 +9,11 @@ import streamlit as st
 from ui.components import md
 
 
-def show(blocks: Sequence[Any], *, heading: str = "Fix — copy and paste") -> None:
+def show(blocks: Sequence[Any], *, heading: str = "Fix — copy and paste", key: str = "fix-blocks") -> None:
     """Right under a verdict banner: the command line first, then the request, the client, the upgrade."""
     if not blocks:
         return
-    with st.container(border=True, key="fix-blocks"):
+    with st.container(border=True, key=key):
         st.markdown(f"**{heading}**")
         for b in blocks:
             st.caption(md.prose(b.title) + (f" · {md.prose(b.note)}" if b.note else ""))

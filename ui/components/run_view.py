@@ -5,13 +5,25 @@ from typing import Any
 
 import streamlit as st
 
-from ui.components import finding_card, verdict
+from ui.components import finding_card, fix_view, md, verdict
+
+KINDS = {"check": "checklist", "probe": "probes", "logs": "log analysis", "watch": "engine watch",
+         "fleet": "fleet scan", "import": "imported run"}
+
+
+def title(run: Any) -> str:
+    """'#4 · checklist · FAIL · 2026-12-01 10:02:11 · http://…': a run as people pick it, not a bare number."""
+    return (f"#{run.id} · {KINDS.get(run.kind, run.kind)} · {verdict.plain(run.status)} · {run.started_at}"
+            + (f" · {run.target}" if getattr(run, "target", None) else ""))
 
 
 def show(run: Any, compact: bool = False) -> None:
-    """Render a services.RunDetail: header, findings, probes, config."""
-    verdict.banner(run.status, f"Run #{run.id} · {run.kind} · {run.target} · `{run.model or '?'}` · {run.started_at}"
-                   + (f" · {run.summary}" if run.summary else ""))
+    """Render a services.RunDetail: header, the fix as copyable blocks, findings, probes, config."""
+    verdict.banner(run.status, f"Run #{run.id} · {KINDS.get(run.kind, run.kind)} · {md.text(run.target)} · "
+                   f"{md.code(run.model or '?')} · {run.started_at}" + (f" · {md.text(run.summary)}" if run.summary
+                                                                         else ""))
+    if verdict.status_str(run.status) in ("fail", "error", "warn"):
+        fix_view.show(getattr(run, "blocks", ()) or (), key=f"fix-blocks-{run.id}")
     if run.findings:
         finding_card.show_grouped(run.findings, run.groups, run.ungrouped)
     else:

@@ -35,7 +35,8 @@ if page.total == 0:
     st.info("No runs yet. Run the **Checklist** or **Probes**, or analyze a log, and they appear here.")
     st.stop()
 
-st.dataframe([{"run": r.id, "status": verdict.plain(r.status), "kind": r.kind, "target": r.target,
+st.dataframe([{"run": r.id, "status": verdict.plain(r.status), "kind": run_view.KINDS.get(r.kind, r.kind),
+               "target": r.target,
                "model": r.model, "started": r.started_at, "summary": r.summary} for r in page.rows],
              hide_index=True, width="stretch")
 
@@ -43,7 +44,8 @@ st.subheader("Open a run")
 ids = [r.id for r in page.rows]
 opened = session.open_run()
 default = ids.index(opened) if opened in ids else 0
-choice = st.selectbox("Run", ids, index=default, key="history.open", format_func=lambda i: f"#{i}")
+names = {r.id: run_view.title(r) for r in page.rows}
+choice = st.selectbox("Run", ids, index=default, key="history.open", format_func=lambda i: names.get(i, f"#{i}"))
 if st.button("Open run", key="history.open_btn"):
     session.set_open_run(choice)
     opened = choice
@@ -59,10 +61,10 @@ if opened is not None:
         run_view.show(detail)
 
 st.subheader("Compare two runs")
-c1, c2, c3 = st.columns([1, 1, 1])
-left = c1.number_input("Left run #", min_value=1, step=1, value=ids[1] if len(ids) > 1 else ids[0],
-                       key="history.left")
-right = c2.number_input("Right run #", min_value=1, step=1, value=ids[0], key="history.right")
+c1, c2, c3 = st.columns([2, 2, 1])
+left = c1.selectbox("Left run", ids, index=1 if len(ids) > 1 else 0, key="history.left",
+                    format_func=lambda i: names.get(i, f"#{i}"))
+right = c2.selectbox("Right run", ids, index=0, key="history.right", format_func=lambda i: names.get(i, f"#{i}"))
 only_changed = c3.toggle("Only what changed", value=True, key="history.only_changed")
 if st.button("Compare", key="history.compare"):
     st.session_state["history.comparing"] = True  # keep showing it across reruns (toggle, paging)
