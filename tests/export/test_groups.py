@@ -54,7 +54,8 @@ def test_reports_say_the_fix_once(run_id, fmt):
     store, rid = run_id
     text = render(store.get_run(rid), fmt).decode()
     # vLLM refs are links in reports (issue 23): read the fix's words without the link markup
-    text = re.sub(r"\[(vllm#\d+)\]\([^)]*\)|<a href=\"[^\"]*\">(vllm#\d+)</a>", lambda m: m.group(1) or m.group(2), text)
+    text = re.sub(r"\[(vllm#\d+)\]\([^)]*\)|<a href=\"[^\"]*\">(vllm#\d+)</a>",
+                  lambda m: m.group(1) or m.group(2), text)
     assert text.count(POOLING_LIVELOCK.title if fmt == "md" else POOLING_LIVELOCK.title.replace("<", "&lt;")) == 1
     fix = FIX if fmt == "md" else FIX.replace(">", "&gt;")
     assert text.replace("\\", "").count(fix.replace("\\", "")) == 1  # once, in the headline
