@@ -149,3 +149,77 @@ def test_answer_and_rerun_and_analyze_log_act_on_the_first_click(ctx, dashboard)
     pg.get_by_label("…or paste vLLM log").fill(log.read_text()[:20000])  # no Ctrl+Enter
     pg.get_by_role("button", name="Analyze log").click()
     expect(pg.get_by_role("heading", name="Start-up config")).to_be_visible(timeout=SLOW)
+
+
+def _use_target(pg, srv) -> None:  # type: ignore[no-untyped-def]
+    pg.get_by_label("Server URL").fill(srv.url)
+    pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True).fill("256")
+    pg.get_by_role("button", name="Use this target").click()
+    expect(pg.get_by_text(re.compile(r"Target: .*truncate_prompt_tokens 256")).first).to_be_visible(timeout=SLOW)
+
+
+def _hang_and_abort(srv, hold_s: float) -> None:  # type: ignore[no-untyped-def]
+    """What the seed probe sends: an input truncated to exactly max_model_len (256) tokens, which livelocks
+    0.31.0; the client gives up after ``hold_s`` and closes the connection, which aborts it in vLLM."""
+    import httpx
+
+    body = {"model": srv.served_model, "input": ["hello world " * 400], "truncate_prompt_tokens": 256}
+    try:
+        httpx.post(f"{srv.url}/v1/embeddings", json=body, timeout=hold_s)
+    except httpx.TimeoutException:
+        pass
+
+
+@pytest.mark.real_server
+def test_a_stall_stays_in_the_alert_history_after_it_ends(ctx, dashboard, server_031_livelock):  # type: ignore[no-untyped-def]  # noqa: F811
+    import threading
+
+    srv = server_031_livelock
+    pg = _open(ctx, dashboard)
+    _use_target(pg, srv)
+    nav(pg, "Engine stats")
+    expect(pg.get_by_text(re.compile(r"\d+ samples")).first).to_be_visible(timeout=SLOW)
+    t = threading.Thread(target=_hang_and_abort, args=(srv, 12.0), daemon=True)
+    t.start()
+    expect(pg.get_by_test_id("stAlertContentError").first).to_contain_text("livelock", timeout=SLOW)
+    shot(pg, "trust-4-stall-open")
+    t.join(timeout=30)
+    # the live alert is gone, the episode stays: start, end, how it ended, its evidence
+    expect(pg.get_by_text(re.compile(r"No stall now · 1 stall episode"))).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_role("heading", name=re.compile(r"Alert history \(1\)"))).to_be_visible()
+    expect(pg.get_by_text(re.compile(r"Evidence of #1: livelock from \d\d:\d\d:\d\d"))).to_be_visible()
+    grid = pg.get_by_test_id("stDataFrame").filter(has=pg.locator("canvas")).first
+    expect(grid).to_be_visible()
+    pg.wait_for_timeout(3000)  # a few more ticks: it is still listed
+    expect(pg.get_by_role("heading", name=re.compile(r"Alert history \(1\)"))).to_be_visible()
+    shot(pg, "trust-5-stall-history")
+    pg.get_by_text("Live", exact=True).click()
+
+
+PAGES = ("Target", "Checklist", "Probes", "Vectors & clients", "Engine stats", "Logs", "Fleet", "History", "Report")
+
+
+@pytest.mark.real_server
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_in_light_and_dark(browser, dashboard, server_031_livelock, scheme):  # type: ignore[no-untyped-def]  # noqa: F811
+    """The theme follows the system: each page screenshotted in both (test-output/ui/theme-*.png, read in review)."""
+    c = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=scheme)
+    try:
+        pg = _open(c, dashboard)
+        _use_target(pg, server_031_livelock)
+        nav(pg, "Checklist")
+        pg.get_by_role("button", name="Run checklist").click()
+        expect(pg.get_by_test_id("stCode").first).to_be_visible(timeout=SLOW)
+        bg = pg.evaluate("getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor")
+        dark = sum(int(x) for x in re.findall(r"\d+", bg)[:3]) < 3 * 128
+        assert dark == (scheme == "dark"), bg
+        primary = pg.get_by_role("button", name="Run checklist").evaluate("b => getComputedStyle(b).backgroundColor")
+        assert primary == "rgb(37, 99, 235)", primary  # blue, not FAIL red
+        for name in PAGES:
+            if name != "Checklist":
+                nav(pg, name)
+            shot(pg, f"theme-{scheme}-{name.split()[0].lower()}")
+            if name == "Engine stats":
+                pg.get_by_text("Live", exact=True).click()
+    finally:
+        c.close()
