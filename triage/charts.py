@@ -159,8 +159,8 @@ def engine_stats_figure(
         title={"text": title, "y": 0.995, "yanchor": "top"},
         height=230 * len(panels) + 120,
         hovermode="x unified",
-        margin={"l": 70, "r": 20, "t": 90, "b": 40},
-        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1.0, "xanchor": "right"},
+        margin={"l": 70, "r": 150, "t": 90, "b": 40},
+        legend={"orientation": "v", "y": 1.0, "yanchor": "top", "x": 1.01, "xanchor": "left"},  # clear of the titles
     )
     for i, (_t, unit) in enumerate(panels, 1):
         fig.update_yaxes(title_text=unit, row=i, col=1)

@@ -159,13 +159,18 @@ def _use_target(pg, srv) -> None:  # type: ignore[no-untyped-def]
 
 
 def _hang_and_abort(srv, hold_s: float) -> None:  # type: ignore[no-untyped-def]
-    """What the seed probe sends: an input truncated to exactly max_model_len (256) tokens, which livelocks
-    0.31.0; the client gives up after ``hold_s`` and closes the connection, which aborts it in vLLM."""
+    """What the seed probe sends: [SHORT, LONG], the long one truncated to exactly max_model_len (256) tokens,
+    which livelocks 0.31.0; the client gives up after ``hold_s`` and closes the connection: vLLM aborts it."""
+    import uuid
+
     import httpx
 
-    body = {"model": srv.served_model, "input": ["hello world " * 400], "truncate_prompt_tokens": 256}
+    # a fresh prompt each time: a cached prefix of an earlier one would not hang
+    body = {"model": srv.served_model, "input": ["hi", f"{uuid.uuid4()} " + "hello world " * 400],
+            "truncate_prompt_tokens": 256}
     try:
-        httpx.post(f"{srv.url}/v1/embeddings", json=body, timeout=hold_s)
+        r = httpx.post(f"{srv.url}/v1/embeddings", json=body, timeout=hold_s)
+        raise AssertionError(f"the livelock request answered: {r.status_code} {r.text[:200]}")
     except httpx.TimeoutException:
         pass
 
@@ -179,10 +184,10 @@ def test_a_stall_stays_in_the_alert_history_after_it_ends(ctx, dashboard, server
     _use_target(pg, srv)
     nav(pg, "Engine stats")
     expect(pg.get_by_text(re.compile(r"\d+ samples")).first).to_be_visible(timeout=SLOW)
-    t = threading.Thread(target=_hang_and_abort, args=(srv, 12.0), daemon=True)
+    t = threading.Thread(target=_hang_and_abort, args=(srv, 20.0), daemon=True)
     t.start()
-    expect(pg.get_by_test_id("stAlertContentError").first).to_contain_text("livelock", timeout=SLOW)
-    shot(pg, "trust-4-stall-open")
+    # the live alert (a loaded box may draw it for one tick only) …
+    expect(pg.get_by_test_id("stAlertContentError").first).to_contain_text("ENGINE STALLED", timeout=SLOW)
     t.join(timeout=30)
     # the live alert is gone, the episode stays: start, end, how it ended, its evidence
     expect(pg.get_by_text(re.compile(r"No stall now · 1 stall episode"))).to_be_visible(timeout=SLOW)
@@ -214,7 +219,8 @@ def test_every_page_in_light_and_dark(browser, dashboard, server_031_livelock, s
         dark = sum(int(x) for x in re.findall(r"\d+", bg)[:3]) < 3 * 128
         assert dark == (scheme == "dark"), bg
         primary = pg.get_by_role("button", name="Run checklist").evaluate("b => getComputedStyle(b).backgroundColor")
-        assert primary == "rgb(37, 99, 235)", primary  # blue, not FAIL red
+        r, g, b = (int(x) for x in re.findall(r"\d+", primary)[:3])
+        assert b > 200 and r < 100, primary  # blue, not FAIL red
         for name in PAGES:
             if name != "Checklist":
                 nav(pg, name)
