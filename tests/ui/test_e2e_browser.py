@@ -157,7 +157,7 @@ def test_livelock_on_0310_then_probes_stats_logs_history_report(page, server_031
     enter_target(pg, srv, "031")
     walk_checklist(pg, "031")
     summary = pg.get_by_test_id("stAlertContentError").filter(has_text="FAIL").first
-    expect(summary).to_contain_text("Livelock", timeout=SLOW)  # the check's title names the record's issue
+    expect(summary).to_contain_text(POOLING_LIVELOCK.title, timeout=SLOW)  # the banner names the root cause
     expect(summary).to_contain_text(POOLING_LIVELOCK.refs[0])
     expect(pg.get_by_role("heading", name=re.compile(r"^7\. max_model_len vs truncate_prompt_tokens — .*FAIL"))
            ).to_be_visible()

@@ -116,6 +116,11 @@ def _use() -> None:
     except services.ServiceError as e:
         warn = (warn + " " if warn else "") + f"Using the target for this session, but it could not be saved: {e}"
     session.set_target(form)
+    # the form keeps what was accepted (a field only typed into is dropped by the next page switch)
+    fetched = st.session_state.get("target.models")
+    _fill(url, form.model, form.truncation.config_value(), cmdline)
+    st.session_state["target.models"] = fetched
+    st.session_state["target.log"] = log_text or ""
     if warn:
         _say("warning", warn)
     else:
