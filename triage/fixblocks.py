@@ -161,10 +161,14 @@ def rebuild_cmdline(config: Any) -> Optional[list[str]]:
     model = vals.get("model") or vals.get("served_model_name")
     if not isinstance(model, str) or not model:
         return None
+    # the keys the user set explicitly, when a command line or a log's non-default args told (else every stated one)
+    stated = getattr(config, "stated_args", None) if not isinstance(config, Mapping) else config.get("stated_args")
     argv = ["vllm", "serve", model]
     for k in _REBUILD_KEYS:
         v = vals.get(k)
         if v is None or srcs.get(k) == "default-rule" or (k == "served_model_name" and v == model):
+            continue
+        if stated is not None and k not in stated:
             continue
         argv += _flag_tokens(k, v)
     return argv
