@@ -78,9 +78,14 @@ for i, f in enumerate(stalled):
     ev = f["evidence"]
     with st.expander(md.text(f["title"]), expanded=i < 3):
         st.write(f"**Version:** {ev.get('version_note') or 'unknown'}")
-        st.dataframe([{"kind": e["kind"], "start (UTC)": e["start_utc"],
-                       "end (UTC)": "ongoing" if e["ongoing"] else e["end_utc"], "duration (s)": e["duration_s"]}
-                      for e in ev.get("episodes", [])], hide_index=True)
+        eps = ev.get("episodes", [])
+        st.dataframe([{"#": n, "kind": e["kind"], "start (UTC)": e["start_utc"],
+                       "end (UTC)": "ongoing" if e["ongoing"] else e["end_utc"], "duration (s)": e["duration_s"],
+                       "how it ended": "still stalled at the end of the range" if e["ongoing"] else
+                       "progress resumed, or the requests left the engine"} for n, e in enumerate(eps, 1)],
+                     hide_index=True)
+        st.caption("Evidence per episode (the gauges and frozen counters Prometheus recorded):")
+        st.json({f"#{n}": e.get("evidence") for n, e in enumerate(eps, 1)}, expanded=False)
         st.markdown(f"**Fix:** {md.link_refs(f['fix'])}")
         st.caption(md.refs(f["refs"]))
         instance = (ev.get("labels") or {}).get("instance")
