@@ -141,7 +141,7 @@ def enter_target(pg, srv, tag: str, paste_cmdline: bool = True) -> None:  # type
     pg.get_by_role("button", name="Use this target").click()
     # the banner states what the checklist will use: the URL and the truncation typed above
     banner = re.compile(r"Target: .*" + re.escape(srv.url.split("//")[1]) + r".*truncate_prompt_tokens 256")
-    expect(pg.get_by_text(banner)).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_text(banner).first).to_be_visible(timeout=SLOW)
     shot(pg, f"{tag}-1-target")
 
 

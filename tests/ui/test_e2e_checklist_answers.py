@@ -38,7 +38,7 @@ def test_answering_the_gpu_question_turns_unknown_into_fail(page):  # type: igno
     pg.get_by_text("Optional: the").click()
     commit(pg, pg.get_by_label("vllm serve command line"), SEED_CMD, "Control+Enter")
     pg.get_by_role("button", name="Use this target").click()
-    expect(pg.get_by_text(re.compile(r"Target: .*" + re.escape(url.split("//")[1])))).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_text(re.compile(r"Target: .*" + re.escape(url.split("//")[1]))).first).to_be_visible(timeout=SLOW)
 
     nav(pg, "Checklist")
     expect(pg.get_by_text(re.compile(r"truncate_prompt_tokens\s*2048")).first).to_be_visible(timeout=SLOW)
