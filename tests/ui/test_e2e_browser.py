@@ -192,9 +192,9 @@ def test_livelock_on_0310_then_probes_stats_logs_history_report(page, server_031
 
     nav(pg, "History")
     expect(pg.get_by_text(re.compile(r"Page 1 of 1 · 3 runs"))).to_be_visible(timeout=SLOW)
-    for box, run in (("Left run", 1), ("Right run", 3)):  # runs are picked by what they are, not bare numbers
+    for box, run, kind in (("Left run", 1, "checklist"), ("Right run", 3, "log analysis")):  # picked by what they are
         pg.get_by_role("combobox", name=box).click()
-        pg.keyboard.type(f"#{run} · ")  # the list filters to that run; Enter picks it
+        pg.keyboard.type(f"#{run} · {kind}")  # the list filters to that run; Enter picks it
         pg.keyboard.press("Enter")
         expect(pg.get_by_role("combobox", name=box)).to_have_value(re.compile(rf"^#{run} · "), timeout=SLOW)
     pg.get_by_role("button", name="Compare").click()
