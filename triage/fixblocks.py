@@ -18,6 +18,7 @@ import difflib
 import json
 import re
 import shlex
+from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -26,7 +27,8 @@ from triage import catalogue
 from triage.catalogue import FailureMode
 from triage.catalogue.versions import fmt
 from triage.findings import Finding, severity
-from triage.vllm import flags as vflags
+from triage.vllm import knowledge
+from triage.vllm.knowledge import Option, normalize_option
 
 VLLM_REPO = "https://github.com/vllm-project/vllm"
 # "vllm#55427", "vllm #55427", and a bare "#48039" (4+ digits, the numbers vLLM's tracker uses)
@@ -101,16 +103,22 @@ def _stuck_waiting(cfg: Mapping[str, Any]) -> list[Edit]:
     return out
 
 
+def _release(vals: Mapping[str, Any]) -> knowledge.Release:
+    """The release whose own parser spells the options (the deployment's, else the nearest read)."""
+    return knowledge.release(knowledge.for_version(vals.get("vllm_version")).release)
+
+
 def _removed(cfg: Mapping[str, Any]) -> list[Edit]:
+    rel = _release(cfg)
     serve: dict[str, Any] = {}
     for r in cfg.get("cmdline_removed_flags") or cfg.get("removed") or []:
         if isinstance(r, dict) and str(r.get("option", "")).startswith("--"):
             serve[f"!{r['option']}"] = None  # an option vLLM no longer has: dropped by its name
             use = str(r.get("use") or "")
             for opt, val in re.findall(r"(--[a-z][\w-]*)(?:[ =]([^\s,;()]+))?", use):
-                spec, neg = vflags.lookup(opt)
+                spec = rel.lookup(opt)
                 if spec is not None:
-                    serve[spec.dest] = (not neg) if neg is not None else (val or True)
+                    serve[spec.dest] = rel.sets(opt) if spec.kind != "value" else (val or True)
     return [Edit(serve=serve, why="options this vLLM has")] if serve else []
 
 
@@ -155,9 +163,10 @@ def _option(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def rebuild_cmdline(config: Any) -> Optional[list[str]]:
+def rebuild_cmdline(config: Any, rel: Optional[knowledge.Release] = None) -> Optional[list[str]]:
     """``vllm serve MODEL --flag value …`` from the effective config's stated values; None without a model."""
     vals, srcs = _values(config), _sources(config)
+    rel = rel or _release(vals)
     model = vals.get("model") or vals.get("served_model_name")
     if not isinstance(model, str) or not model:
         return None
@@ -170,19 +179,30 @@ def rebuild_cmdline(config: Any) -> Optional[list[str]]:
             continue
         if stated is not None and k not in stated:
             continue
-        argv += _flag_tokens(k, v)
+        argv += _flag_tokens(k, v, rel)
     return argv
 
 
-def _flag_tokens(dest: str, value: Any) -> list[str]:
-    opt = _option(dest)
-    spec, _ = vflags.lookup(opt)
+@lru_cache(maxsize=64)
+def _by_dest(release: str) -> dict[str, Option]:
+    rel = knowledge.release(release)
+    out: dict[str, Option] = {}
+    for opt in (rel.lookup(s) for s in rel.option_strings()):
+        if opt is not None:
+            out.setdefault(opt.dest, opt)
+    return out
+
+
+def _flag_tokens(dest: str, value: Any, rel: knowledge.Release) -> list[str]:
+    """``dest`` set to ``value`` in the release's own spelling (``--no-X`` / ``--disable-X`` where it has them)."""
+    spec = _by_dest(rel.release).get(dest)
+    opt = spec.canonical if spec is not None else _option(dest)
     if isinstance(value, bool):
-        if spec is not None and spec.kind == "flag":
-            return [opt] if value else []
+        if spec is not None and spec.kind != "value":
+            spelled = sorted((x for x in spec.strings if x.startswith("--") and spec.sets.get(x) is value),
+                             key=lambda x: (not x.startswith("--no-"), x != spec.canonical, x))
+            return spelled[:1]  # a store_true flag has no spelling for False: leaving it out is the fix
         return [opt] if value else ["--no-" + opt[2:]]
-    if value is True:
-        return [opt]
     return [opt, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
 
 
@@ -190,15 +210,10 @@ def _tokens(cmdline: str) -> list[str]:
     return shlex.split(cmdline.replace("\\\r\n", " ").replace("\\\n", " "), comments=False)
 
 
-def _dest_of(token: str) -> tuple[Optional[str], bool]:
-    """(dest, takes_value_inline) of an option token; ``--x=v`` is one token."""
-    opt = token.split("=", 1)[0]
-    spec, _ = vflags.lookup(opt)
-    return (spec.dest if spec else None), "=" in token
-
-
-def apply_serve(argv: list[str], serve: Mapping[str, Any]) -> list[str]:
-    """The command line with each option of ``serve`` set (replaced where given, appended otherwise)."""
+def apply_serve(argv: list[str], serve: Mapping[str, Any], rel: Optional[knowledge.Release] = None) -> list[str]:
+    """The command line with each option of ``serve`` set (replaced where given, appended otherwise), in the
+    spelling of ``rel`` (default: the newest release read); ``!--opt`` drops an option by its name."""
+    rel = rel or knowledge.release(knowledge.releases()[-1])
     drop_names = {k[1:] for k in serve if k.startswith("!")}
     dests = {k for k in serve if not k.startswith("!")}
     out: list[str] = []
@@ -206,9 +221,9 @@ def apply_serve(argv: list[str], serve: Mapping[str, Any]) -> list[str]:
     while i < len(argv):
         tok = argv[i]
         if tok.startswith("--"):
-            dest, inline = _dest_of(tok)
-            name = vflags.normalize_option(tok.split("=", 1)[0])
-            spec, _ = vflags.lookup(name)
+            name, inline = normalize_option(tok.split("=", 1)[0]), "=" in tok
+            spec = rel.lookup(name)
+            dest = spec.dest if spec is not None else None
             takes = not inline and (spec.kind == "value" if spec else (i + 1 < len(argv)
                                                                        and not argv[i + 1].startswith("-")))
             if (dest is not None and dest in dests) or name in drop_names:
@@ -223,7 +238,7 @@ def apply_serve(argv: list[str], serve: Mapping[str, Any]) -> list[str]:
         i += 1
     for dest in dests:
         if serve[dest] is not None:
-            out += _flag_tokens(dest, serve[dest])
+            out += _flag_tokens(dest, serve[dest], rel)
     return out
 
 
@@ -296,9 +311,10 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
             given = _tokens(cmdline) if cmdline and cmdline.strip() else None
         except ValueError:  # unbalanced quotes: rebuild instead of guessing
             given = None
-        argv = given or rebuild_cmdline(config)
+        rel = _release(vals)
+        argv = given or rebuild_cmdline(config, rel)
         if argv:
-            fixed = apply_serve(argv, serve)
+            fixed = apply_serve(argv, serve, rel)
             note = ("Your command line with the fix applied." if given else
                     "Rebuilt from the effective config (no command line was given): compare it with yours.")
             why = "; ".join(e.why for e in edits if e.serve and e.why)
@@ -309,7 +325,7 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
             if diff:
                 out.append(FixBlock("diff", "What changes in the command line", diff, "diff"))
         else:
-            opts = " ".join(shlex.join(_flag_tokens(k, v)) if v is not None else f"(drop {_option(k.lstrip('!'))})"
+            opts = " ".join(shlex.join(_flag_tokens(k, v, rel)) if v is not None else f"(drop {_option(k.lstrip('!'))})"
                             for k, v in serve.items())
             out.append(FixBlock("cmdline", "Serve options to set", opts, "bash",
                                 "Give the command line on the Target page for a ready-to-run line."))
