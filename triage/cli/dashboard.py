@@ -51,12 +51,17 @@ def config_flags(path: Path | None) -> list[str]:
     with path.open("rb") as f:
         data = tomllib.load(f)
     flags: list[str] = []
-    for section, values in data.items():
-        if not isinstance(values, dict):
-            continue
+
+    def walk(prefix: str, values: dict[str, object]) -> None:
         for key, value in values.items():
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            flags += [f"--{section}.{key}", text]
+            if isinstance(value, dict):  # a sub-table: [theme.light] is --theme.light.primaryColor
+                walk(f"{prefix}.{key}", value)
+            else:
+                flags.extend([f"--{prefix}.{key}", str(value).lower() if isinstance(value, bool) else str(value)])
+
+    for section, values in data.items():
+        if isinstance(values, dict):
+            walk(section, values)
     return flags
 
 
