@@ -43,6 +43,16 @@ def _open(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
     return pg
 
 
+def _form(pg, url: str, tpt: str = "", cmd: str = "", model: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Every Target field set (a new tab opens on the last target, whose values fill the form), no Enter."""
+    pg.get_by_label("Server URL").fill(url)
+    if model is not None:
+        pg.get_by_label("Model (press Fetch models to list them, or type the id)").fill(model)
+    pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True).fill(tpt)
+    pg.get_by_text("Optional: the").click()
+    pg.get_by_label("vllm serve command line").fill(cmd)
+
+
 def _sidebar(pg):  # type: ignore[no-untyped-def]
     return pg.get_by_test_id("stSidebar")
 
@@ -100,7 +110,7 @@ def test_seed_case_fix_block_is_a_runnable_command_line(ctx, dashboard, server_0
 def test_bad_targets_are_refused_with_the_reason(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
     pg = _open(ctx, dashboard)
     dead = f"127.0.0.1:{_free_port()}"
-    pg.get_by_label("Server URL").fill(dead)  # no scheme, and nothing listens there
+    _form(pg, dead)  # no scheme, and nothing listens there
     pg.get_by_role("button", name="Use this target").click()
     err = pg.get_by_test_id("stAlertContentError").filter(has_text="cannot be used")
     expect(err).to_contain_text(f"http://{dead} cannot be used", timeout=SLOW)
@@ -117,12 +127,9 @@ def test_bad_targets_are_refused_with_the_reason(ctx, dashboard):  # type: ignor
 def test_answer_and_rerun_and_analyze_log_act_on_the_first_click(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
     """Offline (a command line, no server): Use → Checklist asks truncate_prompt_tokens → type, click once."""
     pg = _open(ctx, dashboard)
-    pg.get_by_label("Server URL").fill(f"http://127.0.0.1:{_free_port()}")
-    pg.get_by_label("Model (press Fetch models to list them, or type the id)").fill("Qwen/Qwen3-Embedding-4B")
-    pg.get_by_text("Optional: the").click()
-    pg.get_by_label("vllm serve command line").fill(
-        "docker run --gpus all vllm/vllm-openai:v0.31.0 Qwen/Qwen3-Embedding-4B --runner pooling --convert embed "
-        "--max-model-len 2048 --max-num-batched-tokens 1024 --enable-chunked-prefill")
+    _form(pg, f"http://127.0.0.1:{_free_port()}", model="Qwen/Qwen3-Embedding-4B",
+          cmd="docker run --gpus all vllm/vllm-openai:v0.31.0 Qwen/Qwen3-Embedding-4B --runner pooling --convert "
+              "embed --max-model-len 2048 --max-num-batched-tokens 1024 --enable-chunked-prefill")
     pg.get_by_role("button", name="Use this target").click()
     expect(pg.get_by_text("the checklist will read only the command line")).to_be_visible(timeout=SLOW)
 
@@ -152,8 +159,7 @@ def test_answer_and_rerun_and_analyze_log_act_on_the_first_click(ctx, dashboard)
 
 
 def _use_target(pg, srv) -> None:  # type: ignore[no-untyped-def]
-    pg.get_by_label("Server URL").fill(srv.url)
-    pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True).fill("256")
+    _form(pg, srv.url, "256")
     pg.get_by_role("button", name="Use this target").click()
     expect(pg.get_by_text(re.compile(r"Target: .*truncate_prompt_tokens 256")).first).to_be_visible(timeout=SLOW)
 

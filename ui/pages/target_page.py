@@ -156,7 +156,9 @@ try:
 except ValueError:
     st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
 
-with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"):
+given = [w for w, k in (("command line", "target.cmdline"), ("start-up log", "target.log")) if st.session_state.get(k)]
+with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"
+                 + (f" — {' and '.join(given)} given" if given else "")):
     st.caption("A fix is shown applied to this command line, ready to copy.")
     st.text_area("vllm serve command line", key="target.cmdline", height=80,
                  placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …")
