@@ -96,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `… | head`: the reader has what it wanted; no message, nothing more to write
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+        except (OSError, AttributeError, ValueError):
+            pass
+        return 0
     except CommandError as e:
         print(f"{args.command}: {e}", file=sys.stderr)
         return 2

@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
     pl.set_defaults(func=_list)
     po = ks.add_parser("options", help="a release's vllm serve options, or one option's history")
     po.add_argument("--vllm", required=True, metavar="X.Y.Z")
-    po.add_argument("--option", help="one option (any spelling): its history across the releases")
+    po.add_argument("--option", help="one option (any spelling): its history across the releases; write it "
+                    "with '=', e.g. --option=--log-level")
     po.set_defaults(func=_options)
     pd = ks.add_parser("diff", help="what changed between two known releases")
     pd.add_argument("old", metavar="A")
