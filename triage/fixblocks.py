@@ -31,7 +31,7 @@ from triage.vllm import knowledge
 from triage.vllm.knowledge import Option, normalize_option
 
 VLLM_REPO = "https://github.com/vllm-project/vllm"
-# "vllm#55427", "vllm #55427", and a bare "#48039" (4+ digits, the numbers vLLM's tracker uses)
+# "vllm#NNNNN", "vllm #NNNNN", and a bare "#NNNNN" (4+ digits, the numbers vLLM's tracker uses)
 _REF = re.compile(r"(?<![\w/#\[])((?:vllm ?)?#)(\d{4,6})\b")
 
 

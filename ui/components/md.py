@@ -24,7 +24,7 @@ def text(s: Any) -> str:
 
 
 def prose(s: Any) -> str:
-    """Escaped text with vLLM refs (vllm#55427, #48039) as links."""
+    """Escaped text with vLLM refs (vllm#NNNNN, #NNNNN) as links."""
     return link_refs(text(s).replace("\\#", "#"))
 
 

@@ -44,3 +44,21 @@ def kept_for_target(key: str, target: Target) -> Any:
     """The result kept under ``key``, or None when there is none or it was for another server."""
     kept = st.session_state.get(key)
     return kept[1] if kept and kept[0] == target.url else None
+
+
+def run_probe_sets(key: str, target: Target, svc: services.Services, sets: list[str], *,
+                   allow_hang: bool = False, model_path: str | None = None) -> None:
+    """Run probe sets for the page with the target's log, command line (and model path) as server evidence,
+    under a spinner, keeping the result under ``key`` (``run_for_target``)."""
+    from triage.probes.vectors import EVIDENCE, ServerEvidence
+
+    token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline, model_path=model_path))
+
+    def run_sets() -> services.ProbeRunView:
+        with st.spinner(f"Running {', '.join(sets)}…"):
+            return svc.run_probes(target, sets, allow_hang=allow_hang)
+
+    try:
+        run_for_target(key, target, run_sets)
+    finally:
+        EVIDENCE.reset(token)

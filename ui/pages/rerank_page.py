@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from triage.probes.vectors import EVIDENCE, ServerEvidence
-from ui import services
 from ui.components import finding_card, hang_confirm, page, rerank_chart, verdict
 
 svc = page.header(
@@ -19,21 +17,13 @@ svc = page.header(
 )
 
 target = page.target_or_stop()
-want_hang = st.checkbox("Also run the #55427 rerank livelock probe (may hang an affected server until it is aborted)",
+want_hang = st.checkbox(f"Also run the {POOLING_LIVELOCK.refs[0]} rerank livelock probe (may hang an affected server "
+                        "until it is aborted)",
                         value=False, key="rerank.seed")
 hang = hang_confirm.show("rerank.hang", 30.0) if want_hang else False  # the probe set's default deadline
 if st.button("Run", type="primary", key="rerank.run", disabled=want_hang and not hang):
-    token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline))
     sets = ["rerank", "rerank-seed"] if hang else ["rerank"]
-
-    def run_sets() -> services.ProbeRunView:
-        with st.spinner(f"Running {', '.join(sets)}…"):
-            return svc.run_probes(target, sets, allow_hang=hang)
-
-    try:
-        page.run_for_target("rerank.result", target, run_sets)
-    finally:
-        EVIDENCE.reset(token)
+    page.run_probe_sets("rerank.result", target, svc, sets, allow_hang=hang)
 
 res = page.kept_for_target("rerank.result", target)
 if res is None:

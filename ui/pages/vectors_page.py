@@ -12,8 +12,6 @@ import streamlit as st
 
 from triage.probes import openwebui
 from triage.probes.vector_checks import cosine_rows
-from triage.probes.vectors import EVIDENCE, ServerEvidence
-from ui import services
 from ui.components import finding_card, fix_view, md, page, verdict
 
 svc = page.header(
@@ -32,17 +30,7 @@ model_path = st.text_input("Model directory readable from here (optional: /v1/mo
 chosen = [s for s, on in (("vectors", run_vectors), ("clients", run_clients)) if on]
 
 if st.button("Run", type="primary", key="vectors.run", disabled=not chosen):
-    token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline,
-                                        model_path=model_path or None))
-
-    def run_sets() -> services.ProbeRunView:
-        with st.spinner(f"Running {', '.join(chosen)}…"):
-            return svc.run_probes(target, chosen, allow_hang=False)
-
-    try:
-        page.run_for_target("vectors.result", target, run_sets)
-    finally:
-        EVIDENCE.reset(token)
+    page.run_probe_sets("vectors.result", target, svc, chosen, model_path=model_path or None)
 
 res = page.kept_for_target("vectors.result", target)
 if res is None:
