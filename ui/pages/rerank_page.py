@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from triage.catalogue import POOLING_LIVELOCK
 from ui.components import finding_card, hang_confirm, page, rerank_chart, verdict
 
 svc = page.header(
