@@ -112,13 +112,9 @@ def is_encoder_only(model: str | None, architecture: str | None = None) -> bool 
     return None
 
 
-def chunked_prefill_default(*, encoder_only: bool | None, pooling_type: str | None,
-                            release: object = None) -> Rule | None:
-    """Chunked prefill / prefix caching default for a pooling model, as the deployment's release decides it.
-
-    Read by running that release's own rule on each pooling case (triage/vllm/knowledge/extract.py):
-    encoder-only -> off; causal with MEAN or CLS pooling -> off; causal with LAST -> on (ALL: release-dependent).
-    """
+def _pooling_rule(feature: str, encoder_only: bool | None, pooling_type: str | None, release: object) -> Rule | None:
+    """``feature`` ('chunked_prefill' | 'prefix_caching') of a pooling model, by the deployment's release's own rule
+    (run on each pooling case by triage/vllm/knowledge/extract.py)."""
     if encoder_only is None or (encoder_only is False and not pooling_type):
         return None
     pt = (pooling_type or "MEAN").upper()
@@ -128,7 +124,7 @@ def chunked_prefill_default(*, encoder_only: bool | None, pooling_type: str | No
     found = rel.pooling_default(case)
     if found is None:
         return None
-    on = bool(found.get("chunked_prefill"))
+    on = bool(found.get(feature))
     where = f"{rel.pooling_file} of vLLM {res.release}" + ("" if res.exact else f"; {res.reason}")
     if not res.exact and all(knowledge.release(r).pooling_default(case) == found for r in knowledge.releases()):
         where = f"the same in every release read, {knowledge.releases()[0]} … {knowledge.releases()[-1]}"
@@ -136,18 +132,17 @@ def chunked_prefill_default(*, encoder_only: bool | None, pooling_type: str | No
     return Rule(on, f"{kind}: {'on' if on else 'off'} by default ({where})")
 
 
+def chunked_prefill_default(*, encoder_only: bool | None, pooling_type: str | None,
+                            release: object = None) -> Rule | None:
+    """Chunked prefill default for a pooling model: encoder-only -> off; causal with MEAN or CLS pooling -> off;
+    causal with LAST -> on (ALL: release-dependent)."""
+    return _pooling_rule("chunked_prefill", encoder_only, pooling_type, release)
+
+
 def prefix_caching_default(*, encoder_only: bool | None, pooling_type: str | None,
                            release: object = None) -> Rule | None:
-    """Prefix caching default for a pooling model (same reading as chunked_prefill_default)."""
-    rule = chunked_prefill_default(encoder_only=encoder_only, pooling_type=pooling_type, release=release)
-    if rule is None:
-        return None
-    pt = (pooling_type or "MEAN").upper()
-    case = f"{'encoder-only' if encoder_only else 'causal'} {pt}"
-    res = knowledge.for_version(release)
-    found = knowledge.release(res.release).pooling_default(case) or {}
-    on = bool(found.get("prefix_caching"))
-    return Rule(on, rule.detail.replace(": on by" if rule.value else ": off by", ": on by" if on else ": off by"))
+    """Prefix caching default for a pooling model (the same cases)."""
+    return _pooling_rule("prefix_caching", encoder_only, pooling_type, release)
 
 
 def truncate_effective(truncate_prompt_tokens: int | None, max_model_len: int | None) -> int | None:

@@ -10,7 +10,7 @@ and ``-O3`` / ``-O.mode``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from triage.vllm import knowledge
@@ -80,7 +80,6 @@ class OptionVerdict:
     replacement: Replacement | None = None
     myth: str | None = None
     sets: Any = None  # for flags: what the spelling stores (the release's own answer)
-    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def accepted(self) -> bool:

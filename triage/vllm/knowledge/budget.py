@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 GiB = 1 << 30
@@ -172,6 +173,12 @@ class _Interp:
         raise Unsupported(ast.unparse(node))
 
 
+@lru_cache(maxsize=64)
+def _parsed(src: str) -> list[ast.stmt]:
+    """A release's statements parsed once (the default rule runs on every merge of a config)."""
+    return ast.parse(src).body
+
+
 def default_budget(rule: dict[str, Any], device: Device, usage: str = "serve") -> int:
     """The release's default max_num_batched_tokens for `vllm serve` (usage 'serve') or offline LLM."""
     return explain_budget(rule, device, usage)[0]
@@ -183,7 +190,7 @@ def explain_budget(rule: dict[str, Any], device: Device, usage: str = "serve") -
     if not src:
         raise Unsupported(rule.get("error") or "no batch rule read for this release")
     interp = _Interp(device)
-    interp.run(ast.parse(src).body)
+    interp.run(_parsed(src))
     table = interp.env.get("default_max_num_batched_tokens")
     if not isinstance(table, dict):
         raise Unsupported("the statements set no default_max_num_batched_tokens")

@@ -20,7 +20,6 @@ def _by_dest(options: dict[str, Any]) -> dict[str, set[str]]:
 
 def option_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     lines: list[str] = []
-    o_strings = {s for e in old.values() for s in e["strings"]}
     n_strings = {s for e in new.values() for s in e["strings"]}
     o_dest = _by_dest(old)
     added = {k for k in new if k not in old}
@@ -54,7 +53,6 @@ def option_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             lines.append(f"option {k}: default {a.get('default')!r} -> {b.get('default')!r}")
         if a.get("choices") != b.get("choices") and k in _WATCHED_DEFAULTS:
             lines.append(f"option {k}: choices {a.get('choices')} -> {b.get('choices')}")
-    _ = o_strings
     return lines
 
 

@@ -98,9 +98,8 @@ def _parser(root: Path) -> dict:
     deprecated = getattr(p, "_deprecated", set()) or set()
     by_action: dict[int, dict] = {}
     for opt, action in p._option_string_actions.items():
-        if isinstance(action, argparse._HelpAction) or not opt.startswith("--"):
-            if isinstance(action, argparse._HelpAction):
-                continue
+        if isinstance(action, argparse._HelpAction):
+            continue
         entry = by_action.get(id(action))
         if entry is None:
             kind = "value"
