@@ -65,3 +65,18 @@ def test_real_031_process(server_031_livelock) -> None:
     pid = res.facts["server_pid"].value
     assert all(f.detail.startswith(f"pid {pid} command line") or k in ("server_pid", "device", "architecture")
                for k, f in res.facts.items())
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["/venv/bin/python3", "/venv/bin/vllm", "serve", "/models/m", "--port", "8000"], True),  # the lab's servers
+    (["/usr/bin/python3.12", "-u", "/usr/local/bin/vllm", "serve", "m"], True),
+    (["vllm", "serve", "m"], True),
+    (["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"], True),  # the docker image
+    (["python", "-m", "vllm", "serve", "m"], True),
+    (["python3", "-m", "pytest", "tests/vllm/test_knowledge.py"], False),  # a mention is not the server
+    (["/usr/bin/python3", "/work/tests/vllm/serve_stub.py"], False),
+    (["nginx", "-c", "/etc/vllm/nginx.conf"], False),
+    ([], False),
+])
+def test_which_command_lines_are_vllm(argv: list[str], expected: bool) -> None:
+    assert process.is_vllm_argv(argv) is expected

@@ -47,6 +47,20 @@ def _no_gpu_devices() -> bool:
     return not glob.glob("/dev/nvidia[0-9]*") and not os.path.exists("/dev/kfd")
 
 
+def is_vllm_argv(argv: list[str]) -> bool:
+    """Is this the command line of a vLLM server: the `vllm` console script (run directly or by a Python),
+    or `python -m vllm…`? A mention elsewhere (a test path under tests/vllm, an argument) is not."""
+    args = [a for a in argv if a]
+    if not args:
+        return False
+    if "-m" in args[:4]:
+        i = args.index("-m")
+        return i + 1 < len(args) and (args[i + 1] == "vllm" or args[i + 1].startswith("vllm."))
+    if re.match(r"python[\d.]*$", Path(args[0]).name):  # a Python running a script: its first non-option
+        args = [a for a in args[1:] if not a.startswith("-")][:1]
+    return bool(args) and Path(args[0]).name == "vllm"
+
+
 def collect(port: int, release: object = None) -> SourceResult:
     """Facts from the local vLLM process listening on `port`, parsed like a pasted command line.
 
@@ -63,7 +77,7 @@ def collect(port: int, release: object = None) -> SourceResult:
         res.unavailable = f"cannot read the command line of pid {proc.pid}: {type(e).__name__}"
         return res
     text = " ".join(shlex.quote(a) for a in argv if a)
-    if not re.search(r"\bvllm\b|vllm\.entrypoints", text):
+    if not is_vllm_argv(argv):
         res.unavailable = f"port {port} belongs to pid {proc.pid} ({argv[0] if argv else '?'}), not vllm"
         return res
     parsed = cmdline.collect(text, release=release)
