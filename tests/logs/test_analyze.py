@@ -134,6 +134,16 @@ def test_startup_killed_is_engine_failed_to_start() -> None:
     assert "log-engine-stats" not in _by_check(a)  # a server that never started: the cause, not "no stats lines"
 
 
+def test_a_clean_sigterm_stop_of_a_server_that_served_is_not_an_engine_death() -> None:
+    """Recorded on 0.30.0 (the release matrix): the stop logs EngineDeadError after the SIGTERM line."""
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "matrix" / "0.30.0" / "server.log"
+    f = _by_check(analyze_log(log, year=2026))["log-engine-dead"]
+    assert f.status == Status.PASS and "stopped by SIGTERM" in f.title and f.evidence["shutdown"] is True
+    assert "not a failure" in f.title and not f.fix
+
+
 def test_head_dim_16_crash_on_first_request() -> None:
     from tests.logs.real_logs import LOGS
 

@@ -110,6 +110,29 @@ def _stopped_by_signal(dead: Finding, sig: ErrorHits, summary: dict[str, Any]) -
     )
 
 
+def _before(a: ErrorHits, b: ErrorHits) -> bool:
+    """Did ``a``'s first line come before ``b``'s first line?"""
+    return bool(a.lines and b.lines) and a.lines[0][0] < b.lines[0][0]
+
+
+def _shut_down(dead: Finding, sig: ErrorHits) -> Finding:
+    """A server that had started, then was told to stop: the EngineDeadError lines after the signal are the
+    stop itself (0.30.0 logs one on a clean SIGTERM), not a failure."""
+    name = sig.groups.get("sig", "a signal")
+    ev = dict(dead.evidence)
+    ev["signal"] = {"name": name, "line": sig.lines[0][0] if sig.lines else None, "at": _fmt_ts(sig.first_ts)}
+    ev["shutdown"] = True
+    return Finding(
+        check=dead.check,
+        status=Status.PASS,
+        title=f"Server stopped by {name} at {_fmt_ts(sig.first_ts) or 'line ' + str(ev['signal']['line'])}: "
+              "the engine errors after it are the shutdown, not a failure",
+        evidence=ev,
+        refs=dead.refs,
+        explanation=f"The {name} line comes before the first engine error line: the engine was stopped on request.",
+    )
+
+
 def build_findings(
     config: dict[str, Any],
     episodes: list[StallEpisode],
@@ -143,7 +166,9 @@ def build_findings(
         dead = _error_finding(errors["log-engine-dead"], config, causes)
         sig = errors.get("signal")
         if sig is not None and not causes:
-            dead = _stopped_by_signal(dead, sig, summary)
+            served = started is not None or summary["access"]["total"] > 0
+            dead = _shut_down(dead, sig) if served and _before(sig, errors["log-engine-dead"]) else (
+                _stopped_by_signal(dead, sig, summary))
         out.append(dead)
     by_status = summary["access"]["by_status"]
     n5 = sum(n for st, n in by_status.items() if st.startswith("5"))
