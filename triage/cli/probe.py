@@ -18,6 +18,7 @@ from triage.cli import (
     print_json,
 )
 from triage.findings import Status, reaches
+from triage.textsafe import one_line
 from triage.probes import (
     HANG_REASON,
     PROBE_SETS,
@@ -85,9 +86,10 @@ def to_json(result: ProbeRunResult, sets: list[str]) -> dict[str, Any]:
 
 
 def to_text(result: ProbeRunResult) -> str:
+    """The probe run as text, each piece of the server's text (model id, version, error titles) on one line."""
     t = result.target
-    lines = [f"vLLM {t.get('vllm_version') or '?'} at {t.get('url')} model {t.get('model')} "
-             f"max_model_len {t.get('max_model_len')}  (run {result.run_id})", ""]
+    lines = [one_line(f"vLLM {t.get('vllm_version') or '?'} at {t.get('url')} model {t.get('model')} "
+                      f"max_model_len {t.get('max_model_len')}  (run {result.run_id})"), ""]
     for o in result.outcomes:
         rec = ""
         if o.recovery:
@@ -95,13 +97,13 @@ def to_text(result: ProbeRunResult) -> str:
             rec = (f"  aborted at {r['aborted_at_s']} s, recovered at {r['recovered_s']} s" if r.get("recovered")
                    else "  NOT RECOVERED")
         ttv = "-" if o.time_to_verdict_s is None else o.time_to_verdict_s
-        lines.append(f"  {o.outcome:<13} {o.probe:<40} {ttv} s{rec}")
+        lines.append(one_line(f"  {o.outcome:<13} {o.probe:<40} {ttv} s{rec}"))
     lines.append("")
     shown: set[str] = set()
     for f in result.findings:
-        lines.append(f"[{Status(f.status).value.upper():<7}] {f.check}: {f.title}")
+        lines.append(one_line(f"[{Status(f.status).value.upper():<7}] {f.check}: {f.title}"))
         if f.fix and f.status in (Status.FAIL, Status.WARN, Status.ERROR):
-            lines.append(f"          fix: {f.fix}" if f.fix not in shown else "          fix: as above")
+            lines.append(one_line(f"          fix: {f.fix}") if f.fix not in shown else "          fix: as above")
             shown.add(f.fix)
     lines.append(f"\nstatus: {result.status.value}")
     return "\n".join(lines)
