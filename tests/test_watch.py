@@ -25,12 +25,12 @@ def page(name: str) -> str:
     return (D031 / f"metrics-{name}.txt").read_text()
 
 
-def _watcher(tmp_path: Path, **kw) -> tuple[Watcher, Store, int]:  # noqa: ANN003
+def _watcher(tmp_path: Path, retention_s: float | None = None, **kw) -> tuple[Watcher, Store, int]:  # noqa: ANN003
     store = Store(str(tmp_path / "t.db"))
     run = store.start_run(None, "watch")
     assert run.id is not None
-    w = Watcher("http://127.0.0.1:9", Recorder.attach(store, run.id), interval=1.0, stall_s=5.0,
-                client=httpx.Client(), **kw)
+    w = Watcher("http://127.0.0.1:9", Recorder.attach(store, run.id, retention_s=retention_s), interval=1.0,
+                stall_s=5.0, client=httpx.Client(), **kw)
     return w, store, run.id
 
 

@@ -25,16 +25,14 @@ V031, V032 = FIX / "0.31.0-tiny-qwen3-livelock", FIX / "0.32.0-tiny-qwen3-livelo
 
 
 class _Findings:
-    """The recorder's one method watch calls for findings; the store is not what is tested here."""
+    """An observer of watch's events keeping the findings; the store is not what is tested here."""
 
     def __init__(self) -> None:
         self.found: list[Any] = []
 
-    def finding(self, f: Any) -> None:
-        self.found.append(f)
-
-    def samples(self, rows: Any) -> int:
-        return len(list(rows))
+    def __call__(self, ev: Any) -> None:
+        if ev.finding is not None:
+            self.found.append(ev.finding)
 
 
 def _rows(d: Path) -> list[dict[str, Any]]:
@@ -43,7 +41,7 @@ def _rows(d: Path) -> list[dict[str, Any]]:
 
 def _watch(d: Path) -> tuple[Watcher, list[Any], _Findings]:
     rec = _Findings()
-    w = Watcher("http://127.0.0.1:1", recorder=rec, interval=1.0)  # type: ignore[arg-type]
+    w = Watcher("http://127.0.0.1:1", rec, interval=1.0)
     w.vllm_version, w._version_read = json.loads((d / "meta.json").read_text())["vllm_version"], True
     events = [e for r in _rows(d) for e in w.observe(r["page"], r["t"]).events]
     w.flush()

@@ -1,6 +1,6 @@
 """The checklist engine: gather evidence, merge the effective config, run the checks; yield events.
 
-``checklist_events`` is a pure iterator of CheckEvents and needs no database: the dashboard shows
+``checklist_events`` is a pure iterator of run events (triage.events) and needs no database: the dashboard shows
 progress from them, the CLI prints them, tests read them. Saving is an observer
 (``triage.recorder``): ``iter_checklist(target, store)`` passes every event through a Recorder,
 which commits it before the consumer sees it, so a crash or an interrupted page loses nothing
@@ -20,6 +20,8 @@ import httpx
 import checks
 from checks.livelock import CHECK_ID as LIVELOCK_CHECK
 from triage.client import VllmClient
+from triage import events as ev_
+from triage.events import RunEvent
 from triage.config import EffectiveConfig, merge
 from triage.findings import Finding, Status, worst
 from triage.sources import RawCapture, SourceResult, cmdline, nvml, process, server, startup_log
@@ -40,23 +42,8 @@ class CheckOptions:
     embed_probe: bool = True  # one 2-token /v1/embeddings request (shows the pooling runner)
 
 
-@dataclass(frozen=True)
-class CheckEvent:
-    """One step of a checklist run: started | source | finding | config | done.
-
-    ``run_id`` is None from the engine; a Recorder stamps the id of the run it writes."""
-
-    kind: str
-    run_id: int | None = None
-    finding: Finding | None = None
-    source: str | None = None
-    message: str = ""
-    config: dict[str, Any] | None = None  # "config": the effective values {key: {value, source, detail}}
-    target: Target | None = None  # "started"
-    meta: dict[str, Any] | None = None  # "started": the run's arguments (no API key)
-    captures: tuple[RawCapture, ...] = ()  # "source": raw material the source read
-    stored: dict[str, Any] | None = None  # "config": values, conflicts, sources, stated_args
-    summary: str = ""  # "done"
+# A checklist run's events are the run event stream's (triage.events): started | source | finding | config | done.
+CheckEvent = RunEvent  # the name the checklist's callers know
 
 
 @dataclass
@@ -150,22 +137,22 @@ def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
 
 
 def checklist_events(target: Target, options: CheckOptions | None = None, *,
-                     transport: httpx.BaseTransport | None = None) -> Iterator[CheckEvent]:
+                     transport: httpx.BaseTransport | None = None) -> Iterator[RunEvent]:
     """Run the checklist and yield an event per step; no store (see ``iter_checklist``).
 
     `transport` replaces the network (tests replay recorded responses through it)."""
     opts = options or CheckOptions()
-    yield CheckEvent("started", target=target, meta=target.describe(), message="checklist started")
+    yield RunEvent(ev_.STARTED, run_kind="check", target=target, meta=target.describe(), message="checklist started")
     findings: list[Finding] = []
 
-    def emit(f: Finding) -> CheckEvent:
+    def emit(f: Finding) -> RunEvent:
         findings.append(f)
-        return CheckEvent("finding", finding=f)
+        return RunEvent(ev_.FINDING, finding=f)
 
     results: list[SourceResult] = []
     for res in _gather(target, opts, transport):
         results.append(res)
-        yield CheckEvent("source", source=res.source, message=res.unavailable or f"{len(res.facts)} facts",
+        yield RunEvent(ev_.SOURCE, source=res.source, message=res.unavailable or f"{len(res.facts)} facts",
                          captures=tuple(res.captures))
         for f in res.findings:
             yield emit(f)
@@ -181,7 +168,7 @@ def checklist_events(target: Target, options: CheckOptions | None = None, *,
         "sources": cfg.sources,
         "stated_args": sorted(cfg.stated_args) if cfg.stated_args is not None else None,
     }
-    yield CheckEvent("config", config=config, stored=stored)
+    yield RunEvent(ev_.CONFIG, config=config, stored=stored)
     for f in _conflict_findings(cfg):
         yield emit(f)
     for check in checks.registry():
@@ -197,7 +184,7 @@ def checklist_events(target: Target, options: CheckOptions | None = None, *,
         for f in produced:
             yield emit(f)
     status = worst(f.status for f in findings)
-    yield CheckEvent("done", message=f"status {status.value}", summary=_summary(findings))
+    yield RunEvent(ev_.DONE, message=f"status {status.value}", summary=_summary(findings))
 
 
 def _summary(findings: list[Finding]) -> str:
@@ -206,7 +193,7 @@ def _summary(findings: list[Finding]) -> str:
 
 
 def iter_checklist(target: Target, store: Store | None = None, options: CheckOptions | None = None, *,
-                   transport: httpx.BaseTransport | None = None) -> Iterator[CheckEvent]:
+                   transport: httpx.BaseTransport | None = None) -> Iterator[RunEvent]:
     """``checklist_events``, recorded into ``store`` when one is given (each event written before it is seen)."""
     events = checklist_events(target, options, transport=transport)
     if store is None:
@@ -219,7 +206,7 @@ def iter_checklist(target: Target, store: Store | None = None, options: CheckOpt
 def run_checklist(
     target: Target,
     store: Store | None = None,
-    on_event: Callable[[CheckEvent], None] | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
     *,
     options: CheckOptions | None = None,
     transport: httpx.BaseTransport | None = None,

@@ -1,11 +1,11 @@
-"""Saving is an observer: ``Recorder`` writes one run's events to the Store as they come.
+"""Saving is an observer: ``Recorder`` writes one run's events (triage.events) to the Store as they come.
 
-The engine (checklist), the probe runner and the log post-mortem yield values and know nothing of
-the database; the faces that want a run kept hand those values to a Recorder (as pip-audit's
-AuditState observes its auditor). Each event is committed before the next one is produced, so a
-crash mid-run keeps what came before; ``record`` also closes such a run with what interrupted it.
-The one start / add / finish sequence of a run lives here. The target's API key is used only as a
-secret to redact, never written.
+Every core — the checklist, the probes, watch, the log post-mortem, the fleet scan — yields
+``RunEvent`` values and knows nothing of the database; the faces that want a run kept pass them
+through ``Recorder.observe`` (as pip-audit's AuditState observes its auditor). This is the only writer
+of a run. Each event is committed before the next one is produced, so a crash mid-run keeps what came
+before; ``record`` also closes such a run with what interrupted it. The one start / add / finish
+sequence of a run lives here. The target's API key is used only as a secret to redact, never written.
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Optional
 
+from triage import events as ev_
+from triage.events import ProbeResult, RunEvent
 from triage.findings import Finding
 from triage.target import Target
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
     from triage.store import RunInfo, Store
-    from triage.engine import CheckEvent
-    from triage.probes.runner import ProbeOutcome
 
 OFFLINE_URL = "offline"  # the saved target of a run with no server URL (command line / log only)
 
@@ -28,11 +28,13 @@ OFFLINE_URL = "offline"  # the saved target of a run with no server URL (command
 class Recorder:
     """One run in the store: ``start``, then findings, probes, samples, captures, config; ``finish``."""
 
-    def __init__(self, store: Store, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, store: Store, secrets: Iterable[str] = (), *, retention_s: float | None = None) -> None:
         self.store = store
         self.secrets = tuple(s for s in secrets if s)
         self.run_id: Optional[int] = None
         self.target_id: Optional[int] = None
+        self.retention_s = retention_s  # keep samples this long (a long watch): older ones go as new ones come
+        self._last_retention: float | None = None
 
     def start(self, kind: str, target: Target | None = None, meta: dict[str, Any] | None = None,
               *, target_id: int | None = None) -> int:
@@ -48,9 +50,9 @@ class Recorder:
 
     @classmethod
     def attach(cls, store: Store, run_id: int, target_id: int | None = None,
-               secrets: Iterable[str] = ()) -> Recorder:
+               secrets: Iterable[str] = (), *, retention_s: float | None = None) -> Recorder:
         """A recorder for a run already started (a test, or a face that started it elsewhere)."""
-        r = cls(store, secrets)
+        r = cls(store, secrets, retention_s=retention_s)
         r.run_id, r.target_id = run_id, target_id
         return r
 
@@ -72,7 +74,14 @@ class Recorder:
         self.store.update_meta(self._id(), extra)
 
     def samples(self, samples: Iterable[Any]) -> int:
-        return self.store.add_samples(samples, run_id=self._id(), target_id=self.target_id)
+        rows = list(samples)
+        n = self.store.add_samples(rows, run_id=self._id(), target_id=self.target_id)
+        if self.retention_s and rows:
+            now = max((s.ts for s in rows if s.ts is not None), default=None)
+            if now is not None and (self._last_retention is None or now - self._last_retention > 60):
+                self._last_retention = now
+                self.prune_samples(now - self.retention_s)  # this run's target's series only
+        return n
 
     def prune_samples(self, before_ts: float) -> None:
         """Retention: drop this target's samples older than ``before_ts`` (this run's when no target)."""
@@ -81,7 +90,7 @@ class Recorder:
         else:
             self.store.delete_samples_before(before_ts, run_id=self._id())
 
-    def probe(self, o: ProbeOutcome) -> None:
+    def probe(self, o: ProbeResult) -> None:
         """One probe outcome, with what it sent and got as captures."""
         run_id = self._id()
         self.store.add_probe_result(run_id, o.probe, o.outcome, duration_s=o.duration_s,
@@ -95,23 +104,37 @@ class Recorder:
         """Close the run: its status becomes the worst stored finding's."""
         return self.store.finish_run(self._id(), summary)
 
-    def observe(self, ev: CheckEvent) -> CheckEvent:
-        """Write one checklist event; returns it stamped with the run id."""
-        if ev.kind == "started":
-            self.start("check", ev.target, ev.meta)
-        elif ev.kind == "source":
+    def interrupted(self, e: BaseException, what: str = "interrupted") -> None:
+        """Close a run its core could not end (an exception, Ctrl-C) with what stopped it; what came before stays."""
+        if self.run_id is not None:
+            self.finish(f"{what}: {type(e).__name__}: {str(e)[:300]}")
+
+    def observe(self, ev: RunEvent) -> RunEvent:
+        """Write one event of any core (progress-only kinds pass unwritten); returns it stamped with the run id."""
+        if ev.kind == ev_.STARTED:
+            self.start(ev.run_kind, ev.target, ev.meta, target_id=ev.target_id)
+        elif ev.kind in (ev_.SOURCE, ev_.CAPTURE):
             for cap in ev.captures:
                 self.capture(cap.kind, cap.content, cap.name)
-        elif ev.kind == "finding" and ev.finding is not None:
+        elif ev.kind == ev_.FINDING and ev.finding is not None:
             self.finding(ev.finding)
-        elif ev.kind == "config" and ev.stored is not None:
+        elif ev.kind == ev_.CONFIG and ev.stored is not None:
             self.config(ev.stored)
-        elif ev.kind == "done":
+        elif ev.kind == ev_.PROBE and ev.outcome is not None:
+            self.probe(ev.outcome)
+        elif ev.kind == ev_.SAMPLES and ev.samples:
+            self.samples(ev.samples)
+        elif ev.kind == ev_.META and ev.meta:
+            self.meta(ev.meta)
+        elif ev.kind == ev_.DONE:
             self.finish(ev.summary)
-        return replace(ev, run_id=self.run_id)
+        return replace(ev, run_id=self.run_id) if ev.run_id != self.run_id else ev
+
+    def __call__(self, ev: RunEvent) -> RunEvent:  # an Observer
+        return self.observe(ev)
 
 
-def record(events: Iterable[CheckEvent], recorder: Recorder) -> Iterator[CheckEvent]:
+def record(events: Iterable[RunEvent], recorder: Recorder) -> Iterator[RunEvent]:
     """Pass the events through, each written before the consumer sees it.
 
     An exception from the engine closes the run with what interrupted it (what came before stays)
@@ -122,8 +145,7 @@ def record(events: Iterable[CheckEvent], recorder: Recorder) -> Iterator[CheckEv
             ev = next(it)
         except StopIteration:
             return
-        except Exception as e:
-            if recorder.run_id is not None:
-                recorder.finish(f"interrupted: {type(e).__name__}: {e}")
+        except BaseException as e:
+            recorder.interrupted(e)
             raise
         yield recorder.observe(ev)

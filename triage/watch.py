@@ -8,26 +8,34 @@ this host, the CPU time of its processes (psutil) rides along as evidence. The s
 (GET /version, read once at the first scrape) decides whether a stall can be #55427
 (triage.catalogue.explain_stall). One Watcher serves the CLI (`python -m triage watch`) and the
 dashboard (call ``sample_once()`` on a timer).
+
+The Watcher yields the run's events (triage.events) to an observer: its samples in batches, its alerts,
+the findings they make, and — when ``run()`` drives it — the run's start, summary and end. It writes
+nothing itself; the CLI hands it a Recorder (the only writer), the dashboard's live view none.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
 from collections.abc import Callable
 
+from triage import events as ev_
 from triage.client import VllmClient
+from triage.events import AlertEvent, Observer, RunEvent
 from triage.catalogue import ENGINE_STALL, POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, explain_stall
 from triage.recurrence import ONGOING, Span, ended_by, headline, summarize
 from triage.findings import Finding, Status
 from triage.sample import EngineSample, frozen_extra
 from triage.series import WindowedHistogram, counter_rate
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, StallDetector, StallState
-from triage.recorder import Recorder
+from triage.target import Target
 from triage.vllm import metrics as vm
+
+__all__ = ["AlertEvent", "Watcher", "WatchTick", "ScrapeError", "alert_message", "hhmmss", "state_label", "stall_name"]
 
 DEFAULT_INTERVAL_S = 0.5
 RECURRING_CHECK = "watch-episodes-recurring"
@@ -36,24 +44,6 @@ QUANTILES = {"e2e": vm.E2E_LATENCY, "queue": vm.QUEUE_TIME, "prefill": vm.PREFIL
 
 def hhmmss(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%H:%M:%S")
-
-
-@dataclass(frozen=True)
-class AlertEvent:
-    """A stall alert raised (``event == "stalled"``) or cleared (``"cleared"``) on one engine."""
-
-    event: str  # stalled | cleared | undecided | recurring (the episodes recur: #55427 with client time-outs)
-    engine: str
-    kind: str  # livelock | stuck-waiting
-    since: float
-    at: float
-    running: Optional[float]
-    waiting: Optional[float]
-    no_progress_s: float
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -145,23 +135,23 @@ class Watcher:
     def __init__(
         self,
         url: str,
-        recorder: Optional[Recorder] = None,
+        observer: Optional[Observer] = None,
         interval: float = DEFAULT_INTERVAL_S,
         stall_s: float = DEFAULT_STALL_S,
         api_key: Optional[str] = None,
         *,
         window_s: float = 60.0,
         batch_size: int = 30,
-        retention_s: Optional[float] = None,
         timeout_s: float = 5.0,
         verify_tls: bool = True,
         client: Optional[VllmClient] = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.url = url.rstrip("/")
-        self.recorder = recorder  # saving is an observer: samples and alert findings go to it, when given
+        self.observer = observer  # saving is an observer: samples, alerts and their findings go to it, when given
         self.interval, self.stall_s, self.window_s = interval, stall_s, window_s
-        self.batch_size, self.retention_s = batch_size, retention_s
+        self.batch_size = batch_size
+        self._target = Target(url=self.url, api_key=api_key)  # the run's target; its key only to redact
         self.vllm_version: Optional[str] = None  # when known, a stall is attributed by the catalogue
         # the one HTTP client: auth, TLS, no redirects, a total deadline per scrape, a capped body
         self._own_client = not isinstance(client, VllmClient)
@@ -176,7 +166,6 @@ class Watcher:
         self._buffer: list[EngineSample] = []
         self._version_read = False
         self._proc: Any = None  # psutil.Process of the local server, when found
-        self._last_retention = 0.0
         self.alerts: list[dict[str, Any]] = []  # closed and open alert windows, for charts and JSON
         self.ticks = 0
         self.errors = 0
@@ -275,8 +264,14 @@ class Watcher:
         tick.alert_event = tick.events[0] if tick.events else None
         self._buffer.extend(tick.samples)
         if len(self._buffer) >= self.batch_size or tick.events:
-            self.flush()
+            self.flush()  # the samples an alert is about are written before it
+        for ev in tick.events:
+            self._emit(RunEvent(ev_.ALERT, alert=ev))
         return tick
+
+    def _emit(self, ev: RunEvent) -> None:
+        if self.observer is not None:
+            self.observer(ev)
 
     def _row(self, label: str, snap: EngineSample, es: _EngineState, ts: float) -> EngineSample:
         prev = es.prev
@@ -443,24 +438,21 @@ class Watcher:
         if mode is not POOLING_LIVELOCK_CLIENT_TIMEOUTS:
             return None
         es.recurring_said = True
-        if self.recorder is not None:
-            self.recorder.finding(Finding(
-                check=RECURRING_CHECK, status=Status.FAIL, title=f"Engine {label}: {mode.title} ({headline(rec)})",
-                evidence={"engine": label, "mode": mode.id, "vllm_version": self.vllm_version,
-                          "recurrence": rec, "url": self.url, "source": "scrape"},
-                fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism))
+        self._emit(RunEvent(ev_.FINDING, finding=Finding(
+            check=RECURRING_CHECK, status=Status.FAIL, title=f"Engine {label}: {mode.title} ({headline(rec)})",
+            evidence={"engine": label, "mode": mode.id, "vllm_version": self.vllm_version,
+                      "recurrence": rec, "url": self.url, "source": "scrape"},
+            fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism)))
         last = rec["spans"][-1]
         return AlertEvent("recurring", label, LIVELOCK, rec["spans"][0]["start"], ts, None, None,
                           last["duration_s"], f"{mode.title}: {headline(rec)}. {mode.fix(now=True)}")
 
     def _record_finding(self, a: dict[str, Any]) -> None:
-        if self.recorder is None:
-            return
         mode = explain_stall(a["kind"], self.vllm_version)
         # never "livelocked" on a release with the fix: the catalogue mode decides the word
         what = "stuck waiting" if a["kind"] != LIVELOCK else "stalled" if mode is ENGINE_STALL else "livelocked"
         end = a["cleared_at"]
-        self.recorder.finding(
+        self._emit(RunEvent(ev_.FINDING, finding=
             Finding(
                 check="watch-engine-stalled",
                 status=Status.FAIL,
@@ -478,7 +470,7 @@ class Watcher:
                 fix=mode.fix(now=True),
                 refs=list(mode.refs),
             ),
-        )
+        ))
 
     def _worst_state(self) -> StallState:
         for es in self._engines.values():
@@ -489,14 +481,9 @@ class Watcher:
     # -- storage ---------------------------------------------------------------------------------
     def flush(self) -> int:
         rows, self._buffer = self._buffer, []
-        if self.recorder is None or not rows:
-            return 0
-        n = self.recorder.samples(rows)
-        now = self._clock()
-        if self.retention_s and now - self._last_retention > 60:
-            self._last_retention = now
-            self.recorder.prune_samples(now - self.retention_s)  # this watch's own series only
-        return n
+        if rows:
+            self._emit(RunEvent(ev_.SAMPLES, samples=tuple(rows)))
+        return len(rows)
 
     def close(self) -> None:
         """Flush, record alerts still open as findings, close the HTTP client."""
@@ -507,14 +494,35 @@ class Watcher:
         if self._own_client:
             self._client.close()
 
+    def start(self, duration_s: Optional[float] = None) -> None:
+        """The run's first event: a watch of this URL with its settings (no API key)."""
+        self._emit(RunEvent(ev_.STARTED, run_kind="watch", target=self._target,
+                            meta={"interval_s": self.interval, "stall_s": self.stall_s, "duration_s": duration_s,
+                                  "window_s": self.window_s}))
+
+    def finish(self) -> dict[str, Any]:
+        """The run's last events: what the watch saw (meta) and its end; returns ``summary()``."""
+        summary = self.summary()
+        self._emit(RunEvent(ev_.META, meta={"summary": summary}))
+        self._emit(RunEvent(ev_.DONE, summary=f"{len(summary['alerts'])} stall alert(s), {summary['ticks']} samples"))
+        return summary
+
     def run(
         self,
         duration_s: Optional[float] = None,
         on_tick: Optional[Callable[[WatchTick], None]] = None,
         should_stop: Optional[Callable[[], bool]] = None,
     ) -> dict[str, Any]:
-        """Sample every ``interval`` s until ``duration_s`` passed (None: until should_stop / Ctrl-C);
-        returns ``summary()``. Ticks are not kept: a day at 1 s would be 86,400 of them."""
+        """A whole watch run: ``start``, a sample every ``interval`` s until ``duration_s`` passed (None: until
+        should_stop / Ctrl-C), ``finish``; returns ``summary()``. An exception (Ctrl-C included) leaves the run
+        to the caller, after the samples and open alerts were flushed (``close``): it may still ``finish()``.
+        Ticks are not kept: a day at 1 s would be 86,400 of them."""
+        self.start(duration_s)
+        self._loop(duration_s, on_tick, should_stop)
+        return self.finish()
+
+    def _loop(self, duration_s: Optional[float], on_tick: Optional[Callable[[WatchTick], None]],
+              should_stop: Optional[Callable[[], bool]]) -> None:
         start = time.monotonic()
         nxt = start
         self._until = None if duration_s is None else start + duration_s
@@ -539,4 +547,3 @@ class Watcher:
                 time.sleep(max(0.0, wake - time.monotonic()))
         finally:
             self.close()
-        return self.summary()

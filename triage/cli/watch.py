@@ -25,11 +25,12 @@ from triage.cli import (
     open_store,
     print_json,
 )
+from triage import events as ev_
+from triage.events import AlertEvent, RunEvent
 from triage.recorder import Recorder
 from triage.textsafe import one_line
 from triage.stall import DEFAULT_STALL_S
-from triage.target import Target
-from triage.watch import AlertEvent, Watcher, WatchTick, hhmmss, state_label
+from triage.watch import Watcher, WatchTick, hhmmss, state_label
 
 
 def register(sub: Any) -> None:
@@ -94,56 +95,51 @@ def run(args: argparse.Namespace) -> int:
         print("watch: --duration must be > 0", file=sys.stderr)
         return 2
     store = open_store(args.db)
-    recorder = Recorder(store)  # the run's start, its samples and alert findings, its finish
-    run_id = recorder.start(
-        "watch",
-        Target(url=args.url, api_key=api_key),
-        {
-            "interval_s": args.interval,
-            "stall_s": args.stall_seconds,
-            "duration_s": args.duration,
-            "window_s": args.window,
-        },
-    )
+    # core → observers: the Recorder writes the run (start, samples as taken, alert findings, summary, end);
+    # this command prints what it sees
+    recorder = Recorder(store, retention_s=args.retention)  # retention: this watch's own series only
+    events: list[AlertEvent] = []
+    text = args.format == "text"
+
+    def observe(ev: RunEvent) -> None:
+        ev = recorder.observe(ev)
+        if ev.kind == ev_.STARTED and text:
+            print(
+                f"watching {args.url}/metrics every {args.interval:g}s, stall threshold {args.stall_seconds:g}s "
+                f"(run {ev.run_id})",
+                flush=True,
+            )
+        elif ev.kind == ev_.ALERT and ev.alert is not None:
+            events.append(ev.alert)
+            if text:
+                a = ev.alert
+                print(a.message if a.event == "stalled" else one_line(f"{hhmmss(a.at)}  {a.message}"), flush=True)
+
     watcher = Watcher(
         args.url,
-        recorder,
+        observe,
         interval=args.interval,
         stall_s=args.stall_seconds,
         api_key=api_key,
         window_s=args.window,
-        retention_s=args.retention,
         verify_tls=not args.insecure,
         batch_size=1,  # each sample is written as it is taken: a watch killed with -9 keeps what it printed
     )
-    events: list[AlertEvent] = []
-    text = args.format == "text"
 
     def on_tick(t: WatchTick) -> None:
-        for ev in t.events:
-            events.append(ev)
-            if text:
-                print(ev.message if ev.event == "stalled" else one_line(f"{hhmmss(ev.at)}  {ev.message}"), flush=True)
         if text and not args.quiet:
             print(one_line(_tick_line(t, watcher.vllm_version)), flush=True)  # an engine label is the server's
 
-    if text:
-        print(
-            f"watching {args.url}/metrics every {args.interval:g}s, stall threshold {args.stall_seconds:g}s "
-            f"(run {run_id})",
-            flush=True,
-        )
     try:
         summary = watcher.run(args.duration, on_tick=on_tick)
     except KeyboardInterrupt:
-        summary = watcher.summary()
+        summary = watcher.finish()
     except Exception as e:  # the store or the server failed mid-watch: the run is closed with what it saw
-        recorder.finish(f"watch stopped: {type(e).__name__}: {str(e)[:300]}")
+        recorder.interrupted(e, "watch stopped")
         print(f"watch: stopped: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
         return 2
-    recorder.meta({"summary": summary})
+    run_id = recorder.run_id
     stalled = bool(summary["alerts"])
-    recorder.finish(f"{len(summary['alerts'])} stall alert(s), {summary['ticks']} samples")
     if summary["ticks"] and summary["errors"] == summary["ticks"]:
         print(f"watch: every scrape of {args.url}/metrics failed", file=sys.stderr)
         if not text:
@@ -156,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stalled else 0
 
 
-def _dump(run_id: int, url: str, status: str, summary: dict[str, Any], events: list[AlertEvent]) -> None:
+def _dump(run_id: int | None, url: str, status: str, summary: dict[str, Any], events: list[AlertEvent]) -> None:
     print_json(
         {
             "schema": CLI_SCHEMA,

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from triage.events import RawCapture  # raw material kept with a run: the event stream's type
 from triage.findings import Finding
+
+__all__ = ["Fact", "RawCapture", "SourceResult"]
 
 
 @dataclass(frozen=True)
@@ -23,15 +26,6 @@ class Fact:
 
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "source": self.source, "detail": self.detail}
-
-
-@dataclass(frozen=True)
-class RawCapture:
-    """Raw material worth keeping with the run (a response body, a /metrics page)."""
-
-    kind: str  # server-response | metrics-page | cmdline | log
-    name: str
-    content: str
 
 
 @dataclass
