@@ -24,7 +24,7 @@ from triage import events as ev_
 from triage.events import RunEvent
 from triage.config import EffectiveConfig, merge
 from triage.findings import Finding, Status, worst
-from triage.sources import RawCapture, SourceResult, cmdline, nvml, process, server, startup_log
+from triage.sources import SourceResult, cmdline, nvml, process, server, startup_log
 from triage.steps import CONFIG_CONFLICT, NO_EVIDENCE
 from triage.target import Target
 
