@@ -9,6 +9,7 @@ import httpx
 import plotly.graph_objects as go
 
 from triage.charts import MAX_POINTS, engine_stats_figure, probe_timeline_figure
+from triage.probes.runner import ProbeOutcome
 from triage.logs import analyze_log, to_metric_samples
 from triage.sample import EngineSample
 from triage.watch import Watcher
@@ -73,16 +74,9 @@ def test_stored_run_rows_read_back_as_samples() -> None:
 
 def test_probe_timeline_from_recorded_probes() -> None:
     probes = [json.loads(p.read_text()) for p in sorted((REAL / "probes").glob("*.json"))]
-    rows = [
-        {
-            "probe": p["probe"],
-            "outcome": p["outcome"],
-            "time_to_verdict_s": p.get("time_to_verdict_s"),
-            "detail_json": json.dumps(p["detail"]),
-        }
-        for p in probes
-    ]
-    fig = probe_timeline_figure(rows)
+    series = [ProbeOutcome.from_dict(p).series() for p in probes]  # the runner's outcomes, typed samples
+    assert all(isinstance(s, EngineSample) for x in series for s in x.samples)
+    fig = probe_timeline_figure(series)
     assert len(fig.data) >= 3 * sum(1 for p in probes if p["detail"].get("samples"))
     assert any("livelock" in (t.name or "") for t in fig.data)
 

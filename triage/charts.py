@@ -10,7 +10,6 @@ reduced figure light in the browser.
 
 from __future__ import annotations
 
-import json
 import operator
 from datetime import datetime, UTC
 from typing import Any, Optional
@@ -19,7 +18,7 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from triage.sample import CHART_FIELDS, EngineSample
+from triage.sample import CHART_FIELDS, EngineSample, ProbeSeries
 from triage.series import downsample_minmax, stride_indices
 
 try:  # numpy comes with plotly's usual companions (pandas, streamlit); lists work without it
@@ -260,10 +259,10 @@ _PROBE_TRACES = (
 
 
 def probe_timeline_figure(
-    probes: Sequence[Any], *, title: str = "Probes: engine gauges while each probe ran"
+    probes: Sequence[ProbeSeries], *, title: str = "Probes: engine gauges while each probe ran"
 ) -> go.Figure:
-    """One line per probe: running (solid) and waiting (dashed) against seconds since the probe sent,
-    from ProbeResult.detail_json["samples"]; the verdict time is marked on each line."""
+    """One line per probe: running (solid) and waiting (dashed) against seconds since the probe sent, from
+    each ProbeSeries' EngineSamples; the verdict time and the abort are marked on each line."""
     fig = make_subplots(
         rows=2,
         cols=1,
@@ -277,14 +276,12 @@ def probe_timeline_figure(
     fig.update_yaxes(title_text="tokens (cumulative)", row=2, col=1)
     palette = PALETTE
     shown = 0
-    for n, p in enumerate(probes):
-        detail = _get(p, "detail_json")
-        d = json.loads(detail) if isinstance(detail, str) else (detail or _get(p, "detail") or {})
-        samples = [EngineSample.from_row(r) for r in d.get("samples") or []]
+    for p in probes:
+        samples = p.samples
         if not samples:
             continue
         shown += 1
-        name = f"{_get(p, 'probe', f'probe {n}')} ({_get(p, 'outcome', '?')})"
+        name = f"{p.probe} ({p.outcome})"
         color = palette[(shown - 1) % len(palette)]
         t = [s.ts for s in samples]
         for i, (field, label, mode, line, row) in enumerate(_PROBE_TRACES):
@@ -301,12 +298,10 @@ def probe_timeline_figure(
                 row=row,
                 col=1,
             )
-        ttv = _get(p, "time_to_verdict_s")
-        if ttv is not None and _get(p, "outcome") not in ("ok", None):
-            fig.add_vline(x=ttv, line_color=color, line_dash="dot")
-        rec = d.get("recovery") or {}
-        if rec.get("aborted_at_s") is not None:
-            fig.add_vline(x=rec["aborted_at_s"], line_color=color, line_dash="dashdot")
+        if p.time_to_verdict_s is not None and p.outcome != "ok":
+            fig.add_vline(x=p.time_to_verdict_s, line_color=color, line_dash="dot")
+        if p.aborted_at_s is not None:
+            fig.add_vline(x=p.aborted_at_s, line_color=color, line_dash="dashdot")
     fig.update_xaxes(title_text="seconds since the probe was sent", row=2, col=1)
     fig.update_xaxes(showticklabels=True, ticksuffix=" s")
     if not shown:

@@ -115,3 +115,18 @@ class RunEvent:
 
 
 Observer = Callable[[RunEvent], object]  # progress printing, a Recorder's observe, a page's relay
+
+
+def observers(*chain: Observer | None) -> Observer:
+    """Several observers as one, called in order; each gets the event as the one before returned it (a Recorder
+    stamps the run id, so progress printed after it can name the run). None entries are skipped."""
+    live = [o for o in chain if o is not None]
+
+    def observe(ev: RunEvent) -> RunEvent:
+        for o in live:
+            out = o(ev)
+            if isinstance(out, RunEvent):
+                ev = out
+        return ev
+
+    return observe

@@ -10,6 +10,7 @@ sequence of a run lives here. The target's API key is used only as a secret to r
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Optional
@@ -103,6 +104,15 @@ class Recorder:
     def finish(self, summary: str = "") -> RunInfo:
         """Close the run: its status becomes the worst stored finding's."""
         return self.store.finish_run(self._id(), summary)
+
+    @contextmanager
+    def guard(self, what: str = "interrupted") -> Iterator[Recorder]:
+        """Around a core that calls ``observe``: an exception out of it closes the run with what stopped it."""
+        try:
+            yield self
+        except BaseException as e:
+            self.interrupted(e, what)
+            raise
 
     def interrupted(self, e: BaseException, what: str = "interrupted") -> None:
         """Close a run its core could not end (an exception, Ctrl-C) with what stopped it; what came before stays."""

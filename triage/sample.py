@@ -127,3 +127,28 @@ CHART_FIELDS = ("ts", "num_requests_running", "num_requests_waiting", "kv_cache_
 def frozen_extra(d: Mapping[str, Any]) -> Mapping[str, Any]:
     """A read-only copy for ``EngineSample.extra`` (empty dicts share one instance)."""
     return MappingProxyType(dict(d)) if d else _EMPTY
+
+
+@dataclass(frozen=True)
+class ProbeSeries:
+    """One probe's engine samples while it ran (``ts`` = seconds since it was sent): what a probe timeline draws.
+
+    The probe runner gives it from its outcome (``ProbeOutcome.series()``), the store from a stored probe
+    (``ProbeInfo.series``), an export from a run document's probe (``from_detail``): a chart never reads a
+    stored column or a document's rows."""
+
+    probe: str
+    outcome: str
+    samples: tuple[EngineSample, ...] = ()
+    time_to_verdict_s: Optional[float] = None
+    aborted_at_s: Optional[float] = None  # when a stalled or slow probe was aborted
+
+    @classmethod
+    def from_detail(cls, probe: str, outcome: str, time_to_verdict_s: Optional[float],
+                    detail: Mapping[str, Any] | None) -> ProbeSeries:
+        """From a stored probe's ``detail`` (request, response, samples as probe rows, recovery)."""
+        d = detail or {}
+        rec = d.get("recovery") if isinstance(d.get("recovery"), Mapping) else {}
+        rows = d.get("samples") if isinstance(d.get("samples"), list) else []
+        return cls(probe, outcome, tuple(EngineSample.from_row(r) for r in rows if isinstance(r, Mapping)),
+                   time_to_verdict_s, (rec or {}).get("aborted_at_s"))

@@ -24,7 +24,7 @@ from triage.db import ensure_schema, make_engine, normalize_url
 from triage.findings import Finding, Status, worst
 from triage.redact import add_url_secrets, redact_obj, redact_text
 from triage.target import Truncation
-from triage.sample import EngineSample
+from triage.sample import EngineSample, ProbeSeries
 
 DB_ENV = "VLLM_TRIAGE_DB"
 
@@ -186,6 +186,11 @@ class ProbeInfo:
     time_to_verdict_s: Optional[float] = None
     http_status: Optional[int] = None
     detail: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def series(self) -> ProbeSeries:
+        """The engine samples taken while the probe ran, typed (what a probe timeline draws)."""
+        return ProbeSeries.from_detail(self.probe, self.outcome, self.time_to_verdict_s, self.detail)
 
 
 @dataclass(frozen=True)
@@ -534,6 +539,18 @@ class Store:
             if status:
                 q = q.where(Run.status == status)
             return int(s.exec(q).one())
+
+    def engine_samples(self, run_id: int) -> list[EngineSample]:
+        """A run's series (watch scrapes, a log's stats lines) as EngineSample values, oldest first."""
+        with Session(self.engine) as s:
+            rows = s.exec(select(MetricSample).where(MetricSample.run_id == run_id).order_by(MetricSample.ts))
+            return [EngineSample.from_row(_sample_dict(m)) for m in rows]
+
+    def probe_series(self, run_id: int) -> list[ProbeSeries]:
+        """Each stored probe of a run with the engine samples taken while it ran, typed, in run order."""
+        with Session(self.engine) as s:
+            rows = s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id))
+            return [_probe_info(p).series for p in rows]
 
     def samples_for(self, *, run_id: int | None = None, target_id: int | None = None,
                     since: float | None = None) -> list[MetricSample]:

@@ -10,6 +10,8 @@ from datetime import datetime
 from typing import Any, Optional
 from collections.abc import Callable
 
+from triage import events as ev_
+from triage.events import RunEvent
 from triage.findings import Finding, Status
 from triage.sample import EngineSample
 from triage.store import RunRecord
@@ -81,6 +83,10 @@ def probe_view(p: Any) -> ProbeView:
                      getattr(p, "http_status", None), dict(detail or {}))
 
 
+def _n(v: Optional[float]) -> str:
+    return "None" if v is None else f"{v:g}"
+
+
 def config_value(v: Any) -> Any:
     """An effective config value without its provenance wrapper."""
     if isinstance(v, dict) and "value" in v:
@@ -89,29 +95,32 @@ def config_value(v: Any) -> Any:
 
 
 def probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any], None]:
-    """Turn the runner's ProbeEvent(kind, probe, data) into a line the page can show."""
+    """Turn the probe run's events (triage.events.RunEvent) into a line the page can show."""
 
-    def relay(ev: Any) -> None:
-        if on_event is None:
+    def relay(ev: RunEvent) -> None:
+        if on_event is None or ev.kind == ev_.PROBE:  # a finished probe's verdict line came before it
             return
-        kind = str(getattr(ev, "kind", "?"))
-        probe = getattr(ev, "probe", None) or "run"
-        d = dict(getattr(ev, "data", {}) or {})
-        if kind == "sample":
-            pe = ProbeEvent(probe, "running", f"running {d.get('running')}, waiting {d.get('waiting')}, "
-                            f"prompt tokens {d.get('prompt_tokens_total')}", d.get("t"))
-        elif kind == "probe-started":
+        kind = ev.kind
+        probe = ev.probe or "run"
+        d = dict(ev.data or {})
+        if kind == ev_.PROBE_SAMPLE and ev.samples:
+            s = ev.samples[0]
+            pe = ProbeEvent(probe, "running", f"running {_n(s.num_requests_running)}, waiting "
+                            f"{_n(s.num_requests_waiting)}, prompt tokens {_n(s.prompt_tokens_total)}", s.ts)
+        elif kind == ev_.PROBE_STARTED:
             pe = ProbeEvent(probe, "running", str(d.get("description") or d.get("set") or ""), 0.0)
-        elif kind == "verdict":
+        elif kind == ev_.PROBE_VERDICT:
             pe = ProbeEvent(probe, str(d.get("outcome")), f"http {d.get('http_status')}" if d.get("http_status")
                             else "", d.get("time_to_verdict_s"))
-        elif kind == "aborted":
+        elif kind == ev_.PROBE_ABORTED:
             pe = ProbeEvent(probe, "aborted", f"verdict {d.get('verdict')}; aborted, checking recovery…",
                             d.get("aborted_at_s"))
-        elif kind == "finding":
-            pe = ProbeEvent(f"finding {probe}", str(d.get("status")), str(d.get("title") or ""))
-        elif kind in ("run-started", "run-finished"):
-            pe = ProbeEvent("run", kind, str(d.get("summary") or d.get("model") or ""))
+        elif kind == ev_.FINDING and ev.finding is not None:
+            pe = ProbeEvent(f"finding {ev.finding.check}", ev.finding.status.value, ev.finding.title)
+        elif kind == ev_.STARTED:
+            pe = ProbeEvent("run", "run-started", str(d.get("model") or ""))
+        elif kind == ev_.DONE:
+            pe = ProbeEvent("run", "run-finished", ev.summary)
         else:
             pe = ProbeEvent(probe, kind, "")
         try:

@@ -20,9 +20,11 @@ from typing import Any, Optional
 from triage import charts, engine, export, fixblocks, logs, watch
 from triage.logs.persist import to_metric_samples
 from triage.export import EXPORT_FORMATS, ExportFormat
+from triage.events import observers
 from triage.export.groups import groups
 from triage.findings import Finding, worst
 from triage.probes import OUTCOME_STATUS, PROBE_SETS, ProbeSet, run_probes
+from triage.recorder import Recorder
 from triage.stall import DEFAULT_STALL_S
 from triage.steps import STEPS, Step, step_index
 from triage.store import DB_ENV, Store, default_db_url, to_url
@@ -337,9 +339,11 @@ class Services:
         if any(s.can_hang and s.id in sets for s in PROBE_SETS) and not allow_hang:
             raise ServiceError("The seed matrix can hang the server: confirm it before running.")
         relay = probe_relay(on_event)
+        recorder = Recorder(self.store)  # core → observers: the Recorder writes the run, the page shows progress
         try:
-            res = run_probes(form, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s, deadline_s=deadline_s,
-                      store=self.store, on_event=relay)
+            with recorder.guard():
+                res = run_probes(form, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s,
+                                 deadline_s=deadline_s, on_event=observers(recorder, relay))
         except Exception as e:
             raise ServiceError(f"Probes: {plain_error(e)}") from e
         run_id = res.run_id
@@ -351,9 +355,10 @@ class Services:
             probes = [probe_view(o.to_dict()) for o in res.outcomes]
         findings = list(res.findings)
         figure = None
-        if any(p.detail.get("samples") for p in probes):
+        series = [o.series() for o in res.outcomes]  # the stream's EngineSamples, typed
+        if any(x.samples for x in series):
             try:
-                figure = charts.probe_timeline_figure(probes)
+                figure = charts.probe_timeline_figure(series)
             except Exception:  # noqa: BLE001 - the per-probe tables below still carry the samples
                 figure = None
         grouped, rest = groups(findings, {"values": res.target})

@@ -8,6 +8,7 @@ import pytest
 
 from triage.client import Exchange
 from triage.probes.runner import ProbeOutcome
+from triage.sample import EngineSample
 from triage.vllm.metrics import MetricsPage, parse_metrics
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -49,4 +50,5 @@ def outcome_from_record(d: dict) -> ProbeOutcome:
     return ProbeOutcome(probe=d["probe"], set=d["set"], outcome=d["outcome"], description=d["description"],
                         duration_s=d["duration_s"], time_to_verdict_s=d["time_to_verdict_s"],
                         http_status=d["http_status"], request=det.pop("request"), response=det.pop("response"),
-                        samples=det.pop("samples"), recovery=det.pop("recovery"), extra=det)
+                        samples=[EngineSample.from_row(r) for r in det.pop("samples")], recovery=det.pop("recovery"),
+                        extra=det)

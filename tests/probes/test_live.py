@@ -38,7 +38,8 @@ def _check_031_matrix(srv: LabServer, store: Store) -> dict[str, str]:
             assert o.time_to_verdict_s is not None and 2.0 <= o.time_to_verdict_s < 30.0, (o.probe, o.time_to_verdict_s)
             assert o.recovery and o.recovery["recovered"] and o.recovery["short_request_ok"], o.recovery
             assert o.recovery["aborted_at_s"] >= o.time_to_verdict_s
-            assert o.samples and all(s["running"] >= 1 and s["waiting"] == 0 for s in o.samples[-3:])
+            assert o.samples and all(s.num_requests_running >= 1 and s.num_requests_waiting == 0
+                                     for s in o.samples[-3:])
     live = [f for f in res.findings if f.check == "probe-livelock"]
     assert len(live) == len(HANGS_031) and all(f.status == Status.FAIL for f in live)
     assert all({"samples", "time_to_verdict_s", "recovery"} <= set(f.evidence) for f in live)

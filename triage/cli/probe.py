@@ -17,6 +17,8 @@ from triage.cli import (
     open_store,
     print_json,
 )
+from triage import events as ev_
+from triage.events import RunEvent, observers
 from triage.findings import Status, reaches
 from triage.textsafe import one_line
 from triage.probes import (
@@ -24,11 +26,11 @@ from triage.probes import (
     PROBE_SETS,
     SETS,
     HangNotAllowed,
-    ProbeEvent,
     ProbeRunResult,
     resolve_sets,
     run_probes,
 )
+from triage.recorder import Recorder
 from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
 
@@ -63,15 +65,15 @@ def register(sub: Any) -> None:
 
 
 def _progress(quiet: bool) -> Any:
-    def on_event(e: ProbeEvent) -> None:
+    def on_event(e: RunEvent) -> None:
         if quiet:
             return
-        if e.kind == "probe-started":
+        if e.kind == ev_.PROBE_STARTED:
             print(f"… {e.probe}: {e.data.get('description', '')}", file=sys.stderr, flush=True)
-        elif e.kind == "aborted":
+        elif e.kind == ev_.PROBE_ABORTED:
             print(f"  aborted {e.probe} at {e.data['aborted_at_s']} s ({e.data['verdict']})",
                   file=sys.stderr, flush=True)
-        elif e.kind == "verdict":
+        elif e.kind == ev_.PROBE_VERDICT:
             print(f"  {e.probe}: {e.data['outcome']} after {e.data['time_to_verdict_s']} s",
                   file=sys.stderr, flush=True)
     return on_event
@@ -131,10 +133,13 @@ def run(args: argparse.Namespace) -> int:
     spec = Target(url=args.url, model=args.model, truncation=args.truncate_prompt_tokens,
                   api_key=api_key, verify_tls=not args.insecure)
     store = open_store(args.db)
+    # core → observers: the Recorder writes the run as it comes (the only writer), then progress is printed
+    recorder = Recorder(store)
     try:
-        result = run_probes(spec, sets, args.allow_hang, args.stall_seconds, args.deadline, store,
-                            _progress(args.quiet or args.format == "json"), scrape_s=args.scrape_interval,
-                            only=args.only)
+        with recorder.guard():
+            result = run_probes(spec, sets, args.allow_hang, args.stall_seconds, args.deadline, None,
+                                observers(recorder, _progress(args.quiet or args.format == "json")),
+                                scrape_s=args.scrape_interval, only=args.only)
     except HangNotAllowed as e:
         print(f"refusing to run the seed matrix: {e}", file=sys.stderr)
         return 2

@@ -1,9 +1,11 @@
-"""``run_probes``: discover the target, run the chosen probe sets, store every outcome and finding as it comes.
+"""``run_probes``: discover the target, run the chosen probe sets, yield every outcome and finding as it comes.
 
 The sets are async generators of ProbeOutcome and Finding values (seed, conformance,
-throughput); this module is the only one that talks to the Store, so the sets stay testable.
-The target is the one ``triage.target.Target``; saving is an observer (``triage.recorder.Recorder``,
-only when a store is given), so the runner runs without a database in tests. ``PROBE_SETS`` is the
+throughput); the run turns them into run events (triage.events: started, the runner's progress,
+finding, probe, done) for one observer and writes nothing itself. Saving is an observer
+(``triage.recorder.Recorder``): the faces compose it with their progress (``events.observers``);
+``store=`` is the same composition done here, so the runner runs without a database in tests.
+The target is the one ``triage.target.Target``. ``PROBE_SETS`` is the
 registry of sets (the dashboard and the CLI read it) and ``OUTCOME_STATUS`` grades an outcome as a
 status for every report. The API key is sent, never stored: the recorder gets it as a secret.
 """
@@ -15,13 +17,14 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
+from triage import events as ev_
 from triage.catalogue import POOLING_LIVELOCK
+from triage.events import RunEvent, observers
 from triage.findings import Finding, Status
 from triage.probes import clients, conformance, rerank, seed, throughput, vectors
 from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
-from triage.probes.runner import EventSink, MonitorConfig, ProbeEvent, ProbeOutcome
-from triage.recorder import Recorder
+from triage.probes.runner import EventSink, MonitorConfig, ProbeOutcome
 from triage.target import Target
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
@@ -161,39 +164,55 @@ async def run_probes_async(spec: Target, sets: str | Iterable[str] | None = DEFA
                            stall_s: float = 2.0, deadline_s: float = 30.0, store: Store | None = None,
                            on_event: EventSink | None = None, *, scrape_s: float = 0.5,
                            only: Iterable[str] | None = None) -> ProbeRunResult:
+    """The probe run: every event to ``on_event`` (a Recorder's ``observe`` among them saves it).
+
+    ``store``: compose a Recorder in front of ``on_event`` here; a run that an exception ends is closed with
+    it (what came before stays)."""
     names = resolve_sets(sets)
     if any(p.can_hang and p.id in names for p in PROBE_SETS) and not allow_hang:
         raise HangNotAllowed(HANG_REASON)
-    emit = on_event or (lambda e: None)
+    if store is None:
+        return await _run(spec, names, allow_hang, stall_s, deadline_s, on_event, scrape_s, only)
+    from triage.recorder import Recorder
+
+    recorder = Recorder(store)
+    with recorder.guard():
+        return await _run(spec, names, allow_hang, stall_s, deadline_s, observers(recorder, on_event), scrape_s,
+                          only)
+
+
+async def _run(spec: Target, names: list[str], allow_hang: bool, stall_s: float, deadline_s: float,
+               on_event: EventSink | None, scrape_s: float, only: Iterable[str] | None) -> ProbeRunResult:
+    def emit(ev: RunEvent) -> RunEvent:
+        out = on_event(ev) if on_event is not None else None
+        return out if isinstance(out, RunEvent) else ev
+
     cfg = MonitorConfig(stall_s=stall_s, deadline_s=deadline_s, scrape_s=scrape_s)
     result = ProbeRunResult(run_id=None)
-    recorder = Recorder(store) if store is not None else None
     async with ProbeClient(spec.url or "", spec.api_key, spec.verify_tls, spec.timeout_s or 10.0) as pc:
         info, problem = await _discover(pc, spec.model)
         result.target = info or {"url": pc.url, "model": spec.model}
-        if recorder is not None:
-            meta = {"sets": names, "allow_hang": allow_hang, "stall_s": stall_s, "deadline_s": deadline_s,
-                    "scrape_s": scrape_s, "only": list(only or []), **{k: v for k, v in info.items() if k != "url"}}
-            result.run_id = recorder.start("probe", spec.with_(url=pc.url, model=result.target.get("model"),
-                                                               cmdline=None, label=None), meta)
-        emit(ProbeEvent("run-started", None, {"run_id": result.run_id, "sets": names, **result.target}))
+        meta = {"sets": names, "allow_hang": allow_hang, "stall_s": stall_s, "deadline_s": deadline_s,
+                "scrape_s": scrape_s, "only": list(only or []), **{k: v for k, v in info.items() if k != "url"}}
+        started = emit(RunEvent(ev_.STARTED, run_kind="probe", meta=meta,
+                                target=spec.with_(url=pc.url, model=result.target.get("model"), cmdline=None,
+                                                  label=None),
+                                data={"sets": names, **result.target}))
+        result.run_id = started.run_id
 
         def keep(item: ProbeOutcome | Finding) -> None:
             if isinstance(item, Finding):
                 result.findings.append(item)
-                if recorder is not None:
-                    recorder.finding(item)
-                emit(ProbeEvent("finding", getattr(item, "check", None), item.to_dict()))
+                emit(RunEvent(ev_.FINDING, finding=item, probe=item.check))
                 return
             result.outcomes.append(item)
-            if recorder is not None:
-                recorder.probe(item)
+            emit(RunEvent(ev_.PROBE, outcome=item, probe=item.probe))
 
         t_start = time.monotonic()
         if problem is not None:
             keep(problem)
         else:
-            ctx = ProbeContext(pc, info["model"], info["max_model_len"], info["vllm_version"], cfg, on_event,
+            ctx = ProbeContext(pc, info["model"], info["max_model_len"], info["vllm_version"], cfg, emit,
                                model_root=info.get("model_root"),
                                client_truncation=spec.truncation.request_value())
             for name in names:
@@ -204,10 +223,7 @@ async def run_probes_async(spec: Target, sets: str | Iterable[str] | None = DEFA
                     keep(Finding("probe-setup", Status.ERROR, f"the {name} set could not run: {e}",
                                  {"set": name, "error": f"{type(e).__name__}: {e}"}))
         summary = _summary(result, time.monotonic() - t_start)
-        if recorder is not None:
-            recorder.finish(summary)
-        emit(ProbeEvent("run-finished", None, {"run_id": result.run_id, "status": result.status.value,
-                                               "summary": summary}))
+        emit(RunEvent(ev_.DONE, summary=summary, data={"status": result.status.value}))
     return result
 
 

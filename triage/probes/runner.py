@@ -19,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from triage import events as ev_
 from triage.client import EMBEDDINGS_PATH, Exchange, ProbeClient, trim_for_storage
-from triage.sample import EngineSample
+from triage.events import RunEvent
+from triage.sample import EngineSample, ProbeSeries
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
 from triage.vllm.metrics import MetricsPage
 
@@ -45,20 +47,10 @@ class MonitorConfig:
     recovery_timeout_s: float = 15.0
 
 
-@dataclass
-class ProbeEvent:
-    """Progress for the dashboard/CLI.
-
-    kinds: run-started, probe-started, sample (data = one stored sample), aborted, verdict
-    (outcome, time_to_verdict_s, recovery), finding (Finding.to_dict()), run-finished.
-    """
-
-    kind: str
-    probe: Optional[str] = None
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-EventSink = Callable[[ProbeEvent], None]
+# The runner's progress travels as run events (triage.events): probe-started, sample (the EngineSample of one
+# scrape), aborted, verdict; the probe run adds started, finding, probe and done.
+ProbeEvent = RunEvent
+EventSink = Callable[[RunEvent], object]
 
 
 @dataclass
@@ -72,15 +64,35 @@ class ProbeOutcome:
     http_status: Optional[int] = None
     request: dict[str, Any] = field(default_factory=dict)
     response: Optional[dict[str, Any]] = None
-    samples: list[dict[str, Any]] = field(default_factory=list)
+    samples: list[EngineSample] = field(default_factory=list)  # the scrapes while it ran (ts = s since sent)
     recovery: Optional[dict[str, Any]] = None
     extra: dict[str, Any] = field(default_factory=dict)
     exchanges: list[Exchange] = field(default_factory=list)  # full answers, for evaluators; not stored
 
+    def sample_rows(self) -> list[dict[str, Any]]:
+        """The samples as the stored probe rows of docs/CONTRACTS.md (``EngineSample.probe_row``)."""
+        return [s.probe_row(s.ts) for s in self.samples]
+
     def detail(self) -> dict[str, Any]:
         """The stored shape of docs/CONTRACTS.md (request, response, samples, recovery) plus extras."""
-        return {"request": self.request, "response": self.response, "samples": self.samples,
+        return {"request": self.request, "response": self.response, "samples": self.sample_rows(),
                 "recovery": self.recovery, **self.extra}
+
+    def series(self) -> ProbeSeries:
+        """What a probe timeline chart reads of this probe."""
+        return ProbeSeries(self.probe, self.outcome, tuple(self.samples), self.time_to_verdict_s,
+                           (self.recovery or {}).get("aborted_at_s"))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ProbeOutcome:
+        """A ``to_dict()`` back to an outcome (a recording; exchanges are not kept)."""
+        det = dict(d.get("detail") or {})
+        return cls(probe=d["probe"], set=d.get("set", ""), outcome=d["outcome"], description=d.get("description", ""),
+                   duration_s=d.get("duration_s"), time_to_verdict_s=d.get("time_to_verdict_s"),
+                   http_status=d.get("http_status"), request=det.pop("request", {}) or {},
+                   response=det.pop("response", None),
+                   samples=[EngineSample.from_row(r) for r in det.pop("samples", None) or []],
+                   recovery=det.pop("recovery", None), extra=det)
 
     def to_dict(self) -> dict[str, Any]:
         return {"probe": self.probe, "set": self.set, "outcome": self.outcome, "description": self.description,
@@ -211,7 +223,8 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         baseline = baseline.with_(ts=0.0)
         det.update(baseline)
     det.note_sent(0.0)
-    emit(ProbeEvent("probe-started", probe, {"set": set_name, "description": description, "n_requests": len(bodies)}))
+    emit(RunEvent(ev_.PROBE_STARTED, probe=probe,
+                  data={"set": set_name, "description": description, "n_requests": len(bodies)}))
     tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5, path)) for b in bodies]
     pending: set[asyncio.Task[Exchange]] = set(tasks)
     verdict: Optional[str] = None
@@ -232,7 +245,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         window_end = None
         if s is not None:
             samples.append(s)
-            emit(ProbeEvent("sample", probe, s.probe_row(s.ts)))
+            emit(RunEvent(ev_.PROBE_SAMPLE, probe=probe, samples=(s,)))
             st = det.update(s)
             window_end = st.window_end
             if st.kind is not None:
@@ -258,7 +271,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         aborted_at = round(time.monotonic() - t0, 3)
-        emit(ProbeEvent("aborted", probe, {"aborted_at_s": aborted_at, "verdict": verdict}))
+        emit(RunEvent(ev_.PROBE_ABORTED, probe=probe, data={"aborted_at_s": aborted_at, "verdict": verdict}))
         if recover:
             # an engine mid-way through a long step (a slow device) frees the aborted request only when the
             # step ends: wait up to three expected steps, never past the probe's deadline
@@ -277,13 +290,14 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         status = None
     out = ProbeOutcome(probe=probe, set=set_name, outcome=verdict, description=description, duration_s=duration,
                        time_to_verdict_s=verdict_at, http_status=status,
-                       samples=[x.probe_row(x.ts) for x in samples], recovery=recovery,
+                       samples=samples, recovery=recovery,
                        extra=extra, exchanges=finished,
                        request={"method": "POST", "path": path, "concurrency": len(bodies),
                                 "body": trim_for_storage(bodies[0]) if bodies else None},
                        response=_response(finished))
-    emit(ProbeEvent("verdict", probe, {"outcome": out.outcome, "time_to_verdict_s": out.time_to_verdict_s,
-                                       "http_status": out.http_status, "recovery": recovery}))
+    emit(RunEvent(ev_.PROBE_VERDICT, probe=probe,
+                  data={"outcome": out.outcome, "time_to_verdict_s": out.time_to_verdict_s,
+                        "http_status": out.http_status, "recovery": recovery}))
     return out
 
 
