@@ -159,3 +159,10 @@ def record(events: Iterable[RunEvent], recorder: Recorder) -> Iterator[RunEvent]
             recorder.interrupted(e)
             raise
         yield recorder.observe(ev)
+
+
+def save(events: Iterable[RunEvent], recorder: Recorder) -> int | None:
+    """Write a whole run's events (``record`` to the end); returns the run id."""
+    for _ in record(events, recorder):
+        pass
+    return recorder.run_id

@@ -24,6 +24,7 @@ from triage.events import observers
 from triage.export.groups import groups
 from triage.findings import Finding, worst
 from triage.probes import OUTCOME_STATUS, PROBE_SETS, ProbeSet, run_probes
+from triage import recorder as recorder_
 from triage.recorder import Recorder
 from triage.stall import DEFAULT_STALL_S
 from triage.steps import STEPS, Step, step_index
@@ -452,8 +453,8 @@ class Services:
         if session_target is not None or target_id is None:
             target_id, filed = self._log_target(dict(res.config or {}), session_target)
         if save:
-            run_id = logs.save_analysis(self.store, res, log_text=text, name="dashboard-paste.log",
-                                        target_id=target_id, secrets=tuple(x for x in secrets if x))
+            events = logs.log_events(res, log_text=text, name="dashboard-paste.log", target_id=target_id)
+            run_id = recorder_.save(events, Recorder(self.store, tuple(x for x in secrets if x)))
         figure = None
         if points:
             try:

@@ -20,7 +20,7 @@ import pytest
 
 from tests.logs import golden
 from tests.logs.synthetic_logs import adversarial_log, every_pattern_log, stats_runs
-from triage.logs import analyze, chunks, driver, lines, startup
+from triage.logs import analyze, chunks, classify, driver, lines, startup
 from triage.logs import analyze_log
 from triage.logs.episodes import EngineTrack
 from triage.logs.lines import iter_records
@@ -37,9 +37,9 @@ def _slow(monkeypatch: pytest.MonkeyPatch) -> None:
     # fresh memos (what a message says is otherwise remembered from the fast run), every record read by every rule
     monkeypatch.setattr(startup, "_PLANS", Memo())
     monkeypatch.setattr(startup, "_ARGS_CACHE", {})
-    monkeypatch.setattr(analyze, "_CLASSES", Memo())
-    monkeypatch.setattr(analyze, "_ERRORS", Memo())
-    monkeypatch.setattr(analyze, "_has_any_marker", lambda msg: True)
+    monkeypatch.setattr(classify, "_CLASSES", Memo())
+    monkeypatch.setattr(classify, "_ERRORS", Memo())
+    monkeypatch.setattr(classify, "_has_any_marker", lambda msg: True)
     monkeypatch.setattr(startup, "_has_config_marker", lambda msg: True)
     monkeypatch.setattr(startup, "_has_event_hint", lambda msg: True)
     monkeypatch.setattr(lines, "FAST_RECORD_RE", NEVER)
@@ -54,9 +54,9 @@ def _slow(monkeypatch: pytest.MonkeyPatch) -> None:
     # `INFO: - "GET …"` with the client `INFO:`, as it did before these shortcuts; framing would not count it
     monkeypatch.setattr(analyze, "_ACCESS_INFO_RE", NEVER)
     monkeypatch.setattr(
-        analyze,
+        classify,
         "_ERROR_RULES_MARKED",
-        tuple((c, tuple((None, rx) for rx in rxs)) for c, rxs in analyze._ERROR_RULES),
+        tuple((c, tuple((None, rx) for rx in rxs)) for c, rxs in classify._ERROR_RULES),
     )
 
 

@@ -25,9 +25,10 @@ from typing import Any
 from triage.cli.inputs import LOGS_STREAM_BYTES, HeadTail, capped_lines
 from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, number, open_store, print_json
 from triage.findings import reaches, worst
-from triage.logs import analyze_log, save_analysis
+from triage.logs import analyze_log, log_events
 from triage.logs.lines import MAX_LINE
 from triage.logs.persist import CAPTURE_MAX_CHARS
+from triage.recorder import Recorder, save
 from triage.redact import redact_text
 from triage.textsafe import one_line
 
@@ -157,9 +158,9 @@ def run(args: argparse.Namespace) -> int:
         log_text = tee.text()
     run_id = None
     if store is not None:
-        run_id = save_analysis(
-            store, analysis, log_text=log_text, name="stdin" if args.file == "-" else args.file
-        )
+        # core → observer: the analysis as the run's events, written by the Recorder (the only writer)
+        run_id = save(log_events(analysis, log_text=log_text, name="stdin" if args.file == "-" else args.file),
+                      Recorder(store))
     status = worst(f.status for f in analysis.findings).value
     if args.format == "json":
         out = {"schema": CLI_SCHEMA, "run_id": run_id, "source": args.file, "status": status, **analysis.to_dict()}

@@ -6,7 +6,7 @@ from triage.logs.analyze import LogAnalysis
 from triage.logs.driver import analyze_log
 from triage.logs.episodes import StallEpisode
 from triage.logs.lines import LogLine, iter_records
-from triage.logs.persist import save_analysis, timed_samples, to_metric_samples
+from triage.logs.persist import log_events, timed_samples, to_metric_samples
 from triage.logs.startup import extract_startup_config
 from triage.logs.stats import parse_stats
 
@@ -17,8 +17,8 @@ __all__ = [
     "analyze_log",
     "extract_startup_config",
     "iter_records",
+    "log_events",
     "parse_stats",
-    "save_analysis",
     "timed_samples",
     "to_metric_samples",
 ]

@@ -5,8 +5,9 @@ keeps the first few lines per kind plus a count, access lines are counted, not k
 episodes (triage.logs.episodes: the shared stall rule plus the silence rule) are capped, and the
 memos of what a line or a message says are bounded (triage.logs.memo).
 
-``LogPass`` is the pass (the sink of every line and the classifier of each record); triage.logs.driver's
-``analyze_log`` feeds it: a file path through the chunked scan (triage.logs.chunks), any other source line by
+``LogPass`` is the pass (the sink of every line); triage.logs.classify says what each record asks of it
+(msg_class, the error rules); triage.logs.driver's ``analyze_log`` feeds it: a file path through the chunked
+scan (triage.logs.chunks), any other source line by
 line (LogPass.line). Both give the same analysis (tests/logs/test_fast_paths.py).
 """
 
@@ -18,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.findings import Finding
-from triage.logs.lines import FAST_RECORD_RE, Clock, LogLine, frame
-from triage.logs.startup import StartupConfigReader, _has_any_marker, _plan
+from triage.logs.classify import ACCESS, FULL, STATS, TAIL, count_error, error_of, msg_class
+from triage.logs.lines import FAST_RECORD_RE, Clock, frame
+from triage.logs.startup import StartupConfigReader, _plan
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
-from triage.logs.hits import ErrorHits, first_match, marked
+from triage.logs.hits import ErrorHits
 from triage.logs.memo import Memo
 from triage.logs.stats import PointSeries, StatsValues, stats_values
 from triage.logs.verdicts import build_findings
@@ -50,18 +52,7 @@ class LogAnalysis:
         }
 
 
-_ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
-    ("log-kv-cache-too-small", (lf.KV_TOO_SMALL_RE,)),
-    ("log-unsupported-head-dim", lf.HEAD_DIM_RES),
-    ("log-oom", lf.OOM_RES),
-    ("log-engine-dead", lf.ENGINE_DEAD_RES),
-    ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
-)
 _RECORD_FIRST = frozenset("(DIWEC")  # the first character of a line FAST_RECORD_RE can match
-_ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal")
-_ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
-# the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
-_has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
 
 
 class LogPass:
@@ -191,7 +182,7 @@ class LogPass:
             else:
                 reader.events.tail(lineno, line)  # what reader.feed(rec) does with this record
         if hint:
-            _count_error(_error_of(msg), lineno, line, ts, self.errors)
+            count_error(error_of(msg), lineno, line, ts, self.errors)
 
     def finish(self) -> LogAnalysis:
         tracks, reader = self.tracks, self.reader
@@ -234,50 +225,6 @@ class LogPass:
         )
 
 
-# what a record's message asks for (msg_class): its stats, an access key, the start-up tail only, nothing, or the
-# start-up reader and the error rules (FULL)
-STATS, ACCESS, TAIL, NONE, FULL = range(5)
-_CLASSES = Memo()
-
-
-def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
-    """(kind, access key, len >= 12, a start-up marker, a 'server is up' phrase, an error hint): pure in the message,
-    from a bounded memo. The order of the tests is the per-record reading's: stats, access, start-up, errors."""
-    cls = _CLASSES.get(msg)
-    if cls is not None:
-        return cls
-    cls = None
-    if "throughput:" in msg:
-        vals = stats_memo.get(msg)
-        if vals is None:
-            vals = stats_values(msg)
-            stats_memo.put(msg, vals)
-        if vals:
-            cls = (STATS, None, True, False, False, False)
-    if cls is None and '" ' in msg and "HTTP/" in msg:
-        m = lf.ACCESS_RE.search(msg)
-        if m:
-            cls = (ACCESS, (m["method"], m["path"].split("?")[0][:120], m["status"]), True, False, False, False)
-    if cls is None:
-        long = len(msg) >= 12
-        marked = _has_any_marker(msg)
-        startish = "Starting vLLM" in msg or "startup complete" in msg
-        hint = bool(_has_error_hint(msg))
-        kind = TAIL if long else NONE
-        if marked or startish or hint:
-            # a marker alone is not enough: FULL only when a start-up pattern or an error rule does read the message
-            # (otherwise reader.feed keeps it in the tail, as TAIL does, and the error rules find nothing)
-            if hint and _error_of(msg) is not None:
-                kind = FULL
-            elif long:
-                plan = _plan(msg)
-                if plan.started or plan.tasks_in or plan.event is not None or plan.config is not None:
-                    kind = FULL
-        cls = (kind, None, long, marked, startish, hint)
-    _CLASSES.put(msg, cls)
-    return cls
-
-
 # `INFO:` then ACCESS_RE anywhere after it (what `ACCESS_RE.search(raw, after INFO:)` finds), in one match
 _FAST_ACCESS_RE = re.compile(r"(?=INFO:).*?" + lf.ACCESS_RE.pattern, re.S)
 # uvicorn's own shape, `INFO:` + spaces + the access line, at half the cost: when it matches, no earlier start
@@ -285,51 +232,6 @@ _FAST_ACCESS_RE = re.compile(r"(?=INFO:).*?" + lf.ACCESS_RE.pattern, re.S)
 # what _FAST_ACCESS_RE reads; when it does not match, _FAST_ACCESS_RE is asked
 _ACCESS_INFO_RE = re.compile(r"INFO: +" + lf.ACCESS_RE.pattern)
 _FAST_ACCESS_PREFIXED_RE = re.compile(lf.PROC_PREFIX_RE.pattern + r"(?=INFO:).*?" + lf.ACCESS_RE.pattern, re.S)
-
-
-# a substring every match of each pattern contains (None: always run it), in _ERROR_RULES order; a line without a
-# pattern's marker cannot match it, so its regex is skipped (tests/logs/test_fast_paths.py checks the table)
-_ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
-    "log-kv-cache-too-small": ("max seq len",),
-    "log-unsupported-head-dim": ("head_dim=", "head dim size", "head_size", "head_dim to be", "ead size", "head_size"),
-    "log-oom": ("OutOfMemoryError", "out of memory", "out of memory", None, "Cannot allocate memory",
-                "Available memory", None),
-    "log-engine-dead": ("EngineCore encountered", "EngineCore encountered", "died unexpectedly", "EngineDeadError",
-                        "EngineCore failed", "initialization failed"),
-    "signal": ("received signal",),
-}
-_ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)
-
-
-def _match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
-    _count_error(_error_of(rec.msg), rec.lineno, rec.raw, rec.ts, errors)
-
-
-_ERRORS = Memo()  # message -> (check, groups) or None
-
-
-def _error_of(msg: str) -> Optional[tuple[str, dict[str, str]]]:
-    """(check, groups) of the first error rule that matches the message (one kind per line), from a bounded memo."""
-    got = _ERRORS.get(msg, False)
-    if got is not False:
-        return got  # type: ignore[return-value]
-    got = first_match(_ERROR_RULES_MARKED, msg)
-    _ERRORS.put(msg, got)
-    return got
-
-
-def _count_error(
-    got: Optional[tuple[str, dict[str, str]]], lineno: int, raw: str, ts: Optional[float], errors: dict[str, ErrorHits]
-) -> None:
-    if got is None:
-        return
-    check, groups = got
-    hit = errors.get(check)
-    if hit is None:
-        hit = errors[check] = ErrorHits(check, first_ts=ts, groups=dict(groups))
-    hit.count += 1
-    if len(hit.lines) < EVIDENCE_LINES:
-        hit.lines.append((lineno, raw[:500]))
 
 
 def _summary(

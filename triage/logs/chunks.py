@@ -27,7 +27,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from triage.logs.analyze import ACCESS, NONE, STATS, TAIL, LogPass, msg_class
+from triage.logs.analyze import LogPass
+from triage.logs.classify import ACCESS, NONE, STATS, TAIL, msg_class
 from triage.logs.lines import MAX_LINE
 from triage.logs.memo import MEMO_ENTRIES, MEMO_KEY_MAX, Memo
 from triage.logs.stats import stats_values
@@ -50,7 +51,7 @@ _RECORD_RE = re.compile(
 )
 _GROUPS = 4  # re.split gives, per record, the text before it then these groups
 
-# what a record's message asks for beyond analyze.msg_class: the per-line reading (interleaved records, colour,
+# what a record's message asks for beyond classify.msg_class: the per-line reading (interleaved records, colour,
 # a lone carriage return)
 _EXACT = -1
 _LEVELS = {b"DEBUG": "DEBUG", b"INFO": "INFO", b"WARNING": "WARNING", b"WARN": "WARN", b"ERROR": "ERROR",

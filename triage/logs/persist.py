@@ -1,15 +1,19 @@
-"""Store a log post-mortem as a Run of kind "logs": findings, config, samples (source="log"), the log."""
+"""A log post-mortem as a run's events (kind "logs"): findings, config, samples (source="log"), the log itself.
+
+The analysis is made in one streaming pass (triage.logs.driver); ``log_events`` then says it as the run event
+stream (triage.events) that every core yields. Nothing here writes: the faces pass the events through a
+Recorder (``triage.recorder.record``), the only writer.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from collections.abc import Iterator
+from typing import Optional
 
+from triage import events as ev_
+from triage.events import RawCapture, RunEvent
 from triage.logs.analyze import LogAnalysis
 from triage.sample import EngineSample
-from triage.recorder import Recorder
-
-if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
-    from triage.store import Store
 
 CAPTURE_MAX_CHARS = 2_000_000  # head and tail of bigger logs; the verdicts were made on the whole stream
 
@@ -30,25 +34,24 @@ def clip_log(text: str, limit: int = CAPTURE_MAX_CHARS) -> str:
     return text[:half] + f"\n… [{len(text) - limit} characters left out] …\n" + text[-half:]
 
 
-def save_analysis(
-    store: Store,
+def log_events(
     analysis: LogAnalysis,
     *,
     log_text: Optional[str] = None,
     name: str = "",
     target_id: Optional[int] = None,
-    secrets: tuple[str, ...] = (),
-) -> int:
-    """One Run(kind="logs") holding everything the analysis found, written by the Recorder; returns the run id."""
-    rec = Recorder(store, secrets)
-    run_id = rec.start("logs", meta={"log_name": name, "summary": {k: v for k, v in analysis.summary.items()
-                                                                   if k != "episodes"}}, target_id=target_id)
-    rec.config(analysis.config_provenance)
+) -> Iterator[RunEvent]:
+    """One run of kind "logs" holding everything the analysis found: started, config, each finding, the timed
+    samples, the log's head and tail (when given), done."""
+    yield RunEvent(ev_.STARTED, run_kind="logs", target_id=target_id,
+                   meta={"log_name": name, "summary": {k: v for k, v in analysis.summary.items() if k != "episodes"}})
+    yield RunEvent(ev_.CONFIG, stored=analysis.config_provenance, config=analysis.config_provenance)
     for f in analysis.findings:
-        rec.finding(f)
-    rec.samples(timed_samples(analysis.samples))
+        yield RunEvent(ev_.FINDING, finding=f)
+    samples = timed_samples(analysis.samples)
+    if samples:
+        yield RunEvent(ev_.SAMPLES, samples=tuple(samples))
     if log_text is not None:
-        rec.capture("log", clip_log(log_text), name)
+        yield RunEvent(ev_.CAPTURE, captures=(RawCapture("log", name, clip_log(log_text)),))
     worst = [f.title for f in analysis.findings if f.status in ("fail", "warn")]
-    rec.finish("; ".join(worst[:3]) or "log parsed: nothing wrong found")
-    return run_id
+    yield RunEvent(ev_.DONE, summary="; ".join(worst[:3]) or "log parsed: nothing wrong found")
