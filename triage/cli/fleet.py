@@ -178,8 +178,9 @@ def _scan(args: argparse.Namespace) -> int:
         print(f"fleet: the range holds {steps:,} steps of {args.step:g} s: more than the {MAX_RANGE_STEPS:,} steps "
               "cap (shorten --since/--from or widen --step)", file=sys.stderr)
         return 2
-    from triage.fleet.record import record
+    from triage.fleet.record import fleet_events
     from triage.fleet.scan import findings, scan, summary
+    from triage.recorder import Recorder, save
 
     store = open_store(args.db)  # one line, exit 2, the URL's password never printed
     with command_deadline(args.timeout + 2 * 2.0 + 15, "fleet"):  # the backstop behind the scan's own deadline
@@ -187,7 +188,7 @@ def _scan(args: argparse.Namespace) -> int:
                    max_workers=args.concurrency, ask_versions=not args.no_version, deadline_s=args.timeout,
                    progress=lambda m: print(m, file=sys.stderr, flush=True))
     found = findings(res)
-    run_id = record(store, res, found)
+    run_id = save(fleet_events(res, found), Recorder(store))  # core → observer: the Recorder writes the run
     status = worst(f.status for f in found)
     if args.format == "json":
         json.dump({"schema": CLI_SCHEMA, "run_id": run_id, "status": status.value, "fleet": summary(res),

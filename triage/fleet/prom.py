@@ -2,7 +2,8 @@
 fetched concurrently within a bound. Every answer is read within one total deadline (the scan's, not per
 read) and a byte cap, parsed one at a time, and merged within a series cap and a points cap; failures
 (a trickle, a 400 MB answer, 300,000 series, JSON of another shape) are values (`PromError`), never
-tracebacks. ``get_json`` reads a replica's small answers (/version) under the same rules."""
+tracebacks. Prometheus is not a vLLM server: a replica's own /version goes through the one client
+(triage.client, from triage.fleet.scan)."""
 from __future__ import annotations
 
 import json
@@ -70,7 +71,6 @@ MAX_SERIES = 5_000  # label sets per query, all chunks together (a fleet of hund
 MAX_TOTAL_POINTS = 2_000_000  # points kept over every query (~200 MB of dicts): a bigger scan is refused
 MAX_RANGE_STEPS = 500_000  # steps per series over the range (15 s steps: ~86 days); more is a usage error
 DEFAULT_DEADLINE_S = 120.0  # the whole of query_ranges, every chunk included
-MAX_VERSION_BYTES = 64 * 1024  # a replica's /version answer ({"version": "0.32.0"} is 20 bytes)
 
 
 class _Cut(Exception):
@@ -101,16 +101,6 @@ def fetch(client: httpx.Client, url: str, params: Mapping[str, str] | None, dead
         raise _Cut("timeout", f"no answer before the deadline ({e.__class__.__name__})") from None
     except httpx.HTTPError as e:
         raise _Cut("unreachable", f"not reachable: {str(e)[:200]}") from None
-
-
-def get_json(url: str, timeout_s: float, max_bytes: int = MAX_VERSION_BYTES) -> Any:
-    """One small JSON answer (a replica's /version) within a total deadline and a byte cap; None on any failure."""
-    try:
-        with httpx.Client(follow_redirects=False) as c:
-            status, body = fetch(c, url, None, time.monotonic() + timeout_s, max_bytes)
-        return json.loads(body) if status == 200 else None
-    except (_Cut, ValueError, RecursionError, UnicodeDecodeError):
-        return None
 
 
 def _rows(base: str, query: str, status: int, body: bytes) -> list[Any] | PromError:

@@ -1,24 +1,26 @@
-"""A fleet scan stored as a Run (kind ``fleet``) of the Prometheus target, with its findings."""
+"""A fleet scan as a run's events (kind ``fleet``, the Prometheus target): its findings and per-replica summary.
+
+Nothing here writes: the faces pass ``fleet_events`` through a Recorder (triage.recorder, the only writer).
+"""
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
 
+from triage import events as ev_
+from triage.events import RunEvent
 from triage.findings import Finding
 from triage.fleet.scan import FleetScan, findings, summary
-from triage.recorder import Recorder
 from triage.target import Target
 
 
-def record(store: Any, res: FleetScan, found: list[Finding] | None = None) -> int:
-    """Write the scan through a Recorder (Run + findings + the per-replica summary in meta); returns the run id."""
+def fleet_events(res: FleetScan, found: list[Finding] | None = None) -> Iterator[RunEvent]:
+    """started (the Prometheus target, the range), each finding, the summary (meta), done."""
     found = findings(res) if found is None else found
-    rec = Recorder(store)
-    run_id = rec.start("fleet", Target(url=res.prometheus, label="prometheus"),
-                       {"match": res.match, "start": res.start, "end": res.end, "step": res.step,
-                        "stall_threshold_s": res.threshold_s})
+    yield RunEvent(ev_.STARTED, run_kind="fleet", target=Target(url=res.prometheus, label="prometheus"),
+                   meta={"match": res.match, "start": res.start, "end": res.end, "step": res.step,
+                         "stall_threshold_s": res.threshold_s})
     for f in found:
-        rec.finding(f)
-    rec.meta({"fleet": summary(res)})
+        yield RunEvent(ev_.FINDING, finding=f)
+    yield RunEvent(ev_.META, meta={"fleet": summary(res)})
     stalled = sum(1 for r in res.replicas if r.episodes)
-    rec.finish(f"{len(res.replicas)} replicas, {stalled} with a stall")
-    return run_id
+    yield RunEvent(ev_.DONE, summary=f"{len(res.replicas)} replicas, {stalled} with a stall")

@@ -12,10 +12,11 @@ from typing import Any, Optional
 
 
 from triage.catalogue import explain_episodes
+from triage.client import VllmClient
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
 from triage.fleet.interval import ScrapeInterval, scrape_interval
-from triage.fleet.prom import CHUNK_POINTS, DEFAULT_DEADLINE_S, PromError, get_json, query_ranges
+from triage.fleet.prom import CHUNK_POINTS, DEFAULT_DEADLINE_S, PromError, query_ranges
 from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT, UP,
                                    Episode, episodes, kv_tokens_from, queries, replica_name, scraped, to_sample)
 from triage.recurrence import Span, headline, summarize
@@ -70,11 +71,19 @@ class FleetScan:
         return self.interval is None or self.step <= self.interval.seconds * 0.999
 
 
+MAX_VERSION_BYTES = 64 * 1024  # a replica's /version answer ({"version": "0.32.0"} is 20 bytes)
+
+
 def _version(instance: str, timeout_s: float) -> Optional[str]:
-    """The replica's own /version when its instance label is reachable from here; None otherwise (read within a
-    total deadline and a byte cap: prom.get_json)."""
+    """The replica's own /version when its instance label is reachable from here; None otherwise. Asked through
+    the one client (triage.client: a total deadline, a byte cap, no redirects), as every vLLM server is."""
     url = instance if "://" in instance else f"http://{instance}"
-    doc = get_json(f"{url.rstrip('/')}/version", timeout_s)
+    try:
+        with VllmClient(url, timeout_s=timeout_s, max_body_bytes=MAX_VERSION_BYTES) as c:
+            r = c.get("/version")
+    except Exception:  # noqa: BLE001 - a label that is no URL: the replica is judged without its version
+        return None
+    doc = r.json() if r.ok else None
     v = doc.get("version") if isinstance(doc, dict) else None
     return str(v)[:64] if isinstance(v, (str, int, float)) and v else None
 

@@ -7,9 +7,10 @@ import streamlit as st
 
 from triage.fleet import findings, scan, summary
 from triage.fleet.chart import fleet_figure
-from triage.fleet.record import record
+from triage.fleet.record import fleet_events
 from triage.fleet.replicas import DEFAULT_STALL_S
 from triage.fleet.scan import CHECK_STALL
+from triage.recorder import Recorder, save
 from ui import services
 from ui.components import md, session
 
@@ -51,7 +52,7 @@ if st.button("Scan the fleet", type="primary", key="fleet.scan"):
         st.error(f"{prom_url} did not answer as a Prometheus: {res.errors[0].message}. {GET_ONE} Nothing was saved.")
         st.stop()
     try:
-        run_id = record(services.get().store, res, found)
+        run_id = save(fleet_events(res, found), Recorder(services.get().store))  # the Recorder writes the run
         session.set_open_run(run_id)
     except services.ServiceError as e:
         st.warning(f"Scanned, but the run could not be stored: {e}")
