@@ -39,10 +39,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clean venv with vllm-triage installed from a copy of this tree (runtime dependencies only)."""
-    base = tmp_path_factory.mktemp("pkg")
+def _source_copy(base: Path) -> Path:
+    """What the distribution is built from, copied out of this checkout (no caches, no tests)."""
     src = base / "src"
     for name in SHIPPED:
         p = ROOT / name
@@ -51,6 +49,14 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             src.mkdir(exist_ok=True)
             shutil.copy2(p, src / name)
+    return src
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clean venv with vllm-triage installed from a copy of this tree (runtime dependencies only)."""
+    base = tmp_path_factory.mktemp("pkg")
+    src = _source_copy(base)
     env_dir = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", *([] if CLEAN else ["--system-site-packages"]), str(env_dir)],
                    check=True, timeout=120)
@@ -135,6 +141,36 @@ def test_the_dashboard_serves_the_installed_app_from_tmp(venv: Path, tmp_path: P
                        timeout=180, env=_env(tmp_path))
     assert r.returncode == 0, r.stderr[-3000:]
     assert str(venv) in r.stdout  # the installed app.py, not this checkout's
+
+
+@pytest.mark.skipif(not CLEAN, reason="pipx and the runtime dependencies come from the package index: "
+                                      "VLLM_TRIAGE_TEST_CLEAN_VENV=1")
+def test_pipx_installs_the_repository_and_its_command_runs(tmp_path: Path) -> None:
+    """The way Python users install a tool: ``pip install pipx`` in a fresh venv, ``pipx install <the repo>`` with
+    PIPX_HOME and PIPX_BIN_DIR in a temporary directory (nothing of the user's pipx touched), then
+    ``vllm-triage --help`` from the bin directory pipx filled. Prints the time of each step."""
+    src = _source_copy(tmp_path)
+    tool = tmp_path / "pipx-venv"
+    env = {**_env(tmp_path), "PIPX_HOME": str(tmp_path / "pipx-home"), "PIPX_BIN_DIR": str(tmp_path / "pipx-bin"),
+           "PIPX_MAN_DIR": str(tmp_path / "pipx-man"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    took: dict[str, float] = {}
+
+    def step(name: str, args: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
+        t0 = time.monotonic()
+        r = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=timeout, env=env)
+        took[name] = round(time.monotonic() - t0, 1)
+        assert r.returncode == 0, f"{name}: " + r.stdout[-2000:] + r.stderr[-3000:]
+        return r
+
+    step("venv", [sys.executable, "-m", "venv", str(tool)], 120)
+    step("pip install pipx", [str(tool / "bin" / "python"), "-m", "pip", "install", "-q", "pipx"], 300)
+    step("pipx install", [str(tool / "bin" / "python"), "-m", "pipx", "install", "--python", sys.executable,
+                          str(src)], 540)
+    exe = tmp_path / "pipx-bin" / "vllm-triage"
+    r = step("vllm-triage --help", [str(exe), "--help"], 60)
+    assert r.stdout.startswith("usage: vllm-triage") and "dashboard" in r.stdout and "probe" in r.stdout
+    assert exe.resolve().is_relative_to(tmp_path / "pipx-home")  # pipx's own venv, not this interpreter's
+    print(f"pipx: {took}")
 
 
 def test_the_import_contracts_hold() -> None:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from triage.lab import MODEL_NAMES, PROFILES, LabError, build_models, down, install, status, up
+from triage.lab import MODEL_NAMES, PROFILES, LabError, build_models, install
 
 
 def _say(msg: str) -> None:
@@ -179,6 +179,8 @@ def _up(args: argparse.Namespace) -> int:
     extra = [a for a in args.extra if a != "--"] if args.extra else []
     profile = args.profile or next((p.name for p in PROFILES.values() if p.model == args.model), "defaults")
     try:
+        from triage.lab import up  # the server module (httpx) loads once the arguments are good
+
         srv = up(args.vllm, args.model, profile, port=args.port, extra_args=extra,
                  timeout_s=args.timeout, progress=_say)
     except LabError as e:
@@ -193,6 +195,8 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
+    from triage.lab import down
+
     stopped = down(args.which)
     for s in stopped:
         print(f"stopped {s.name} (pid {s.pid})")
@@ -202,6 +206,8 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from triage.lab import status
+
     servers = status()
     if args.format == "json":
         print(json.dumps([{"name": s.name, "url": s.url, "pid": s.pid, "version": s.version, "model": s.model,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triage.cli import (
     SECONDS,
@@ -30,7 +30,9 @@ from triage.events import AlertEvent, RunEvent
 from triage.recorder import Recorder
 from triage.textsafe import one_line
 from triage.stall import DEFAULT_STALL_S
-from triage.watch import Watcher, WatchTick, hhmmss, state_label
+
+if TYPE_CHECKING:
+    from triage.watch import WatchTick
 
 
 def register(sub: Any) -> None:
@@ -67,6 +69,8 @@ def register(sub: Any) -> None:
 
 
 def _tick_line(t: WatchTick, version: str | None = None) -> str:
+    from triage.watch import hhmmss, state_label
+
     if t.error:
         return f"{hhmmss(t.ts)}  scrape failed: {t.error}"
     s = t.sample
@@ -94,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     if args.duration is not None and args.duration <= 0:
         print("watch: --duration must be > 0", file=sys.stderr)
         return 2
+    from triage.watch import Watcher, hhmmss  # the engine loads once the arguments are good (bench/bench_cli.py)
+
     store = open_store(args.db)
     # core → observers: the Recorder writes the run (start, samples as taken, alert findings, summary, end);
     # this command prints what it sees

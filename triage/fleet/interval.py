@@ -16,11 +16,12 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
-
-import httpx
+from typing import TYPE_CHECKING, Any, Optional
 
 from triage.fleet.replicas import METRICS, selector
+
+if TYPE_CHECKING:  # httpx loads when a scan runs (bench/bench_cli.py: `fleet`'s usage errors)
+    import httpx
 
 STEP_FRACTION = 0.9  # a scrape may come this late (10 % of an interval) and still fall between two grid points...
 MAX_SLACK_S = 0.5  # ...up to half a second: Prometheus stamps a scrape at its scheduled start, late by ms
@@ -125,6 +126,8 @@ def scrape_interval(base: str, match: str, start: float, end: float, *, timeout_
                     headers: dict[str, str] | None = None) -> ScrapeInterval:
     """The replicas' scrape interval: their targets' in Prometheus, else measured in the range, else the
     finest of any active target, else the default."""
+    import httpx
+
     base = base.rstrip("/")
     with httpx.Client(timeout=timeout_s, headers=dict(headers or {})) as client:
         got = from_targets(client, base, match, end)

@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # httpx loads when a scan runs, not when `fleet` reads its arguments (bench/bench_cli.py)
+    import httpx
 
 MAX_POINTS = 11_000  # Prometheus refuses a query_range that returns more points per series
 CHUNK_POINTS = 10_000  # a margin below it (start and end are both inclusive)
@@ -86,6 +87,8 @@ def fetch(client: httpx.Client, url: str, params: Mapping[str, str] | None, dead
     left = deadline - time.monotonic()
     if left <= 0:
         raise _Cut("timeout", "no time left before the scan's deadline")
+    import httpx
+
     buf = bytearray()
     try:
         with client.stream("GET", url, params=params, timeout=httpx.Timeout(left, connect=min(left, 5.0))) as r:
@@ -216,6 +219,8 @@ def query_ranges(base: str, queries: Mapping[str, str], start: float, end: float
     deadline = time.monotonic() + timeout_s
     merge = _Merge(results)
     done = 0
+    import httpx
+
     with httpx.Client(headers=dict(headers or {}), follow_redirects=False) as client, \
             ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
         futs = [(name, pool.submit(_chunk, client, base, name, q, a, b, step, deadline, merge))

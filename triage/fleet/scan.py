@@ -12,7 +12,6 @@ from typing import Any, Optional
 
 
 from triage.catalogue import explain_episodes
-from triage.client import VllmClient
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
 from triage.fleet.interval import ScrapeInterval, scrape_interval
@@ -77,6 +76,8 @@ MAX_VERSION_BYTES = 64 * 1024  # a replica's /version answer ({"version": "0.32.
 def _version(instance: str, timeout_s: float) -> Optional[str]:
     """The replica's own /version when its instance label is reachable from here; None otherwise. Asked through
     the one client (triage.client: a total deadline, a byte cap, no redirects), as every vLLM server is."""
+    from triage.client import VllmClient  # httpx loads when a replica is asked, not at `fleet`'s usage errors
+
     url = instance if "://" in instance else f"http://{instance}"
     try:
         with VllmClient(url, timeout_s=timeout_s, max_body_bytes=MAX_VERSION_BYTES) as c:

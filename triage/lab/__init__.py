@@ -5,14 +5,23 @@ deployment's configuration on a CPU box (recipe: shared/reference/real-vllm-on-c
 """
 from __future__ import annotations
 
+from typing import Any
+
 from triage.lab.errors import LabError
 from triage.lab.install import install, is_installed
 from triage.lab.models import MODEL_NAMES, build_models, model_path
 from triage.lab.profiles import PROFILES, Profile
 
 
+_SERVER = ("LabServer", "down", "ensure", "status", "up")  # triage.lab.server (httpx): loaded on first use
 __all__ = ["LabError", "install", "is_installed", "MODEL_NAMES", "build_models", "model_path",
-           "PROFILES", "Profile"]
-from triage.lab.server import LabServer, down, ensure, status, up  # noqa: E402
+           "PROFILES", "Profile", *_SERVER]
 
-__all__ += ["LabServer", "down", "ensure", "status", "up"]
+
+def __getattr__(name: str) -> Any:
+    """The server's names load on first use, so `lab`'s usage errors import no HTTP client (bench/bench_cli.py)."""
+    if name not in _SERVER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from triage.lab import server
+
+    return getattr(server, name)
