@@ -158,7 +158,7 @@ def test_pipx_installs_the_repository_and_its_command_runs(tmp_path: Path) -> No
     def step(name: str, args: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
         t0 = time.monotonic()
         r = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=timeout, env=env)
-        took[name] = round(time.monotonic() - t0, 1)
+        took[name] = round(time.monotonic() - t0, 2)
         assert r.returncode == 0, f"{name}: " + r.stdout[-2000:] + r.stderr[-3000:]
         return r
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triage.cli.check import truncation_arg
 from triage.cli import (
@@ -21,18 +21,13 @@ from triage import events as ev_
 from triage.events import RunEvent, observers
 from triage.findings import Status, reaches
 from triage.textsafe import one_line
-from triage.probes import (
-    HANG_REASON,
-    PROBE_SETS,
-    SETS,
-    HangNotAllowed,
-    ProbeRunResult,
-    resolve_sets,
-    run_probes,
-)
+from triage.probes.registry import HANG_REASON, PROBE_SETS, SETS, HangNotAllowed, resolve_sets
 from triage.recorder import Recorder
 from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
+
+if TYPE_CHECKING:
+    from triage.probes.api import ProbeRunResult
 
 
 def register(sub: Any) -> None:
@@ -132,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
     spec = Target(url=args.url, model=args.model, truncation=args.truncate_prompt_tokens,
                   api_key=api_key, verify_tls=not args.insecure)
+    from triage.probes.api import run_probes  # the runner (httpx, the sets) loads once the arguments are good
+
     store = open_store(args.db)
     # core → observers: the Recorder writes the run as it comes (the only writer), then progress is printed
     recorder = Recorder(store)

@@ -18,74 +18,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from triage import events as ev_
-from triage.catalogue import POOLING_LIVELOCK
 from triage.events import RunEvent, observers
 from triage.findings import Finding, Status
 from triage.probes import clients, conformance, rerank, seed, throughput, vectors
 from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
+from triage.probes.registry import (DEFAULT_SETS, HANG_REASON, OUTCOME_STATUS, PROBE_SETS, SETS, HangNotAllowed,
+                                    ProbeSet, outcome_status, resolve_sets)
 from triage.probes.runner import EventSink, MonitorConfig, ProbeOutcome
 from triage.target import Target
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
     from triage.store import Store
 
-SETS = ("seed", "conformance", "throughput", "vectors", "clients", "rerank", "rerank-seed")
-DEFAULT_SETS = ("conformance",)
-HANG_REASON = (f"the seed matrix sends requests that livelock vLLM {POOLING_LIVELOCK.affected_text} "
-               f"({POOLING_LIVELOCK.refs[0]}): each hang holds "
-               "a request slot and burns a CPU core until the probe aborts it (after the stall threshold). "
-               "Run it only against a server you may disturb, and pass --allow-hang (allow_hang=True).")
+__all__ = ["DEFAULT_SETS", "HANG_REASON", "OUTCOME_STATUS", "PROBE_SETS", "SETS", "HangNotAllowed", "ProbeRunResult",
+           "ProbeSet", "outcome_status", "resolve_sets", "run_probes", "run_probes_async"]
+
 _SET_RUNNERS: dict[str, Callable[..., AsyncIterator[ProbeOutcome | Finding]]] = {
     "seed": seed.run, "conformance": conformance.run, "throughput": throughput.run,
     "vectors": vectors.run, "clients": clients.run, "rerank": rerank.run, "rerank-seed": rerank.run_seed}
 
 
-
-
-@dataclass(frozen=True)
-class ProbeSet:
-    """One probe set as the faces offer it; ``default``: ticked on the dashboard, ``can_hang``: asks first."""
-
-    id: str
-    title: str
-    default: bool
-    can_hang: bool
-    description: str
-
-
-PROBE_SETS: tuple[ProbeSet, ...] = (
-    ProbeSet("conformance", "Conformance", True, False,
-             "Does /v1/embeddings accept what clients send: lists, token ids, dimensions, truncation, errors."),
-    ProbeSet("throughput", "Throughput", True, False,
-             "Load test: concurrency sweep 1/4/16/64, requests/s, tokens/s, p50/p95/p99."),
-    ProbeSet("vectors", "Vectors", True, False,  # safe and bounded: on by default (issue 13)
-             "Are the vectors the model's: dimensions, norms, determinism, batching, pooling, reference vectors."),
-    ProbeSet("clients", "Client libraries", False, False,
-             "The server through the OpenAI SDK, LangChain and LiteLLM: each vector against a plain request's."),
-    ProbeSet("rerank", "Reranking (/score, /rerank)", False, False,  # issue 25: for reranker deployments
-             "/score and /rerank: paths, shapes, top_n, long documents and truncation, the task that scores, a "
-             "ranking sanity check, and the Cohere SDK / LangChain CohereRerank against the server."),
-    ProbeSet("rerank-seed", "Rerank livelock (#55427 through /rerank)", False, True,
-             "[SHORT, LONG] documents through /rerank with truncate_prompt_tokens = max_model_len, -1 and "
-             f"max_model_len - 1 ({POOLING_LIVELOCK.refs[0]}): on an affected server this hangs until aborted."),
-    ProbeSet("seed", "Seed matrix (livelock reproduction)", False, True,
-             "[SHORT] · [LONG] · [LONG, SHORT] · [SHORT, LONG] with a prompt of exactly max_model_len tokens "
-             f"({POOLING_LIVELOCK.refs[0]}). On an affected server this hangs the engine until the probe aborts it."),
-)
-
-# A probe outcome as a verdict status: what every report and page colours it by.
-OUTCOME_STATUS: dict[str, str] = {
-    "ok": "pass", "slow": "warn", "skipped": "unknown", "livelock": "fail", "stuck-waiting": "fail",
-    "http-error": "warn", "unreachable": "error", "error": "error"}
-
-
-def outcome_status(outcome: str) -> str:
-    return OUTCOME_STATUS.get(outcome, "unknown")
-
-
-class HangNotAllowed(ValueError):
-    """The seed matrix was asked for without allow_hang."""
 
 
 @dataclass
@@ -99,20 +52,6 @@ class ProbeRunResult:
     def status(self) -> Status:
         from triage.findings import worst
         return worst(f.status for f in self.findings)
-
-
-def resolve_sets(sets: str | Iterable[str] | None) -> list[str]:
-    if sets is None:
-        return list(DEFAULT_SETS)
-    names = [sets] if isinstance(sets, str) else list(sets)
-    out: list[str] = []
-    for n in names:
-        for x in (SETS if n == "all" else [n]):
-            if x not in SETS:
-                raise ValueError(f"unknown probe set {x!r}: choose from {', '.join(SETS)} or all")
-            if x not in out:
-                out.append(x)
-    return out
 
 
 def run_probes(spec: Target, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
