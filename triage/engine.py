@@ -206,19 +206,21 @@ def iter_checklist(target: Target, store: Store | None = None, options: CheckOpt
 def run_checklist(
     target: Target,
     store: Store | None = None,
-    on_event: Callable[[RunEvent], None] | None = None,
+    on_event: Callable[[RunEvent], object] | None = None,
     *,
     options: CheckOptions | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> ChecklistResult:
-    """Run to the end; `on_event` sees each event as it happens."""
+    """Run to the end; `on_event` sees each event as it happens (``events.observers(Recorder(store), progress)``
+    saves it as the CLI does; ``store`` is the same composition done here)."""
     result = ChecklistResult(None, {})
     for ev in iter_checklist(target, store, options, transport=transport):
+        if on_event is not None:
+            out = on_event(ev)  # an observer may stamp it (a Recorder composed by the caller: the run id)
+            ev = out if isinstance(out, RunEvent) else ev
         result.run_id = ev.run_id if ev.run_id is not None else result.run_id
         if ev.finding is not None:
             result.findings.append(ev.finding)
         if ev.config is not None:
             result.config = ev.config
-        if on_event is not None:
-            on_event(ev)
     return result

@@ -265,7 +265,8 @@ class Services:
             run_id: Optional[int] = None
             findings: list[Finding] = []
             stored: dict[str, Any] | None = None
-            for ev in engine.iter_checklist(form, self.store):
+            # core → observer: the Recorder writes each event before the page sees it (a closed tab loses nothing)
+            for ev in recorder_.record(engine.checklist_events(form), Recorder(self.store)):
                 run_id = ev.run_id or run_id
                 if ev.kind == "config":
                     stored = ev.stored or ({"values": ev.config} if ev.config else None)

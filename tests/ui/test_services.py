@@ -54,7 +54,7 @@ def test_an_engine_failure_is_an_error_event(temp_db, monkeypatch):
     def broken(*a, **kw):
         raise RuntimeError("engine bug")
 
-    monkeypatch.setattr(services.engine, "iter_checklist", broken)
+    monkeypatch.setattr(services.engine, "checklist_events", broken)
     evs = list(Services(temp_db).iter_checklist(Target("http://x", "m", 256)))
     assert [e.kind for e in evs] == ["error"] and "engine bug" in evs[0].message
 

@@ -141,17 +141,18 @@ def run(args: argparse.Namespace) -> int:
         answers=answers or None,
     )
     from triage.engine import CheckOptions, run_checklist  # the engine loads when the checklist runs (bench_cli.py)
+    from triage.events import observers
+    from triage.recorder import Recorder
 
     options = CheckOptions(nvml_recorded=nvml_rec, embed_probe=not args.no_embed,
                            local_gpu=True if args.local_gpu else None)
     store = open_store(args.db)
     text = args.format == "text"
 
-    started: list[int] = []
+    # core → observers: the Recorder writes each event as it comes (the only writer), then progress is printed
+    recorder = Recorder(store)
 
     def progress(ev: CheckEvent) -> None:
-        if ev.kind == "started":
-            started.append(ev.run_id)
         if not text:
             return
         if ev.kind == "finding" and ev.finding is not None:
@@ -167,14 +168,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with command_deadline(3 * args.timeout + 15, "check"):
-            result = run_checklist(spec, store, on_event=progress, options=options)
+            result = run_checklist(spec, on_event=observers(recorder, progress), options=options)
     except Exception as e:  # the deadline passed, or the database went away: what was committed stays
         why = f"{type(e).__name__}: {str(e)[:300]}"
-        if started:
+        if recorder.run_id is not None:
             try:
-                store.add_finding(started[0], Finding("checklist", Status.ERROR, f"The checklist did not finish: {why}",
-                                                      {"error": why, "timeout_s": args.timeout}))
-                store.finish_run(started[0], summary=f"incomplete: {why}")
+                recorder.finding(Finding("checklist", Status.ERROR, f"The checklist did not finish: {why}",
+                                         {"error": why, "timeout_s": args.timeout}))
+                recorder.finish(f"incomplete: {why}")
             except Exception:  # noqa: BLE001 - the database itself is what failed
                 pass
         print(f"check: could not finish the run: {why}", file=sys.stderr)
