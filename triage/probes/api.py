@@ -5,9 +5,9 @@ throughput); the run turns them into run events (triage.events: started, the run
 finding, probe, done) for one observer and writes nothing itself. Saving is an observer
 (``triage.recorder.Recorder``): the faces compose it with their progress (``events.observers``);
 ``store=`` is the same composition done here, so the runner runs without a database in tests.
-The target is the one ``triage.target.Target``. ``PROBE_SETS`` is the
-registry of sets (the dashboard and the CLI read it) and ``OUTCOME_STATUS`` grades an outcome as a
-status for every report. The API key is sent, never stored: the recorder gets it as a secret.
+The target is the one ``triage.target.Target``. The registries (``PROBE_SETS``, ``OUTCOME_STATUS``, …) live in
+triage.probes.registry and are re-exported here. The API key is sent, never stored: the recorder gets it as a
+secret.
 """
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ __all__ = ["DEFAULT_SETS", "HANG_REASON", "OUTCOME_STATUS", "PROBE_SETS", "SETS"
 _SET_RUNNERS: dict[str, Callable[..., AsyncIterator[ProbeOutcome | Finding]]] = {
     "seed": seed.run, "conformance": conformance.run, "throughput": throughput.run,
     "vectors": vectors.run, "clients": clients.run, "rerank": rerank.run, "rerank-seed": rerank.run_seed}
-
 
 
 
