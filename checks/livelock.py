@@ -184,7 +184,7 @@ def check(cfg: EffectiveConfig) -> Finding:
         )
     # exact_len is True here: truncation makes long inputs exactly max_model_len tokens
     grade = pooling_livelock_grade(budget, mml)
-    evidence["grade"] = {"status": grade.status.value, "chunked_when": grade.chunked_when, "rule": grade.reason}
+    evidence["grade"] = {"status": grade.status, "chunked_when": grade.chunked_when, "rule": grade.reason}
     bf = cfg.fact("max_num_batched_tokens")
     if bf is not None and bf.source == "default-rule":
         evidence["budget_tier"] = bf.detail  # which tier of vLLM's default gave the budget, and from whose GPU

@@ -30,8 +30,8 @@ def _mode_finding(check: str, mode_id: str, status: Status, title: str, evidence
                   cfg: EffectiveConfig) -> Finding:
     mode = get(mode_id)
     bad = status in (Status.FAIL, Status.WARN)
-    return Finding(check, status, title, {**evidence, "failure_mode": mode.id}, mode.fix(cfg) if bad else "",
-                   list(mode.refs), mode.mechanism if bad else "")
+    return Finding(check, status, title, evidence, mode.fix(cfg) if bad else "", list(mode.refs),
+                   mode.mechanism if bad else "", failure_mode=mode.id)
 
 
 def check(cfg: EffectiveConfig) -> list[Finding]:
@@ -67,8 +67,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
         arch = hf.get("architectures")
         out.append(Finding(CHECK_ID, Status.UNKNOWN, f"{model} looks like a reranker: is it served with its model "
                            "card's --hf-overrides?", {**evidence, "architectures_override": arch,
-                                                      "question": QUESTION, "failure_mode":
-                                                      "reranker-overrides-missing"},
+                                                      "question": QUESTION},
                            refs=list(get("reranker-overrides-missing").refs)))
     else:
         how = ("with the model card's overrides (classifier from the 'no'/'yes' tokens)" if classifier_overrides

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from declared_checks import pytest_sessionfinish  # noqa: F401 - a hook: every check id built is declared
 from pgmode import mapping  # tests/pgmode: the PostgreSQL test mode's path -> database mapping
 from triage.lab import LabServer, down, ensure, install, is_installed
 

@@ -6,6 +6,8 @@ from enum import Enum
 from typing import Any
 from collections.abc import Iterable
 
+from triage.catalogue.checks import default_mode
+
 
 class Status(str, Enum):  # noqa: UP042 - str mixin keeps json.dumps and == "fail" working
     PASS = "pass"
@@ -29,7 +31,12 @@ def severity(status: Status | str) -> int:
 
 @dataclass(frozen=True)
 class Finding:
-    """One verdict: a stable kebab-case check id, a status, and the evidence behind it."""
+    """One verdict: a stable kebab-case check id, a status, and the evidence behind it.
+
+    ``failure_mode`` is the catalogue record it reports: the id's own when the registry
+    (``triage.catalogue.checks``) gives it exactly one, else what its builder names (a stall's
+    version-gated mode); '' for none.
+    """
 
     check: str
     status: Status
@@ -38,6 +45,11 @@ class Finding:
     fix: str = ""
     refs: list[str] = field(default_factory=list)
     explanation: str = ""
+    failure_mode: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.failure_mode:
+            object.__setattr__(self, "failure_mode", default_mode(self.check))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -54,6 +66,7 @@ class Finding:
             fix=d.get("fix") or "",
             refs=list(d.get("refs") or []),
             explanation=d.get("explanation") or "",
+            failure_mode=d.get("failure_mode") or "",
         )
 
 

@@ -282,13 +282,7 @@ def _request_blocks(fields: Mapping[str, Any], model: Optional[str], url: Option
 
 # -- the blocks ----------------------------------------------------------------------------------
 
-def mode_of(finding: Finding | Mapping[str, Any]) -> Optional[FailureMode]:
-    """The failure mode a finding shows (its evidence names it, or its check id is the record's)."""
-    d = finding.to_dict() if isinstance(finding, Finding) else dict(finding)
-    named = (d.get("evidence") or {}).get("failure_mode") or (d.get("evidence") or {}).get("mode")
-    if isinstance(named, str) and named in catalogue.MODES:
-        return catalogue.get(named)
-    return catalogue.mode_for_check(str(d.get("check")))
+mode_of = catalogue.mode_of  # the record a finding (or its dict) reports
 
 
 def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[str] = None,

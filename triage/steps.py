@@ -1,16 +1,15 @@
 """The checklist's steps and which step each check id belongs to: the registry the faces read.
 
 ``STEPS`` is the design card's order (with a leading "server" step: a 401 or a wrong URL is the
-first thing a user must see). ``CHECK_STEPS`` names the ids the checks and sources really emit
-(checks/*.py ``CHECK_ID`` and their extra ids, triage/sources/server*.py, the engine's own);
-``tests/test_steps.py`` keeps it honest against a real run. Families by prefix catch new ids of a
-known family; anything else lands in "flags".
+first thing a user must see). Which step shows a check id is declared with the id itself
+(``triage.catalogue.checks``); ``tests/test_steps.py`` keeps it honest against a real run. An id
+no step names (a log finding in a checklist run) lands in "flags".
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks import backend, chunked_prefill, flags, gpu_memory, livelock, truncation, version
+from triage.catalogue.checks import step_table
 
 
 @dataclass(frozen=True)
@@ -39,31 +38,14 @@ STEPS: tuple[Step, ...] = (
 
 CONFIG_CONFLICT = "config-conflict"  # the engine's: sources disagree on a config key
 NO_EVIDENCE = "evidence"  # the engine's: nothing to triage was given
-BUDGET_BELOW_MAX_MODEL_LEN = "budget-below-max-model-len"  # checks/chunked_prefill.py's second id
 
-CHECK_STEPS: dict[str, str] = {
-    version.CHECK_ID: "version",
-    backend.CHECK_ID: "backend",
-    gpu_memory.CHECK_ID: "gpu-memory",
-    flags.CHECK_ID: "flags",
-    CONFIG_CONFLICT: "flags",
-    NO_EVIDENCE: "flags",
-    chunked_prefill.CHECK_ID: "chunked-prefill",
-    BUDGET_BELOW_MAX_MODEL_LEN: "chunked-prefill",
-    truncation.CHECK_ID: "truncation",
-    livelock.CHECK_ID: "truncation",
-}
-# Families by prefix: server-* and metrics-* (the live source), flags-* (checks/flags.py).
-CHECK_PREFIXES: dict[str, str] = {"server-": "server", "metrics-": "server", "flags-": "flags",
-                                   "gpu-memory-": "gpu-memory"}  # gpu-memory-shared (issue 14)
+CHECK_STEPS: dict[str, str] = step_table()
 FALLBACK_STEP = "flags"
 
 
 def step_of(check_id: str) -> str:
     """Which checklist step a finding of ``check_id`` belongs to."""
-    if check_id in CHECK_STEPS:
-        return CHECK_STEPS[check_id]
-    return next((s for p, s in CHECK_PREFIXES.items() if check_id.startswith(p)), FALLBACK_STEP)
+    return CHECK_STEPS.get(check_id, FALLBACK_STEP)
 
 
 def step_index(step_id: str) -> int:

@@ -68,6 +68,7 @@ class FindingRow(SQLModel, table=True):
     fix: str = ""
     refs_json: str = "[]"
     explanation: str = ""
+    failure_mode: Optional[str] = None  # the catalogue record (added by ensure_schema to older files: NULL there)
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -373,7 +374,7 @@ class Store:
             s.add(FindingRow(run_id=run_id, seq=int(seq), check=str(f.check), status=Status(f.status).value,
                              title=redact_text(_str(f.title)), evidence_json=_dumps(redact_obj(f.evidence)),
                              fix=redact_text(_str(f.fix)), refs_json=_dumps(redact_obj(f.refs)),
-                             explanation=redact_text(_str(f.explanation))))
+                             explanation=redact_text(_str(f.explanation)), failure_mode=f.failure_mode))
             s.commit()
 
     def set_config(self, run_id: int, config: dict[str, Any]) -> None:
@@ -468,7 +469,8 @@ class Store:
                 f = Finding.from_dict(fd)
                 s.add(FindingRow(run_id=run_id, seq=seq, check=f.check, status=Status(f.status).value, title=f.title,
                                  evidence_json=_dumps(f.evidence), fix=f.fix, refs_json=_dumps(f.refs),
-                                 explanation=f.explanation, created_at=run.started_at))
+                                 explanation=f.explanation, failure_mode=f.failure_mode,
+                                 created_at=run.started_at))
             for p in doc.get("probes") or []:
                 s.add(ProbeResult(run_id=run_id, probe=p["probe"], outcome=p["outcome"],
                                   started_at=parse_iso(p.get("started_at")) or run.started_at,
@@ -509,7 +511,8 @@ class Store:
             rows = s.exec(select(FindingRow).where(FindingRow.run_id == run_id).order_by(FindingRow.seq)).all()
             findings = [Finding(check=x.check, status=Status(x.status), title=x.title,
                                 evidence=json.loads(x.evidence_json), fix=x.fix,
-                                refs=json.loads(x.refs_json), explanation=x.explanation) for x in rows]
+                                refs=json.loads(x.refs_json), explanation=x.explanation,
+                                failure_mode=x.failure_mode or "") for x in rows]
             probes = [_probe_info(p) for p in
                       s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id))]
             samples = [_sample_dict(m) for m in s.exec(select(MetricSample).where(MetricSample.run_id == run_id)

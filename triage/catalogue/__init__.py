@@ -23,6 +23,7 @@ from triage.catalogue.records import (
     explain_stall,
     get,
     mode_for_check,
+    mode_of,
 )
 from triage.catalogue.versions import Version, VersionRange, fmt, parse_version
 
@@ -46,5 +47,6 @@ __all__ = [
     "fmt",
     "get",
     "mode_for_check",
+    "mode_of",
     "parse_version",
 ]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
+from triage.catalogue.checks import findings_of
 from triage.catalogue.versions import Version, VersionRange, fmt, parse_version
 
 
@@ -20,8 +21,9 @@ class FailureMode:
     """One known failure mode: what it is, which releases it hits, how each source shows it, the fix.
 
     ``evidence`` maps a source (checklist, probe, watch, log, fleet, …) to what proves the mode
-    there. ``findings`` are the check ids of the findings that report it, so reports can group
-    findings by root cause. ``fix_for`` computes the fix from the config when it depends on it;
+    there. ``findings`` are the check ids of the findings that report it (declared in
+    ``triage.catalogue.checks``), so reports can group findings by root cause. ``fix_for`` computes the
+    fix from the config when it depends on it;
     ``now`` is what to do while it is happening (a hung engine), before the lasting fix.
     """
 
@@ -33,10 +35,13 @@ class FailureMode:
     fixed_in: Optional[Version] = None
     fix_ref: Optional[str] = None
     evidence: Mapping[str, str] = field(default_factory=dict)
-    findings: tuple[str, ...] = ()
     now: str = ""
     fix_text: str = ""
     fix_for: Optional[Callable[[ConfigLike], str]] = None
+
+    @property
+    def findings(self) -> tuple[str, ...]:
+        return findings_of(self.id)
 
     @property
     def version_bound(self) -> bool:

@@ -7,15 +7,16 @@ wheels (vllm/v1/core/sched/scheduler.py at each tag) and the issue threads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from triage.catalogue.checks import default_mode, primary_mode
 from triage.catalogue.model import ConfigLike, FailureMode
 from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange
-from triage.findings import Status
 
 LIVELOCK = "livelock"  # stall kinds, as triage.stall names them
 STUCK_WAITING_KIND = "stuck-waiting"
@@ -102,14 +103,6 @@ POOLING_LIVELOCK = FailureMode(
         "truncate_prompt_tokens 256 and -1 livelocked (verdict 2.6 s; abort freed it, next request 200 within "
         "0.4 s), 255 returned; 0.32.0 returned all three at once",
     },
-    findings=(
-        "pooling-livelock-risk",
-        "truncate-vs-max-model-len",
-        "log-livelock-suspect",
-        "watch-engine-stalled",
-        "probe-matrix",
-        "probe-livelock",
-    ),
     now="abort the oldest in-flight request (close its client connection): the engine frees at once.",
     fix_for=_livelock_fix,
 )
@@ -137,7 +130,6 @@ POOLING_LIVELOCK_CLIENT_TIMEOUTS = FailureMode(
                  "finished for it), recurring",
         "client": "APITimeoutError after max_retries + 1 attempts; 'Retrying request to /embeddings' lines",
     },
-    findings=("watch-episodes-recurring", "fleet-episodes-recurring", "log-episodes-recurring"),
     now=(
         "meanwhile, on the client: truncate to max_model_len - 1 tokens (truncate_prompt_tokens = max_model_len "
         "- 1, never -1 or max_model_len: that exact length is the trigger); set max_retries=0 for embedding "
@@ -152,7 +144,7 @@ POOLING_LIVELOCK_CLIENT_TIMEOUTS = FailureMode(
 class LivelockGrade:
     """How bad #55427 is for a deployment where every other precondition holds (see pooling_livelock_grade)."""
 
-    status: Status
+    status: str  # a triage.findings.Status value: 'fail' | 'warn' (the catalogue sits below the findings)
     chunked_when: str  # when the exactly-max_model_len prompt gets chunked: "always" | "behind another" | "load"
     reason: str
 
@@ -169,17 +161,17 @@ def pooling_livelock_grade(budget: int, max_model_len: int) -> LivelockGrade:
     """
     if budget < max_model_len:
         return LivelockGrade(
-            Status.FAIL, "always", f"budget {budget} < {max_model_len}: every such prompt is chunked and hangs"
+            "fail", "always", f"budget {budget} < {max_model_len}: every such prompt is chunked and hangs"
         )
     if budget == max_model_len:
         return LivelockGrade(
-            Status.FAIL,
+            "fail",
             "behind another",
             f"budget {budget} = max_model_len {max_model_len}: any request scheduled with it leaves it a partial "
             "chunk, and under concurrent load it hangs every time",
         )
     return LivelockGrade(
-        Status.WARN,
+        "warn",
         "load",
         f"budget {budget} > max_model_len {max_model_len}: it hangs only when in-flight tokens leave less than "
         f"{max_model_len} of the budget (under load)",
@@ -203,7 +195,6 @@ STUCK_WAITING = FailureMode(
         "log": "'Running: 0 reqs, Waiting: N reqs' at 0.0 tokens/s",
         "fleet": "a replica's waiting gauge >= 1, running 0, frozen progress counters",
     },
-    findings=("budget-below-max-model-len", "log-stuck-waiting", "probe-stuck-waiting"),
     now="abort the waiting request (close its client connection).",
     fix_text=(
         "Make every prompt admissible: raise --max-num-batched-tokens to >= max_model_len (or drop the budget "
@@ -239,7 +230,6 @@ KV_CACHE_TOO_SMALL = FailureMode(
     mechanism="vLLM checks at start-up that one sequence of max_model_len tokens fits the KV cache.",
     refs=("vllm/v1/core/kv_cache_utils.py (0.8–0.32)",),
     evidence={"log": "'To serve at least one request with the model's max seq len (…) … KV cache is needed'"},
-    findings=("log-kv-cache-too-small",),
     fix_for=lambda g: (
         (f"Lower --max-model-len (vLLM estimates {g.get('est')} fits)" if g.get("est") else "Lower --max-model-len")
         + ", or give the KV cache more memory (--gpu-memory-utilization; on CPU --kv-cache-memory-bytes or "
@@ -253,7 +243,6 @@ UNSUPPORTED_HEAD_DIM = FailureMode(
     mechanism="The server may start and then fail on the first request with HTTP 500.",
     refs=("vllm/v1/attention/backends/cpu_attn.py get_supported_head_sizes (0.31/0.32)",),
     evidence={"log": "'Head size N is not supported' from the attention backend"},
-    findings=("log-unsupported-head-dim",),
     fix_text=(
         "Serve a model whose head_dim the backend supports (CPU: 32, 64, 80, 96, 112, 128, 160, 192, 224, "
         "256, 512), or pick another attention backend (VLLM_ATTENTION_BACKEND) on GPU."
@@ -266,7 +255,6 @@ OOM = FailureMode(
     mechanism="An allocation failed: weights, KV cache and one step's activations must fit together.",
     refs=("vllm#55427 (report: 24576/65536 OOMed on 12 GiB)",),
     evidence={"log": "'CUDA out of memory' / 'OutOfMemoryError'"},
-    findings=("log-oom",),
     fix_text=(
         "Lower --gpu-memory-utilization headroom use, --max-num-batched-tokens, --max-num-seqs or "
         "--max-model-len; on CPU set --kv-cache-memory-bytes / VLLM_CPU_KVCACHE_SPACE to what the host has. "
@@ -281,7 +269,6 @@ ENGINE_DEAD = FailureMode(
     mechanism="An EngineCore that failed or died does not recover: every later request fails.",
     refs=("vllm/v1/engine/exceptions.py EngineDeadError, core.py (0.8–0.32)",),
     evidence={"log": "'EngineCore failed to start' / 'EngineCore encountered an issue'", "probe": "HTTP 500/503"},
-    findings=("log-engine-dead",),
     fix_text=(
         "Read the stack trace above the first EngineCore error line for the root cause (often OOM or an "
         "unsupported head_dim), fix it, restart the server. /health answers 503 once the engine is dead."
@@ -304,7 +291,6 @@ MODES: dict[str, FailureMode] = {
               *VECTOR_MODES, *STARTUP_MODES,  # STARTUP_MODES: triage/catalogue/startup.py (issue 14)
               *RERANK_MODES)  # triage/catalogue/rerank.py (issue 25)
 }
-_BY_CHECK: dict[str, str] = {c: m.id for m in MODES.values() for c in m.findings}
 
 
 def get(mode_id: str) -> FailureMode:
@@ -312,9 +298,19 @@ def get(mode_id: str) -> FailureMode:
 
 
 def mode_for_check(check_id: str) -> Optional[FailureMode]:
-    """The failure mode a finding's check id reports, when it reports one."""
-    mid = _BY_CHECK.get(check_id)
+    """The failure mode a finding's check id reports, when it reports one (the first its declaration names)."""
+    mid = primary_mode(check_id)
     return MODES[mid] if mid else None
+
+
+def mode_of(finding: Any) -> Optional[FailureMode]:
+    """The record a finding reports: a ``Finding``'s ``failure_mode``; for a finding's dict (a document written
+    before the field existed) its own, else the one its check id is declared with."""
+    if isinstance(finding, Mapping):
+        named = finding.get("failure_mode") or default_mode(str(finding.get("check")))
+    else:
+        named = finding.failure_mode
+    return MODES.get(named) if named else None
 
 
 def explain_stall(kind: Optional[str], version: Any = None) -> FailureMode:

@@ -47,7 +47,6 @@ RERANKER_OVERRIDES_MISSING = FailureMode(
         "api": "POST /v1/embeddings answers 200 on the reranker (an embed task); /score gives cosines (all near "
         "one value) and the relevant document does not come first",
     },
-    findings=("rerank-served-task", "rerank-ranking", "rerank-deployment"),
     fix_for=_overrides_fix,
 )
 
@@ -69,7 +68,6 @@ CLASSIFY_WITHOUT_SCORE_HEAD = FailureMode(
         "for a reranker",
         "api": "/classify 200 with num_classes 2 while /score and /rerank answer 404 {'detail': 'Not Found'}",
     },
-    findings=("rerank-convert-classify",),
     fix_for=lambda cfg: ("Drop --convert classify and give the reranker's overrides instead: "
                          f"{QWEN3_RERANKER_OVERRIDES} (they name the classifier tokens, and vLLM builds the score "
                          "head from the lm_head); keep --convert classify only for a checkpoint that has a "
@@ -107,8 +105,6 @@ RERANK_API_CONTRACT = FailureMode(
         "clients": "LangChain CohereRerank (langchain-cohere 0.6.0) -> 400 'body.max_tokens_per_doc: Input should be "
         "a valid integer' (it sends null) on vLLM 0.31.0 and 0.32.0; the Cohere SDK itself passes",
     },
-    findings=("rerank-paths", "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere",
-              "rerank-client-langchain", "rerank-client-langchain-max-tokens"),
     fix_for=_api_fix,
 )
 
@@ -133,7 +129,6 @@ RERANK_LONG_DOCUMENT = FailureMode(
     refs=("vllm#55427",),
     evidence={"api": "400 'maximum context length' for a rerank whose one document is long; 200 with "
                      "truncate_prompt_tokens"},
-    findings=("rerank-long-document",),
     fix_for=_long_fix,
 )
 
@@ -151,7 +146,6 @@ RERANKER_TEMPLATE_MISSING = FailureMode(
         "log": "'Serving an original Qwen3 reranker (…) without a --chat-template.'",
         "cmdline": "is_original_qwen3_reranker in --hf-overrides and no --chat-template",
     },
-    findings=("rerank-template",),
     fix_text=(f"Serve with --chat-template {QWEN3_RERANKER_TEMPLATE} (from the vLLM repository at your release's "
               "tag); pass the task instruction per request with 'instruction' (or chat_template_kwargs)."),
 )
@@ -182,7 +176,6 @@ OPENWEBUI_RERANKER_MISCONFIG = FailureMode(
     ),
     refs=("open-webui backend/open_webui/retrieval/models/external.py",),
     evidence={"clients": "the request Open WebUI sends answers 404/401, or its scores differ from /rerank's"},
-    findings=("rerank-client-openwebui",),
     fix_for=_owui_fix,
 )
 

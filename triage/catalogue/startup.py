@@ -43,7 +43,6 @@ REMOVED_FLAG = FailureMode(
         "option…'); 'Parameter `normalize` was removed; use `use_activation` instead.'",
         "api": "400 'Parameter `normalize` was removed…' for a request that sends normalize",
     },
-    findings=("flags-removed", "log-removed-flag"),
     fix_for=_removed_flag_fix,
 )
 
@@ -61,7 +60,6 @@ GENERATE_RUNNER = FailureMode(
         "log": "'Supported tasks: [...]' without 'embed' (e.g. ['generate']); engine config runner_type generate",
         "api": "/v1/embeddings answers 4xx (no embed task) while /v1/completions answers 200",
     },
-    findings=("flags-runner", "log-generate-runner", "api-generate-runner"),
     fix_text="Serve it with --runner pooling --convert embed (vllm serve MODEL --runner pooling --convert embed).",
 )
 
@@ -96,7 +94,6 @@ MAX_MODEL_LEN = FailureMode(
         "'Changing max_model_len from A to B'",
         "api": "400 'This model's maximum context length is N tokens. However, your prompt contains …'",
     },
-    findings=("log-max-model-len", "log-max-context-length", "api-max-context-length"),
     fix_for=_max_len_fix,
 )
 
@@ -134,7 +131,6 @@ SHARED_GPU_MEMORY = FailureMode(
         "log": "'Free memory on device cuda:0 (F/T GiB) on startup is less than desired GPU memory "
         "utilization (U, R GiB)'",
     },
-    findings=("gpu-memory-shared", "log-gpu-memory-shared"),
     fix_for=_shared_gpu_fix,
 )
 
@@ -156,7 +152,6 @@ POOLING_OVERRIDES = FailureMode(
         "cmdline": "--enable-chunked-prefill / --enable-prefix-caching / a budget on a model that cannot use them",
         "effective config": "the value the engine runs with, beside what was asked",
     },
-    findings=("log-pooling-overrides",),
     fix_text=(
         "Plan with the values the engine runs with (the effective config): for an encoder-only or MEAN/CLS model "
         "drop --enable-chunked-prefill and keep --max-num-batched-tokens >= max_model_len (a longer prompt can "
@@ -179,7 +174,6 @@ DTYPE = FailureMode(
         "nvml": "compute capability < 8.0 (no bf16)",
         "api": "an embedding with NaN/null values",
     },
-    findings=("log-dtype", "gpu-dtype"),
     fix_text=(
         "Pin the dtype: --dtype bfloat16 where the GPU has it (compute capability >= 8.0); on older GPUs "
         "--dtype float32 for models that overflow in fp16 (check a canary vector for NaN), --dtype float16 only "
@@ -219,7 +213,6 @@ THROUGHPUT_BOTTLENECK = FailureMode(
         "cmdline": "no --api-server-count; small --max-num-seqs / --max-num-batched-tokens",
         "metrics": "num_requests_waiting > 0 during the sweep (budget-bound)",
     },
-    findings=("throughput", "throughput-bottleneck"),
     fix_for=_throughput_fix,
 )
 
@@ -252,7 +245,6 @@ STARTUP_OOM = FailureMode(
         "large max_model_len",
         "nvml": "the card's total memory",
     },
-    findings=("log-startup-oom", "flags-oom-risk"),
     fix_for=_startup_oom_fix,
 )
 
@@ -271,7 +263,6 @@ LOG_STATS_DISABLED = FailureMode(
         "log": "non-default args {'disable_log_stats': True} and no stats line",
         "metrics": "/metrics answers 200 with no vllm:* series",
     },
-    findings=("log-stats-disabled", "flags-log-stats"),
     fix_text=(
         "Drop --disable-log-stats (the stats line costs one log line per VLLM_LOG_STATS_INTERVAL s), or watch the "
         "live server instead (`python -m triage watch`) and scrape /metrics."
@@ -301,7 +292,6 @@ KV_DTYPE_MISMATCH = FailureMode(
         "log": "'kv_cache_dtype=\"float16\" is incompatible with dtype=\"bfloat16\". Please set `--kv-cache-dtype` "
         "to …' (0.33+); the engine config line's dtype and kv_cache_dtype before",
     },
-    findings=("flags-kv-cache-dtype", "log-kv-cache-dtype"),
     fix_for=_kv_dtype_fix,
 )
 
@@ -330,7 +320,6 @@ MRV2_POOLING = FailureMode(
         "VLLM_USE_V2_MODEL_RUNNER=0 …'",
         "cmdline": "docker -e VLLM_USE_V2_MODEL_RUNNER=1 forces it; =0 is the way out",
     },
-    findings=("log-mrv2-pooling",),
     fix_for=_mrv2_fix,
 )
 

@@ -68,7 +68,6 @@ CLIENT_TOKEN_IDS = FailureMode(
         "text, or the client's request fails with 400 'out of vocabulary'",
         "log": "requests whose input is lists of integers from a client that was given text",
     },
-    findings=("clients-langchain-defaults", "clients-langchain-no-ctx-check"),
     fix_for=_client_ids_fix,
 )
 
@@ -90,7 +89,6 @@ POOLING_MISMATCH = FailureMode(
         "log": "'Resolved pooling config: pooling_type=X(source=…)' differs from the model's pooling",
         "cmdline": "--pooler-config '{\"pooling_type\": …}' other than the model's",
     },
-    findings=("vectors-model-pooling", "vectors-reference", "vectors-norm"),
     fix_for=_pooling_fix,
 )
 
@@ -103,7 +101,6 @@ NAN_VECTORS = FailureMode(
     ),
     refs=("vllm#16892",),
     evidence={"vectors": "a returned value is NaN/inf, or a 500 'Out of range float values'"},
-    findings=("vectors-finite",),
     fix_text=("Serve in bfloat16 or float32 (--dtype bfloat16 / --dtype float32) instead of float16; keep inputs "
               "within max_model_len."),
 )
@@ -118,7 +115,6 @@ MISSING_EOS = FailureMode(
     ),
     refs=("vllm#16892", "QwenLM/Qwen3-Embedding#54", "QwenLM/Qwen3-Embedding#122"),
     evidence={"vectors": "/tokenize output does not end with the tokenizer's EOS id while pooling is LAST"},
-    findings=("vectors-eos",),
     fix_text=("Use the model's current tokenizer files (they append EOS), or append the EOS text to every input "
               "on the client side; re-embed the corpus."),
 )
@@ -133,7 +129,6 @@ DIMENSIONS_NOT_MATRYOSHKA = FailureMode(
     ),
     evidence={"vectors": "the dimension differs from what the model declares",
               "clients": "a client setting `dimensions` gets 400"},
-    findings=("vectors-dimension",),
     fix_text=("Drop `dimensions` from the client (LangChain: dimensions=None; LiteLLM: no dimensions=) unless the "
               "model card says Matryoshka; then serve with --hf-overrides '{\"is_matryoshka\": true}'."),
 )
@@ -147,7 +142,6 @@ BASE64_TRUNCATED = FailureMode(
         "length (a quarter, or a half) or of the wrong values."
     ),
     evidence={"clients": "the base64 vector's length or values differ from the float vector of the same text"},
-    findings=("clients-openai-base64", "clients-openai-float", "clients-openai-default", "clients-litellm"),
     fix_text=("Decode base64 as little-endian float32 (numpy.frombuffer(b, dtype='<f4')), or ask for "
               "encoding_format='float' through proxies that rewrite bodies."),
 )
@@ -163,7 +157,6 @@ UNSTABLE_VECTORS = FailureMode(
     ),
     refs=("vllm#16892",),
     evidence={"vectors": "cosine below the threshold between two vectors of one text"},
-    findings=("vectors-repeat", "vectors-batch-invariance", "vectors-long-repeat", "vectors-ranking"),
     fix_text=("Capture both requests and the server's flags and report them; meanwhile serve with "
               "--no-enable-prefix-caching / --no-enable-chunked-prefill to see which path drifts, or in float32."),
 )
@@ -178,7 +171,6 @@ OPENWEBUI_MISCONFIG = FailureMode(
         "Open WebUI gets 401."
     ),
     evidence={"clients": "the same request Open WebUI sends answers 404/401"},
-    findings=("clients-openwebui",),
     fix_for=_openwebui_fix,
 )
 

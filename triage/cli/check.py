@@ -1,7 +1,8 @@
 """``python -m triage check``: the checklist, headless; text or JSON (schema CLI_SCHEMA) and exit codes.
 
 JSON: {"schema", "run_id", "target" (never the API key), "config" (effective, with provenance),
-"status", "findings": [{"check", "status", "title", "evidence", "fix", "refs", "explanation"}]}.
+"status", "findings": [{"check", "status", "title", "evidence", "fix", "refs", "explanation",
+"failure_mode"}]}.
 Exit: 0 nothing reached --fail-on, 1 something did, 2 could not run (bad arguments or inputs, an
 unknown --answer key or a malformed value). ``--answer KEY=VALUE`` states what the evidence lacks
 (parsed by triage.answers, shared with the dashboard); JSON "target" echoes the typed answers.
@@ -102,7 +103,7 @@ def register(sub: Any) -> None:
 
 def finding_json(f: Finding) -> dict[str, Any]:
     d = f.to_dict()
-    return {k: d[k] for k in ("check", "status", "title", "evidence", "fix", "refs", "explanation")}
+    return {k: d[k] for k in ("check", "status", "title", "evidence", "fix", "refs", "explanation", "failure_mode")}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """Findings grouped by failure mode: one headline per root cause, the individual findings beneath.
 
-A finding belongs to a catalogue record when its check id is one the record lists
-(``triage.catalogue.mode_for_check``) or its evidence names the mode (``failure_mode``/``mode``).
+A finding belongs to the catalogue record it names (``Finding.failure_mode``: its builder's, else the
+one its check id is declared with in ``triage.catalogue.checks``; a document written before the field
+existed gets the declared one on reading).
 Only findings that need attention (warn and worse) are grouped; a pass or an "unknown" shows no
 root cause. The headline says what the mode is (the record's title and mechanism), how many
 findings show it, and the fix once: the worst finding's fix (computed from the run's config
@@ -11,7 +12,7 @@ document and the dashboard's run view all read ``groups``; none repeats a fix pe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from triage import catalogue
 from triage.catalogue import FailureMode
@@ -41,13 +42,7 @@ def _as_dict(f: Finding | dict[str, Any]) -> dict[str, Any]:
     return f.to_dict() if isinstance(f, Finding) else f
 
 
-def mode_of(f: Finding | dict[str, Any]) -> Optional[FailureMode]:
-    """The failure mode a finding shows, when the catalogue knows it."""
-    d = _as_dict(f)
-    named = (d.get("evidence") or {}).get("failure_mode") or (d.get("evidence") or {}).get("mode")
-    if isinstance(named, str) and named in catalogue.MODES:
-        return catalogue.get(named)
-    return catalogue.mode_for_check(str(d.get("check")))
+mode_of = catalogue.mode_of  # the record a finding (or its dict) reports
 
 
 def _config_of(config: dict[str, Any] | None) -> dict[str, Any]:

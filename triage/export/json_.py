@@ -13,7 +13,8 @@ Document (``run_format`` 1; readers refuse another ``run_format``; new optional 
   run       {id, kind, status, started_at, finished_at, summary, config, meta}  (config as the engine
             stored it: {"values": {key: {value, source, detail}}, "conflicts", "sources", "stated_args"})
   target    {id, url, model, truncate_prompt_tokens, cmdline, label, created_at} | null
-  findings  [Finding.to_dict(): check, status, title, evidence, fix, refs, explanation]  (run order)
+  findings  [Finding.to_dict(): check, status, title, evidence, fix, refs, explanation,
+            failure_mode]  (run order)
   groups    [{mode, title, what, status, count, findings: [indices into findings], fix, refs, affected}]
             (findings by failure mode, worst first: one headline and the fix once per root cause;
             derived from findings and the catalogue, so an import ignores it)
@@ -197,6 +198,7 @@ class _FindingDoc(_Doc):
     fix: Optional[str] = None
     refs: Optional[list[str]] = None
     explanation: Optional[str] = None
+    failure_mode: Optional[str] = None
 
 
 class _ProbeDetail(_Doc):

@@ -189,7 +189,7 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
     mode = get(case.mode)
     snippet = case.snippet.format(base=base, model=model)
     ev: dict[str, Any] = {"client": case.client, "setting": case.setting, "sent": res.sent[:3],
-                          "settings_to_copy": snippet, "failure_mode": mode.id, "source": "client library"}
+                          "settings_to_copy": snippet, "source": "client library"}
     if tiktoken_note:
         ev["tiktoken"] = tiktoken_note
     cfg = {"client": f"{case.client} ({case.setting})"}

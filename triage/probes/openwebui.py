@@ -96,8 +96,7 @@ def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
     served = [d.get("id") for d in (models.body or {}).get("data", [])] if models.ok and isinstance(
         models.body, dict) else []
     ev = {"settings": s.public(), "request": {"url": f"{base}/embeddings", "batch": len(texts)},
-          "exchanges": [x.to_dict() for x in (ex, models)], "served_models": served, "source": "Open WebUI's request",
-          "failure_mode": mode.id}
+          "exchanges": [x.to_dict() for x in (ex, models)], "served_models": served, "source": "Open WebUI's request"}
     msg = ex.error_message()
     problem: Optional[str] = None
     data = ex.body.get("data") if isinstance(ex.body, dict) else None

@@ -62,7 +62,7 @@ def verdict(s: RerankerSettings, status: Optional[int], body: Any, plain: dict[i
     """Pure: Open WebUI's answer vs the plain /rerank's scores (unit tests feed recorded answers)."""
     mode = get("openwebui-reranker-misconfig")
     ev = {"settings": s.public(), "status": status, "body": body if status != 200 else None,
-          "failure_mode": mode.id, "source": "client: Open WebUI external reranker request"}
+          "source": "client: Open WebUI external reranker request"}
     problem = None
     if status == 404:
         detail = str(body)

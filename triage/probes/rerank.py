@@ -163,7 +163,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         if log_text:
             yield Finding("rerank-template", Status.WARN if hit else Status.PASS,
                           mode.title if hit else "no reranker-template warning in the start-up log",
-                          {"failure_mode": mode.id, "source": "start-up log"}, mode.fix() if hit else "",
+                          {"source": "start-up log"}, mode.fix() if hit else "",
                           list(mode.refs), mode.mechanism if hit else "")
     from triage.probes import rerank_clients
     async for item in rerank_clients.run(ctx, only, full):

@@ -26,8 +26,8 @@ DOCS = ("bake bread with two cups of flour", "reset a forgotten password from th
 def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
              cfg: Optional[dict[str, Any]] = None) -> Finding:
     bad = status in (Status.FAIL, Status.WARN)
-    return Finding(check, status, title, {**evidence, "failure_mode": mode.id, "source": "live probe"},
-                   mode.fix(cfg or {}) if bad else "", list(mode.refs), mode.mechanism if bad else "")
+    return Finding(check, status, title, {**evidence, "source": "live probe"}, mode.fix(cfg or {}) if bad else "",
+                   list(mode.refs), mode.mechanism if bad else "", failure_mode=mode.id)
 
 
 def rerank_scores(ex: Exchange) -> Optional[dict[int, float]]:

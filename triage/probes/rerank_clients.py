@@ -97,7 +97,7 @@ def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, m
     mode = get("rerank-api-contract")
     client = CLIENTS[check]
     ev: dict[str, Any] = {"client": client, "sent": res.sent[:3], "settings_to_copy": SNIPPETS[check].format(
-        base=base, model=model), "failure_mode": mode.id, "source": "client library", "plain_scores": plain,
+        base=base, model=model), "source": "client library", "plain_scores": plain,
         "client_scores": res.scores}
     if res.error and res.error.startswith("not installed"):
         return Finding(check, Status.UNKNOWN, f"{client}: {res.error}", ev, "pip install -r requirements.txt",

@@ -65,8 +65,8 @@ def _ev(*exchanges: Exchange, **more: Any) -> dict[str, Any]:
 def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
              cfg: Optional[dict[str, Any]] = None) -> Finding:
     bad = status in (Status.FAIL, Status.WARN)
-    return Finding(check, status, title, {**evidence, "failure_mode": mode.id},
-                   mode.fix(cfg or {}) if bad else "", list(mode.refs), mode.mechanism if bad else "")
+    return Finding(check, status, title, evidence, mode.fix(cfg or {}) if bad else "", list(mode.refs),
+                   mode.mechanism if bad else "", failure_mode=mode.id)
 
 
 def _failed(check: str, mode: FailureMode, exs: Sequence[Exchange], what: str) -> Finding:

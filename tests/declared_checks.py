@@ -1,0 +1,50 @@
+"""The session fails when the engine builds a finding whose check id ``triage.catalogue.checks`` does not declare.
+
+Every ``Finding`` built while the tests run is looked at where the engine (``triage``, ``checks``) built it:
+an undeclared id, a failure mode its declaration does not list, or an id of several modes built without one
+is remembered, and ``pytest_sessionfinish`` turns the session red with the list. Findings the tests build
+themselves (invented ids) and those read back from a store or a document are not the engine's verdicts.
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from triage.catalogue.checks import CHECKS
+from triage.findings import Finding
+
+UNDECLARED: dict[str, str] = {}  # what was wrong -> the module that built it
+_PASS_THROUGH = frozenset({"triage.findings", "dataclasses", "triage.store", "triage.export.json_"})
+_declared_post_init = Finding.__post_init__
+
+
+def _builder() -> str:
+    f = sys._getframe(2)
+    while f is not None and f.f_globals.get("__name__") in _PASS_THROUGH:
+        f = f.f_back
+    return str(f.f_globals.get("__name__", "")) if f is not None else ""
+
+
+def _watched(self: Finding) -> None:
+    _declared_post_init(self)
+    where = _builder()
+    if not where.startswith(("triage.", "checks.")):
+        return
+    d = CHECKS.get(self.check)
+    if d is None:
+        UNDECLARED.setdefault(f"{self.check}: not declared", where)
+    elif len(d.modes) > 1 and self.failure_mode not in d.modes:
+        UNDECLARED.setdefault(f"{self.check}: built with mode {self.failure_mode!r}, declared {d.modes}", where)
+    elif d.modes and self.failure_mode not in d.modes:
+        UNDECLARED.setdefault(f"{self.check}: built with mode {self.failure_mode!r}, declared {d.modes}", where)
+
+
+Finding.__post_init__ = _watched  # type: ignore[method-assign]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if UNDECLARED:
+        lines = "\n".join(f"  {what} (built in {where})" for what, where in sorted(UNDECLARED.items()))
+        sys.stderr.write(f"\ncheck ids built but not declared in triage/catalogue/checks.py:\n{lines}\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

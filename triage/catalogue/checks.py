@@ -1,0 +1,151 @@
+"""Every check id, declared once: which checklist step shows it, which failure mode it reports, its sources.
+
+The step table (``triage.steps``), each record's finding list (``FailureMode.findings``), a finding's default
+failure mode (``Finding.failure_mode``) and the reports' grouping all derive from ``CHECKS``. An id built
+anywhere but not declared here fails the test session (tests/declared_checks.py). Plain data: this module
+imports nothing, so ``triage.findings`` can read it.
+
+``modes`` lists the records an id can report, the first the one it reports unless told otherwise; an id with
+several (a stall: the pooling livelock, a stall on a fixed version, a request that waits forever) is given its
+mode by its builder through ``triage.catalogue.stall_finding`` (version-gated), never guessed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+CHECKLIST, PROBE, WATCH, LOG, FLEET = "checklist", "probe", "watch", "log", "fleet"
+STALL_MODES = ("pooling-livelock", "engine-stall", "stuck-waiting")  # explain_stall's answers
+
+
+@dataclass(frozen=True)
+class CheckDecl:
+    """One check id: its checklist step (None outside the checklist), the records it reports, where it is built."""
+
+    id: str
+    step: Optional[str]
+    modes: tuple[str, ...]
+    sources: tuple[str, ...]
+
+    @property
+    def mode(self) -> str:
+        """The record a finding of this id reports when its builder names none ('' for none or several)."""
+        return self.modes[0] if len(self.modes) == 1 else ""
+
+
+def _ids(step: Optional[str], modes: tuple[str, ...] | str, sources: tuple[str, ...] | str,
+         *ids: str) -> list[CheckDecl]:
+    m = (modes,) if isinstance(modes, str) and modes else (() if isinstance(modes, str) else modes)
+    s = (sources,) if isinstance(sources, str) else sources
+    return [CheckDecl(i, step, m, s) for i in ids]
+
+
+_DECLS: list[CheckDecl] = [
+    # the checklist (triage/engine.py, triage/sources/server*.py, checks/*.py)
+    *_ids("server", "", CHECKLIST, "server-reachable", "server-auth", "server-api-prefix", "server-is-vllm",
+          "server-health", "server-model", "server-embeddings", "server-answer", "server-response",
+          "metrics-parse", "metrics-page"),
+    *_ids("version", "", CHECKLIST, "vllm-version"),
+    *_ids("backend", "", CHECKLIST, "backend"),
+    *_ids("gpu-memory", "", CHECKLIST, "gpu-memory"),
+    *_ids("gpu-memory", "gpu-memory-shared", CHECKLIST, "gpu-memory-shared"),
+    *_ids("flags", "", CHECKLIST, "flags", "flags-unknown", "flags-unknown-command", "flags-trust-remote-code",
+          "config-conflict", "evidence"),
+    *_ids("flags", "removed-flag", CHECKLIST, "flags-removed"),
+    *_ids("flags", "generate-runner", CHECKLIST, "flags-runner"),
+    *_ids("flags", "startup-oom", CHECKLIST, "flags-oom-risk"),
+    *_ids("flags", "log-stats-disabled", CHECKLIST, "flags-log-stats"),
+    *_ids("flags", "kv-cache-dtype-mismatch", CHECKLIST, "flags-kv-cache-dtype"),
+    *_ids("chunked-prefill", "", CHECKLIST, "chunked-prefill"),
+    *_ids("chunked-prefill", "stuck-waiting", CHECKLIST, "budget-below-max-model-len"),
+    *_ids("truncation", "pooling-livelock", CHECKLIST, "truncate-vs-max-model-len", "pooling-livelock-risk"),
+    *_ids("flags", "reranker-overrides-missing", CHECKLIST, "rerank-deployment"),
+    *_ids("flags", "classify-without-score-head", CHECKLIST, "rerank-convert-classify"),
+    # probes (triage/probes/)
+    *_ids(None, "", PROBE, "probe-target", "probe-setup", "probe-recovery", "clients-plain",
+          "conformance-v1-prefix", "conformance-openai-server", "conformance-array-input", "conformance-token-ids",
+          "conformance-index-order", "conformance-base64", "conformance-dimension-norm", "conformance-determinism",
+          "conformance-usage-tokens", "conformance-overlong-400", "conformance-truncate-too-big-400",
+          "conformance-dimensions", "conformance-normalize-removed", "conformance-query-instruction",
+          "conformance-chunked-prefill-shapes", "conformance-batching-flags", "conformance-native-architecture",
+          "conformance-kv-cache-sizing"),
+    *_ids(None, STALL_MODES, PROBE, "probe-livelock"),
+    *_ids(None, "pooling-livelock", PROBE, "probe-matrix"),
+    *_ids(None, "stuck-waiting", PROBE, "probe-stuck-waiting"),
+    *_ids(None, "throughput-bottleneck", PROBE, "throughput", "throughput-bottleneck"),
+    *_ids(None, "pooling-mismatch", PROBE, "vectors-model-pooling", "vectors-reference", "vectors-norm"),
+    *_ids(None, "nan-vectors", PROBE, "vectors-finite"),
+    *_ids(None, "missing-eos", PROBE, "vectors-eos"),
+    *_ids(None, "dimensions-not-matryoshka", PROBE, "vectors-dimension"),
+    *_ids(None, "unstable-vectors", PROBE, "vectors-repeat", "vectors-batch-invariance", "vectors-long-repeat",
+          "vectors-ranking"),
+    *_ids(None, "client-token-ids", PROBE, "clients-langchain-defaults", "clients-langchain-no-ctx-check"),
+    *_ids(None, "base64-truncated", PROBE, "clients-openai-base64", "clients-openai-float", "clients-openai-default",
+          "clients-litellm"),
+    *_ids(None, "openwebui-misconfig", PROBE, "clients-openwebui"),
+    *_ids(None, ("rerank-api-contract", "classify-without-score-head"), PROBE, "rerank-paths"),
+    *_ids(None, "rerank-api-contract", PROBE, "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere",
+          "rerank-client-langchain", "rerank-client-langchain-max-tokens"),
+    *_ids(None, "reranker-overrides-missing", PROBE, "rerank-served-task", "rerank-ranking"),
+    *_ids(None, "rerank-long-document", PROBE, "rerank-long-document"),
+    *_ids("flags", "reranker-template-missing", (PROBE, CHECKLIST, LOG), "rerank-template"),
+    *_ids(None, "openwebui-reranker-misconfig", PROBE, "rerank-client-openwebui"),
+    # watch (triage/watch.py)
+    *_ids(None, STALL_MODES, WATCH, "watch-engine-stalled"),
+    *_ids(None, "pooling-livelock-client-timeouts", WATCH, "watch-episodes-recurring"),
+    # the log post-mortem (triage/logs/)
+    *_ids(None, "", LOG, "log-engine-stats", "log-http-5xx", "log-bad-arguments", "log-server-start",
+          "log-livelock-prone-config"),
+    *_ids(None, STALL_MODES, LOG, "log-livelock-suspect"),
+    *_ids(None, "stuck-waiting", LOG, "log-stuck-waiting"),
+    *_ids(None, "pooling-livelock-client-timeouts", LOG, "log-episodes-recurring"),
+    *_ids(None, "kv-cache-too-small", LOG, "log-kv-cache-too-small"),
+    *_ids(None, "unsupported-head-dim", LOG, "log-unsupported-head-dim"),
+    *_ids(None, "oom", LOG, "log-oom"),
+    *_ids(None, "engine-dead", LOG, "log-engine-dead"),
+    *_ids(None, "removed-flag", LOG, "log-removed-flag"),
+    *_ids(None, "generate-runner", LOG, "log-generate-runner"),
+    *_ids(None, "max-model-len-vs-model", LOG, "log-max-model-len", "log-max-context-length"),
+    *_ids(None, "gpu-memory-shared", LOG, "log-gpu-memory-shared"),
+    *_ids(None, "pooling-overrides", LOG, "log-pooling-overrides"),
+    *_ids(None, "dtype-fallback", LOG, "log-dtype"),
+    *_ids(None, "startup-oom", LOG, "log-startup-oom"),
+    *_ids(None, "log-stats-disabled", LOG, "log-stats-disabled"),
+    *_ids(None, "kv-cache-dtype-mismatch", LOG, "log-kv-cache-dtype"),
+    *_ids(None, "mrv2-pooling-task", LOG, "log-mrv2-pooling"),
+    *_ids(None, "dimensions-not-matryoshka", LOG, "log-matryoshka"),
+    # the fleet scan (triage/fleet/scan.py)
+    *_ids(None, "", FLEET, "fleet-prometheus", "fleet-metric-missing", "fleet-replica-unscraped",
+          "fleet-step-coarse", "fleet-replicas-clean"),
+    *_ids(None, STALL_MODES, FLEET, "fleet-replica-stalled"),
+    *_ids(None, "pooling-livelock-client-timeouts", FLEET, "fleet-episodes-recurring"),
+]
+
+CHECKS: dict[str, CheckDecl] = {d.id: d for d in _DECLS}
+assert len(CHECKS) == len(_DECLS), "a check id declared twice"
+
+
+def declared(check_id: str) -> Optional[CheckDecl]:
+    return CHECKS.get(check_id)
+
+
+def default_mode(check_id: str) -> str:
+    """The record a finding of ``check_id`` reports when its builder names none ('' when none or undecided)."""
+    d = CHECKS.get(check_id)
+    return d.mode if d is not None else ""
+
+
+def primary_mode(check_id: str) -> str:
+    """The first record an id reports (a record's finding list; '' for none)."""
+    d = CHECKS.get(check_id)
+    return d.modes[0] if d is not None and d.modes else ""
+
+
+def findings_of(mode_id: str) -> tuple[str, ...]:
+    """The ids whose first record is ``mode_id``, in declaration order."""
+    return tuple(d.id for d in _DECLS if d.modes and d.modes[0] == mode_id)
+
+
+def step_table() -> dict[str, str]:
+    """check id -> checklist step, for the ids the checklist shows."""
+    return {d.id: d.step for d in _DECLS if d.step}
