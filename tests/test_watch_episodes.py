@@ -71,7 +71,7 @@ def test_031_watch_names_the_pattern_with_the_catalogue_record() -> None:
     assert summary["recurring"] and summary["client_aborts"] >= 5 and summary["retries"] >= 3
     assert summary["episodes"] <= len(stalls)  # a hang that another request joined is one episode
     [f] = [f for f in rec.found if f.check == RECURRING_CHECK]
-    assert f.fix == MODE.fix(now=True) and f.evidence["mode"] == MODE.id
+    assert f.fix == MODE.fix(now=True) and f.failure_mode == MODE.id
     # the client's own record: every call hung at least once (a time-out the SDK retried)
     client = _client(V031)
     retried = [e for e in client if e["event"] == "retry"]
@@ -83,7 +83,7 @@ def test_031_fleet_agrees_with_watch() -> None:
     found = findings(res)
     [f] = [f for f in found if f.check == CHECK_RECURRING]
     assert not [x for x in found if x.check == CHECK_STALL]
-    assert f.evidence["mode"] == POOLING_LIVELOCK_CLIENT_TIMEOUTS.id
+    assert f.failure_mode == POOLING_LIVELOCK_CLIENT_TIMEOUTS.id
     assert f.fix == MODE.fix(now=True) and f.refs == list(MODE.refs)
     rec = f.evidence["recurrence"]
     assert rec["recurring"] and rec["client_aborts"] >= 3

@@ -6,7 +6,7 @@ from enum import Enum
 from typing import Any
 from collections.abc import Iterable
 
-from triage.catalogue.checks import default_mode
+from triage.catalogue.checks import default_mode, written_before
 
 
 class Status(str, Enum):  # noqa: UP042 - str mixin keeps json.dumps and == "fail" working
@@ -66,7 +66,7 @@ class Finding:
             fix=d.get("fix") or "",
             refs=list(d.get("refs") or []),
             explanation=d.get("explanation") or "",
-            failure_mode=d.get("failure_mode") or "",
+            failure_mode=d["failure_mode"] if "failure_mode" in d else written_before(d["check"], d.get("evidence")),
         )
 
 

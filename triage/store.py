@@ -20,6 +20,7 @@ from platformdirs import user_data_dir
 from sqlalchemy import func, insert
 from sqlmodel import Field, Session, SQLModel, select
 
+from triage.catalogue.checks import written_before
 from triage.db import ensure_schema, make_engine, normalize_url
 from triage.findings import Finding, Status, worst
 from triage.redact import add_url_secrets, redact_obj, redact_text
@@ -512,7 +513,8 @@ class Store:
             findings = [Finding(check=x.check, status=Status(x.status), title=x.title,
                                 evidence=json.loads(x.evidence_json), fix=x.fix,
                                 refs=json.loads(x.refs_json), explanation=x.explanation,
-                                failure_mode=x.failure_mode or "") for x in rows]
+                                failure_mode=x.failure_mode if x.failure_mode is not None
+                                else written_before(x.check, json.loads(x.evidence_json))) for x in rows]
             probes = [_probe_info(p) for p in
                       s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id))]
             samples = [_sample_dict(m) for m in s.exec(select(MetricSample).where(MetricSample.run_id == run_id)

@@ -5,9 +5,9 @@ label and scrape (per-step progress: KV usage, prefix-cache queries, finished pr
 from counter deltas (a drop = server restart, counted from 0); latency quantiles from the
 histogram deltas over ``window_s``; both go to the sample's ``extra``. When the server listens on
 this host, the CPU time of its processes (psutil) rides along as evidence. The server's version
-(GET /version, read once at the first scrape) decides whether a stall can be #55427
-(triage.catalogue.explain_stall). One Watcher serves the CLI (`python -m triage watch`) and the
-dashboard (call ``sample_once()`` on a timer).
+(GET /version, read once at the first scrape) decides whether a stall can be the pooling livelock
+(triage.catalogue.explain_stall); the catalogue words its finding (``word_stall``). One Watcher serves
+the CLI (`python -m triage watch`) and the dashboard (call ``sample_once()`` on a timer).
 
 The Watcher yields the run's events (triage.events) to an observer: its samples in batches, its alerts,
 the findings they make, and — when ``run()`` drives it — the run's start, summary and end. It writes
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from triage import events as ev_
 from triage.client import VllmClient
 from triage.events import AlertEvent, Observer, RunEvent
-from triage.catalogue import ENGINE_STALL, POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, explain_stall
+from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, explain_stall, word_stall
 from triage.recurrence import ONGOING, Span, ended_by, headline, summarize
 from triage.findings import Finding, Status
 from triage.sample import EngineSample, frozen_extra
@@ -87,7 +87,7 @@ STEP_IN_PROGRESS = "step in progress"
 
 
 def stall_name(kind: str, version: Any = None) -> str:
-    """A confirmed stall's name in the catalogue's terms: 'livelock' only where the version can have #55427."""
+    """A confirmed stall's name in the catalogue's terms: 'livelock' only where the version can have it."""
     return explain_stall(kind, version).id
 
 
@@ -122,7 +122,7 @@ class _EngineState:
         self.hists = {k: WindowedHistogram(window_s) for k in QUANTILES}
         self.alert: Optional[dict[str, Any]] = None  # the open alert window
         self.noted_since: Optional[float] = None  # the no-progress window already reported as undecided
-        self.recurring_said = False  # the episodes' pattern (#55427 with client time-outs) was announced
+        self.recurring_said = False  # the episodes' pattern (the livelock with client time-outs) was announced
 
 
 class ScrapeError(RuntimeError):
@@ -438,39 +438,24 @@ class Watcher:
         if mode is not POOLING_LIVELOCK_CLIENT_TIMEOUTS:
             return None
         es.recurring_said = True
+        words = word_stall("watch", LIVELOCK, self.vllm_version, subject=f"Engine {label}", recurring=True,
+                           seen=f" ({headline(rec)})")
         self._emit(RunEvent(ev_.FINDING, finding=Finding(
-            check=RECURRING_CHECK, status=Status.FAIL, title=f"Engine {label}: {mode.title} ({headline(rec)})",
-            evidence={"engine": label, "mode": mode.id, "vllm_version": self.vllm_version,
-                      "recurrence": rec, "url": self.url, "source": "scrape"},
-            fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism)))
+            status=Status.FAIL, evidence={"engine": label, "vllm_version": self.vllm_version, "recurrence": rec,
+                                          "url": self.url, "source": "scrape"}, **words.finding_args())))
         last = rec["spans"][-1]
         return AlertEvent("recurring", label, LIVELOCK, rec["spans"][0]["start"], ts, None, None,
                           last["duration_s"], f"{mode.title}: {headline(rec)}. {mode.fix(now=True)}")
 
     def _record_finding(self, a: dict[str, Any]) -> None:
-        mode = explain_stall(a["kind"], self.vllm_version)
-        # never "livelocked" on a release with the fix: the catalogue mode decides the word
-        what = "stuck waiting" if a["kind"] != LIVELOCK else "stalled" if mode is ENGINE_STALL else "livelocked"
         end = a["cleared_at"]
-        self._emit(RunEvent(ev_.FINDING, finding=
-            Finding(
-                check="watch-engine-stalled",
-                status=Status.FAIL,
-                title=(
-                    f"Engine {a['engine']} {what} from {hhmmss(a['since'])}"
-                    + (f" to {hhmmss(end)}" if end else " (still stalled when watch ended)")
-                ),
-                evidence={
-                    **a,
-                    "stall_threshold_s": self.stall_s,
-                    "interval_s": self.interval,
-                    "source": "scrape",
-                    "url": self.url,
-                },
-                fix=mode.fix(now=True),
-                refs=list(mode.refs),
-            ),
-        ))
+        # never "livelocked" on a release with the fix: the catalogue words it by version
+        words = word_stall("watch", a["kind"], self.vllm_version, subject=f"Engine {a['engine']}",
+                           seen=f"; from {hhmmss(a['since'])}"
+                           + (f" to {hhmmss(end)}" if end else " (still stalled when watch ended)"))
+        self._emit(RunEvent(ev_.FINDING, finding=Finding(
+            status=Status.FAIL, evidence={**a, "stall_threshold_s": self.stall_s, "interval_s": self.interval,
+                                          "source": "scrape", "url": self.url}, **words.finding_args())))
 
     def _worst_state(self) -> StallState:
         for es in self._engines.values():

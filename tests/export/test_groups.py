@@ -19,7 +19,7 @@ FIX = POOLING_LIVELOCK.fix({"max_model_len": MML, "truncate_prompt_tokens": MML}
 def seed_matrix() -> list[Finding]:
     """Eight livelocked seed probes with the record's fix (what a seed report on 0.31.0 holds), two others."""
     out = [Finding("probe-livelock", Status.FAIL, f"case {i} never finished", {"case": i}, FIX,
-                   list(POOLING_LIVELOCK.refs)) for i in range(8)]
+                   list(POOLING_LIVELOCK.refs), failure_mode=POOLING_LIVELOCK.id) for i in range(8)]
     out.append(Finding("probe-stuck-waiting", Status.FAIL, "waits forever", {}, STUCK_WAITING.fix({})))
     out.append(Finding("server-reachable", Status.PASS, "answers", {}))
     return out

@@ -46,7 +46,7 @@ def test_scan_marks_episodes_and_opens_a_replica(page: Any, backfilled: Any) -> 
     chart = at.get("plotly_chart")[0].proto.spec
     assert "livelock" in chart and "stuck-waiting" in chart
     titles = [e.label.replace("\\", "") for e in at.expander]  # labels are Markdown-escaped (issue 23)
-    assert any(POOLING_LIVELOCK.title in t for t in titles)
+    assert any(f"livelock ({POOLING_LIVELOCK.refs[0]})" in t for t in titles)  # the catalogue's words (word_stall)
     rec = Store(db).get_run(Store(db).latest_run_id())
     assert rec is not None and rec.run.kind == "fleet"
     at.button(key="fleet.open.0").click()

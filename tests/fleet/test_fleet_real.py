@@ -113,7 +113,7 @@ def test_fleet_names_the_replica_window_and_55427(hung: dict[str, Any], server_0
     assert len(stalled) == 1, doc["findings"]
     f = stalled[0]
     assert f["evidence"]["labels"]["instance"] == _instance(server_031_livelock)
-    assert f["evidence"]["mode"] == POOLING_LIVELOCK.id and POOLING_LIVELOCK.refs[0] in f["refs"]
+    assert f["failure_mode"] == POOLING_LIVELOCK.id and POOLING_LIVELOCK.refs[0] in f["refs"]
     assert f["evidence"]["version"] == "0.31.0"
     assert f["fix"] == POOLING_LIVELOCK.fix(now=True)
     # the episode of our hang (a shared lab server may show other tests' short hangs beside it)

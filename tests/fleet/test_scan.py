@@ -38,9 +38,9 @@ def test_findings_carry_the_catalogue_verdict(backfilled: Backfilled) -> None:
     res = scan(backfilled.prom.url, fl.start, backfilled.end, step=15, ask_versions=False)
     found = findings(res)
     stalled = [f for f in found if f.check == CHECK_STALL]
-    assert {f.evidence["mode"] for f in stalled} == {POOLING_LIVELOCK.id, STUCK_WAITING.id}
+    assert {f.failure_mode for f in stalled} == {POOLING_LIVELOCK.id, STUCK_WAITING.id}
     for f in stalled:
-        mode = POOLING_LIVELOCK if f.evidence["mode"] == POOLING_LIVELOCK.id else STUCK_WAITING
+        mode = POOLING_LIVELOCK if f.failure_mode == POOLING_LIVELOCK.id else STUCK_WAITING
         assert f.status == Status.FAIL and f.refs == list(mode.refs) and f.fix == mode.fix(now=True)
         assert f.evidence["version_note"] == mode.version_note(None)
     clean = next(f for f in found if f.check == CHECK_CLEAN)

@@ -32,5 +32,5 @@ def test_reranker_logs(folder: str, check: str | None, mode: str | None) -> None
         assert rerank == {}
         return
     f = rerank[check]
-    assert f.status == Status.FAIL and f.evidence["failure_mode"] == mode
+    assert f.status == Status.FAIL and f.failure_mode == mode
     assert f.refs == list(get(mode).refs)

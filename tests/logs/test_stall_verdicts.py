@@ -61,5 +61,5 @@ def test_stall_on_a_version_with_the_fix_is_not_55427() -> None:
     text = "".join(STARTUP).replace("0.31.0", "0.32.0") + _stats(10, 0, 12.0, 1) + _stats(10, 10, 0.0, 1)
     by = _by_check(text)
     f = by["log-livelock-suspect"]
-    assert f.evidence["failure_mode"] == ENGINE_STALL.id and f.refs == list(ENGINE_STALL.refs)
+    assert f.failure_mode == ENGINE_STALL.id and f.refs == list(ENGINE_STALL.refs)
     assert "log-livelock-prone-config" not in by

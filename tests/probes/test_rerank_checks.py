@@ -50,7 +50,7 @@ def test_paths_404_with_classify_200_is_the_missing_score_head() -> None:
     folder = "0.32.0-rerank-convert-classify"
     exs = {p: ex(folder, n) for p, n in (("/rerank", "rerank"), ("/v2/rerank", "v2-rerank"), ("/score", "score"))}
     f = rc.check_paths(exs, "http://127.0.0.1:8000", ex(folder, "classify"))
-    assert f.status == Status.FAIL and f.evidence["failure_mode"] == "classify-without-score-head"
+    assert f.status == Status.FAIL and f.failure_mode == "classify-without-score-head"
     assert f.fix == get("classify-without-score-head").fix({})
 
 

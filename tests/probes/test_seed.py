@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import copy
 
-from triage.catalogue import ENGINE_STALL, POOLING_LIVELOCK
+from triage.catalogue import ENGINE_STALL, POOLING_LIVELOCK, STUCK_WAITING
+from triage.catalogue.stalls import stall_name
 from triage.findings import Status
 from triage.probes.seed import matrix_finding, seed_cases, seed_findings
 
@@ -43,7 +44,7 @@ def test_livelock_findings_cite_55427_with_evidence() -> None:
 def test_a_stall_on_a_version_with_the_fix_is_not_55427() -> None:
     lock = _rec("livelock-031-short-long-t256")
     [live] = [f for f in seed_findings([lock], 256, "0.32.0") if f.check == "probe-livelock"]
-    assert live.evidence["failure_mode"] == ENGINE_STALL.id and live.refs == list(ENGINE_STALL.refs)
+    assert live.failure_mode == ENGINE_STALL.id and live.refs == list(ENGINE_STALL.refs)
     assert POOLING_LIVELOCK.refs[0] not in live.refs and live.fix == ENGINE_STALL.fix(now=True)
 
 
@@ -52,7 +53,7 @@ def test_stuck_waiting_is_not_blamed_on_55427() -> None:
     fs = seed_findings([stuck], 256, "0.32.0")
     checks = {f.check: f for f in fs}
     assert "probe-stuck-waiting" in checks and checks["probe-stuck-waiting"].status == Status.FAIL
-    assert "not #55427" in checks["probe-stuck-waiting"].title
+    assert stall_name(STUCK_WAITING) in checks["probe-stuck-waiting"].title  # the catalogue's words: not the livelock
     assert checks["probe-livelock"].status == Status.PASS  # no livelock claimed
     assert "vllm#55427" not in checks["probe-stuck-waiting"].refs
 

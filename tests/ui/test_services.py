@@ -227,7 +227,8 @@ def test_run_detail_groups_findings_by_root_cause(temp_db):
     st = Store(temp_db)
     run = st.start_run(st.add_target("http://h:1", "m", 256).id, "probe")
     for i in range(3):
-        st.add_finding(run.id, Finding("probe-livelock", Status.FAIL, f"case {i}", {}, "the one fix"))
+        st.add_finding(run.id, Finding("probe-livelock", Status.FAIL, f"case {i}", {}, "the one fix",
+                                       failure_mode=POOLING_LIVELOCK.id))
     st.add_finding(run.id, Finding("server-reachable", Status.PASS, "answers"))
     st.finish_run(run.id)
     d = Services(temp_db).get_run(run.id)

@@ -25,6 +25,7 @@ from triage.catalogue.records import (
     mode_for_check,
     mode_of,
 )
+from triage.catalogue.stalls import STALL_CHECKS, StallWords, word_stall
 from triage.catalogue.versions import Version, VersionRange, fmt, parse_version
 
 __all__ = [
@@ -38,7 +39,9 @@ __all__ = [
     "POOLING_LIVELOCK",
     "POOLING_LIVELOCK_CLIENT_TIMEOUTS",
     "RELATED_REPORTS",
+    "STALL_CHECKS",
     "STUCK_WAITING",
+    "StallWords",
     "UNSUPPORTED_HEAD_DIM",
     "Version",
     "VersionRange",
@@ -49,4 +52,5 @@ __all__ = [
     "mode_for_check",
     "mode_of",
     "parse_version",
+    "word_stall",
 ]

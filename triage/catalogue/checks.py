@@ -141,6 +141,13 @@ def primary_mode(check_id: str) -> str:
     return d.modes[0] if d is not None and d.modes else ""
 
 
+def written_before(check_id: str, evidence: object) -> str:
+    """The record of a finding stored or exported before findings carried one: what its evidence named
+    (``failure_mode``, or ``mode`` as watch and fleet wrote it), else the first its id is declared with."""
+    named = (evidence.get("failure_mode") or evidence.get("mode")) if isinstance(evidence, dict) else None
+    return named if isinstance(named, str) and named else primary_mode(check_id)
+
+
 def findings_of(mode_id: str) -> tuple[str, ...]:
     """The ids whose first record is ``mode_id``, in declaration order."""
     return tuple(d.id for d in _DECLS if d.modes and d.modes[0] == mode_id)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from triage.catalogue.checks import default_mode, primary_mode
+from triage.catalogue.checks import primary_mode, written_before
 from triage.catalogue.model import ConfigLike, FailureMode
 from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
@@ -307,7 +307,8 @@ def mode_of(finding: Any) -> Optional[FailureMode]:
     """The record a finding reports: a ``Finding``'s ``failure_mode``; for a finding's dict (a document written
     before the field existed) its own, else the one its check id is declared with."""
     if isinstance(finding, Mapping):
-        named = finding.get("failure_mode") or default_mode(str(finding.get("check")))
+        named = finding["failure_mode"] if "failure_mode" in finding else written_before(
+            str(finding.get("check")), finding.get("evidence"))
     else:
         named = finding.failure_mode
     return MODES.get(named) if named else None

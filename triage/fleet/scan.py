@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 
-from triage.catalogue import explain_episodes
+from triage.catalogue import STALL_CHECKS, explain_episodes, word_stall
 from triage.catalogue.model import FailureMode
 from triage.findings import Finding, Status
 from triage.fleet.interval import ScrapeInterval, scrape_interval
@@ -22,12 +22,11 @@ from triage.recurrence import Span, headline, summarize
 from triage.sample import EngineSample
 
 REPLICA_KEY = frozenset(REPLICA_LABELS)
-CHECK_STALL = "fleet-replica-stalled"  # a replica's engine stalled (the mode says which stall)
+CHECK_STALL, _, CHECK_RECURRING = STALL_CHECKS["fleet"]  # a replica's stall; short episodes, each aborted, again
 CHECK_CLEAN = "fleet-replicas-clean"
 CHECK_PROMETHEUS = "fleet-prometheus"
 CHECK_METRIC = "fleet-metric-missing"
 CHECK_UNSCRAPED = "fleet-replica-unscraped"
-CHECK_RECURRING = "fleet-episodes-recurring"  # #55427 with client time-outs: short episodes, each aborted, again
 CHECK_STEP = "fleet-step-coarse"  # a --step coarser than the scrape interval: samples between steps unread
 
 
@@ -196,18 +195,17 @@ def findings(res: FleetScan) -> list[Finding]:
             rec = r.recurrence(eps[0].kind)
             recurring = mode.id == "pooling-livelock-client-timeouts"
             links = {round(s["start"], 3): s["retry_of"] for s in rec["spans"]}
+            count = headline(rec) if recurring else f"{len(eps)} episode" + ("s" if len(eps) != 1 else "")
+            words = word_stall("fleet", eps[0].kind, r.version, subject=r.name, recurring=recurring,
+                               seen=f" ({count}, longest {worst_s:.0f} s)")
             out.append(Finding(
-                check=CHECK_RECURRING if recurring else CHECK_STALL, status=Status.FAIL,
-                title=f"{r.name}: {mode.title} ({headline(rec) if recurring else ''}"
-                      f"{'' if recurring else str(len(eps)) + (' episodes' if len(eps) != 1 else ' episode')}, "
-                      f"longest {worst_s:.0f} s)",
-                evidence={"replica": r.name, "labels": r.labels, "mode": mode.id,
-                          "version": r.version, "version_note": mode.version_note(r.version),
-                          "seen": mode.evidence.get("fleet", ""),
+                status=Status.FAIL,
+                evidence={"replica": r.name, "labels": r.labels, "version": r.version,
+                          "version_note": mode.version_note(r.version), "seen": mode.evidence.get("fleet", ""),
                           "recurrence": {k: v for k, v in rec.items() if k != "spans"},
                           "episodes": [dict(episode_dict(ep), retry_of=links.get(round(ep.start, 3)))
                                        for ep in eps]},
-                fix=mode.fix(now=True), refs=list(mode.refs), explanation=mode.mechanism))
+                **words.finding_args()))
     for inst, (down, steps) in res.unscraped.items():
         out.append(Finding(check=CHECK_UNSCRAPED, status=Status.UNKNOWN,
                            title=f"instance={inst}: Prometheus could not scrape it (up == 0 at {down} of {steps} "

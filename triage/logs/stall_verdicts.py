@@ -3,15 +3,16 @@
 log-livelock-suspect status, and why:
 - fail when the stats lines alone cross the stall threshold (DEBUG logging keeps printing the
   zero-throughput lines), or when the log goes silent after the stall-shaped line AND the same
-  log's start-up lines show every #55427 precondition (affected version, pooling runner, chunked
+  log's start-up lines show every precondition of the pooling livelock (affected version, pooling runner, chunked
   prefill on). vLLM writes a stats line only while the engine is busy, so one such line before the
   log goes quiet is the whole trace of a hang: the finding says how long it could have lasted.
 - warn otherwise. Silence after `Running: N reqs, Waiting: 0 reqs` at 0.0 tokens/s is exactly
   what the livelock leaves (the INFO line is demoted to DEBUG), but a server stopped or a log cut
   at that moment looks the same, so a log alone is a suspect: `probe` or `watch` confirms it.
-- on a version that carries the fix the stall is attributed by ``explain_stall`` (never #55427).
+- the catalogue words the finding (``word_stall``): on a version that carries the fix the stall is never the
+  pooling livelock.
 Token arithmetic: prompt tokens/s x the stats interval = tokens computed in that interval; busy
-intervals before the stall summing to exactly max_model_len - 1 is the #55427 fingerprint (the
+intervals before the stall summing to exactly max_model_len - 1 is the pooling livelock's fingerprint (the
 stuck request computed all but its last token), shown in the evidence when it holds.
 log-livelock-prone-config: a log whose start-up lines prove the preconditions (affected version,
 pooling, chunked prefill on, budget <= max_model_len) never passes overall, hang or not.
@@ -22,7 +23,7 @@ from __future__ import annotations
 from datetime import datetime, UTC
 from typing import Any, Optional
 
-from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING, explain_stall
+from triage.catalogue import POOLING_LIVELOCK, word_stall
 from triage.catalogue.records import pooling_livelock_grade
 from triage.findings import Finding, Status
 from triage.logs.episodes import StallEpisode
@@ -36,7 +37,7 @@ def _fmt_ts(ts: Optional[float]) -> Optional[str]:
 
 
 def livelock_preconditions(config: dict[str, Any]) -> dict[str, Any]:
-    """Which #55427 preconditions the log's own start-up lines show (None = not in the log)."""
+    """Which preconditions of the pooling livelock the log's own start-up lines show (None = not in the log)."""
     affected = POOLING_LIVELOCK.affects(config.get("vllm_version"))
     runner = config.get("runner")
     pooling = (
@@ -121,11 +122,10 @@ def _episode_evidence(ep: StallEpisode) -> dict[str, Any]:
 def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
     pre = livelock_preconditions(config)
     all_pre = bool(pre["version_affected"] and pre["pooling"] and pre["enable_chunked_prefill"])
-    mode = explain_stall("livelock", config.get("vllm_version"))
     worst = max(eps, key=lambda e: (e.confirmed, e.duration_s or 0, e.max_running))
     status = Status.FAIL if any(e.confirmed for e in eps) or all_pre else Status.WARN
     ev = _episode_evidence(worst)
-    ev.update({"episodes": len(eps), "preconditions_in_log": pre, "failure_mode": mode.id})
+    ev.update({"episodes": len(eps), "preconditions_in_log": pre})
     arith = token_arithmetic(worst, pre["max_model_len"])
     if arith is not None:
         ev["token_arithmetic"] = arith
@@ -146,30 +146,16 @@ def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding
     if arith is not None:
         why += (f"; the busy intervals before it computed {arith['sum']} prompt tokens = max_model_len - 1, "
                 "the stuck request's fingerprint")
-    if mode is not POOLING_LIVELOCK:
-        cause = (f"vLLM {config.get('vllm_version')} carries the fix of {POOLING_LIVELOCK.refs[0]}, so this is "
-                 f"not it: {mode.title}. {mode.mechanism}")
-    else:
-        cause = (f"That is the pooling livelock of {POOLING_LIVELOCK.refs[0]} ({POOLING_LIVELOCK.affected_text}): "
-                 f"{POOLING_LIVELOCK.mechanism} ")
-        cause += ("The log's start-up lines show every precondition (affected version, pooling runner, chunked "
-                  "prefill on)." if all_pre else "A log alone cannot tell this from a server stopped at that "
-                  "moment; confirm with `probe` or `watch`.")
-    return Finding(
-        check="log-livelock-suspect",
-        status=status,
-        title=f"Engine livelock suspect{when}: Running {worst.max_running}, Waiting 0, 0.0 tokens/s, then silence"
-        + lasted
-        if not worst.confirmed
-        else f"Engine livelocked{when}: Running {worst.max_running}, Waiting 0, 0.0 tokens/s",
-        evidence=ev,
-        fix=mode.fix(config, now=True) if mode is POOLING_LIVELOCK else mode.fix(now=True),
-        refs=list(mode.refs),
-        explanation=(
-            "A stats line shows requests running, none waiting and zero prompt and generation throughput; "
-            f"{why}. {cause}"
-        ),
-    )
+    note = f"A stats line shows requests running, none waiting and zero prompt and generation throughput; {why}."
+    if POOLING_LIVELOCK.affects(config.get("vllm_version")) is not False:
+        note += (" The log's start-up lines show every precondition (affected version, pooling runner, chunked "
+                 "prefill on)." if all_pre else " A log alone cannot tell this from a server stopped at that "
+                 "moment; confirm with `probe` or `watch`.")
+    words = word_stall("log", "livelock", config.get("vllm_version"), subject=f"Engine{when}", cfg=config,
+                       suspect=not worst.confirmed, note=note,
+                       seen=f"; the stats lines: Running {worst.max_running}, Waiting 0, 0.0 tokens/s"
+                       + ("" if worst.confirmed else f", then silence{lasted}"))
+    return Finding(status=status, evidence=ev, **words.finding_args())
 
 
 def livelock_prone_finding(config: dict[str, Any]) -> Optional[Finding]:
@@ -210,13 +196,9 @@ def stuck_waiting_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Fi
     # scheduled (seen on 0.32.0 BERT with --enable-chunked-prefill --max-num-batched-tokens 128)
     unadmittable = config.get("enable_chunked_prefill") is False and bool(budget and max_len and budget < max_len)
     ev["prompt_longer_than_budget_never_admitted"] = unadmittable
-    return Finding(
-        check="log-stuck-waiting",
-        status=Status.FAIL if worst.confirmed or unadmittable else Status.WARN,
-        title=f"Request stuck in WAITING{when}: Running 0, Waiting {worst.max_waiting}, 0.0 tokens/s"
-        + ("" if worst.confirmed else ", then silence"),
-        evidence=ev,
-        fix=STUCK_WAITING.fix(now=True),
-        refs=list(STUCK_WAITING.refs),
-        explanation=STUCK_WAITING.mechanism,
-    )
+    words = word_stall("log", "stuck-waiting", config.get("vllm_version"), subject=f"Engine{when}",
+                       suspect=not (worst.confirmed or unadmittable),
+                       seen=f"; the stats lines: Running 0, Waiting {worst.max_waiting}, 0.0 tokens/s"
+                       + ("" if worst.confirmed else ", then silence"))
+    return Finding(status=Status.FAIL if worst.confirmed or unadmittable else Status.WARN, evidence=ev,
+                   **words.finding_args())

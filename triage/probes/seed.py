@@ -1,4 +1,4 @@
-"""The seed matrix of vllm #55427 (opt-in: it can hang a server <= 0.31.0 until aborted).
+"""The seed matrix of the pooling livelock (opt-in: it can hang a server of an affected release until aborted).
 
 Cases: [SHORT], [LONG], [LONG, SHORT], [SHORT, LONG] with truncate_prompt_tokens =
 max_model_len (the report's setting), max_model_len - 1 (the workaround: must pass) and -1
@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE, explain_stall
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE, word_stall
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, ProbeOutcome
@@ -86,32 +86,18 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
     ran = [o for o in outcomes if o.outcome != "skipped"]
     livelocks = [o for o in ran if o.outcome == LIVELOCK]
     stuck = [o for o in ran if o.outcome == STUCK_WAITING]
-    mode = explain_stall(LIVELOCK, version)  # a version with the fix: never #55427
-    for o in livelocks:
-        if mode is not POOLING_LIVELOCK:
-            out.append(Finding(
-                "probe-livelock", Status.FAIL,
-                f"{o.description}: engine stall on vLLM {version} (carries the fix of {POOLING_LIVELOCK.refs[0]}: "
-                f"not it): running >= 1, no progress; verdict after {o.time_to_verdict_s} s",
-                {**_evidence(o, max_model_len, version), "failure_mode": mode.id, "stall": o.extra.get("stall")},
-                mode.fix(now=True), list(mode.refs), mode.mechanism))
-            continue
-        out.append(Finding(
-            "probe-livelock", Status.FAIL,
-            f"{o.description}: livelock ({POOLING_LIVELOCK.refs[0]}): running >= 1, waiting 0, no progress; "
-            f"verdict after {o.time_to_verdict_s} s", _evidence(o, max_model_len, version),
-            _livelock_fix(max_model_len, o.extra.get("truncate_prompt_tokens")), list(POOLING_LIVELOCK.refs),
-            POOLING_LIVELOCK.mechanism))
+    for o in livelocks + stuck:  # the catalogue words it; a version with the fix is never the pooling livelock
+        words = word_stall("probe", o.outcome, version, subject=o.description,
+                           seen=f"; verdict after {o.time_to_verdict_s} s",
+                           cfg={"max_model_len": max_model_len,
+                                "truncate_prompt_tokens": o.extra.get("truncate_prompt_tokens")})
+        out.append(Finding(status=Status.FAIL, evidence={**_evidence(o, max_model_len, version),
+                                                         "stall": o.extra.get("stall")}, **words.finding_args()))
     if not livelocks and ran:
         out.append(Finding("probe-livelock", Status.PASS, f"no livelock in {len(ran)} seed probes",
                            {"cases": {o.probe: o.outcome for o in ran}, "vllm_version": version,
-                            "max_model_len": max_model_len}, refs=[POOLING_LIVELOCK.refs[0]]))
-    for o in stuck:
-        out.append(Finding(
-            "probe-stuck-waiting", Status.FAIL,
-            f"{o.description}: stuck waiting (running 0, waiting >= 1, no progress): not #55427",
-            _evidence(o, max_model_len, version), STUCK_MODE.fix(now=True), list(STUCK_MODE.refs),
-            STUCK_MODE.mechanism))
+                            "max_model_len": max_model_len}, refs=[POOLING_LIVELOCK.refs[0]],
+                           failure_mode=POOLING_LIVELOCK.id))
     aborted = [o for o in ran if o.recovery is not None]
     failed = [o for o in aborted if not o.recovery.get("recovered")]  # type: ignore[union-attr]
     for o in failed:
