@@ -8,6 +8,7 @@ import pytest
 
 from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING
 from triage.cli import main
+from triage.export.groups import groups
 from triage.fleet import backfill, findings, scan
 from triage.fleet.prom import chunks
 from triage.fleet.scan import CHECK_CLEAN, CHECK_METRIC, CHECK_PROMETHEUS, CHECK_STALL
@@ -43,6 +44,9 @@ def test_findings_carry_the_catalogue_verdict(backfilled: Backfilled) -> None:
         mode = POOLING_LIVELOCK if f.failure_mode == POOLING_LIVELOCK.id else STUCK_WAITING
         assert f.status == Status.FAIL and f.refs == list(mode.refs) and f.fix == mode.fix(now=True)
         assert f.evidence["version_note"] == mode.version_note(None)
+    grouped, rest = groups(found)  # a report groups every failing finding under its record, the fleet's too
+    assert all(found[i].status != Status.FAIL for i in rest)
+    assert {g.mode.id for g in grouped} >= {POOLING_LIVELOCK.id, STUCK_WAITING.id}
     clean = next(f for f in found if f.check == CHECK_CLEAN)
     assert len(clean.evidence["replicas"]) == fl.replicas - len(fl.planted)
 

@@ -50,7 +50,7 @@ _DECLS: list[CheckDecl] = [
     *_ids("gpu-memory", "", CHECKLIST, "gpu-memory"),
     *_ids("gpu-memory", "gpu-memory-shared", CHECKLIST, "gpu-memory-shared"),
     *_ids("flags", "", CHECKLIST, "flags", "flags-unknown", "flags-unknown-command", "flags-trust-remote-code",
-          "config-conflict", "evidence"),
+          "config-conflict", "evidence", "checklist"),  # checklist: a run that did not finish (triage/cli/check.py)
     *_ids("flags", "removed-flag", CHECKLIST, "flags-removed"),
     *_ids("flags", "generate-runner", CHECKLIST, "flags-runner"),
     *_ids("flags", "startup-oom", CHECKLIST, "flags-oom-risk"),
