@@ -26,6 +26,7 @@ class Check:
 
 def registry() -> list[Check]:
     from checks import backend, chunked_prefill, flags, gpu_memory, livelock, rerank, truncation, version
+    from triage.catalogue import POOLING_LIVELOCK
 
     return [
         Check(version.CHECK_ID, "vLLM version against known pooling bugs", version.check),
@@ -34,7 +35,7 @@ def registry() -> list[Check]:
         Check(flags.CHECK_ID, "Flags: runner/convert, guide myths, settings known to OOM", flags.check),
         Check(chunked_prefill.CHECK_ID, "Chunked prefill: effective state and batch budget", chunked_prefill.check),
         Check(truncation.CHECK_ID, "max_model_len vs the client's truncate_prompt_tokens", truncation.check),
-        Check(livelock.CHECK_ID, "Pooling livelock risk (vllm#55427)", livelock.check),
+        Check(livelock.CHECK_ID, f"Pooling livelock risk ({POOLING_LIVELOCK.refs[0]})", livelock.check),
         # after the design card's steps: only a reranker deployment gets findings (issue 25)
         Check(rerank.CHECK_ID, "Reranker deployment: served task, overrides, template", rerank.check),
     ]

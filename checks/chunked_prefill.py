@@ -8,7 +8,7 @@ than the budget sits in WAITING forever.
 from __future__ import annotations
 
 from checks._util import ev, unknown
-from triage.catalogue import POOLING_LIVELOCK
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
@@ -66,11 +66,9 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                     f"Chunked prefill is off but max_num_batched_tokens {budget} < max_model_len {mml}: prompts over "
                     f"{budget} tokens wait forever",
                     evidence,
-                    f"Raise --max-num-batched-tokens to at least {mml} (or drop it: vLLM then uses max(max_model_len, "
-                    "default)), or lower --max-model-len to the budget; do not pass --enable-chunked-prefill to an "
-                    "encoder-only model.",
-                    explanation="Seen on 0.32.0 with BERT (MiniLM), budget 128, max_model_len 256: a 200-token prompt "
-                    "stayed in WAITING (running 0, waiting 1) until the client aborted. Not vllm#55427.",
+                    STUCK_WAITING.fix(cfg),
+                    list(STUCK_WAITING.refs),
+                    STUCK_WAITING.mechanism,
                 )
             )
     return out

@@ -9,6 +9,7 @@ evidence; otherwise the plan is computed for models whose shape we know.
 from __future__ import annotations
 
 from checks._util import ev, questions, unknown
+from triage.catalogue import STUCK_WAITING
 from triage.catalogue.startup import SHARED_GPU_MEMORY
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
@@ -112,8 +113,9 @@ def _plan(cfg: EffectiveConfig) -> Finding:
             f"KV cache ({kv_tokens:,} tokens) is smaller than max_model_len {mml}",
             evidence,
             "Lower --max-model-len, raise --gpu-memory-utilization, or use a larger GPU.",
-            ["vllm#39734"],
-            "A request longer than the KV cache waits forever (Waiting 1, Running 0).",
+            list(STUCK_WAITING.refs),
+            STUCK_WAITING.mechanism,
+            failure_mode=STUCK_WAITING.id,
         )
     if not total:
         return unknown(CHECK_ID, "GPU memory unknown", evidence, "gpu_memory_total_bytes",

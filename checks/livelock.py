@@ -1,4 +1,4 @@
-"""The pooling livelock verdict (vllm#55427), from evidence alone: no request is sent.
+"""The pooling livelock verdict (record: ``triage.catalogue.POOLING_LIVELOCK``), from evidence alone: no request sent.
 
 Preconditions (facts §1, read from vllm/v1/core/sched/scheduler.py at each tag): runner pooling;
 chunked prefill on; an affected vLLM (the catalogue record's range); a prompt of exactly

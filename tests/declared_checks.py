@@ -34,8 +34,6 @@ def _watched(self: Finding) -> None:
     d = CHECKS.get(self.check)
     if d is None:
         UNDECLARED.setdefault(f"{self.check}: not declared", where)
-    elif len(d.modes) > 1 and self.failure_mode not in d.modes:
-        UNDECLARED.setdefault(f"{self.check}: built with mode {self.failure_mode!r}, declared {d.modes}", where)
     elif d.modes and self.failure_mode not in d.modes:
         UNDECLARED.setdefault(f"{self.check}: built with mode {self.failure_mode!r}, declared {d.modes}", where)
 

@@ -1,5 +1,5 @@
 """Stall episodes as production sees them: how each ended (client abort, recovered, ongoing), which one was
-a client's retry of the one before, how often they recur, and whether the series is #55427 *with client
+a client's retry of the one before, how often they recur, and whether the series is the pooling livelock *with client
 time-outs* (the catalogue's `explain_episodes`). Every reader (watch, fleet, the log post-mortem) turns its
 episodes into `Span` values and reads the same `summarize`.
 
@@ -8,9 +8,9 @@ tests/fixtures/real/client-timeouts): the held request *left* (running fell, or 
 its prompt being counted (an aborted request is neither a success nor prompt tokens) = client abort; the
 engine moved on with the request (KV grew, or the prompt tokens rose by at least the blocks it freed) =
 recovered. A client's retry starts within its back-off of the abort (the OpenAI SDK: 0.5-8 s).
-Caveat, seen in that recording at 2 s samples: an abort followed by a retry that did not hang (#55427's hang is
-timing-dependent) inside one sample interval reads as "recovered"; 1 s samples (watch) tell them apart. The
-pattern (`recurring`) therefore counts every episode that ended, however: on a release with #55427 a held
+Caveat, seen in that recording at 2 s samples: an abort followed by a retry that did not hang (the livelock's
+hang is timing-dependent) inside one sample interval reads as "recovered"; 1 s samples (watch) tell them apart.
+The pattern (`recurring`) therefore counts every episode that ended, however: on a release with the livelock a held
 request cannot finish on its own, and the catalogue decides by version (`explain_episodes`).
 """
 from __future__ import annotations

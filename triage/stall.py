@@ -1,11 +1,11 @@
 """The one stall rule, shared by probes, ``watch`` and the log post-mortem (fed EngineSample values).
 
-livelock:      running >= 1 and no progress for the window; waiting is 0 in the plain #55427
+livelock:      running >= 1 and no progress for the window; waiting is 0 in the plain pooling livelock
                signature (a pooling request stuck at max_model_len - 1 tokens) and >= 1 when later
                requests queue behind the stuck one.
 stuck-waiting: waiting >= 1, running == 0, and no progress for the window (a prompt the scheduler
                can never admit, e.g. BERT with chunked prefill forced off and a budget below the
-               prompt length, or #39734 KV capacity).
+               prompt length, or a prompt larger than the KV cache).
 
 Progress is evidence *per engine step*, not per finished request (read on 0.31.0/0.32.0 lab
 servers, see triage/vllm/metrics.py): ``kv_cache_usage_perc`` moves as each prefill chunk gets
@@ -31,8 +31,9 @@ but inside such a window, the state is ``waiting_for_step`` (what is known: no p
 the step to expect), not a stall.
 
 A request held beside traffic is no progress either (issue 21, `held`): with normal requests finishing next to
-a #55427 request the counters keep moving, while running stays >= 1 and the KV usage stays at the held request's
-blocks; those samples count as no progress (and a gap that held such others' progress is never learned as a step).
+a request held by the pooling livelock the counters keep moving, while running stays >= 1 and the KV usage stays
+at the held request's blocks; those samples count as no progress (and a gap that held such others' progress is
+never learned as a step).
 
 The first step counts too (issue 21: a 0.32.0 server whose first step took ~100 s was called stalled two
 seconds after it ended): live samplers that read the server's process CPU see the engine start computing
@@ -107,7 +108,7 @@ def shape_of(r: Optional[float], w: Optional[float]) -> Optional[str]:
     if r is None and w is None:
         return None
     if r is not None and r >= 1:
-        # waiting >= 1 beside it is #55427 under load: later requests queued behind the stuck one
+        # waiting >= 1 beside it is the pooling livelock under load: later requests queued behind the stuck one
         return LIVELOCK
     if w is not None and w >= 1 and not r:
         return STUCK_WAITING
@@ -121,10 +122,10 @@ def held(prev: Optional[EngineSample], cur: EngineSample) -> bool:
     """A request sits in the engine without progress of its own while others may finish beside it: running >= 1
     at both samples, no request left, and the KV cache usage (> 0: the held request's blocks) unchanged.
 
-    Recorded on 0.31.0 (tests/fixtures/real/client-timeouts): with light traffic next to a #55427 request, the
-    traffic's prompts finish every second (the counters move) while running stays >= 1 and KV usage stays at
-    the stuck request's blocks to the last digit; a healthy prefill's KV moves with each chunk. Read from
-    /metrics and Prometheus samples only: a log line's KV usage has one decimal of a percent."""
+    Recorded on 0.31.0 (tests/fixtures/real/client-timeouts): with light traffic next to a request held by the
+    pooling livelock, the traffic's prompts finish every second (the counters move) while running stays >= 1 and
+    KV usage stays at the stuck request's blocks to the last digit; a healthy prefill's KV moves with each chunk.
+    Read from /metrics and Prometheus samples only: a log line's KV usage has one decimal of a percent."""
     if prev is None or cur.source == LOG_SOURCE:
         return False
     r0, r1, k0, k1 = prev.num_requests_running, cur.num_requests_running, prev.kv_cache_usage_perc, \

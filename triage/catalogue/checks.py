@@ -5,9 +5,10 @@ failure mode (``Finding.failure_mode``) and the reports' grouping all derive fro
 anywhere but not declared here fails the test session (tests/declared_checks.py). Plain data: this module
 imports nothing, so ``triage.findings`` can read it.
 
-``modes`` lists the records an id can report, the first the one it reports unless told otherwise; an id with
-several (a stall: the pooling livelock, a stall on a fixed version, a request that waits forever) is given its
-mode by its builder through ``triage.catalogue.stall_finding`` (version-gated), never guessed.
+``modes`` lists the records an id can report ('' among them: some of its findings report none); an id with
+exactly one reports it unless its builder says otherwise. An id with several (a stall: the pooling livelock,
+a stall on a fixed version, a request that waits forever) is given its mode by its builder (a stall's through
+``triage.catalogue.word_stall``, version-gated), never guessed.
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ _DECLS: list[CheckDecl] = [
           "metrics-parse", "metrics-page"),
     *_ids("version", "", CHECKLIST, "vllm-version"),
     *_ids("backend", "", CHECKLIST, "backend"),
-    *_ids("gpu-memory", "", CHECKLIST, "gpu-memory"),
+    *_ids("gpu-memory", ("", "stuck-waiting"), CHECKLIST, "gpu-memory"),  # a KV cache below max_model_len
     *_ids("gpu-memory", "gpu-memory-shared", CHECKLIST, "gpu-memory-shared"),
     *_ids("flags", "", CHECKLIST, "flags", "flags-unknown", "flags-unknown-command", "flags-trust-remote-code",
           "config-conflict", "evidence", "checklist"),  # checklist: a run that did not finish (triage/cli/check.py)

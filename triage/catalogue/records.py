@@ -196,11 +196,13 @@ STUCK_WAITING = FailureMode(
         "fleet": "a replica's waiting gauge >= 1, running 0, frozen progress counters",
     },
     now="abort the waiting request (close its client connection).",
-    fix_text=(
-        "Make every prompt admissible: raise --max-num-batched-tokens to >= max_model_len (or drop the budget "
-        "override), or truncate inputs below the budget; for encoder-only models (BERT) vLLM turns chunked "
-        "prefill off, so --enable-chunked-prefill does not help. A prompt larger than the KV cache (vllm#39734) "
-        "needs a bigger KV cache or a smaller max_model_len."
+    fix_for=lambda cfg: (
+        "Make every prompt admissible: raise --max-num-batched-tokens to "
+        + (f"at least {cfg.get('max_model_len')}" if isinstance(cfg.get("max_model_len"), int) else ">= max_model_len")
+        + " (or drop the budget override: vLLM then uses max(max_model_len, default)), or lower --max-model-len to "
+        "the budget, or truncate inputs below the budget; for encoder-only models (BERT) vLLM turns chunked prefill "
+        "off, so --enable-chunked-prefill does not help. A prompt larger than the KV cache (vllm#39734) needs a "
+        "bigger KV cache or a smaller max_model_len."
     ),
 )
 

@@ -54,8 +54,7 @@ def stall_name(mode: FailureMode, version: Any = None) -> str:
     that waits forever."""
     ref = POOLING_LIVELOCK.refs[0]
     if mode is POOLING_LIVELOCK:
-        known = parse_version(version) is not None
-        return f"livelock ({ref})" + ("" if known else " suspected: the vLLM version is unknown")
+        return f"livelock ({ref})"
     if mode is ENGINE_STALL:
         return f"engine stall on vLLM {fmt(parse_version(version)) if version else version} (it carries the fix " \
                f"of {ref}: not that livelock)"
@@ -77,6 +76,7 @@ def word_stall(source: str, kind: Optional[str], version: Any, *, subject: str, 
     mode = explain_episodes(kind, version, recurring and bool(again))
     check = again if mode is POOLING_LIVELOCK_CLIENT_TIMEOUTS else stuck if kind == STUCK_WAITING_KIND else stalled
     shape = "" if mode is POOLING_LIVELOCK_CLIENT_TIMEOUTS else f": {SHAPES.get(kind or '', SHAPES[LIVELOCK])}"
-    title = f"{subject}: {'suspected ' if suspect else ''}{stall_name(mode, version)}{shape}{seen}"
+    unknown = " (the vLLM version is unknown)" if mode is POOLING_LIVELOCK and parse_version(version) is None else ""
+    title = f"{subject}: {'suspected ' if suspect else ''}{stall_name(mode, version)}{unknown}{shape}{seen}"
     explanation = " ".join(p for p in (note, mode.mechanism) if p)
     return StallWords(check, mode, title, mode.fix(cfg, now=True), tuple(mode.refs), explanation)

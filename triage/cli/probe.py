@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("probe", help="send live probes: the #55427 seed matrix, API conformance, throughput",
+    p = sub.add_parser("probe", help="send live probes: the livelock's seed matrix, API conformance, throughput",
                        description="Send live probes to a vLLM embedding server while watching /metrics. "
                                    "The seed matrix can hang an affected vLLM until aborted: it needs --allow-hang.")
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")

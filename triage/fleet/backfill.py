@@ -3,7 +3,7 @@ recorded real /metrics pages, with planted livelock and stuck-waiting episodes, 
 OpenMetrics for `promtool tsdb create-blocks-from openmetrics` (the TSDB a real Prometheus serves).
 
 A page gives each series its name and labels (engine, model_name, finished_reason, the cache
-config), the starting counter values and the values a stall shows (a 0.31.0 page during #55427:
+config), the starting counter values and the values a stall shows (a 0.31.0 page during the pooling livelock:
 running 1, waiting 0, KV usage held; a 0.32.0 BERT page stuck waiting: running 0, waiting 1).
 Between episodes a replica is idle or busy, and a busy step always makes progress, so the
 episodes planted are the only ones the stall rule can find.
@@ -169,7 +169,7 @@ def expected(fleet: Fleet) -> Iterator[tuple[str, str, float, float]]:
 
 
 def templates(fixtures: Path) -> tuple[Template, Template, Template]:
-    """(busy, hung by #55427, stuck waiting) from the recorded real pages under tests/fixtures/real."""
+    """(busy, hung by the pooling livelock, stuck waiting) from the recorded real pages under tests/fixtures/real."""
     busy = read_page((fixtures / "0.31.0-tiny-qwen3-livelock" / "metrics-after-requests.txt").read_text())
     hung = read_page((fixtures / "0.31.0-tiny-qwen3-livelock" / "metrics-livelock-9s.txt").read_text())
     waiting = read_page((fixtures / "0.32.0-minilm-bert-waiting" / "metrics-stuck-waiting-4s.txt").read_text())

@@ -4,7 +4,7 @@ Same shapes, progress signals and threshold as `StallDetector`: a livelock is ru
 stuck-waiting is waiting >= 1 with running 0, each with none of the per-step progress signals
 (`replicas.PROGRESS`: kv_cache_usage_perc, prefix_cache_queries_total, prompt_tokens_total,
 request_success_total) moving; or (`triage.stall.held`) running >= 1 with the KV usage above 0 and unchanged
-while other requests finish beside the held one (issue 21: #55427 next to normal traffic).
+while other requests finish beside the held one (issue 21: the pooling livelock next to normal traffic).
 The detector confirms once the no-progress samples span the
 threshold; over raw scrapes that is a range of threshold + one scrape interval holding at least two
 samples (`window_s`). A signal a replica does not export cannot veto (``unless``, not ``and``).

@@ -1,7 +1,13 @@
-"""Server profiles: documented flag sets that reproduce known behaviours (versions in each text)."""
+"""Server profiles: documented flag sets that reproduce known behaviours (a record's versions read from it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING
+from triage.catalogue.versions import fmt
+
+_LIVELOCK = (f"the pooling livelock ({POOLING_LIVELOCK.refs[0]}) of vLLM {POOLING_LIVELOCK.affected_text}"
+             + (f", fixed in {fmt(POOLING_LIVELOCK.fixed_in)}" if POOLING_LIVELOCK.fixed_in else ""))
 
 
 @dataclass(frozen=True)
@@ -16,14 +22,14 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     Profile("defaults", "No tuning flags: vLLM's own defaults (max_model_len from the config; "
             "CPU batch budget 2048; chunked prefill on for LAST pooling).", []),
     Profile("livelock", "max_model_len 256, max_num_batched_tokens 128, chunked prefill on: a "
-            "request truncated to exactly 256 tokens livelocks vLLM <= 0.31.0 (#55427); fixed in 0.32.0.",
+            f"request truncated to exactly 256 tokens hangs: {_LIVELOCK}.",
             ["--max-model-len", "256", "--max-num-batched-tokens", "128", "--enable-chunked-prefill"]),
     Profile("budget-equals-len", "max_model_len 256 = max_num_batched_tokens 256, chunked prefill on: "
             "a long request behind a short one hangs an affected vLLM (1 of 4 sequentially, 2 of 2 concurrently).",
             ["--max-model-len", "256", "--max-num-batched-tokens", "256", "--enable-chunked-prefill"]),
     Profile("bert-waiting", "BERT (MiniLM) with chunked prefill asked for and a budget of 128 under "
             "max_model_len 256: vLLM disables chunked prefill (no KV cache) and any prompt over 128 "
-            "tokens waits forever (stuck-waiting; not #55427; seen on 0.32.0 too).",
+            f"tokens waits forever ({STUCK_WAITING.id}: any version, not the pooling livelock).",
             ["--max-model-len", "256", "--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
             model="minilm"),
     # vLLM 0.31.0/0.32.0 take --pooler-config (JSON; vllm/engine/arg_utils.py); --override-pooler-config is gone.
@@ -47,7 +53,7 @@ PROFILES.update({p.name: p for p in [
     Profile("rerank", "tiny Qwen3 reranker with the model card's --hf-overrides (Qwen3ForSequenceClassification, "
             "classifier_from_token [no, yes], is_original_qwen3_reranker), and the livelock profile's lengths "
             "(max_model_len 256, budget 128, chunked prefill): scores rank; a query+document pair truncated to "
-            "256 tokens reaches #55427 on <= 0.31.0.",
+            f"256 tokens reaches {_LIVELOCK}.",
             ["--hf-overrides", QWEN3_RERANKER_OVERRIDES, *_LIVELOCK_LENGTHS], model="tiny-qwen3-reranker"),
     Profile("rerank-no-overrides", "tiny Qwen3 reranker served as its checkpoint says (Qwen3ForCausalLM, "
             "--runner pooling, no --hf-overrides): vLLM resolves --convert auto to embed; /score and /rerank "

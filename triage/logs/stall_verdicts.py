@@ -73,7 +73,7 @@ def livelock_prone(pre: dict[str, Any]) -> bool:
 
 
 def token_arithmetic(ep: StallEpisode, max_model_len: Any) -> Optional[dict[str, Any]]:
-    """The #55427 fingerprint in the stats lines before the stall: busy intervals whose prompt tokens
+    """The pooling livelock's fingerprint in the stats lines before the stall: busy intervals whose prompt tokens
     (throughput x interval) sum to exactly max_model_len - 1 (the last one alone, or all of them)."""
     if not isinstance(max_model_len, int) or not ep.before:
         return None

@@ -1,4 +1,4 @@
-"""Live probes against a vLLM embedding server: the #55427 seed matrix, conformance, throughput.
+"""Live probes against a vLLM embedding server: the pooling livelock's seed matrix, conformance, throughput.
 
 The names below load on first use: the registries (triage.probes.registry) without the runner, the runner and
 its sets (httpx, the client libraries' shims) only when a probe run is asked for (bench/bench_cli.py).

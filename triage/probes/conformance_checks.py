@@ -249,4 +249,4 @@ def chunked_shapes(long_out: Any, short_ex: Exchange, long_tokens: int) -> Findi
                    {**ev(exs[0], short_ex, long_dim=len(lv[0]), short_dim=len(sv[0])),
                     **_claim("chunked", "refuted" if same else "undecided"),
                     "why": "long prompts are prefilled in chunks (when the budget is below the prompt) and still pool "
-                           "to one vector; the real chunked-prefill failure is the #55427 livelock at max_model_len"})
+                           "to one vector; the real chunked-prefill failure is the pooling livelock at max_model_len"})

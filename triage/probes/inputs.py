@@ -2,7 +2,7 @@
 
 Every text is salted throughout (random words drawn from a per-text seed), not only at the
 start: vLLM may truncate from either side, and a repeated token window would hit the prefix
-cache and hide the #55427 hang. LONG is sized with the server's own /tokenize count.
+cache and hide the pooling livelock's hang. LONG is sized with the server's own /tokenize count.
 """
 from __future__ import annotations
 

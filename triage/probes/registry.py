@@ -43,7 +43,7 @@ PROBE_SETS: tuple[ProbeSet, ...] = (
     ProbeSet("rerank", "Reranking (/score, /rerank)", False, False,  # issue 25: for reranker deployments
              "/score and /rerank: paths, shapes, top_n, long documents and truncation, the task that scores, a "
              "ranking sanity check, and the Cohere SDK / LangChain CohereRerank against the server."),
-    ProbeSet("rerank-seed", "Rerank livelock (#55427 through /rerank)", False, True,
+    ProbeSet("rerank-seed", f"Rerank livelock ({POOLING_LIVELOCK.refs[0]} through /rerank)", False, True,
              "[SHORT, LONG] documents through /rerank with truncate_prompt_tokens = max_model_len, -1 and "
              f"max_model_len - 1 ({POOLING_LIVELOCK.refs[0]}): on an affected server this hangs until aborted."),
     ProbeSet("seed", "Seed matrix (livelock reproduction)", False, True,

@@ -7,7 +7,7 @@ cosine, from /v1/embeddings and /classify); the ranking sanity check on RANKING_
 document first, by a margin; "unknown" on random weights); the reranker template warning from the
 start-up log; then real client libraries (triage/probes/rerank_clients.py).
 rerank-seed: [SHORT, LONG] documents through /rerank with truncate_prompt_tokens = max_model_len, and
--1, and the workaround max_model_len - 1, under watch, always aborted and checked for recovery (#55427's
+-1, and the workaround max_model_len - 1, under watch, always aborted and checked for recovery (the pooling livelock's
 reach to scoring, issue 25). Verdicts: triage/probes/rerank_checks.py; wording: triage/catalogue/rerank.py.
 """
 from __future__ import annotations
@@ -123,7 +123,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
     if _want("rerank-long-document", only):
         lt = await ctx.long()
         plain = await post(RERANK_PATH, rerank_body(ctx, QUERY, [docs[1], lt.text]))
-        body = rerank_body(ctx, QUERY, [docs[1], lt.text], truncate_prompt_tokens=mml - 1)  # never the #55427 length
+        body = rerank_body(ctx, QUERY, [docs[1], lt.text], truncate_prompt_tokens=mml - 1)  # never the hanging length
         watched = await ctx.monitored_path("rerank-long-document", SET, [body], f"[SHORT, LONG] documents, "
                                            f"truncate_prompt_tokens {mml - 1}", RERANK_PATH)
         truncated = watched.exchanges[0] if watched.exchanges else Exchange("POST", RERANK_PATH, body,

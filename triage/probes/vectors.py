@@ -174,7 +174,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
 
     if _only("vectors-long-repeat", only):
         lt = await ctx.long()
-        body = ctx.body(lt.text, truncate_prompt_tokens=mml - 1)  # mml - 1: never the #55427 length
+        body = ctx.body(lt.text, truncate_prompt_tokens=mml - 1)  # mml - 1: never the livelock's length
         outs = [await ctx.monitored("vectors-long-repeat", SET, [body], f"[LONG] {mml - 1} tokens, twice")
                 for _ in range(2)]
         f = vc.check_long_repeat(outs, mml - 1)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING
+from triage.catalogue.stalls import SHAPES, stall_name
 from triage.client import Reply, VllmClient, server_message
 from triage.findings import Finding, Status
 from triage.sources import RawCapture, SourceResult
@@ -121,7 +123,8 @@ def collect_tokenize(client: VllmClient, res: SourceResult, model: str) -> None:
 
 
 def collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None:
-    """One 2-token embedding: proves the pooling runner and gives the vector size; cannot trigger #55427."""
+    """One 2-token embedding: proves the pooling runner and gives the vector size; cannot trigger the pooling
+    livelock (far below max_model_len)."""
     r = client.post("/v1/embeddings", {"model": model, "input": "vllm-triage"})
     keep(res, r)
     j = r.json() if r.ok else None
@@ -146,10 +149,10 @@ def collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None
                     if "num_requests_waiting" in res.facts
                     else None,
                 },
-                "The engine may be stuck: a livelocked request (running >= 1, waiting 0: vllm#55427) or one waiting "
-                "forever (running 0, waiting >= 1). Watch /metrics with `python -m triage watch`; aborting the stuck "
-                "client request frees the engine.",
-                refs=["vllm#55427"],  # by name: the 6th positional is the explanation (a list there broke the store)
+                f"The engine may be stuck: {stall_name(POOLING_LIVELOCK)} ({SHAPES['livelock']}) or "
+                f"{stall_name(STUCK_WAITING)} ({SHAPES['stuck-waiting']}). Watch /metrics with `python -m triage "
+                f"watch`; meanwhile {POOLING_LIVELOCK.now}",
+                refs=[POOLING_LIVELOCK.refs[0]],  # by name: the 6th positional is the explanation
             )
         )
     elif r.status_code in (400, 404):

@@ -8,7 +8,8 @@ from triage.catalogue import POOLING_LIVELOCK
 
 def show(key: str, deadline_s: float) -> bool:
     st.warning(
-        f"The seed matrix sends a prompt of exactly max_model_len tokens after a short one (vllm #55427). "
+        f"The seed matrix sends a prompt of exactly max_model_len tokens after a short one "
+        f"({POOLING_LIVELOCK.refs[0]}). "
         f"On an affected server (vLLM {POOLING_LIVELOCK.affected_text} with chunked prefill) this "
         f"**hangs the engine for up to "
         f"{deadline_s:.0f} seconds**: other requests queue behind it. The probe then **aborts** the request "

@@ -101,7 +101,7 @@ def report(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             lines.append(f"max_model_len derivation, {k}: {mo.get(k)!r} -> {mn.get(k)!r}")
     so, sn = old.get("scheduler", {}), new.get("scheduler", {})
     if so.get("pooling_reserves_a_slot") != sn.get("pooling_reserves_a_slot") or so.get("slot") != sn.get("slot"):
-        lines.append(f"scheduler: the sampled-token slot of a pooling request (#55427's mechanism): "
+        lines.append(f"scheduler: the sampled-token slot of a pooling request (the pooling livelock's mechanism): "
                      f"{so.get('slot')!r} -> {sn.get('slot')!r}")
     lines += _keyed("metrics", old.get("metrics", {}), new.get("metrics", {}), "metric")
     lo, ln = old.get("log_formats", {}), new.get("log_formats", {})

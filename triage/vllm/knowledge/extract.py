@@ -261,7 +261,7 @@ def _max_model_len(root: Path) -> dict:
 
 
 def _scheduler(root: Path) -> dict:
-    """Does the V1 scheduler keep a context slot for a sampled token on pooling requests (the #55427 mechanism)?
+    """Does the V1 scheduler keep a context slot for a sampled token on pooling requests (the livelock's mechanism)?
 
     The RUNNING branch clamps a request's new tokens to max_model_len minus what is computed minus that slot; a
     pooling prompt of exactly max_model_len tokens then stops one short and never finishes. Read as source:
