@@ -15,7 +15,7 @@ QWEN = DIRS[:2]
 
 @pytest.mark.parametrize("server", DIRS)
 def test_kv_sizing_from_cache_config_info(server: str) -> None:
-    f = cd.kv_sizing(page(server, "metrics-idle").cache_config, 256)
+    f = cd.kv_sizing(page(server, "metrics-idle").cache, 256)
     assert f.status == Status.PASS
     assert f.evidence["verdict"] == ("not applicable" if "minilm" in server else "refuted")
 

@@ -167,7 +167,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
 
     if _only("conformance-kv-cache-sizing", only):
         page = await pc.scrape()
-        yield cd.kv_sizing(page.cache_config if page else {}, mml)
+        yield cd.kv_sizing(page.cache if page else {}, mml)
 
     if _only("conformance-chunked-prefill-shapes", only):
         lt = await ctx.long()

@@ -53,13 +53,11 @@ def remote_code(models: Exchange, model_config: Optional[dict[str, Any]], served
                     **_claim("remote_code", verdict)})
 
 
-def kv_sizing(cache_config: dict[str, str], max_model_len: int) -> Finding:
+def kv_sizing(cache_config: dict[str, bool | int | float], max_model_len: int) -> Finding:
+    """``cache_config``: the page's typed values (``MetricsPage.cache``)."""
     def num(key: str) -> Optional[float]:
-        try:
-            v = cache_config.get(key)
-            return float(v) if v not in (None, "None", "") else None
-        except ValueError:
-            return None
+        v = cache_config.get(key)
+        return float(v) if v is not None else None
     if not cache_config:
         return Finding("conformance-kv-cache-sizing", Status.UNKNOWN, "vllm:cache_config_info not on /metrics",
                        {"cache_config": cache_config, **_claim("kv", "undecided")})

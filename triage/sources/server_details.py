@@ -91,21 +91,8 @@ def collect_metrics(client: VllmClient, res: SourceResult) -> None:
             {"engines": sorted(page.engines), "cache_config_labels": len(cc)},
         )
     )
-    detail = "/metrics vllm:cache_config_info"
-    if cc.get("enable_prefix_caching") in ("True", "False"):
-        res.add("enable_prefix_caching", cc["enable_prefix_caching"] == "True", detail)
-    for key, conv in (
-        ("gpu_memory_utilization", float),
-        ("kv_cache_size_tokens", int),
-        ("kv_cache_memory_bytes", int),
-        ("block_size", int),
-        ("num_gpu_blocks", int),
-    ):
-        try:
-            if cc.get(key) not in (None, "None", ""):
-                res.add(key, conv(float(cc[key])) if conv is int else conv(cc[key]), detail)
-        except (ValueError, OverflowError):  # "inf", "nan" or words where a number belongs
-            pass
+    for key, value in page.cache.items():
+        res.add(key, value, "/metrics vllm:cache_config_info")
     if len(page.engines) > 1:
         res.add("data_parallel_size", len(page.engines), "/metrics engine labels")
     snap = next(iter(page.engines.values()), None)

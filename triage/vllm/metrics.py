@@ -58,8 +58,38 @@ _LINE_PREFIXES = tuple(p + n for n in FAMILIES for p in ("", "# HELP ", "# TYPE 
 @dataclass
 class MetricsPage:
     engines: dict[str, EngineSample]
-    cache_config: dict[str, str]
+    cache_config: dict[str, str]  # vllm:cache_config_info's labels as the page gives them
     has_vllm_metrics: bool
+
+    @property
+    def cache(self) -> dict[str, bool | int | float]:
+        """The cache config's values this tool reads (``read_cache_config``)."""
+        return read_cache_config(self.cache_config)
+
+
+# vllm:cache_config_info's labels that are read, and their type (0.31.0/0.32.0 pages; "None" when unset: an
+# encoder-only model has kv_cache_size_tokens="None", num_gpu_blocks="1")
+CACHE_CONFIG_LABELS: dict[str, type] = {"enable_prefix_caching": bool, "gpu_memory_utilization": float,
+                                        "kv_cache_size_tokens": int, "kv_cache_memory_bytes": int,
+                                        "block_size": int, "num_gpu_blocks": int}
+
+
+def read_cache_config(labels: dict[str, str]) -> dict[str, bool | int | float]:
+    """The one reader of vllm:cache_config_info's label schema: typed values, a label unset or unreadable left out."""
+    out: dict[str, bool | int | float] = {}
+    for key, kind in CACHE_CONFIG_LABELS.items():
+        raw = labels.get(key)
+        if raw in (None, "None", ""):
+            continue
+        try:
+            if kind is bool:
+                if raw in ("True", "False", "true", "false"):
+                    out[key] = raw in ("True", "true")
+            else:
+                out[key] = int(float(raw)) if kind is int else float(raw)  # type: ignore[arg-type]
+        except (ValueError, OverflowError):  # "inf", "nan" or words where a number belongs
+            pass
+    return out
 
 
 class MetricsParseError(ValueError):
@@ -157,8 +187,7 @@ def parse_metrics(text: str, ts: float = 0.0, *, full: bool = False) -> MetricsP
 
 def kv_cache_size_tokens(cache_config: dict[str, str]) -> Optional[float]:
     """Tokens the KV cache holds: num_gpu_blocks x block_size (cache_config_info labels)."""
-    try:
-        return float(cache_config["num_gpu_blocks"]) * float(cache_config["block_size"])
-    except (KeyError, TypeError, ValueError):
-        return None
+    cc = read_cache_config(cache_config)
+    blocks, size = cc.get("num_gpu_blocks"), cc.get("block_size")
+    return float(blocks) * float(size) if blocks is not None and size is not None else None
 
