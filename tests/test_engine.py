@@ -141,10 +141,11 @@ def test_a_crashing_check_becomes_an_error_finding(store: Store, monkeypatch) ->
     def boom(cfg):
         raise RuntimeError("bug in a check")
 
-    real = checks.registry
-    monkeypatch.setattr(checks, "registry", lambda: [checks.Check("boom", "a broken check", boom), *real()])
+    real = checks.registry  # the backend check (a declared id) broken, the others as they are
+    monkeypatch.setattr(checks, "registry", lambda: [c if c.id != "backend" else checks.Check(c.id, c.title, boom)
+                                                     for c in real()])
     res = run_checklist(Target(log_text=LOG_031, truncation=256), store)
-    f = verdict(res.findings, "boom")
+    f = verdict(res.findings, "backend")
     assert f.status == Status.ERROR and "bug in a check" in f.title
     assert verdict(res.findings).status == Status.FAIL  # the others still ran
 

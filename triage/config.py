@@ -189,31 +189,23 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
             "nvml",
             f"{cfg.get('gpu_name')} visible on the server host; assumed used by vLLM",
         )
-    if not cfg.has("runner") and cfg.get("convert") in ("embed", "classify"):
-        _rule(cfg, "runner", "pooling", f"--convert {cfg.get('convert')} implies the pooling runner")
+    runner = defaults.runner_default(cfg.get("convert"))
+    if not cfg.has("runner") and runner is not None:
+        _rule(cfg, "runner", runner.value, runner.detail)
     encoder_only = defaults.is_encoder_only(cfg.get("model"), cfg.get("architecture"))
     if encoder_only is not None and not cfg.has("encoder_only"):
         why = (
             f"architecture {cfg.get('architecture')}" if cfg.get("architecture") else f"model name {cfg.get('model')!r}"
         )
         _rule(cfg, "encoder_only", encoder_only, why)
-    if (
-        not cfg.has("pooling_type")
-        and cfg.get("runner") == "pooling"
-        and encoder_only is False
-        and cfg.get("convert") == "embed"
-    ):
-        _rule(cfg, "pooling_type", "LAST", "causal LM with --convert embed: LAST pooling (seen in 0.31/0.32 logs)")
+    pooling = defaults.pooling_type_default(runner=cfg.get("runner"), encoder_only=encoder_only,
+                                            convert=cfg.get("convert"))
+    if not cfg.has("pooling_type") and pooling is not None:
+        _rule(cfg, "pooling_type", pooling.value, pooling.detail)
     ecp = cfg.fact("enable_chunked_prefill")
-    if encoder_only is True and ecp is not None and ecp.value is True and ecp.source in ("process", "cmdline"):
-        # asked for, but an encoder-only model has no KV cache: EngineCore turns it off at start
-        _rule(
-            cfg,
-            "enable_chunked_prefill",
-            False,
-            f"asked for ({ecp.source}), but an encoder-only model has no KV cache: vLLM disables chunked "
-            "prefill at start ('Disabling chunked prefill for model without KVCache', v1/engine/core.py)",
-        )
+    off = defaults.chunked_prefill_asked_off(encoder_only, ecp.source) if ecp is not None else None
+    if off is not None and ecp is not None and ecp.value is True and ecp.source in ("process", "cmdline"):
+        _rule(cfg, "enable_chunked_prefill", off.value, off.detail)
     if cfg.get("runner") == "pooling":
         release = cfg.get("vllm_version")
         for key, fn in (("enable_chunked_prefill", defaults.chunked_prefill_default),
@@ -239,8 +231,9 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
                 gn = cfg.fact("gpu_name")
                 who = f"{gn.value}, " if gn is not None else ""
                 detail = f"{detail} [GPU {who}{gm.value / defaults.GiB:.0f} GiB: {gm.source}, {gm.detail}]"
-            if cfg.get("performance_mode") == "throughput":
-                value, detail = value * 2, detail + "; x2 for --performance-mode throughput"
+            perf = defaults.budget_for_performance_mode(value, cfg.get("performance_mode"))
+            if perf.detail:
+                value, detail = int(perf.value), f"{detail}; {perf.detail}"  # type: ignore[call-overload]
             mml = cfg.get("max_model_len")
             if cfg.get("enable_chunked_prefill") is False and isinstance(mml, int):
                 r2 = defaults.budget_with_chunked_prefill_off(mml, value)
@@ -251,10 +244,10 @@ def apply_default_rules(cfg: EffectiveConfig) -> None:
     except ValueError:
         truncation = Truncation()  # a value vLLM itself rejects: no effective truncation to derive
     mml = cfg.get("max_model_len")
-    if truncation.kind == "max_model_len" and isinstance(mml, int):
-        _rule(cfg, "truncate_effective", mml, "truncate_prompt_tokens -1 means max_model_len for pooling")
-    elif truncation.kind == "tokens":
+    sent = truncation.request_value() if truncation.kind in ("tokens", "max_model_len") else None
+    eff = defaults.truncate_effective(sent, mml if isinstance(mml, int) else None)
+    if eff is not None and truncation.kind == "max_model_len":
+        _rule(cfg, "truncate_effective", eff.value, eff.detail)
+    elif eff is not None:
         cfg.values["truncate_effective"] = Fact(
-            "truncate_effective", truncation.tokens, cfg.values["truncate_prompt_tokens"].source,
-            "as sent by the client"
-        )
+            "truncate_effective", eff.value, cfg.values["truncate_prompt_tokens"].source, eff.detail)

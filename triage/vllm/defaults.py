@@ -145,10 +145,40 @@ def prefix_caching_default(*, encoder_only: bool | None, pooling_type: str | Non
     return _pooling_rule("prefix_caching", encoder_only, pooling_type, release)
 
 
-def truncate_effective(truncate_prompt_tokens: int | None, max_model_len: int | None) -> int | None:
-    """-1 means 'truncate to max_model_len' for pooling requests; None means no truncation."""
+def runner_default(convert: object) -> Rule | None:
+    """--convert embed|classify implies the pooling runner."""
+    return Rule("pooling", f"--convert {convert} implies the pooling runner") if convert in ("embed", "classify") \
+        else None
+
+
+def pooling_type_default(*, runner: object, encoder_only: bool | None, convert: object) -> Rule | None:
+    """A causal LM served with --convert embed pools its LAST token (seen in 0.31/0.32 logs)."""
+    if runner == "pooling" and encoder_only is False and convert == "embed":
+        return Rule("LAST", "causal LM with --convert embed: LAST pooling (seen in 0.31/0.32 logs)")
+    return None
+
+
+def chunked_prefill_asked_off(encoder_only: bool | None, asked_by: str) -> Rule | None:
+    """Chunked prefill asked for an encoder-only model: it has no KV cache, EngineCore turns it off at start."""
+    if encoder_only is not True:
+        return None
+    return Rule(False, f"asked for ({asked_by}), but an encoder-only model has no KV cache: vLLM disables chunked "
+                "prefill at start ('Disabling chunked prefill for model without KVCache', v1/engine/core.py)")
+
+
+def budget_for_performance_mode(default: int, mode: object) -> Rule:
+    """--performance-mode throughput doubles the default budget."""
+    if mode == "throughput":
+        return Rule(default * 2, "x2 for --performance-mode throughput")
+    return Rule(default, "")
+
+
+def truncate_effective(truncate_prompt_tokens: int | None, max_model_len: int | None) -> Rule | None:
+    """The prompt length a pooling request is truncated to: -1 means max_model_len; None: no truncation (or
+    max_model_len unknown for -1)."""
     if truncate_prompt_tokens is None:
         return None
     if truncate_prompt_tokens == -1:
-        return max_model_len
-    return truncate_prompt_tokens
+        return None if max_model_len is None else Rule(max_model_len, "truncate_prompt_tokens -1 means "
+                                                                      "max_model_len for pooling")
+    return Rule(truncate_prompt_tokens, "as sent by the client")
