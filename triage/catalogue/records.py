@@ -17,9 +17,8 @@ from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange
+from triage.stall import LIVELOCK, STUCK_WAITING as STUCK_WAITING_KIND  # the stall rule's kinds
 
-LIVELOCK = "livelock"  # stall kinds, as triage.stall names them
-STUCK_WAITING_KIND = "stuck-waiting"
 
 
 def _livelock_fix(cfg: ConfigLike) -> str:

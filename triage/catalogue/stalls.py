@@ -14,14 +14,13 @@ from typing import Any, Optional
 from triage.catalogue.model import ConfigLike, FailureMode
 from triage.catalogue.records import (
     ENGINE_STALL,
-    LIVELOCK,
     POOLING_LIVELOCK,
     POOLING_LIVELOCK_CLIENT_TIMEOUTS,
     STUCK_WAITING,
-    STUCK_WAITING_KIND,
     explain_episodes,
 )
 from triage.catalogue.versions import fmt, parse_version
+from triage.stall import LIVELOCK, STUCK_WAITING as STUCK_WAITING_KIND
 
 # source -> (a stall with requests running, a request stuck waiting, episodes that recur); declared in checks.py
 STALL_CHECKS: dict[str, tuple[str, str, str]] = {
