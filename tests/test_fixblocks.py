@@ -10,7 +10,7 @@ from tests.sources import replay
 from triage import catalogue
 from triage.engine import CheckOptions, run_checklist
 from triage.findings import Status
-from triage.fixblocks import EDITS, FixBlock, apply_serve, blocks_for_findings, blocks_for_mode, link_refs, ref_url
+from triage.fixblocks import FixBlock, apply_serve, blocks_for_findings, blocks_for_mode, link_refs, ref_url
 from triage.lab.profiles import BASE_ARGS, CONVERT_EMBED, PROFILES
 from triage.sources import cmdline as cmdline_source
 from triage.target import Target, Truncation
@@ -68,7 +68,7 @@ def test_docker_command_lines_keep_docker_options() -> None:
                                "--no-enable-chunked-prefill")
 
 
-@pytest.mark.parametrize("mode_id", sorted(EDITS))
+@pytest.mark.parametrize("mode_id", sorted(m.id for m in catalogue.MODES.values() if m.edits))
 def test_every_flag_an_edit_writes_is_in_the_records_own_fix(mode_id: str) -> None:
     """The edits restate the record's prose as data: each option they set must be one the record names."""
     mode = catalogue.get(mode_id)

@@ -3,8 +3,8 @@
 The catalogue record says *what* to change in prose (``FailureMode.fix``); this module turns the
 same change into text a user can copy: the user's own ``vllm serve`` command line with the fix
 applied (a ready line and a diff), the request body that carries the new value, the client call,
-and the upgrade. The flag and request edits per failure mode (``EDITS``) restate the record's
-prose as data; ``tests/test_fixblocks.py`` asserts every flag an edit writes appears in the
+and the upgrade. The flag and request edits are each record's own (``FailureMode.edits``: its prose as
+data); ``tests/test_fixblocks.py`` asserts every flag an edit writes appears in the
 record's own fix text, so the two cannot drift apart. Numbers come from the effective config and
 the record (``fixed_in``), never from here.
 
@@ -19,13 +19,12 @@ import json
 import re
 import shlex
 from functools import lru_cache
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage import catalogue
 from triage.catalogue import FailureMode
-from triage.catalogue.versions import fmt
 from triage.findings import Finding, severity
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Option, normalize_option
@@ -68,68 +67,9 @@ class FixBlock:
                 "note": self.note}
 
 
-@dataclass(frozen=True)
-class Edit:
-    """A fix as data: serve options to set (dest -> value; None drops it), request fields, an upgrade."""
-
-    serve: Mapping[str, Any] = field(default_factory=dict)
-    request: Mapping[str, Any] = field(default_factory=dict)
-    upgrade: Optional[str] = None
-    why: str = ""
-
-
-# -- the edits each failure mode's fix makes (the record's prose, as data) -----------------------
-
-def _livelock(cfg: Mapping[str, Any]) -> list[Edit]:
-    mode = catalogue.get("pooling-livelock")
-    mml, budget = cfg.get("max_model_len"), cfg.get("max_num_batched_tokens")
-    serve: dict[str, Any] = {"enable_chunked_prefill": False}
-    if isinstance(mml, int) and isinstance(budget, int) and budget < mml:
-        serve["max_num_batched_tokens"] = None  # vLLM refuses a budget below max_model_len with chunking off
-    out = [Edit(serve=serve, why="chunked prefill off: a prompt is never split, so it cannot livelock")]
-    if isinstance(mml, int):
-        out.append(Edit(request={"truncate_prompt_tokens": mml - 1}, why="max_model_len - 1 tokens never livelock"))
-    if mode.fixed_in is not None:
-        out.append(Edit(upgrade=fmt(mode.fixed_in), why=mode.fixed_text))
-    return out
-
-
-def _stuck_waiting(cfg: Mapping[str, Any]) -> list[Edit]:
-    mml, budget = cfg.get("max_model_len"), cfg.get("max_num_batched_tokens")
-    out: list[Edit] = []
-    if isinstance(mml, int) and isinstance(budget, int) and budget < mml:
-        out.append(Edit(serve={"max_num_batched_tokens": mml}, why="every prompt up to max_model_len is admissible"))
-        out.append(Edit(request={"truncate_prompt_tokens": budget}, why="inputs no longer than the budget"))
-    return out
-
-
 def _release(vals: Mapping[str, Any]) -> knowledge.Release:
     """The release whose own parser spells the options (the deployment's, else the nearest read)."""
     return knowledge.release(knowledge.for_version(vals.get("vllm_version")).release)
-
-
-def _removed(cfg: Mapping[str, Any]) -> list[Edit]:
-    rel = _release(cfg)
-    serve: dict[str, Any] = {}
-    for r in cfg.get("cmdline_removed_flags") or cfg.get("removed") or []:
-        if isinstance(r, dict) and str(r.get("option", "")).startswith("--"):
-            serve[f"!{r['option']}"] = None  # an option vLLM no longer has: dropped by its name
-            use = str(r.get("use") or "")
-            for opt, val in re.findall(r"(--[a-z][\w-]*)(?:[ =]([^\s,;()]+))?", use):
-                spec = rel.lookup(opt)
-                if spec is not None:
-                    serve[spec.dest] = rel.sets(opt) if spec.kind != "value" else (val or True)
-    return [Edit(serve=serve, why="options this vLLM has")] if serve else []
-
-
-EDITS: dict[str, Callable[[Mapping[str, Any]], list[Edit]]] = {
-    "pooling-livelock": _livelock,
-    "stuck-waiting": _stuck_waiting,
-    "generate-runner": lambda cfg: [Edit(serve={"runner": "pooling", "convert": "embed"}, why="the embed task")],
-    "removed-flag": _removed,
-    "log-stats-disabled": lambda cfg: [Edit(serve={"disable_log_stats": None}, why="engine stats back in the log")],
-    "nan-vectors": lambda cfg: [Edit(serve={"dtype": "bfloat16"}, why="no float16 overflow")],
-}
 
 
 # -- the command line ----------------------------------------------------------------------------
@@ -289,8 +229,7 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
                     model: Optional[str] = None, url: Optional[str] = None) -> list[FixBlock]:
     """The copyable blocks of one failure mode's fix, for this config and the user's command line."""
     vals = _values(config)
-    build = EDITS.get(mode.id)
-    edits = build(vals) if build else []
+    edits = mode.edits(vals) if mode.edits else []
     serve: dict[str, Any] = {}
     request: dict[str, Any] = {}
     upgrade = None
@@ -335,9 +274,8 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
 def changed_keys(mode: FailureMode, config: Any = None) -> set[str]:
     """The config keys the mode's fix changes (serve options and request fields): the steps that judge
     them are where the root cause sits, even when their own finding passes."""
-    build = EDITS.get(mode.id)
     keys: set[str] = set()
-    for e in build(_values(config)) if build else []:
+    for e in mode.edits(_values(config)) if mode.edits else []:
         keys |= {k for k in e.serve if not k.startswith("!")} | set(e.request)
     return keys
 

@@ -17,6 +17,17 @@ class ConfigLike(Protocol):
 
 
 @dataclass(frozen=True)
+class Edit:
+    """A record's fix as data: serve options to set (dest -> value; None drops it; "!--opt" drops an option
+    by its name), request fields, an upgrade. ``triage.fixblocks`` turns them into copyable blocks."""
+
+    serve: Mapping[str, Any] = field(default_factory=dict)
+    request: Mapping[str, Any] = field(default_factory=dict)
+    upgrade: Optional[str] = None
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class FailureMode:
     """One known failure mode: what it is, which releases it hits, how each source shows it, the fix.
 
@@ -24,7 +35,8 @@ class FailureMode:
     there. ``findings`` are the check ids of the findings that report it (declared in
     ``triage.catalogue.checks``), so reports can group findings by root cause. ``fix_for`` computes the
     fix from the config when it depends on it;
-    ``now`` is what to do while it is happening (a hung engine), before the lasting fix.
+    ``now`` is what to do while it is happening (a hung engine), before the lasting fix. ``edits`` is the
+    same fix as data (options and request fields to change, for this config), for copyable fix blocks.
     """
 
     id: str
@@ -38,6 +50,7 @@ class FailureMode:
     now: str = ""
     fix_text: str = ""
     fix_for: Optional[Callable[[ConfigLike], str]] = None
+    edits: Optional[Callable[[Mapping[str, Any]], list[Edit]]] = None
 
     @property
     def findings(self) -> tuple[str, ...]:

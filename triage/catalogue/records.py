@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage.catalogue.checks import primary_mode, written_before
-from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.model import ConfigLike, Edit, FailureMode
 from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
-from triage.catalogue.versions import Version, VersionRange
+from triage.catalogue.versions import Version, VersionRange, fmt
 from triage.stall import LIVELOCK, STUCK_WAITING as STUCK_WAITING_KIND  # the stall rule's kinds
 
 
@@ -65,8 +65,31 @@ def _livelock_fix(cfg: ConfigLike) -> str:
     )
 
 
+def _livelock_edits(cfg: Mapping[str, Any]) -> list[Edit]:
+    mml, budget = cfg.get("max_model_len"), cfg.get("max_num_batched_tokens")
+    serve: dict[str, Any] = {"enable_chunked_prefill": False}
+    if isinstance(mml, int) and isinstance(budget, int) and budget < mml:
+        serve["max_num_batched_tokens"] = None  # vLLM refuses a budget below max_model_len with chunking off
+    out = [Edit(serve=serve, why="chunked prefill off: a prompt is never split, so it cannot livelock")]
+    if isinstance(mml, int):
+        out.append(Edit(request={"truncate_prompt_tokens": mml - 1}, why="max_model_len - 1 tokens never livelock"))
+    if POOLING_LIVELOCK.fixed_in is not None:
+        out.append(Edit(upgrade=fmt(POOLING_LIVELOCK.fixed_in), why=POOLING_LIVELOCK.fixed_text))
+    return out
+
+
+def _stuck_waiting_edits(cfg: Mapping[str, Any]) -> list[Edit]:
+    mml, budget = cfg.get("max_model_len"), cfg.get("max_num_batched_tokens")
+    out: list[Edit] = []
+    if isinstance(mml, int) and isinstance(budget, int) and budget < mml:
+        out.append(Edit(serve={"max_num_batched_tokens": mml}, why="every prompt up to max_model_len is admissible"))
+        out.append(Edit(request={"truncate_prompt_tokens": budget}, why="inputs no longer than the budget"))
+    return out
+
+
 POOLING_LIVELOCK = FailureMode(
     id="pooling-livelock",
+    edits=_livelock_edits,
     title="Pooling request of exactly max_model_len tokens livelocks the scheduler (vllm#55427)",
     mechanism=(
         "The scheduler reserves one sampled-token slot per pooling request although pooling never samples. "
@@ -179,6 +202,7 @@ def pooling_livelock_grade(budget: int, max_model_len: int) -> LivelockGrade:
 
 STUCK_WAITING = FailureMode(
     id="stuck-waiting",
+    edits=_stuck_waiting_edits,
     title="A request the scheduler can never admit waits forever",
     mechanism=(
         "Requests wait, none runs, nothing is computed: the head request can never be scheduled. With chunked "

@@ -8,7 +8,11 @@ finding that reports one of these modes reads title, refs and fix from here.
 
 from __future__ import annotations
 
-from triage.catalogue.model import ConfigLike, FailureMode
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from triage.catalogue.model import ConfigLike, Edit, FailureMode
 from triage.catalogue.vectors import DIMENSIONS_NOT_MATRYOSHKA
 
 
@@ -23,8 +27,26 @@ def _removed_flag_fix(cfg: ConfigLike) -> str:
     return "; ".join(f"{r['option']} -> {r['use']}" for r in seen) + "."
 
 
+def _removed_edits(cfg: Mapping[str, Any]) -> list[Edit]:
+    """Each removed option dropped by its name, and what replaces it, spelled by the deployment's release."""
+    from triage.vllm import knowledge  # noqa: PLC0415 - lazy: the per-release knowledge reads the catalogue's versions
+
+    rel = knowledge.release(knowledge.for_version(cfg.get("vllm_version")).release)
+    serve: dict[str, Any] = {}
+    for r in cfg.get("cmdline_removed_flags") or cfg.get("removed") or []:
+        if isinstance(r, dict) and str(r.get("option", "")).startswith("--"):
+            serve[f"!{r['option']}"] = None  # an option vLLM no longer has: dropped by its name
+            use = str(r.get("use") or "")
+            for opt, val in re.findall(r"(--[a-z][\w-]*)(?:[ =]([^\s,;()]+))?", use):
+                spec = rel.lookup(opt)
+                if spec is not None:
+                    serve[spec.dest] = rel.sets(opt) if spec.kind != "value" else (val or True)
+    return [Edit(serve=serve, why="options this vLLM has")] if serve else []
+
+
 REMOVED_FLAG = FailureMode(
     id="removed-flag",
+    edits=_removed_edits,
     title="A flag or field vLLM no longer has (removed or renamed)",
     mechanism=(
         "vllm serve parses its options strictly: an option it no longer has ends the start at once with "
@@ -48,6 +70,7 @@ REMOVED_FLAG = FailureMode(
 
 GENERATE_RUNNER = FailureMode(
     id="generate-runner",
+    edits=lambda cfg: [Edit(serve={"runner": "pooling", "convert": "embed"}, why="the embed task")],
     title="An embedding checkpoint served as a text generator (no --runner pooling --convert embed)",
     mechanism=(
         "A *ForCausalLM architecture (Qwen3-Embedding is Qwen3ForCausalLM) defaults to the generate runner: "
@@ -250,6 +273,7 @@ STARTUP_OOM = FailureMode(
 
 LOG_STATS_DISABLED = FailureMode(
     id="log-stats-disabled",
+    edits=lambda cfg: [Edit(serve={"disable_log_stats": None}, why="engine stats back in the log")],
     title="--disable-log-stats: the log has no engine stats lines for a post-mortem",
     mechanism=(
         "--disable-log-stats turns off the V1 engine's stat loggers: no periodic 'Engine 000: Avg prompt "

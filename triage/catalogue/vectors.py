@@ -7,7 +7,7 @@ triage/probes/vectors.py, clients.py and openwebui.py read wording, refs and fix
 
 from __future__ import annotations
 
-from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.model import ConfigLike, Edit, FailureMode
 
 LANGCHAIN_SETTING = "check_embedding_ctx_length"
 
@@ -94,6 +94,7 @@ POOLING_MISMATCH = FailureMode(
 
 NAN_VECTORS = FailureMode(
     id="nan-vectors",
+    edits=lambda cfg: [Edit(serve={"dtype": "bfloat16"}, why="no float16 overflow")],
     title="NaN or infinite values in embeddings (fp16 overflow)",
     mechanism=(
         "Activations that overflow float16 become inf/NaN; JSON cannot carry them, so vLLM answers 500 "
