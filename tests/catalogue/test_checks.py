@@ -65,6 +65,11 @@ def test_the_step_table_and_the_finding_lists_derive_from_the_registry() -> None
     assert {c for m in MODES.values() for c in m.findings} == {i for i, d in CHECKS.items() if d.modes and d.modes[0]}
 
 
+def test_every_fleet_id_belongs_to_a_record() -> None:
+    fleet = [d for d in CHECKS.values() if "fleet" in d.sources]
+    assert len(fleet) >= 7 and all(d.modes and d.modes[0] for d in fleet)
+
+
 @pytest.mark.parametrize("check", ["fleet-replica-stalled", "fleet-episodes-recurring", "watch-engine-stalled",
                                    "log-livelock-suspect", "probe-livelock"])
 def test_every_stall_id_belongs_to_a_record(check: str) -> None:

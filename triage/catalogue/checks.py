@@ -116,8 +116,9 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "mrv2-pooling-task", LOG, "log-mrv2-pooling"),
     *_ids(None, "dimensions-not-matryoshka", LOG, "log-matryoshka"),
     # the fleet scan (triage/fleet/scan.py)
-    *_ids(None, "", FLEET, "fleet-prometheus", "fleet-metric-missing", "fleet-replica-unscraped",
-          "fleet-step-coarse", "fleet-replicas-clean"),
+    *_ids(None, "fleet-unjudged", FLEET, "fleet-prometheus", "fleet-metric-missing", "fleet-replica-unscraped",
+          "fleet-step-coarse"),
+    *_ids(None, "pooling-livelock", FLEET, "fleet-replicas-clean"),  # no stall: the record it looked for
     *_ids(None, STALL_MODES, FLEET, "fleet-replica-stalled"),
     *_ids(None, "pooling-livelock-client-timeouts", FLEET, "fleet-episodes-recurring"),
 ]

@@ -300,6 +300,22 @@ ENGINE_DEAD = FailureMode(
     ),
 )
 
+FLEET_UNJUDGED = FailureMode(
+    id="fleet-unjudged",
+    title="The fleet scan could not judge every replica",
+    mechanism=(
+        "The stall rule needs each replica's vLLM gauges and counters at every scrape: a Prometheus query that "
+        "failed, a metric no replica carries, a replica Prometheus could not scrape, or a step coarser than the "
+        "scrape interval leaves replicas (or stalls shorter than two steps) unjudged: no stall found there is "
+        "not a clean bill."
+    ),
+    evidence={"fleet": "query errors, missing vLLM series, up == 0, a --step above the scrape interval"},
+    fix_text=(
+        "Check the Prometheus URL and the --match selector, that Prometheus scrapes every server's /metrics "
+        "(`python -m triage check --url` on one), and leave --step out so it follows the scrape interval."
+    ),
+)
+
 # Reported on one release each; their full range is not known, so the version check mentions them as
 # related when the server is older than the livelock fix: (ref, seen on, what).
 RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
@@ -312,7 +328,7 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 MODES: dict[str, FailureMode] = {
     m.id: m
     for m in (POOLING_LIVELOCK, POOLING_LIVELOCK_CLIENT_TIMEOUTS, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL,
-              UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD,
+              UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD, FLEET_UNJUDGED,
               *VECTOR_MODES, *STARTUP_MODES,  # STARTUP_MODES: triage/catalogue/startup.py (issue 14)
               *RERANK_MODES)  # triage/catalogue/rerank.py (issue 25)
 }
