@@ -15,15 +15,20 @@ from triage.catalogue.checks import CHECKS
 from triage.findings import Finding
 
 UNDECLARED: dict[str, str] = {}  # what was wrong -> the module that built it
-_PASS_THROUGH = frozenset({"triage.findings", "dataclasses", "triage.store", "triage.export.json_"})
+_THROUGH = frozenset({"triage.findings", "dataclasses"})  # Finding's own __init__, dataclasses.replace
+_READ_BACK = frozenset({"triage.store", "triage.export.json_"})  # rows and documents read back, not verdicts
 _declared_post_init = Finding.__post_init__
 
 
 def _builder() -> str:
+    """The module that built the finding; '' for one read back (``from_dict``, the store, an imported document)."""
     f = sys._getframe(2)
-    while f is not None and f.f_globals.get("__name__") in _PASS_THROUGH:
+    while f is not None and f.f_globals.get("__name__") in _THROUGH:
+        if f.f_code.co_name == "from_dict":
+            return ""
         f = f.f_back
-    return str(f.f_globals.get("__name__", "")) if f is not None else ""
+    where = str(f.f_globals.get("__name__", "")) if f is not None else ""
+    return "" if where in _READ_BACK else where
 
 
 def _watched(self: Finding) -> None:
