@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "fixtures" / "real" / "0.32.0-tiny-qwen3-livelock"
@@ -42,16 +42,36 @@ class Behaviour:
     huge_for_libraries: bool = False  # `huge` only for the client libraries (User-Agent not vllm-triage's)
 
 
-class HostileServer:
-    def __init__(self, behaviour: Behaviour | None = None) -> None:
-        self.b = behaviour or Behaviour()
+class QuietHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 (keep-alive, as real servers), no request log on stderr."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a: Any) -> None:
+        pass
+
+    def trickle(self, body: bytes, stop: threading.Event, pause_s: float) -> None:
+        """Send ``body`` one byte per ``pause_s`` until it is all sent or ``stop`` is set."""
+        for i in range(len(body)):
+            if stop.is_set():
+                return
+            self.wfile.write(body[i:i + 1])
+            self.wfile.flush()
+            time.sleep(pause_s)
+
+
+class LocalServer:
+    """A threaded HTTP server on a free loopback port (``url``), served while used as a context manager;
+    ``stop`` is set on exit so a handler that trickles can end. Subclasses give the handler class."""
+
+    def __init__(self) -> None:
         self.stop = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._t = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> HostileServer:
+    def __enter__(self) -> Self:
         self._t.start()
         return self
 
@@ -59,6 +79,15 @@ class HostileServer:
         self.stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+
+class HostileServer(LocalServer):
+    def __init__(self, behaviour: Behaviour | None = None) -> None:
+        self.b = behaviour or Behaviour()
+        super().__init__()
 
     def model_id(self, key: str) -> str:
         mid = "tiny-qwen3"
@@ -99,12 +128,7 @@ class HostileServer:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a: Any) -> None:
-                pass
-
+        class H(QuietHandler):
             def _key(self) -> str:
                 auth = self.headers.get("Authorization") or ""
                 return auth.split(" ", 1)[1] if " " in auth else ""
@@ -143,12 +167,7 @@ class HostileServer:
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     if path in server.b.slow:
-                        for i in range(len(body)):
-                            if server.stop.is_set():
-                                return
-                            self.wfile.write(body[i:i + 1])
-                            self.wfile.flush()
-                            time.sleep(1.0)
+                        self.trickle(body, server.stop, 1.0)
                     else:
                         self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):

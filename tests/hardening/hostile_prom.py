@@ -9,11 +9,10 @@ tests need exactly such answers. A good answer is shaped like Prometheus 2.42's 
 from __future__ import annotations
 
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from hostile import LocalServer, QuietHandler  # tests/hardening is on sys.path (the tests import it so)
 
 
 def good(query: str, start: float, end: float, step: float, label: str = "10.0.0.7:8000") -> bytes:
@@ -28,36 +27,18 @@ MANY = ('{"status":"success","data":{"result":[' + ",".join(
     f'{{"metric":{{"i":"{i}"}},"values":[]}}' for i in range(300_000)) + "]}}").encode()  # 300,000 series, ~11 MB
 
 
-class HostileProm:
+class HostileProm(LocalServer):
     """``mode``: trickle | huge | many-series | one-bad-chunk | label-newline | version-trickle | version-huge."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
-        self.stop = threading.Event()
         self.calls = 0
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._t = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> HostileProm:
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         srv = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a: Any) -> None:
-                pass
-
+        class H(QuietHandler):
             def _send(self, body: bytes, length: int | None = None, trickle: bool = False) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -65,12 +46,7 @@ class HostileProm:
                 self.end_headers()
                 try:
                     if trickle:
-                        for i in range(len(body)):
-                            if srv.stop.is_set():
-                                return
-                            self.wfile.write(body[i:i + 1])
-                            self.wfile.flush()
-                            time.sleep(0.5)
+                        self.trickle(body, srv.stop, 0.5)
                     elif length is not None:  # stream `length` bytes made of `body` repeated
                         sent = 0
                         while sent < length and not srv.stop.is_set():
