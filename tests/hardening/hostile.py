@@ -227,6 +227,19 @@ def triage(*args: str, timeout: float = 60, env: dict[str, str] | None = None, s
                   time.monotonic() - t0)
 
 
+def cli(capsys: Any, *args: str, within_s: float = 60) -> Result:
+    """The CLI in-process (main() is what `python -m triage` runs), with its wall time asserted."""
+    from triage.cli import main  # noqa: PLC0415 - the hostile servers are imported before the tests set up paths
+
+    t0 = time.monotonic()
+    rc = main(list(args))
+    cap = capsys.readouterr()
+    r = Result(rc, cap.out, cap.err, time.monotonic() - t0)
+    assert r.elapsed_s < within_s, f"{args[0]} took {r.elapsed_s:.1f} s (bound {within_s} s)"
+    assert "could not run:" not in r.err, r.err  # the catch-all fired: an input nobody handled
+    return r
+
+
 def assert_clean(r: Result, *secrets: str) -> None:
     """Exit ≤ 2, no traceback, no secret and no raw escape character in stdout or stderr."""
     assert r.rc in (0, 1, 2), (r.rc, r.err[-2000:])

@@ -7,7 +7,6 @@ import json
 import os
 import sqlite3
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -15,22 +14,11 @@ import pytest
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hostile import REAL, Result, assert_clean, triage  # noqa: E402
+from hostile import REAL, assert_clean, cli, triage  # noqa: E402
 
 from triage import SCHEMA  # noqa: E402
-from triage.cli import main  # noqa: E402
 from triage.findings import Finding, Status  # noqa: E402
 from triage.store import Store  # noqa: E402
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str, within_s: float = 60) -> Result:
-    t0 = time.monotonic()
-    rc = main(list(args))
-    cap = capsys.readouterr()
-    r = Result(rc, cap.out, cap.err, time.monotonic() - t0)
-    assert r.elapsed_s < within_s, f"{args[0]} took {r.elapsed_s:.1f} s"
-    assert "could not run:" not in r.err, r.err
-    return r
 
 
 NEVER_STARTED = (

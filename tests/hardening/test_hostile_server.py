@@ -18,26 +18,15 @@ import pytest
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hostile import KEY, METRICS, ROOT, URL_PASSWORD, Behaviour, HostileServer, Result, assert_clean, db_bytes  # noqa: E402
+from hostile import (KEY, METRICS, ROOT, URL_PASSWORD, Behaviour, HostileServer, assert_clean, cli,  # noqa: E402
+                     db_bytes)  # noqa: E402
 
-from triage.cli import main  # noqa: E402
 from triage.store import Store  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _key_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOSTILE_KEY", KEY)
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str, within_s: float = 60) -> Result:
-    """The CLI in-process (main() is what `python -m triage` runs), with its wall time asserted."""
-    t0 = time.monotonic()
-    rc = main(list(args))
-    cap = capsys.readouterr()
-    r = Result(rc, cap.out, cap.err, time.monotonic() - t0)
-    assert r.elapsed_s < within_s, f"{args[0]} took {r.elapsed_s:.1f} s (bound {within_s} s)"
-    assert "could not run:" not in r.err, r.err  # the catch-all fired: an input nobody handled
-    return r
 
 
 def strict_json(text: str) -> object:
