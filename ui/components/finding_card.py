@@ -100,3 +100,18 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
                  else None) or f.evidence.get("question") or question
         if s in ("unknown", "error") and asked:
             st.info(f"**To decide this:** {asked}")
+
+
+def show_results(findings: list[Finding]) -> None:
+    """A probe set's findings: each one not passing as a card (the first open), the passing ones in one table,
+    and the client settings to copy that any of them carries."""
+    for i, f in enumerate(x for x in findings if status_str(x.status) != "pass"):
+        show(f, expanded=i == 0)
+    passing = [f for f in findings if status_str(f.status) == "pass"]
+    if passing:
+        with st.expander(f"{label('pass')} {len(passing)} passing"):
+            st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
+    snippets = {f.evidence.get("settings_to_copy") for f in findings if f.evidence.get("settings_to_copy")}
+    if snippets:
+        st.subheader("Client settings to copy")
+        st.code("\n".join(sorted(snippets)), language="python")

@@ -38,13 +38,4 @@ else:
         st.subheader("Ranking check")
         st.caption(f"{verdict.label(verdict.status_str(ranking.status))} {ranking.title}")
         rerank_chart.show(ranking.evidence)
-    for i, f in enumerate(x for x in findings if verdict.status_str(x.status) not in ("pass",)):
-        finding_card.show(f, expanded=i == 0)
-    passing = [f for f in findings if verdict.status_str(f.status) == "pass"]
-    if passing:
-        with st.expander(f"{verdict.label('pass')} {len(passing)} passing"):
-            st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
-    snippets = {f.evidence.get("settings_to_copy") for f in findings if f.evidence.get("settings_to_copy")}
-    if snippets:
-        st.subheader("Client settings to copy")
-        st.code("\n".join(sorted(snippets)), language="python")
+    finding_card.show_results(findings)

@@ -59,16 +59,7 @@ else:
         st.caption("Cosine of each vector check (the banner above names what failed, which may be a client setting "
                    "rather than a vector).")
         st.plotly_chart(fig, key="vectors.cosines", width="stretch")
-    for i, f in enumerate(x for x in findings if verdict.status_str(x.status) != "pass"):
-        finding_card.show(f, expanded=i == 0)
-    passing = [f for f in findings if verdict.status_str(f.status) == "pass"]
-    if passing:
-        with st.expander(f"{verdict.label('pass')} {len(passing)} passing"):
-            st.dataframe([{"check": f.check, "title": f.title} for f in passing], hide_index=True, width="stretch")
-    snippets = {f.evidence.get("settings_to_copy") for f in findings if f.evidence.get("settings_to_copy")}
-    if snippets:
-        st.subheader("Client settings to copy")
-        st.code("\n".join(sorted(snippets)), language="python")
+    finding_card.show_results(findings)
 
 st.subheader("Open WebUI")
 st.caption("Admin Settings → Documents → Embedding (engine OpenAI), or RAG_OPENAI_API_BASE_URL / RAG_OPENAI_API_KEY "
