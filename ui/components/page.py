@@ -19,11 +19,14 @@ def header(title: str, caption: str) -> services.Services:
     return svc
 
 
-def target_or_stop() -> Target:
-    """The session's target; without one, the empty state pointing at the Target page, and the page stops."""
+def target_or_stop(named: bool = False) -> Target:
+    """The session's target; without one, the empty state pointing at the Target page, and the page stops.
+    ``named``: say which target the page works on ("Target …")."""
     target = session.require_target()
     if target is None:
         st.stop()
+    if named:
+        st.markdown("Target " + session.describe(target))
     return target
 
 

@@ -20,8 +20,7 @@ svc = page.header(
     "Where the evidence is missing, the step asks.",
 )
 
-target = page.target_or_stop()
-st.markdown("Target " + session.describe(target))
+target = page.target_or_stop(named=True)
 
 steps = svc.steps()
 summary_slot = st.empty()  # the summary verdict sits at the top, filled when the walk ends

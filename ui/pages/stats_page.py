@@ -11,7 +11,7 @@ import streamlit as st
 
 from triage.stall import DEFAULT_STALL_S
 from ui import services
-from ui.components import page, session, verdict
+from ui.components import page, verdict
 
 svc = page.header(
     "Engine stats",
@@ -19,8 +19,7 @@ svc = page.header(
     "A livelock (running ≥ 1, waiting 0, no progress) is marked on the time axis and kept in the alert history.",
 )
 
-target = page.target_or_stop()
-st.markdown("Target " + session.describe(target))
+target = page.target_or_stop(named=True)
 
 c1, c2, c3 = st.columns(3)
 live = c1.toggle("Live", value=True, key="stats.live")
