@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage.catalogue.checks import primary_mode, written_before
-from triage.catalogue.model import ConfigLike, Edit, FailureMode
+from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
@@ -325,13 +325,8 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
     ("vllm#25568", "", "crash with ~6000 inputs in one request"),
 )
 
-MODES: dict[str, FailureMode] = {
-    m.id: m
-    for m in (POOLING_LIVELOCK, POOLING_LIVELOCK_CLIENT_TIMEOUTS, STUCK_WAITING, ENGINE_STALL, KV_CACHE_TOO_SMALL,
-              UNSUPPORTED_HEAD_DIM, OOM, ENGINE_DEAD, FLEET_UNJUDGED,
-              *VECTOR_MODES, *STARTUP_MODES,  # STARTUP_MODES: triage/catalogue/startup.py (issue 14)
-              *RERANK_MODES)  # triage/catalogue/rerank.py (issue 25)
-}
+# every record: this module's, then triage/catalogue/vectors.py, startup.py (issue 14) and rerank.py (issue 25)
+MODES: dict[str, FailureMode] = {m.id: m for m in (*modes_of(globals()), *VECTOR_MODES, *STARTUP_MODES, *RERANK_MODES)}
 
 
 def get(mode_id: str) -> FailureMode:

@@ -9,7 +9,7 @@ under tests/fixtures/real/rerank/, README there). The probe set (triage/probes/r
 
 from __future__ import annotations
 
-from triage.catalogue.model import ConfigLike, FailureMode
+from triage.catalogue.model import ConfigLike, FailureMode, modes_of
 
 # The Qwen3-Reranker model card's flags (vllm#19260 explains them; vLLM's own pointer:
 # examples/pooling/score/qwen3_reranker_offline.py).
@@ -179,11 +179,4 @@ OPENWEBUI_RERANKER_MISCONFIG = FailureMode(
     fix_for=_owui_fix,
 )
 
-RERANK_MODES: tuple[FailureMode, ...] = (
-    RERANKER_OVERRIDES_MISSING,
-    CLASSIFY_WITHOUT_SCORE_HEAD,
-    RERANK_API_CONTRACT,
-    RERANK_LONG_DOCUMENT,
-    RERANKER_TEMPLATE_MISSING,
-    OPENWEBUI_RERANKER_MISCONFIG,
-)
+RERANK_MODES = modes_of(globals())

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from triage.catalogue.model import ConfigLike, Edit, FailureMode
+from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 from triage.catalogue.vectors import DIMENSIONS_NOT_MATRYOSHKA
 
 
@@ -348,16 +348,4 @@ MRV2_POOLING = FailureMode(
 )
 
 # Modes 1-3 and 5-10 of issue 14; mode 4 is MATRYOSHKA above (registered by the vectors catalogue).
-STARTUP_MODES: tuple[FailureMode, ...] = (
-    REMOVED_FLAG,
-    GENERATE_RUNNER,
-    MAX_MODEL_LEN,
-    SHARED_GPU_MEMORY,
-    POOLING_OVERRIDES,
-    DTYPE,
-    THROUGHPUT_BOTTLENECK,
-    STARTUP_OOM,
-    LOG_STATS_DISABLED,
-    KV_DTYPE_MISMATCH,
-    MRV2_POOLING,
-)
+STARTUP_MODES = modes_of(globals(), but=(DIMENSIONS_NOT_MATRYOSHKA,))

@@ -7,7 +7,7 @@ triage/probes/vectors.py, clients.py and openwebui.py read wording, refs and fix
 
 from __future__ import annotations
 
-from triage.catalogue.model import ConfigLike, Edit, FailureMode
+from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 
 LANGCHAIN_SETTING = "check_embedding_ctx_length"
 
@@ -175,13 +175,4 @@ OPENWEBUI_MISCONFIG = FailureMode(
     fix_for=_openwebui_fix,
 )
 
-VECTOR_MODES: tuple[FailureMode, ...] = (
-    CLIENT_TOKEN_IDS,
-    POOLING_MISMATCH,
-    NAN_VECTORS,
-    MISSING_EOS,
-    DIMENSIONS_NOT_MATRYOSHKA,
-    BASE64_TRUNCATED,
-    UNSTABLE_VECTORS,
-    OPENWEBUI_MISCONFIG,
-)
+VECTOR_MODES = modes_of(globals())
