@@ -13,7 +13,8 @@ import pytest
 
 from declared_checks import pytest_sessionfinish  # noqa: F401 - a hook: every check id built is declared
 from pgmode import mapping  # tests/pgmode: the PostgreSQL test mode's path -> database mapping
-from triage.lab import LabServer, down, ensure, install, is_installed
+from lab_servers import serve
+from triage.lab import LabServer
 
 collect_ignore_glob: list[str] = []
 
@@ -22,17 +23,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_server: needs a real vLLM server from the lab (slow)")
 
 
-def _server(version: str, model: str, profile: str, extra: list[str] | None = None) -> Iterator[LabServer]:
-    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1":
-        pytest.skip("VLLM_TRIAGE_NO_REAL_SERVER=1")
-    if not is_installed(version):
-        install(version, progress=lambda m: print(f"[lab] {m}", flush=True))  # a few minutes, once
-    srv, started = ensure(version, model, profile, extra_args=extra)
-    try:
-        yield srv
-    finally:
-        if started:
-            down(srv.pid)
+_server = serve  # tests/lab_servers.py
 
 
 @pytest.fixture(scope="session")

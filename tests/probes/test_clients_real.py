@@ -12,7 +12,8 @@ import pytest
 from triage.catalogue import get
 from triage.catalogue.vectors import LANGCHAIN_SETTING
 from triage.findings import Status
-from triage.lab import LabServer, down, ensure, is_installed
+from lab_servers import serve
+from triage.lab import LabServer
 from triage.probes.api import run_probes
 from triage.target import Target
 
@@ -33,15 +34,7 @@ def _probe(srv: LabServer, only: list[str] | None = None):
 
 @pytest.fixture(scope="module")
 def server_032_bigvocab() -> Iterator[LabServer]:
-    import os
-    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1" or not is_installed("0.32.0"):
-        pytest.skip("no real server (VLLM_TRIAGE_NO_REAL_SERVER=1 or 0.32.0 not installed)")
-    srv, started = ensure("0.32.0", "tiny-qwen3-bigvocab", "defaults", ["--max-model-len", "256"])
-    try:
-        yield srv
-    finally:
-        if started:
-            down(srv.pid)
+    yield from serve("0.32.0", "tiny-qwen3-bigvocab", "defaults", ["--max-model-len", "256"], install_missing=False)
 
 
 def _assert_langchain(by: dict) -> None:

@@ -12,7 +12,8 @@ import pytest
 
 from triage.catalogue import get
 from triage.findings import Status
-from triage.lab import LabServer, down, ensure, is_installed
+from lab_servers import serve
+from triage.lab import LabServer
 from triage.probes.api import run_probes
 
 pytestmark = pytest.mark.real_server
@@ -35,15 +36,7 @@ def _probe(srv: LabServer, sets: str, only: list[str] | None = None):
 
 @pytest.fixture(scope="module")
 def server_032_pooling_mean() -> Iterator[LabServer]:
-    import os
-    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1" or not is_installed("0.32.0"):
-        pytest.skip("no real server (VLLM_TRIAGE_NO_REAL_SERVER=1 or 0.32.0 not installed)")
-    srv, started = ensure("0.32.0", "tiny-qwen3", "pooling-mean")
-    try:
-        yield srv
-    finally:
-        if started:
-            down(srv.pid)
+    yield from serve("0.32.0", "tiny-qwen3", "pooling-mean", install_missing=False)
 
 
 def test_healthy_032_gives_no_failing_vector_finding(server_032_livelock: LabServer) -> None:
