@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 from triage.target import Truncation
-from ui_apptest import no_exception, page
+from ui_apptest import no_exception, page, says_empty
 from ui.components import session
 from ui_fakes import MODEL, URL, FakeServices
 
 
 def test_empty_state(use_services):
     use_services(FakeServices())
-    at = page("target").run()
-    no_exception(at)
-    assert any("No target chosen yet" in i.value for i in at.info)
+    assert says_empty("target", "No target chosen yet")
 
 
 def test_fetch_models_pick_and_use(use_services):

@@ -28,3 +28,10 @@ def with_target(name: str, target: Target | None = None, timeout: float = 30) ->
 def no_exception(at: AppTest) -> None:
     """A page never shows a traceback: no exception element, whatever happened."""
     assert not at.exception, [e.value for e in at.exception]
+
+
+def says_empty(name: str, text: str) -> bool:
+    """The page, run without a target, shows its empty state (an info box with ``text``) and no traceback."""
+    at = page(name).run()
+    no_exception(at)
+    return any(text in i.value for i in at.info)
