@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -23,40 +24,27 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_server: needs a real vLLM server from the lab (slow)")
 
 
-_server = serve  # tests/lab_servers.py
-
-
-@pytest.fixture(scope="session")
-def server_031_livelock() -> Iterator[LabServer]:
-    yield from _server("0.31.0", "tiny-qwen3", "livelock")
-
-
-@pytest.fixture(scope="session")
-def server_032_livelock() -> Iterator[LabServer]:
-    yield from _server("0.32.0", "tiny-qwen3", "livelock")
-
-
-@pytest.fixture(scope="session")
-def server_031_budget_equals_len() -> Iterator[LabServer]:
-    yield from _server("0.31.0", "tiny-qwen3", "budget-equals-len")
-
-
-@pytest.fixture(scope="session")
-def server_032_bert_waiting() -> Iterator[LabServer]:
-    yield from _server("0.32.0", "minilm", "bert-waiting")
-
-
-@pytest.fixture(scope="session")
-def server_032_mrl() -> Iterator[LabServer]:
-    yield from _server("0.32.0", "tiny-qwen3-mrl", "defaults", ["--max-model-len", "256"])
-
-
 API_KEY = "test-key-123"
+# one session fixture per lab server (docs/CONTRACTS.md names them): (release, lab model, profile, extra args)
+SERVERS: dict[str, tuple[str, str, str, list[str] | None]] = {
+    "server_031_livelock": ("0.31.0", "tiny-qwen3", "livelock", None),
+    "server_032_livelock": ("0.32.0", "tiny-qwen3", "livelock", None),
+    "server_031_budget_equals_len": ("0.31.0", "tiny-qwen3", "budget-equals-len", None),
+    "server_032_bert_waiting": ("0.32.0", "minilm", "bert-waiting", None),
+    "server_032_mrl": ("0.32.0", "tiny-qwen3-mrl", "defaults", ["--max-model-len", "256"]),
+    "server_032_apikey": ("0.32.0", "tiny-qwen3", "livelock", ["--api-key", API_KEY]),
+}
 
 
-@pytest.fixture(scope="session")
-def server_032_apikey() -> Iterator[LabServer]:
-    yield from _server("0.32.0", "tiny-qwen3", "livelock", ["--api-key", API_KEY])
+def _session_server(name: str, spec: tuple[str, str, str, list[str] | None]) -> Any:
+    @pytest.fixture(scope="session", name=name)
+    def server() -> Iterator[LabServer]:
+        yield from serve(*spec)
+
+    return server
+
+
+globals().update({name: _session_server(name, spec) for name, spec in SERVERS.items()})
 
 
 # -- the store on PostgreSQL (issue 15) ----------------------------------------------------------
