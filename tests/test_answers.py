@@ -27,24 +27,21 @@ def test_sizes(text: str, expected: int) -> None:
     assert parse_bytes(text) == expected
 
 
-@pytest.mark.parametrize(
-    "text,key,value",
-    [
-        pytest.param("vllm_version=v0.28.0", "vllm_version", "0.28.0", id="version-tag"),
-        pytest.param("vllm_version=vllm/vllm-openai:v0.31.0", "vllm_version", "0.31.0", id="version-image"),
-        pytest.param("gpu_name=NVIDIA GeForce RTX 3080 Ti", "gpu_name", "NVIDIA GeForce RTX 3080 Ti", id="gpu"),
-        pytest.param("gpu_name='NVIDIA H200'", "gpu_name", "NVIDIA H200", id="gpu-quoted"),
-        pytest.param("gpu_memory_total_bytes=12GiB", "gpu_memory_total_bytes", 12 * GiB, id="memory"),
-        pytest.param("max_num_batched_tokens=2048", "max_num_batched_tokens", 2048, id="budget"),
-        pytest.param("max_model_len=2_048", "max_model_len", 2048, id="underscore"),
-        pytest.param("enable_chunked_prefill=off", "enable_chunked_prefill", False, id="bool-off"),
-        pytest.param("enable_chunked_prefill=True", "enable_chunked_prefill", True, id="bool-true"),
-        pytest.param("device=GPU", "device", "cuda", id="device-gpu"),
-        pytest.param("device=cpu", "device", "cpu", id="device-cpu"),
-        pytest.param("truncate_prompt_tokens=-1", "truncate_prompt_tokens", -1, id="truncate-minus-one"),
-        pytest.param("truncate_prompt_tokens=none", "truncate_prompt_tokens", "none", id="truncate-none"),
-    ],
-)
+@pytest.mark.parametrize(("text", "key", "value"), [
+    pytest.param("vllm_version=v0.28.0", "vllm_version", "0.28.0", id="version-tag"),
+    pytest.param("vllm_version=vllm/vllm-openai:v0.31.0", "vllm_version", "0.31.0", id="version-image"),
+    pytest.param("gpu_name=NVIDIA GeForce RTX 3080 Ti", "gpu_name", "NVIDIA GeForce RTX 3080 Ti", id="gpu"),
+    pytest.param("gpu_name='NVIDIA H200'", "gpu_name", "NVIDIA H200", id="gpu-quoted"),
+    pytest.param("gpu_memory_total_bytes=12GiB", "gpu_memory_total_bytes", 12 * GiB, id="memory"),
+    pytest.param("max_num_batched_tokens=2048", "max_num_batched_tokens", 2048, id="budget"),
+    pytest.param("max_model_len=2_048", "max_model_len", 2048, id="underscore"),
+    pytest.param("enable_chunked_prefill=off", "enable_chunked_prefill", False, id="bool-off"),
+    pytest.param("enable_chunked_prefill=True", "enable_chunked_prefill", True, id="bool-true"),
+    pytest.param("device=GPU", "device", "cuda", id="device-gpu"),
+    pytest.param("device=cpu", "device", "cpu", id="device-cpu"),
+    pytest.param("truncate_prompt_tokens=-1", "truncate_prompt_tokens", -1, id="truncate-minus-one"),
+    pytest.param("truncate_prompt_tokens=none", "truncate_prompt_tokens", "none", id="truncate-none"),
+])
 def test_parse_answer(text: str, key: str, value: object) -> None:
     assert parse_answer(text) == (key, value)
 
