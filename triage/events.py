@@ -60,7 +60,7 @@ class RawCapture:
 class AlertEvent:
     """A stall alert raised (``event == "stalled"``) or cleared (``"cleared"``) on one engine."""
 
-    event: str  # stalled | cleared | undecided | recurring (the episodes recur: #55427 with client time-outs)
+    event: str  # stalled | cleared | undecided | recurring (the episodes recur: the livelock with client time-outs)
     engine: str
     kind: str  # livelock | stuck-waiting
     since: float
