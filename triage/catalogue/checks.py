@@ -36,8 +36,9 @@ class CheckDecl:
 
 def _ids(step: Optional[str], modes: tuple[str, ...] | str, sources: tuple[str, ...] | str,
          *ids: str) -> list[CheckDecl]:
-    m = (modes,) if isinstance(modes, str) and modes else (() if isinstance(modes, str) else modes)
-    s = (sources,) if isinstance(sources, str) else sources
+    """Declare ``ids`` alike: ``modes`` one record id ('' for none) or several, ``sources`` one or several."""
+    m = modes if isinstance(modes, tuple) else ((modes,) if modes else ())
+    s = sources if isinstance(sources, tuple) else (sources,)
     return [CheckDecl(i, step, m, s) for i in ids]
 
 
