@@ -13,7 +13,7 @@ import pytest
 
 from triage.catalogue import explain_stall
 from triage.cli import main
-from triage.fleet.rules import ALERTS, rules_yaml, window_s
+from triage.fleet.rules import ALERTS, RECURRING_ALERT, rules_yaml, window_s
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING
 from triage.vllm.metrics import KV_CACHE_USAGE, PREFIX_CACHE_QUERIES, PROMPT_TOKENS, REQUEST_SUCCESS, RUNNING, WAITING
 
@@ -31,7 +31,7 @@ def test_promtool_check_rules(tmp_path: Path) -> None:
         f = _write_rules(tmp_path, *args)
         p = subprocess.run(["promtool", "check", "rules", str(f)], capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stdout + p.stderr
-        assert "SUCCESS: 2 rules found" in p.stdout
+        assert "SUCCESS: 4 rules found" in p.stdout
 
 
 def test_window_holds_the_threshold_and_two_scrapes() -> None:
@@ -116,3 +116,60 @@ def test_rules_and_scan_agree_on_the_recorded_client_timeouts(tmp_path: Path) ->
     # +-1 for edges (a sample's slot on promtool's grid is rounded from its real time)
     failed = re.findall(r"alertname: \S+, time: (\S+),", p.stdout + p.stderr)
     assert len(failed) <= 1 and (p.returncode == 0 or failed), p.stdout[-3000:] + p.stderr[-2000:]
+
+
+def _recurring_alert(instance: str, window: str = "10m") -> dict[str, object]:
+    from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS as rec
+    from triage.recurrence import MIN_RECURRING
+
+    return {"exp_labels": {"alertname": RECURRING_ALERT, "severity": "critical", "failure_mode": rec.id,
+                           "stall_kind": LIVELOCK, "job": "vllm", "instance": instance, "engine": "0"},
+            "exp_annotations": {
+                "summary": f"{rec.title} on {instance} (engine 0): {MIN_RECURRING} or more livelock episodes ended "
+                           f"within {window}",
+                "description": rec.evidence.get("fleet", "") + ". " + rec.mechanism,
+                "now": rec.now, "fix": rec.fix(), "refs": ", ".join(rec.refs)}}
+
+
+def _recorded(version: str) -> list:
+    from triage.sample import PROMETHEUS
+    from triage.vllm.metrics import parse_metrics
+
+    d = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "client-timeouts" / f"{version}-tiny-qwen3-livelock"
+    rows = [json.loads(ln) for ln in (d / "metrics.jsonl").read_text().splitlines()][::2]
+    return [next(iter(parse_metrics(r["page"], r["t"]).engines.values())).with_(source=PROMETHEUS) for r in rows]
+
+
+@pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])
+def test_the_recurrence_alert_on_the_recorded_client_timeouts(tmp_path: Path, version: str) -> None:
+    """Issue 21: the recurring-livelock alert (a recorded 0/1 livelock series, two ended episodes in 10 min) on the
+    recorded traffic at 2 s scrapes. 0.31.0: silent while the second episode the scan finds is still going, firing
+    from the start of the third on, named by the "#55427 with client time-outs" record; 0.32.0: never."""
+    from triage.fleet.replicas import episodes
+
+    samples = _recorded(version)
+    eps = episodes(samples, DEFAULT_STALL_S)
+    t0 = samples[0].ts
+
+    def vals(field: str) -> str:
+        return " ".join(f"{getattr(s, field) or 0:g}" for s in samples)
+
+    series = _series("replica:8000", vals("num_requests_running"), vals("num_requests_waiting"),
+                     vals("prompt_tokens_total"), vals("kv_cache_usage_perc"), vals("prefix_cache_queries_total"))
+    at = lambda ts: f"{round((ts - t0) / 2) * 2}s"  # noqa: E731 - the sample's slot on promtool's 2 s grid
+    if version == "0.31.0":
+        assert len(eps) >= 4
+        checks = [{"eval_time": at(eps[0].end + 1), "alertname": RECURRING_ALERT, "exp_alerts": []},
+                  {"eval_time": at(eps[1].start + 1), "alertname": RECURRING_ALERT, "exp_alerts": []}]
+        checks += [{"eval_time": at(e.start), "alertname": RECURRING_ALERT,
+                    "exp_alerts": [_recurring_alert("replica:8000")]} for e in eps[2:]]
+    else:
+        assert not eps
+        checks = [{"eval_time": f"{t}s", "alertname": RECURRING_ALERT, "exp_alerts": []}
+                  for t in range(0, int(samples[-1].ts - t0), 20)]
+    rules = _write_rules(tmp_path, "--scrape-interval", "2s")
+    tf = tmp_path / "test.yml"
+    tf.write_text(json.dumps({"rule_files": [str(rules)], "evaluation_interval": "2s",
+                              "tests": [{"interval": "2s", "input_series": series, "alert_rule_test": checks}]}))
+    p = subprocess.run(["promtool", "test", "rules", str(tf)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]

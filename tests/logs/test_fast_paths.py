@@ -249,6 +249,7 @@ def test_add_values_reads_stats_as_the_stall_rule_does_and_gives_the_golden_epis
             if track.det is not det:  # a silence gap broke the window: the rule starts again
                 det, plain = track.det, StallDetector(threshold)
             t = ts if ts is not None else n * DEFAULT_STATS_INTERVAL_S
+            plain.threshold_s = det.threshold_s  # two of the log's own stats intervals, once measured
             state = plain.update(EngineSample(ts=t, engine="000", source="log", line=line, prompt_throughput=prompt,
                                               generation_throughput=gen, num_requests_running=running,
                                               num_requests_waiting=waiting))

@@ -103,11 +103,13 @@ def register(sub: Any) -> None:
     pr.add_argument("--prometheus", metavar="URL", help="read the scrape interval from this Prometheus' targets")
     pr.add_argument("--match", default="", metavar="SELECTOR")
     pr.add_argument("--for", dest="for_", default="0s", help="alert 'for:' duration (default 0s)")
+    pr.add_argument("--recurrence-window", type=positive_duration, default=None,
+                    help="the recurring-livelock alert fires on 2 ended episodes within this (default 10m)")
     pr.set_defaults(func=_rules)
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from triage.fleet.rules import rules_yaml
+    from triage.fleet.rules import RECURRENCE_WINDOW, rules_yaml
 
     interval = args.scrape_interval
     if interval is None and args.prometheus:
@@ -117,7 +119,8 @@ def _rules(args: argparse.Namespace) -> int:
         iv = scrape_interval(args.prometheus, args.match, now - 3600, now)
         interval = iv.seconds
         print(f"scrape interval {iv.seconds:g} s ({iv.source}: {iv.detail})", file=sys.stderr)
-    text = rules_yaml(args.stall_seconds, interval or 15.0, args.match, args.for_)
+    text = rules_yaml(args.stall_seconds, interval or 15.0, args.match, args.for_,
+                      f"{int(args.recurrence_window)}s" if args.recurrence_window else RECURRENCE_WINDOW)
     if args.output == "-":
         sys.stdout.write(text)
     else:

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.findings import Finding
-from triage.logs.classify import ACCESS, FULL, STATS, TAIL, count_error, error_of, msg_class
+from triage.logs.classify import ACCESS, FULL, LONG_STEP, REQUEST, STATS, TAIL, count_error, error_of, msg_class
 from triage.logs.lines import FAST_RECORD_RE, Clock, frame
 from triage.logs.startup import StartupConfigReader, _plan
+from triage.logs.recurring import RequestNotes, in_step
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
 from triage.logs.memo import Memo
@@ -76,6 +77,7 @@ class LogPass:
         self._stats_memo = Memo()  # message -> its stats values
         self._line_memo = Memo()  # physical line without a vLLM timestamp -> its reading
         self._engines: dict[str, tuple[EngineTrack, PointSeries]] = {}
+        self.notes = RequestNotes()  # request-lifecycle and long-step lines (issue 21)
 
     def stats(self, msg: str, lineno: int, ts: Optional[float]) -> bool:
         """Feed a record's stats (the tracks and the series); False when the message holds no stats record."""
@@ -95,7 +97,7 @@ class LogPass:
                 series = self.series[engine] = PointSeries(self.max_samples)
                 got = self._engines[engine] = (tr, series)
             tr, series = got
-            tr.add_values(ts, lineno, v[3], v[4], v[1], v[2])
+            tr.add_values(ts, lineno, v[3], v[4], v[1], v[2], v[5])
             ep = tr.open
             if ep is not None and len(ep.lines) < EVIDENCE_LINES:  # tr.add_line(lineno, msg[:400])
                 ep.lines.append((lineno, msg[:400]))
@@ -169,8 +171,22 @@ class LogPass:
             self.count_access(cls[1])
         elif kind == TAIL:
             self.reader.events.tail(lineno, line)
+        elif kind == REQUEST or kind == LONG_STEP:
+            self.note(cls, lineno, ts)
         elif kind == FULL:
             self.rest(lineno, line, msg, ts, cls)
+
+    def note(self, cls: tuple[Any, ...], lineno: int, ts: Optional[float]) -> None:
+        """A request-lifecycle or long-step record (msg_class REQUEST / LONG_STEP): the notes the episodes read."""
+        if cls[0] == LONG_STEP:
+            self.notes.long_step(ts, lineno, cls[1])
+            return
+        event, rid = cls[1]
+        if event == "added":
+            self.notes.add(rid, ts)
+        else:
+            for one in rid.split(","):
+                self.notes.abort(one, ts, lineno)
 
     def rest(self, lineno: int, line: str, msg: str, ts: Optional[float], cls: tuple[Any, ...]) -> None:
         """A record a start-up or error rule reads (msg_class FULL): what reader.feed and the error rules do."""
@@ -198,7 +214,8 @@ class LogPass:
                 "detail": f"{kv_device} KV cache usage in stats lines",
             }
             config = reader.config
-        episodes = [ep for tr in tracks.values() for ep in tr.episodes]
+        # a window in which vLLM said its workers waited on a long step was a step in progress, never a stall
+        episodes = [ep for tr in tracks.values() for ep in tr.episodes if not in_step(ep, self.notes)]
         episodes.sort(key=lambda e: e.start_line)
         samples = sorted((p for s in self.series.values() for p in s.finish()), key=lambda p: p.line or 0)
         summary = _summary(
@@ -214,7 +231,8 @@ class LogPass:
             episodes,
             self.stall_s,
         )
-        findings = build_findings(config, episodes, self.errors, summary, startup=reader.events)
+        summary["requests"] = self.notes.to_dict()
+        findings = build_findings(config, episodes, self.errors, summary, startup=reader.events, notes=self.notes)
         return LogAnalysis(
             findings=findings,
             config=config,

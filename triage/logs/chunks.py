@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from triage.logs.analyze import LogPass
-from triage.logs.classify import ACCESS, NONE, STATS, TAIL, msg_class
+from triage.logs.classify import ACCESS, LONG_STEP, NONE, REQUEST, STATS, TAIL, msg_class
 from triage.logs.lines import MAX_LINE
 from triage.logs.memo import MEMO_ENTRIES, MEMO_KEY_MAX, Memo
 from triage.logs.stats import stats_values
@@ -283,6 +283,8 @@ class _Scan:
                 pass
             elif kind == ACCESS:
                 run.count_access(got[1][1])
+            elif kind == REQUEST or kind == LONG_STEP:
+                run.note(got[1], lineno, ts)
             else:  # FULL
                 run.rest(lineno, line.rstrip(b"\r").decode("utf-8", "replace"), got[2], ts, got[1])
         if batch:

@@ -33,7 +33,7 @@ _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ER
 
 # what a record's message asks for (msg_class): its stats, an access key, the start-up tail only, nothing, or the
 # start-up reader and the error rules (FULL)
-STATS, ACCESS, TAIL, NONE, FULL = range(5)
+STATS, ACCESS, TAIL, NONE, FULL, REQUEST, LONG_STEP = range(7)
 _CLASSES = Memo()
 
 
@@ -55,6 +55,14 @@ def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
         m = lf.ACCESS_RE.search(msg)
         if m:
             cls = (ACCESS, (m["method"], m["path"].split("?")[0][:120], m["status"]), True, False, False, False)
+    if cls is None and "equest" in msg:  # request-lifecycle lines (--enable-log-requests; issue 21)
+        m = lf.REQUEST_ADDED_RE.match(msg) or lf.REQUEST_ABORTED_RE.match(msg)
+        if m:
+            cls = (REQUEST, ("added" if m.re is lf.REQUEST_ADDED_RE else "aborted", m["id"]), True, False, False, False)
+    if cls is None and "shared memory broadcast" in msg:  # the engine computing a long step (issue 21)
+        m = lf.SHM_LONG_WAIT_RE.search(msg)
+        if m:
+            cls = (LONG_STEP, int(m["s"]), True, False, False, False)
     if cls is None:
         long = len(msg) >= 12
         marked = _has_any_marker(msg)

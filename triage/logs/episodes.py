@@ -8,6 +8,15 @@ nothing. A stall-shaped line followed by no further stats line (to the end of th
 gap of more than 1.5 intervals: at least one line was demoted, so at least two intervals had zero
 throughput) is therefore an episode too. Progress from *other* requests can come after it (the
 livelock does not block them), so the gap is judged before the next line's throughput.
+
+A request *held* beside traffic (issue 21, `triage.stall.held` on log lines): with normal requests finishing
+next to a #55427 request the line's throughput is theirs, while `Running:` stays >= 1 and the KV usage stays at
+the held request's blocks; such a line is no progress. A line whose KV usage moved (a chunk's blocks) restarts
+the window without closing the episode. Both only on a log whose stats lines come less than
+``FINE_INTERVAL_S`` apart: 10 s apart, an equal KV usage can be two different requests under steady traffic.
+The threshold is two stats intervals (``STALL_INTERVALS``) of the log's own interval when that is shorter than
+the default (VLLM_LOG_STATS_INTERVAL=1 resolves a 5 s hang ended by a client's time-out; the default 10 s cannot:
+`triage.logs.recurring.resolution`).
 """
 
 from __future__ import annotations
@@ -22,6 +31,9 @@ DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32
 # Two stats intervals: one interval of zero throughput with a request running is normal for a long
 # pooling prompt (its prompt tokens are counted only when it finishes).
 LOG_STALL_S = 2 * DEFAULT_STATS_INTERVAL_S
+MIN_INTERVAL_S = 0.5  # VLLM_LOG_STATS_INTERVAL=1 lines read 0.9-1.1 s apart
+FINE_INTERVAL_S = 5.0  # the held rule and KV moves need stats lines at least this close
+STALL_INTERVALS = 2  # the threshold in the log's own stats intervals
 EVIDENCE_LINES = 5  # lines kept per error kind / per episode
 MAX_EPISODES = 50
 
@@ -48,6 +60,10 @@ class StallEpisode:
     interval_s: float = DEFAULT_STATS_INTERVAL_S  # the log's stats interval when it opened
     # the busy stats lines just before it (line, prompt tokens/s): what the stuck request computed
     before: list[tuple[int, float]] = field(default_factory=list)
+    held: bool = False  # opened on a request held beside others' throughput (KV usage unchanged)
+    # the last stalled line's and the closing line's (running, KV usage 0-1, prompt tokens/s): how it ended
+    last_values: Optional[tuple[int, Optional[float], float]] = None
+    end_values: Optional[tuple[int, Optional[float], float]] = None
 
     @property
     def duration_s(self) -> Optional[float]:
@@ -88,6 +104,7 @@ class StallEpisode:
             "lines": [{"line": n, "text": t} for n, t in self.lines],
             "interval_s": self.interval_s,
             "possible_duration_s": self.possible_duration_s,
+            "held": self.held,
         }
 
 
@@ -96,6 +113,7 @@ class EngineTrack:
 
     def __init__(self, engine: str, threshold_s: float) -> None:
         self.engine = engine
+        self.threshold_s = threshold_s
         self.det = StallDetector(threshold_s)
         self.open: Optional[StallEpisode] = None
         self.episodes: list[StallEpisode] = []
@@ -104,16 +122,18 @@ class EngineTrack:
         self.last_ts: Optional[float] = None
         self.min_gap: Optional[float] = None
         self._busy: deque[tuple[int, float]] = deque(maxlen=8)  # busy lines since the engine was last idle
+        self._prev: Optional[tuple[int, Optional[float]]] = None  # the last line's (running, KV usage)
 
     def interval(self) -> float:
-        return self.min_gap if self.min_gap and self.min_gap >= 1 else DEFAULT_STATS_INTERVAL_S
+        return self.min_gap if self.min_gap else DEFAULT_STATS_INTERVAL_S
 
-    def _close(self, ended_by: str, end_ts: Optional[float], end_line: Optional[int]) -> None:
+    def _close(self, ended_by: str, end_ts: Optional[float], end_line: Optional[int],
+               values: Optional[tuple[int, Optional[float], float]] = None) -> None:
         ep = self.open
         self.open = None
         if ep is None:
             return
-        ep.ended_by, ep.end_ts, ep.end_line = ended_by, end_ts, end_line
+        ep.ended_by, ep.end_ts, ep.end_line, ep.end_values = ended_by, end_ts, end_line, values
         ep.silent = ended_by in ("silence-to-end", "silence-gap")
         if ep.confirmed or ep.silent:
             if len(self.episodes) < MAX_EPISODES:
@@ -121,39 +141,55 @@ class EngineTrack:
             else:
                 self.dropped += 1
 
-    def add_values(self, ts: Optional[float], line: int, running: int, waiting: int, prompt: float, gen: float) -> None:
+    def add_values(self, ts: Optional[float], line: int, running: int, waiting: int, prompt: float, gen: float,
+                   kv: Optional[float] = None) -> None:
         """One stats line, given as its values: the stall rule (StallDetector.update_gauges), the silence rule and
         the open episode."""
         self.n += 1
         gap = None
+        prev_ts = self.last_ts
         if ts is not None and self.last_ts is not None:
             gap = ts - self.last_ts
-            if gap > 0 and (self.min_gap is None or gap < self.min_gap):
+            # vLLM's own timestamps have 1 s resolution (two lines in one second: a gap of 0); a collector's are
+            # exact, and a line read late makes the next gap short: the shortest gap of half a second or more
+            if gap >= MIN_INTERVAL_S and (self.min_gap is None or gap < self.min_gap):
                 self.min_gap = gap
+                if gap < FINE_INTERVAL_S:
+                    self.det.threshold_s = min(self.threshold_s, STALL_INTERVALS * gap)
         t = ts if ts is not None else self.n * DEFAULT_STATS_INTERVAL_S
         if self.open is not None and gap is not None and gap > 1.5 * self.interval():
-            self._close("silence-gap", ts, line)
+            self._close("silence-gap", ts, line, (running, kv, prompt))
             self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
-        made_progress = bool(prompt) or bool(gen)
-        kind, stalled = self.det.update_gauges(t, running, waiting, made_progress)
+            self._prev = None
+        prev, self._prev = self._prev, (running, kv)
+        if self.interval() >= FINE_INTERVAL_S:
+            prev = None  # lines 10 s apart: equal KV usage may be two different requests (steady traffic)
+        held = (prev is not None and kv is not None and prev[1] is not None and kv > 0 and kv == prev[1]
+                and running >= 1 and prev[0] >= 1 and running >= prev[0])
+        made_progress = (bool(prompt) or bool(gen)) and not held
+        kv_moved = prev is not None and kv is not None and prev[1] is not None and kv != prev[1]
+        kind, stalled = self.det.update_gauges(t, running, waiting, made_progress or kv_moved)
         stalled_now = kind is not None and not made_progress
         ep = self.open
         if ep is not None and (not stalled_now or kind != ep.kind):
-            self._close("progress" if made_progress else "shape-change", ts, line)
+            self._close("progress" if made_progress else "shape-change", ts, line, (running, kv, prompt))
             ep = None
         if stalled_now:
             if ep is None:
+                start = prev_ts if held and prev_ts is not None else ts  # held since the line before
                 ep = self.open = StallEpisode(
                     kind=str(kind),
                     engine=self.engine,
-                    start_ts=ts,
+                    start_ts=start,
                     start_line=line or 0,
                     last_stall_line=line or 0,
                     last_stall_ts=ts,
                     interval_s=self.interval(),
                     before=list(self._busy),
+                    held=held,
                 )
             ep.last_stall_line, ep.last_stall_ts = line or 0, ts
+            ep.last_values = (running, kv, prompt)
             ep.n_lines += 1
             ep.max_running = max(ep.max_running, int(running or 0))
             ep.max_waiting = max(ep.max_waiting, int(waiting or 0))

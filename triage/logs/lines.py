@@ -2,7 +2,10 @@
 
 Robust to ANSI colour, `(APIServer pid=…)` prefixes, docker/kubectl ISO timestamps, records of
 two processes interleaved on one physical line, and over-long lines (cut at MAX_LINE chars so a
-multi-megabyte line cannot blow memory). vLLM's own timestamps carry no year and no zone: they
+multi-megabyte line cannot blow memory). A collector's prefix (`docker logs -t`, `kubectl logs
+--timestamps`: RFC 3339 with nanoseconds and a zone) is the record's time when present: it has a zone and
+sub-second resolution, and the uvicorn access lines and request-lifecycle lines between vLLM's records get one
+on the same clock. vLLM's own timestamps carry no year and no zone: they
 are read as UTC in ``year`` (default: the current year, or the previous one when that would put
 them in the future), with a roll-over when the month goes backwards (31 Dec → 1 Jan).
 """
@@ -162,7 +165,7 @@ def _record(body: str, raw: str, lineno: int, clock: Clock, iso_ts: Optional[flo
             lineno,
             raw,
             f["msg"],
-            ts if ts is not None else iso_ts,
+            iso_ts if iso_ts is not None else ts,
             f["level"],
             f["proc"],
             int(pid_s) if pid_s is not None else None,
@@ -175,12 +178,12 @@ def _record(body: str, raw: str, lineno: int, clock: Clock, iso_ts: Optional[flo
     r = lf.VLLM_RECORD_RE.match(body)
     if r:
         ts = clock.vllm(r["md"], r["hms"])
-        return LogLine(lineno, raw, r["msg"], ts if ts is not None else iso_ts, r["level"], process, pid)
+        return LogLine(lineno, raw, r["msg"], iso_ts if iso_ts is not None else ts, r["level"], process, pid)
     if len(body) > 24 and ("INFO " in body or "WARNING " in body or "ERROR " in body or "DEBUG " in body):
         r = lf.VLLM_RECORD_ANYWHERE_RE.search(body)
         if r:
             ts = clock.vllm(r["md"], r["hms"])
-            return LogLine(lineno, raw, r["msg"], ts if ts is not None else iso_ts, r["level"], process, pid)
+            return LogLine(lineno, raw, r["msg"], iso_ts if iso_ts is not None else ts, r["level"], process, pid)
     r2 = lf.LEVEL_ONLY_RE.match(body)
     if r2:
         return LogLine(lineno, raw, r2["msg"], iso_ts, r2["level"], process, pid)

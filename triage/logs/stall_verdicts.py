@@ -27,6 +27,7 @@ from triage.catalogue import POOLING_LIVELOCK, word_stall
 from triage.catalogue.records import pooling_livelock_grade
 from triage.findings import Finding, Status
 from triage.logs.episodes import StallEpisode
+from triage.logs.recurring import resolution
 from triage.vllm.defaults import max_num_batched_tokens_default
 
 
@@ -126,6 +127,10 @@ def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding
     status = Status.FAIL if any(e.confirmed for e in eps) or all_pre else Status.WARN
     ev = _episode_evidence(worst)
     ev.update({"episodes": len(eps), "preconditions_in_log": pre})
+    coarse = resolution({worst.engine: worst.interval_s})
+    if coarse is not None and worst.held:
+        ev["resolution"] = dict(coarse, note="one stats line per interval: held windows of several shorter hangs "
+                                             "(each ended by a client) can read as one")
     arith = token_arithmetic(worst, pre["max_model_len"])
     if arith is not None:
         ev["token_arithmetic"] = arith
@@ -153,7 +158,9 @@ def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding
                  "moment; confirm with `probe` or `watch`.")
     words = word_stall("log", "livelock", config.get("vllm_version"), subject=f"Engine{when}", cfg=config,
                        suspect=not worst.confirmed, note=note,
-                       seen=f"; the stats lines: Running {worst.max_running}, Waiting 0, 0.0 tokens/s"
+                       seen=f"; the stats lines: Running {worst.max_running}, "
+                       + ("KV cache usage held while other requests finished" if worst.held
+                          else "Waiting 0, 0.0 tokens/s")
                        + ("" if worst.confirmed else f", then silence{lasted}"))
     return Finding(status=status, evidence=ev, **words.finding_args())
 

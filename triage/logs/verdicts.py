@@ -15,6 +15,7 @@ from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_H
 from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
+from triage.logs.recurring import RequestNotes, recurring_finding, resolution
 from triage.logs.stall_verdicts import livelock_finding, livelock_prone_finding, stuck_waiting_finding
 from triage.logs.startup import StartupEvents
 from triage.logs.startup_verdicts import never_started as never_started_finding
@@ -139,12 +140,16 @@ def build_findings(
     errors: dict[str, ErrorHits],
     summary: dict[str, Any],
     startup: Optional[StartupEvents] = None,
+    notes: Optional[RequestNotes] = None,
 ) -> list[Finding]:
     out: list[Finding] = []
+    notes = notes if notes is not None else RequestNotes()
     live = [e for e in episodes if e.kind == "livelock"]
     wait = [e for e in episodes if e.kind == "stuck-waiting"]
     if live:
         out.append(livelock_finding(live, config))
+        if (rec := recurring_finding(live, config, notes)) is not None:
+            out.append(rec)
     elif (prone := livelock_prone_finding(config)) is not None:
         out.append(prone)  # configured to hang on a max_model_len prompt: never PASS overall
     if wait:
@@ -170,6 +175,19 @@ def build_findings(
             dead = _shut_down(dead, sig) if served and _before(sig, errors["log-engine-dead"]) else (
                 _stopped_by_signal(dead, sig, summary))
         out.append(dead)
+    if notes.long_steps:
+        first = notes.long_steps[0]
+        out.append(Finding(
+            check="log-long-step",
+            status=Status.PASS,
+            title=f"The engine computed a step of more than {first['waited_s']} s"
+            + (f" at {_fmt_ts(first['ts'])}" if first["ts"] is not None else f" (line {first['line']})")
+            + ": a step in progress, not a stall",
+            evidence={"long_steps": notes.long_steps[:20], "source": "log"},
+            explanation=("vLLM's workers logged 'No available shared memory broadcast block found in "
+                         f"{first['waited_s']} seconds' (shm_broadcast.py): they waited on a step the engine was still "
+                         "computing. Quiet stats lines around it are that step, never a stall."),
+        ))
     by_status = summary["access"]["by_status"]
     n5 = sum(n for st, n in by_status.items() if st.startswith("5"))
     if n5:
@@ -192,20 +210,28 @@ def build_findings(
             out.append(never_started_finding(startup))  # type: ignore[arg-type]
     elif not episodes:
         if stats["lines"]:
+            coarse = resolution(stats.get("interval_s") or {})
+            ev = {"stats": {k: stats[k] for k in ("lines", "engines", "max_running", "max_waiting")}, "source": "log"}
+            limit = ""
+            if coarse is not None:
+                ev["resolution"] = coarse
+                limit = (f" A stats line every {coarse['stats_interval_s']:g} s shows no hang shorter than "
+                         f"~{coarse['shortest_hang_seen_s']:g} s: hangs that a client's time-out ends (seconds) "
+                         f"cannot show here; to see them, {coarse['fix']}.")
             out.append(
                 Finding(
                     check="log-engine-stats",
                     status=Status.PASS,
-                    title=f"No stall in {stats['lines']} engine stats lines",
-                    evidence={
-                        "stats": {k: stats[k] for k in ("lines", "engines", "max_running", "max_waiting")},
-                        "source": "log",
-                    },
+                    title=f"No stall in {stats['lines']} engine stats lines"
+                    + (f" (one every {coarse['stats_interval_s']:g} s: too coarse for hangs of seconds)"
+                       if coarse else ""),
+                    evidence=ev,
+                    fix=coarse["fix"][0].upper() + coarse["fix"][1:] + "." if coarse else "",
                     explanation=(
                         "Limit: a livelock that starts on an idle engine leaves no stats line at "
                         "all (a pooling request's prompt tokens are counted only when it "
                         "finishes, so every interval is zero and the line stays at DEBUG). "
-                        "A quiet log is not proof of health: use `probe` or `watch`."
+                        "A quiet log is not proof of health: use `probe` or `watch`." + limit
                     ),
                 )
             )

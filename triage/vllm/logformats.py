@@ -45,6 +45,19 @@ ACCESS_RE = re.compile(
     r"(?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})"
 )
 
+# -- request lifecycle, only with --enable-log-requests (vllm/v1/engine/async_llm.py, 0.31.0 and 0.32.0) ----------
+# `Added request embd-…-0-1a2b3c4d.` (the engine's internal id) when a request enters the engine; a client that
+# closes its connection (a time-out) makes abort() log `Aborted request(s) embd-…-0-1a2b3c4d.` (the same internal
+# ids, comma-separated) and encode()/generate() `Request embd-…-0 aborted.` (the external id: not read); a request
+# that finishes leaves no line of its own.
+REQUEST_ADDED_RE = re.compile(r"^Added request (?P<id>\S+?)\.$")
+REQUEST_ABORTED_RE = re.compile(r"^Aborted request\(s\) (?P<id>\S+?)\.$")
+
+# -- the engine computing a long step (vllm/distributed/device_communicators/shm_broadcast.py LONG_WAIT_TIME_LOG_MSG,
+# 0.31.0 and 0.32.0; the multiproc executor's readers log it every VLLM_RINGBUFFER_WARNING_INTERVAL = 60 s while
+# they wait for the step to end): evidence that a step is in progress, never of a stall
+SHM_LONG_WAIT_RE = re.compile(r"No available shared memory broadcast block found in (?P<s>\d+) seconds")
+
 # -- periodic stats line (vllm/v1/metrics/loggers.py LoggingStatLogger.log, 0.8 … 0.32) ------
 # `Engine 000: ` per engine, `N Engines Aggregated: ` with data parallel (0.10+); earlier V0
 # builds had no prefix and said `Pending:` for waiting (with `Swapped:` before it).

@@ -1,0 +1,81 @@
+"""Issue 21, the log post-mortem on recorded real traffic (tests/fixtures/real/client-timeouts): a production log as
+collected (`docker logs -t` read times, VLLM_LOG_STATS_INTERVAL=1, --enable-log-requests) finds the episodes watch
+and fleet find, names the client aborts and gives the catalogue's "#55427 with client time-outs"; on 0.32.0
+nothing; at vLLM's default 10 s stats interval it says the log is too coarse and how to fix that. vLLM's long-step
+line (rendered from the 0.32.0 source, tests/fixtures/source/0.32.0-shm-long-step) is a step in progress."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS as MODE
+from triage.findings import Status
+from triage.logs import analyze_log
+from triage.logs.recurring import RECURRING_CHECK
+from triage.recurrence import CLIENT_ABORT
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+CT = FIX / "real" / "client-timeouts"
+V031, V032 = CT / "0.31.0-tiny-qwen3-livelock", CT / "0.32.0-tiny-qwen3-livelock"
+LONG_STEP = FIX / "source" / "0.32.0-shm-long-step" / "long-step.log"
+
+
+def _by_check(path: Path) -> dict[str, object]:
+    return {f.check: f for f in analyze_log(path).findings}
+
+
+def _watch_and_fleet(d: Path) -> tuple[int, int]:
+    sys.path.insert(0, str(FIX.parent))
+    try:
+        import test_watch_episodes as t
+    finally:
+        sys.path.remove(str(FIX.parent))
+    w, _, _ = t._watch(d)
+    return w.summary()["episodes"]["0"]["episodes"], t._fleet(d).replicas[0].recurrence("livelock")["episodes"]
+
+
+def test_031_log_finds_the_episodes_watch_and_fleet_find() -> None:
+    found = _by_check(V031 / "server.log")
+    f = found[RECURRING_CHECK]
+    rec = f.evidence["recurrence"]  # type: ignore[attr-defined]
+    n_watch, n_fleet = _watch_and_fleet(V031)
+    assert abs(rec["episodes"] - n_watch) <= 1 and abs(rec["episodes"] - n_fleet) <= 1, (rec["episodes"], n_watch,
+                                                                                         n_fleet)
+    assert f.status == Status.FAIL and f.evidence["mode"] == MODE.id  # type: ignore[attr-defined]
+    assert f.fix == MODE.fix(now=True) and f.refs == list(MODE.refs)  # type: ignore[attr-defined]
+    assert f.title.startswith(MODE.title)  # type: ignore[attr-defined]
+    # the client aborts are named: the requests vLLM logged as aborted, held for the client's 5 s time-out
+    assert rec["client_aborts"] >= rec["episodes"] - 1 and rec["retries"] >= 5
+    aborted = f.evidence["aborted_requests"]  # type: ignore[attr-defined]
+    assert aborted and all(a["id"].startswith("embd-") for a in aborted)
+    assert all(a["held_s"] == pytest.approx(5.0, abs=0.6) for a in aborted)
+    assert all(s["ended"] == CLIENT_ABORT for s in rec["spans"])
+    assert found["log-livelock-suspect"].status == Status.FAIL  # type: ignore[attr-defined]
+
+
+def test_032_same_traffic_nothing() -> None:
+    found = _by_check(V032 / "server.log")
+    assert RECURRING_CHECK not in found and "log-livelock-suspect" not in found
+    assert found["log-engine-stats"].status == Status.PASS  # type: ignore[attr-defined]
+
+
+def test_the_same_hangs_at_the_default_stats_interval_say_the_log_is_too_coarse() -> None:
+    """The first recording's log (tests/fixtures/real/client-timeouts/default-interval): stats every 10 s, no
+    timestamps, no request lines. It cannot show a 5 s hang: the finding says so, with the fix."""
+    found = _by_check(CT / "default-interval" / "0.31.0-server.log")
+    assert RECURRING_CHECK not in found
+    f = found["log-engine-stats"]
+    assert "too coarse" in f.title  # type: ignore[attr-defined]
+    assert "VLLM_LOG_STATS_INTERVAL=1" in f.fix and "docker logs -t" in f.fix  # type: ignore[attr-defined]
+    assert f.evidence["resolution"]["stats_interval_s"] == 10.0  # type: ignore[attr-defined]
+
+
+def test_vllm_long_step_line_is_a_step_in_progress_never_a_stall() -> None:
+    found = _by_check(LONG_STEP)
+    assert "log-livelock-suspect" not in found and found["log-long-step"].status == Status.PASS  # type: ignore
+    assert "60 s" in found["log-long-step"].title  # type: ignore[attr-defined]
+    # the same log without vLLM's line: the silence after a stall-shaped line is a suspect
+    text = "".join(ln for ln in LONG_STEP.read_text().splitlines(keepends=True) if "shm_broadcast" not in ln)
+    assert "log-livelock-suspect" in {f.check for f in analyze_log(text).findings}
