@@ -34,6 +34,10 @@ A request held beside traffic is no progress either (issue 21, `held`): with nor
 a request held by the pooling livelock the counters keep moving, while running stays >= 1 and the KV usage stays
 at the held request's blocks; those samples count as no progress (and a gap that held such others' progress is
 never learned as a step).
+Such a window is judged on the plain threshold, not on a longer expected step: others finishing beside the held
+request show the engine completed steps meanwhile, so no step of the held request can still be in progress (issue
+21: Prometheus' own 2 s scrapes of a 5 s hang hold two stalled samples, and an early lifetime-rate step estimate
+made the window longer than that).
 
 The first step counts too (issue 21: a 0.32.0 server whose first step took ~100 s was called stalled two
 seconds after it ended): live samplers that read the server's process CPU see the engine start computing
@@ -58,6 +62,9 @@ MAX_KEPT = 64  # samples kept in a state (evidence), whatever the window's lengt
 BUSY_CPU_CORES = 0.3  # the server's processes computing (an idle vLLM uses ~2 % of one core; a step 0.5-2 cores)
 IDLE_CPU_CORES = 0.1  # below this again before any progress, for IDLE_FOR_S: what started was not a step
 IDLE_FOR_S = 2.0
+# sample clocks jitter by milliseconds (Prometheus stamps a 2 s scrape 1.999 s after the one before): a window is
+# crossed within this much of its length (issue 21: a 5 s hang in a real TSDB was two samples 1.999 s apart)
+CLOCK_SLACK_S = 0.01
 
 
 @dataclass
@@ -73,6 +80,7 @@ class StallState:
     window_s: Optional[float] = None  # no-progress time this verdict needs
     no_progress_s: float = 0.0
     threshold_s: Optional[float] = None
+    held_beside_others: bool = False  # others' counters moved while the request was held (the engine stepped)
 
     @property
     def stalled(self) -> bool:
@@ -205,7 +213,7 @@ class StallDetector:
         if shape is None or progressed or shape != self._g_kind:
             self._g_kind, self._g_since, self._g_confirmed = shape, ts, False
             return shape, False
-        if not self._g_confirmed and ts - self._g_since >= self.window_s():
+        if not self._g_confirmed and ts - self._g_since >= self.window_s() - CLOCK_SLACK_S:
             self._g_confirmed = True
         return shape, self._g_confirmed
 
@@ -294,15 +302,20 @@ class StallDetector:
             st.running, st.waiting = s.num_requests_running, s.num_requests_waiting
             st.expected_step_s, st.window_s, st.threshold_s = self.expected_step_s(), self.window_s(), self.threshold_s
             return st
+        if prev is not None and held(prev, s) and any(
+                _delta(getattr(prev, c), getattr(s, c)) for c in _STEP_SIGNALS[1:]):
+            st.held_beside_others = True
         if len(st.samples) < MAX_KEPT:
             st.samples.append(s)
         else:
             st.samples[-1] = s
         st.running, st.waiting = s.num_requests_running, s.num_requests_waiting
         st.expected_step_s, st.window_s, st.threshold_s = self.expected_step_s(), self.window_s(), self.threshold_s
+        if st.held_beside_others:
+            st.window_s = self.threshold_s
         if st.since is not None:
             st.no_progress_s = s.ts - st.since
-            if st.confirmed_at is None and st.no_progress_s >= st.window_s:
+            if st.confirmed_at is None and st.no_progress_s >= st.window_s - CLOCK_SLACK_S:
                 st.confirmed_at = s.ts
         return st
 

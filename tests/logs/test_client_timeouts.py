@@ -5,11 +5,11 @@ nothing; at vLLM's default 10 s stats interval it says the log is too coarse and
 line (rendered from the 0.32.0 source, tests/fixtures/source/0.32.0-shm-long-step) is a step in progress."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.test_watch_episodes import _fleet, _watch
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS as MODE
 from triage.findings import Status
 from triage.logs import analyze_log
@@ -27,13 +27,8 @@ def _by_check(path: Path) -> dict[str, object]:
 
 
 def _watch_and_fleet(d: Path) -> tuple[int, int]:
-    sys.path.insert(0, str(FIX.parent))
-    try:
-        import test_watch_episodes as t
-    finally:
-        sys.path.remove(str(FIX.parent))
-    w, _, _ = t._watch(d)
-    return w.summary()["episodes"]["0"]["episodes"], t._fleet(d).replicas[0].recurrence("livelock")["episodes"]
+    w, _, _ = _watch(d)
+    return w.summary()["episodes"]["0"]["episodes"], _fleet(d).replicas[0].recurrence("livelock")["episodes"]
 
 
 def test_031_log_finds_the_episodes_watch_and_fleet_find() -> None:
