@@ -27,11 +27,13 @@ def _write_rules(tmp_path: Path, *args: str) -> Path:
 
 
 def test_promtool_check_rules(tmp_path: Path) -> None:
-    for args in ([], ["--match", '{job="vllm"}', "--scrape-interval", "30s", "--stall-seconds", "60"]):
+    for args in ([], ["--match", '{job="vllm"}', "--scrape-interval", "30s", "--stall-seconds", "60",
+                      "--recurrence-window", "30m"]):
         f = _write_rules(tmp_path, *args)
         p = subprocess.run(["promtool", "check", "rules", str(f)], capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stdout + p.stderr
         assert "SUCCESS: 4 rules found" in p.stdout
+        assert ("[1800s]" if args else "[10m]") in f.read_text()  # the recurrence window
 
 
 def test_window_holds_the_threshold_and_two_scrapes() -> None:
