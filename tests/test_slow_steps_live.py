@@ -4,7 +4,6 @@ max_model_len - 1 request runs, then `probe --set conformance`: no stall, never 
 not in CI: tests/test_slow_steps.py replays the recording (tests/fixtures/real/slow-steps) on every run."""
 from __future__ import annotations
 
-import json
 import os
 import threading
 import uuid
@@ -65,10 +64,10 @@ def test_032_steps_of_30s_never_stall_nor_say_livelock(big_032: LabServer, tmp_p
     assert summary["alerts"] == [] and "livelock" not in text.lower() and "STALLED" not in text, text[-3000:]
     assert longest["no_progress_s"] >= 25 and f"[{STEP_IN_PROGRESS} since" in text, (longest, text[-2000:])
 
+    # what the probe prints (its text output; the JSON document also carries the checks' static explanations,
+    # one of which names #55427 as the chunked-prefill failure to tell apart)
     rc = main(["probe", "--url", big_032.url, "--set", "conformance", "--deadline", "400",
-               "--db", str(tmp_path / "p.db"), "--format", "json"])
+               "--db", str(tmp_path / "p.db")])
     out = capsys.readouterr().out
-    doc = json.loads(out)
-    assert "livelock" not in out.lower(), out[-3000:]
-    assert not [o for o in doc.get("outcomes", []) if o.get("outcome") in ("livelock", "stuck-waiting")], out[-3000:]
-    assert rc in (0, 1)
+    assert "livelock" not in out.lower() and "stuck-waiting" not in out and "STALL" not in out, out[-3000:]
+    assert "conformance-chunked-prefill-shapes" in out and rc in (0, 1)
