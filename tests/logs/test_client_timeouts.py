@@ -74,3 +74,24 @@ def test_vllm_long_step_line_is_a_step_in_progress_never_a_stall() -> None:
     # the same log without vLLM's line: the silence after a stall-shaped line is a suspect
     text = "".join(ln for ln in LONG_STEP.read_text().splitlines(keepends=True) if "shm_broadcast" not in ln)
     assert "log-livelock-suspect" in {f.check for f in analyze_log(text).findings}
+
+
+def _without_request_lines(text: str) -> str:
+    return "".join(ln for ln in text.splitlines(keepends=True) if "Added request" not in ln
+                   and "Aborted request" not in ln and "Received request" not in ln and " aborted." not in ln)
+
+
+@pytest.mark.parametrize("strip_prefix", [False, True], ids=["docker-timestamps", "vllm-timestamps"])
+def test_031_stats_lines_alone_at_one_second_find_the_episodes(strip_prefix: bool) -> None:
+    """The same log without --enable-log-requests (and without the collector's prefix: vLLM's own 1 s timestamps):
+    the 1 s stats lines alone give the episodes; how each ended comes from the stats around its end."""
+    import re
+
+    text = _without_request_lines((V031 / "server.log").read_text())
+    if strip_prefix:
+        text = re.sub(r"(?m)^\S+Z ", "", text)
+    found = {f.check: f for f in analyze_log(text, year=2026).findings}
+    rec = found[RECURRING_CHECK].evidence["recurrence"]
+    full = _by_check(V031 / "server.log")[RECURRING_CHECK].evidence["recurrence"]  # type: ignore[attr-defined]
+    assert abs(rec["episodes"] - full["episodes"]) <= 1 and rec["client_aborts"] >= rec["episodes"] - 2
+    assert found[RECURRING_CHECK].evidence["aborted_requests"] == []
