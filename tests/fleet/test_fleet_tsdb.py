@@ -48,7 +48,7 @@ def test_fleet_on_the_recorded_tsdb_finds_what_watch_found(recorded: prometheus.
     doc = json.loads(capsys.readouterr().out)
     assert rc == 1 and doc["fleet"]["scrape_interval"]["seconds"] == 2.0  # measured from the data: no targets
     [f] = [f for f in doc["findings"] if f["check"] == "fleet-episodes-recurring"]
-    assert f["evidence"]["labels"]["instance"] == V031 and f["evidence"]["mode"] == MODE.id
+    assert f["evidence"]["labels"]["instance"] == V031 and f["failure_mode"] == MODE.id
     assert f["title"].split(": ", 1)[1].startswith(MODE.title) and f["fix"] == MODE.fix(now=True)
     rec = f["evidence"]["recurrence"]
     w, _, _ = _watch(CT / "0.31.0-tiny-qwen3-livelock")

@@ -38,9 +38,9 @@ def test_031_log_finds_the_episodes_watch_and_fleet_find() -> None:
     n_watch, n_fleet = _watch_and_fleet(V031)
     assert abs(rec["episodes"] - n_watch) <= 1 and abs(rec["episodes"] - n_fleet) <= 1, (rec["episodes"], n_watch,
                                                                                          n_fleet)
-    assert f.status == Status.FAIL and f.evidence["mode"] == MODE.id  # type: ignore[attr-defined]
+    assert f.status == Status.FAIL and f.failure_mode == MODE.id  # type: ignore[attr-defined]
     assert f.fix == MODE.fix(now=True) and f.refs == list(MODE.refs)  # type: ignore[attr-defined]
-    assert f.title.startswith(MODE.title)  # type: ignore[attr-defined]
+    assert MODE.title in f.title  # type: ignore[attr-defined]
     # the client aborts are named: the requests vLLM logged as aborted, held for the client's 5 s time-out
     assert rec["client_aborts"] >= rec["episodes"] - 1 and rec["retries"] >= 5
     aborted = f.evidence["aborted_requests"]  # type: ignore[attr-defined]

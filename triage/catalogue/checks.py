@@ -96,7 +96,7 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, STALL_MODES, WATCH, "watch-engine-stalled"),
     *_ids(None, "pooling-livelock-client-timeouts", WATCH, "watch-episodes-recurring"),
     # the log post-mortem (triage/logs/)
-    *_ids(None, "", LOG, "log-engine-stats", "log-http-5xx", "log-bad-arguments", "log-server-start",
+    *_ids(None, "", LOG, "log-engine-stats", "log-http-5xx", "log-bad-arguments", "log-server-start", "log-long-step",
           "log-livelock-prone-config"),
     *_ids(None, STALL_MODES, LOG, "log-livelock-suspect"),
     *_ids(None, "stuck-waiting", LOG, "log-stuck-waiting"),

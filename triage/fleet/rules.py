@@ -11,7 +11,7 @@ samples (`window_s`). A signal a replica does not export cannot veto (``unless``
 Recurrence (issue 21, `triage.recurrence`): a recording rule keeps the livelock verdict as a 0/1 series per
 replica (``STATE_RECORD``); ``RECURRING_ALERT`` fires once it fell back to 0 at least ``MIN_RECURRING`` times
 inside the window (each episode ended: a client's time-out freed the engine, a retry or the next long document
-hung it again), named by the catalogue's "#55427 with client time-outs" record. Two ended episodes are four
+hung it again), named by the catalogue record `pooling-livelock-client-timeouts`. Two ended episodes are four
 changes of the 0/1 series, or three when it is 0 now.
 What PromQL cannot follow is the detector's longer window for a step it measured to be slow
 (prefill rate x chunk size): alert rules use the plain threshold, so pick it above your longest step. Wording, refs

@@ -10,10 +10,10 @@ throughput) is therefore an episode too. Progress from *other* requests can come
 livelock does not block them), so the gap is judged before the next line's throughput.
 
 A request *held* beside traffic (issue 21, `triage.stall.held` on log lines): with normal requests finishing
-next to a #55427 request the line's throughput is theirs, while `Running:` stays >= 1 and the KV usage stays at
-the held request's blocks; such a line is no progress. A line whose KV usage moved (a chunk's blocks) restarts
-the window without closing the episode. Both only on a log whose stats lines come less than
-``FINE_INTERVAL_S`` apart: 10 s apart, an equal KV usage can be two different requests under steady traffic.
+next to a request held by the pooling livelock the line's throughput is theirs, while `Running:` stays >= 1 and
+the KV usage stays at the held request's blocks; such a line is no progress. A line whose KV usage moved (a
+chunk's blocks) restarts the window without closing the episode. Both only on a log whose stats lines come less
+than ``FINE_INTERVAL_S`` apart: 10 s apart, an equal KV usage can be two different requests under steady traffic.
 The threshold is two stats intervals (``STALL_INTERVALS``) of the log's own interval when that is shorter than
 the default (VLLM_LOG_STATS_INTERVAL=1 resolves a 5 s hang ended by a client's time-out; the default 10 s cannot:
 `triage.logs.recurring.resolution`).

@@ -18,13 +18,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes
+from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, STALL_CHECKS, explain_episodes, word_stall
 from triage.findings import Finding, Status
 from triage.logs.episodes import FINE_INTERVAL_S, StallEpisode
 from triage.recurrence import CLIENT_ABORT, CONTINUED, ONGOING, RECOVERED, Span, headline, summarize
 from triage.stall import LIVELOCK
 
-RECURRING_CHECK = "log-episodes-recurring"
+RECURRING_CHECK = STALL_CHECKS["log"][2]
 MAX_ADDED = 4096  # requests whose start is remembered (the oldest is forgotten first)
 MAX_NOTES = 1000
 ABORT_SLACK_INTERVALS = 1.5  # an abort this many stats intervals after an episode's last stalled line still ends it
@@ -131,7 +131,8 @@ def resolution(intervals: dict[str, float]) -> Optional[dict[str, Any]]:
 
 
 def recurring_finding(eps: list[StallEpisode], config: dict[str, Any], notes: RequestNotes) -> Optional[Finding]:
-    """The catalogue's verdict on the series when the episodes recur, each ended: #55427 with client time-outs.
+    """The catalogue's verdict on the series when the episodes recur, each ended: the pooling livelock with client
+    time-outs (the record `pooling-livelock-client-timeouts`).
     Only from stats lines less than FINE_INTERVAL_S apart: 10 s apart, how a hang ended is not in the log."""
     eps = [e for e in eps if e.interval_s < FINE_INTERVAL_S]
     if not eps:
@@ -147,13 +148,11 @@ def recurring_finding(eps: list[StallEpisode], config: dict[str, Any], notes: Re
         named = f"; {len(aborts)} requests aborted by their client inside them"
         if held:
             named += f" after {held[len(held) // 2]:.1f} s held (median: the client's time-out)"
+    words = word_stall("log", LIVELOCK, config.get("vllm_version"), subject="Engine", recurring=True,
+                       seen=f" ({headline(rec)}{named})", note=mode.evidence.get("log", "") + ".")
     return Finding(
-        check=RECURRING_CHECK,
         status=Status.FAIL,
-        title=f"{mode.title} ({headline(rec)}{named})",
         evidence={"recurrence": rec, "aborted_requests": aborts[:20], "requests": notes.to_dict(),
-                  "vllm_version": config.get("vllm_version"), "mode": mode.id, "source": "log"},
-        fix=mode.fix(now=True),
-        refs=list(mode.refs),
-        explanation=f"{mode.evidence.get('log', '')}. {mode.mechanism}",
+                  "vllm_version": config.get("vllm_version"), "source": "log"},
+        **words.finding_args(),
     )
