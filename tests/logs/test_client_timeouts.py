@@ -95,3 +95,18 @@ def test_031_stats_lines_alone_at_one_second_find_the_episodes(strip_prefix: boo
     full = _by_check(V031 / "server.log")[RECURRING_CHECK].evidence["recurrence"]  # type: ignore[attr-defined]
     assert abs(rec["episodes"] - full["episodes"]) <= 1 and rec["client_aborts"] >= rec["episodes"] - 2
     assert found[RECURRING_CHECK].evidence["aborted_requests"] == []
+
+
+def test_request_lines_read_the_same_by_the_chunked_scan_and_line_by_line(tmp_path: Path) -> None:
+    """The recording without the collector's prefix (vLLM's own records, which the chunked scan reads in bulk):
+    the chunked scan and the per-line reading note the same aborted requests and give the same verdicts."""
+    import re
+
+    from tests.logs.test_fast_paths import _two
+
+    path = tmp_path / "server.log"
+    path.write_text(re.sub(r"(?m)^\S+Z ", "", (V031 / "server.log").read_text()))
+    chunked, by_line = _two(path)
+    assert chunked == by_line
+    assert chunked["summary"]["requests"]["aborted"] == 15
+    assert RECURRING_CHECK in {f["check"] for f in chunked["findings"]}
