@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import _server as lab_server
+from tests.lab_servers import serve as lab_server
 from triage.cli import main
 from triage.cli.watch import _tick_line
 from triage.lab import LabServer
