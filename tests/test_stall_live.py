@@ -98,8 +98,8 @@ def test_031_same_model_livelock_still_found(slow_031: LabServer) -> None:
     stall = out.extra["stall"]
     # timed steps: the expectation is the longest step the probe saw (send -> first KV jump, then between jumps);
     # how long that is depends on the machine's load (~1-1.5 s quiet, ~11 s at load 15), so it is read, not fixed
-    changes = [b["t"] for a, b in zip(out.samples, out.samples[1:], strict=False)
-               if b.get("kv_cache_usage_perc") != a.get("kv_cache_usage_perc")]
+    changes = [b.ts for a, b in zip(out.samples, out.samples[1:], strict=False)
+               if b.kv_cache_usage_perc != a.kv_cache_usage_perc]
     steps = [b - a for a, b in zip([0.0, *changes], changes, strict=False)]
     assert steps and stall["expected_step_s"] >= 0.9 * max(steps) - 0.6, (steps, stall)  # +- one 0.5 s sample
     assert stall["window_s"] >= 2 * stall["expected_step_s"] - 0.01

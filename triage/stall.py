@@ -190,7 +190,8 @@ class StallDetector:
         if prev is None:
             return
         dt = _delta(prev.prefill_seconds_total, s.prefill_seconds_total)
-        dn = _delta(prev.prompt_tokens_total, s.prompt_tokens_total)
+        dn = computed_tokens(_delta(prev.prompt_tokens_total, s.prompt_tokens_total),
+                             _delta(prev.prefix_cache_hits_total, s.prefix_cache_hits_total))
         if dt and dn and dt > 0 and dn >= max(MIN_RATE_TOKENS, self._rate_tokens):
             self.rate_tokens_s, self._rate_tokens = dn / dt, dn
         dkv = _delta(prev.kv_cache_usage_perc, s.kv_cache_usage_perc)
@@ -200,7 +201,7 @@ class StallDetector:
     def _lifetime_rate(self, s: EngineSample) -> None:
         """Before any interval measured one: the server's lifetime average (overlapping requests add up
         their prefill seconds, so it errs slow: a longer window, never a false alarm)."""
-        n, t = s.prompt_tokens_total, s.prefill_seconds_total
+        n, t = computed_tokens(s.prompt_tokens_total, s.prefix_cache_hits_total), s.prefill_seconds_total
         if self._rate_tokens == 0.0 and n and t and n >= MIN_RATE_TOKENS and t > 0:
             self.rate_tokens_s = n / t
 
@@ -246,8 +247,14 @@ class StallDetector:
         """One engine step's duration to expect: the last KV jump's tokens at the measured prefill rate, or
         (live samplers) the longest gap a busy engine took between progress, whichever is longer."""
         by_rate = None
-        if self._step_tokens is not None and self.rate_tokens_s:
-            by_rate = self._step_tokens / self.rate_tokens_s
+        tokens = self._step_tokens
+        last = self._prev
+        if tokens is None and last is not None and last.kv_cache_usage_perc and last.kv_cache_size_tokens:
+            # no chunk seen yet (a watch started mid-step): the blocks the running requests hold stand for the
+            # step in progress (recorded: a 1,163-token hold, a 4 s step; tests/test_prefix_cache_load.py)
+            tokens = last.kv_cache_usage_perc * last.kv_cache_size_tokens
+        if tokens is not None and self.rate_tokens_s:
+            by_rate = tokens / self.rate_tokens_s
         if by_rate is None or self.gap_step_s is None:
             return by_rate if by_rate is not None else self.gap_step_s
         return max(by_rate, self.gap_step_s)
@@ -318,6 +325,16 @@ class StallDetector:
             if st.confirmed_at is None and st.no_progress_s >= st.window_s - CLOCK_SLACK_S:
                 st.confirmed_at = s.ts
         return st
+
+
+def computed_tokens(prompt: Optional[float], hits: Optional[float]) -> Optional[float]:
+    """Prompt tokens the engine computed: vLLM counts a prefix-cache hit's tokens in ``vllm:prompt_tokens`` too
+    (recorded on 0.32.0, tests/fixtures/real/prefix-cache-load: 2.4 M of 2.5 M prompt tokens were hits), so a rate
+    on prompt tokens alone made a ~4 s step look like 0.2 s and raised a false stall. Hits are counted when a
+    request is scheduled, prompt tokens when it finishes: a difference below zero is none."""
+    if prompt is None or hits is None:
+        return prompt
+    return max(prompt - hits, 0.0)
 
 
 def cpu_cores(prev: EngineSample, s: EngineSample) -> Optional[float]:

@@ -52,7 +52,8 @@ def test_json_livelock_finding_on_031(server_031_livelock: LabServer, tmp_path: 
     assert live["status"] == "fail" and "vllm#55427" in live["refs"]
     ev = live["evidence"]
     assert ev["samples"] and ev["time_to_verdict_s"] <= 10 and ev["recovery"]["recovered"] is True
-    assert set(live) == {"check", "status", "title", "evidence", "fix", "refs", "explanation"}
+    assert set(live) == {"check", "status", "title", "evidence", "fix", "refs", "explanation", "failure_mode"}
+    assert live["failure_mode"] == "pooling-livelock"
     assert out["outcomes"][0]["outcome"] == "livelock" and out["outcomes"][0]["recovery"]["short_request_ok"]
 
 
