@@ -199,21 +199,13 @@ class Watcher:
         if self._proc is False:
             return None
         try:
-            import psutil
+            from triage.sources.process import tree_cpu_seconds  # psutil: loaded when a local server is watched
 
             if self._proc is None:
                 self._proc = _local_server_process(self.url) or False
                 if self._proc is False:
                     return None
-            procs = [self._proc, *self._proc.children(recursive=True)]
-            total = 0.0
-            for p in procs:
-                try:
-                    t = p.cpu_times()
-                    total += t.user + t.system
-                except psutil.Error:
-                    continue
-            return round(total, 3)
+            return tree_cpu_seconds(self._proc)
         except Exception:  # noqa: BLE001 - no psutil, the process went away: the evidence is optional
             self._proc = False
             return None

@@ -13,7 +13,8 @@ from triage.lab.models import MODEL_NAMES, build_models, model_path
 from triage.lab.profiles import PROFILES, Profile
 
 
-_SERVER = ("LabServer", "down", "ensure", "status", "up")  # triage.lab.server (httpx): loaded on first use
+# triage.lab.server (httpx): loaded on first use
+_SERVER = ("LabServer", "down", "ensure", "log_path_of", "status", "up")
 __all__ = ["LabError", "install", "is_installed", "MODEL_NAMES", "build_models", "model_path",
            "PROFILES", "Profile", *_SERVER]
 

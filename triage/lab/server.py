@@ -105,6 +105,13 @@ def _save(srv: LabServer) -> None:
     _state_file(srv.name).write_text(json.dumps(asdict(srv), indent=2))
 
 
+def log_path_of(url: str, given: str | None = None) -> Path | None:
+    """The server log of the lab server at ``url`` (``given`` wins): what the capture scripts tail."""
+    if given:
+        return Path(given)
+    return next((Path(s.log_path) for s in status() if s.url.rstrip("/") == url.rstrip("/")), None)
+
+
 def status() -> list[LabServer]:
     """Servers recorded by the lab; state files of dead processes are removed."""
     out = []

@@ -47,6 +47,19 @@ def _no_gpu_devices() -> bool:
     return not glob.glob("/dev/nvidia[0-9]*") and not os.path.exists("/dev/kfd")
 
 
+def tree_cpu_seconds(proc: psutil.Process) -> float:
+    """User + system CPU seconds of ``proc`` and its children (a vLLM server's API process, engine and workers);
+    a child that went away is left out."""
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            continue
+    return round(total, 3)
+
+
 def is_vllm_argv(argv: list[str]) -> bool:
     """Is this the command line of a vLLM server: the `vllm` console script (run directly or by a Python),
     or `python -m vllm…`? A mention elsewhere (a test path under tests/vllm, an argument) is not."""
