@@ -5,20 +5,15 @@ not in CI: tests/test_slow_steps.py replays the recording (tests/fixtures/real/s
 from __future__ import annotations
 
 import os
-import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
-from tests.lab_servers import serve as lab_server
+from tests.lab_servers import serve as lab_server, watch_one_request
 from triage.cli import main
-from triage.cli.watch import _tick_line
 from triage.lab import LabServer
-from triage.watch import STEP_IN_PROGRESS, Watcher, WatchTick
+from triage.watch import STEP_IN_PROGRESS
 
 pytestmark = [pytest.mark.real_server,
               pytest.mark.skipif(os.environ.get("VLLM_TRIAGE_SLOW_STEPS") != "1",
@@ -34,34 +29,9 @@ def big_032() -> Iterator[LabServer]:
 
 def test_032_steps_of_30s_never_stall_nor_say_livelock(big_032: LabServer, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    body = {"model": big_032.served_model, "input": uuid.uuid4().hex + " apple river stone" * 2048,
-            "truncate_prompt_tokens": 4095}
-    done: dict[str, Any] = {}
-
-    def send() -> None:
-        with httpx.Client(timeout=900) as c:
-            done["status"] = c.post(big_032.url + "/v1/embeddings", json=body).status_code
-
-    w = Watcher(big_032.url, interval=0.5)
-    lines: list[str] = []
-    longest = {"no_progress_s": 0.0}
-
-    def on_tick(t: WatchTick) -> None:
-        lines.extend(e.message for e in t.events)
-        lines.append(_tick_line(t, w.vllm_version))
-        longest["no_progress_s"] = max(longest["no_progress_s"], t.state.no_progress_s)
-
-    for _ in range(4):
-        on_tick(w.sample_once())
-    th = threading.Thread(target=send)
-    th.start()
-    try:
-        summary = w.run(900, on_tick=on_tick, should_stop=lambda: not th.is_alive())
-    finally:
-        th.join(timeout=900)
-    text = "\n".join(lines)
-    assert w.vllm_version == "0.32.0" and done.get("status") == 200, done
-    assert summary["alerts"] == [] and "livelock" not in text.lower() and "STALLED" not in text, text[-3000:]
+    text, longest, done = watch_one_request(big_032, 2048, 900)
+    assert done["version"] == "0.32.0" and done.get("status") == 200, done
+    assert done["alerts"] == [] and "livelock" not in text.lower() and "STALLED" not in text, text[-3000:]
     assert longest["no_progress_s"] >= 25 and f"[{STEP_IN_PROGRESS} since" in text, (longest, text[-2000:])
 
     # what the probe prints (its text output; the JSON document also carries the checks' static explanations,
