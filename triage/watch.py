@@ -27,6 +27,7 @@ from triage import events as ev_
 from triage.client import VllmClient
 from triage.events import AlertEvent, Observer, RunEvent
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, explain_stall, word_stall
+from triage.catalogue.stalls import stall_name as catalogue_stall_name
 from triage.recurrence import ONGOING, Span, ended_by, headline, summarize
 from triage.findings import Finding, Status
 from triage.sample import EngineSample, frozen_extra
@@ -73,9 +74,9 @@ def alert_message(
     head = "ENGINE STALLED" if kind == LIVELOCK else "REQUESTS STUCK WAITING"
     step = f" (one engine step should take ~{expected_step_s:.1f}s)" if (expected_step_s or 0) >= 0.5 else ""
     ver = f", vLLM {version}" if version else ", vLLM version unknown"
-    return (
-        f"{head} since {hhmmss(since)}: running={r} waiting={w}, no progress for "
-        f"{now - since:.0f}s{step}{ver} — {mode.now} {mode.fix()} ({', '.join(mode.refs[:2]) or mode.id})"
+    return (  # named as the finding names it (catalogue.stall_name): one wording of a stall
+        f"{head} since {hhmmss(since)}: {catalogue_stall_name(mode, version)}: running={r} waiting={w}, no progress "
+        f"for {now - since:.0f}s{step}{ver} — {mode.now} {mode.fix()} ({', '.join(mode.refs[:2]) or mode.id})"
     )
 
 

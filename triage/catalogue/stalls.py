@@ -56,7 +56,7 @@ def stall_name(mode: FailureMode, version: Any = None) -> str:
         return f"livelock ({ref})"
     if mode is ENGINE_STALL:
         return f"engine stall on vLLM {fmt(parse_version(version)) if version else version} (it carries the fix " \
-               f"of {ref}: not that livelock)"
+               f"of {ref}: not that bug)"
     if mode is STUCK_WAITING:
         return f"stuck waiting (not the pooling livelock, {ref})"
     return mode.title
