@@ -63,6 +63,24 @@ def _alert(kind: str, instance: str) -> dict[str, object]:
                 "now": mode.now, "fix": mode.fix(), "refs": ", ".join(mode.refs)}}
 
 
+def _recorded(version: str) -> list:
+    from triage.sample import PROMETHEUS
+    from triage.vllm.metrics import parse_metrics
+
+    d = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "client-timeouts" / f"{version}-tiny-qwen3-livelock"
+    rows = [json.loads(ln) for ln in (d / "metrics.jsonl").read_text().splitlines()][::2]
+    return [next(iter(parse_metrics(r["page"], r["t"]).engines.values())).with_(source=PROMETHEUS) for r in rows]
+
+
+def _promtool_series(samples: list) -> list:
+    """The recorded samples as promtool input series of one replica (2 s slots)."""
+    def vals(field: str) -> str:
+        return " ".join(f"{getattr(s, field) or 0:g}" for s in samples)
+
+    return _series("replica:8000", vals("num_requests_running"), vals("num_requests_waiting"),
+                   vals("prompt_tokens_total"), vals("kv_cache_usage_perc"), vals("prefix_cache_queries_total"))
+
+
 def test_rules_fire_for_the_stalled_replicas_only(tmp_path: Path) -> None:
     rules = _write_rules(tmp_path, "--scrape-interval", "2s")
     # 2 s scrapes: 3 idle samples, then 20 stalled ones (values as the recorded 0.31.0 / BERT pages show them)
@@ -90,21 +108,12 @@ def test_rules_and_scan_agree_on_the_recorded_client_timeouts(tmp_path: Path) ->
     normal traffic) as 2 s scrapes. At the last sample of every episode the scan finds, the generated alert fires;
     in the middle of every gap of 8 s or more between them it does not."""
     from triage.fleet.replicas import episodes
-    from triage.sample import PROMETHEUS
-    from triage.vllm.metrics import parse_metrics
 
-    d = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "client-timeouts" / "0.31.0-tiny-qwen3-livelock"
-    rows = [json.loads(ln) for ln in (d / "metrics.jsonl").read_text().splitlines()][::2]
-    samples = [next(iter(parse_metrics(r["page"], r["t"]).engines.values())).with_(source=PROMETHEUS) for r in rows]
+    samples = _recorded("0.31.0")
     eps = episodes(samples, DEFAULT_STALL_S)
     assert len(eps) >= 8
     t0 = samples[0].ts
-
-    def vals(field: str) -> str:
-        return " ".join(f"{getattr(s, field) or 0:g}" for s in samples)
-
-    series = _series("replica:8000", vals("num_requests_running"), vals("num_requests_waiting"),
-                     vals("prompt_tokens_total"), vals("kv_cache_usage_perc"), vals("prefix_cache_queries_total"))
+    series = _promtool_series(samples)
     at = lambda ts: f"{round((ts - t0) / 2) * 2}s"  # noqa: E731 - the sample's slot on promtool's 2 s grid
     checks = [{"eval_time": at(e.end), "alertname": ALERTS[LIVELOCK],
                "exp_alerts": [_alert(LIVELOCK, "replica:8000")]} for e in eps]
@@ -133,15 +142,6 @@ def _recurring_alert(instance: str, window: str = "10m") -> dict[str, object]:
                 "now": rec.now, "fix": rec.fix(), "refs": ", ".join(rec.refs)}}
 
 
-def _recorded(version: str) -> list:
-    from triage.sample import PROMETHEUS
-    from triage.vllm.metrics import parse_metrics
-
-    d = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "client-timeouts" / f"{version}-tiny-qwen3-livelock"
-    rows = [json.loads(ln) for ln in (d / "metrics.jsonl").read_text().splitlines()][::2]
-    return [next(iter(parse_metrics(r["page"], r["t"]).engines.values())).with_(source=PROMETHEUS) for r in rows]
-
-
 @pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])
 def test_the_recurrence_alert_on_the_recorded_client_timeouts(tmp_path: Path, version: str) -> None:
     """Issue 21: the recurring-livelock alert (a recorded 0/1 livelock series, two ended episodes in 10 min) on the
@@ -152,12 +152,7 @@ def test_the_recurrence_alert_on_the_recorded_client_timeouts(tmp_path: Path, ve
     samples = _recorded(version)
     eps = episodes(samples, DEFAULT_STALL_S)
     t0 = samples[0].ts
-
-    def vals(field: str) -> str:
-        return " ".join(f"{getattr(s, field) or 0:g}" for s in samples)
-
-    series = _series("replica:8000", vals("num_requests_running"), vals("num_requests_waiting"),
-                     vals("prompt_tokens_total"), vals("kv_cache_usage_perc"), vals("prefix_cache_queries_total"))
+    series = _promtool_series(samples)
     at = lambda ts: f"{round((ts - t0) / 2) * 2}s"  # noqa: E731 - the sample's slot on promtool's 2 s grid
     if version == "0.31.0":
         assert len(eps) >= 4
