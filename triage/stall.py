@@ -136,8 +136,13 @@ def held(prev: Optional[EngineSample], cur: EngineSample) -> bool:
     Read from /metrics and Prometheus samples only: a log line's KV usage has one decimal of a percent."""
     if prev is None or cur.source == LOG_SOURCE:
         return False
-    r0, r1, k0, k1 = prev.num_requests_running, cur.num_requests_running, prev.kv_cache_usage_perc, \
-        cur.kv_cache_usage_perc
+    return held_gauges(prev.num_requests_running, prev.kv_cache_usage_perc, cur.num_requests_running,
+                       cur.kv_cache_usage_perc)
+
+
+def held_gauges(r0: Optional[float], k0: Optional[float], r1: Optional[float], k1: Optional[float]) -> bool:
+    """``held`` on two readings of (running, KV usage): running >= 1 at both and not fewer now, the KV usage
+    (> 0) unchanged. The log post-mortem applies it to stats lines close enough apart (triage.logs.episodes)."""
     if r0 is None or r1 is None or k0 is None or k1 is None:
         return False
     return r0 >= 1 and r1 >= r0 and k0 > 0 and k1 == k0

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from triage.stall import StallDetector
+from triage.stall import StallDetector, held_gauges
 
 DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32)
 # Two stats intervals: one interval of zero throughput with a request running is normal for a long
@@ -164,8 +164,7 @@ class EngineTrack:
         prev, self._prev = self._prev, (running, kv)
         if self.interval() >= FINE_INTERVAL_S:
             prev = None  # lines 10 s apart: equal KV usage may be two different requests (steady traffic)
-        held = (prev is not None and kv is not None and prev[1] is not None and kv > 0 and kv == prev[1]
-                and running >= 1 and prev[0] >= 1 and running >= prev[0])
+        held = prev is not None and held_gauges(prev[0], prev[1], running, kv)
         made_progress = (bool(prompt) or bool(gen)) and not held
         kv_moved = prev is not None and kv is not None and prev[1] is not None and kv != prev[1]
         kind, stalled = self.det.update_gauges(t, running, waiting, made_progress or kv_moved)
