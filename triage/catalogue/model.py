@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 from triage.catalogue.checks import findings_of
+from triage.catalogue.symptoms import Clue
 from triage.catalogue.versions import Version, VersionRange, fmt, parse_version
 
 
@@ -42,6 +43,11 @@ class FailureMode:
     fix from the config when it depends on it;
     ``now`` is what to do while it is happening (a hung engine), before the lasting fix. ``edits`` is the
     same fix as data (options and request fields to change, for this config), for copyable fix blocks.
+
+    The differential (``triage.differential``) reads ``symptoms`` (what the mode produces, the names in
+    ``triage.catalogue.symptoms``), ``clues`` (readers of a run's case that weigh for or against it) and
+    ``experiment`` (the safe probe or lab twin that singles it out from the others of a symptom;
+    ``experiment_probe`` names the probe set the tool can run for it, '' when none).
     """
 
     id: str
@@ -56,6 +62,10 @@ class FailureMode:
     fix_text: str = ""
     fix_for: Optional[Callable[[ConfigLike], str]] = None
     edits: Optional[Callable[[Mapping[str, Any]], list[Edit]]] = None
+    symptoms: tuple[str, ...] = ()
+    clues: tuple[Clue, ...] = ()
+    experiment: str = ""
+    experiment_probe: str = ""
 
     @property
     def findings(self) -> tuple[str, ...]:
