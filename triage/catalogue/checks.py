@@ -3,7 +3,7 @@
 The step table (``triage.steps``), each record's finding list (``FailureMode.findings``), a finding's default
 failure mode (``Finding.failure_mode``) and the reports' grouping all derive from ``CHECKS``. An id built
 anywhere but not declared here fails the test session (tests/declared_checks.py). Plain data: this module
-imports nothing, so ``triage.findings`` can read it.
+imports nothing but the symptom names (plain data too), so ``triage.findings`` can read it.
 
 ``modes`` lists the records an id can report ('' among them: some of its findings report none); an id with
 exactly one reports it unless its builder says otherwise. An id with several (a stall: the pooling livelock,
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
+
+from triage.catalogue.symptoms import SYMPTOMS  # plain data too (it imports only typing)
 
 CHECKLIST, PROBE, WATCH, LOG, FLEET = "checklist", "probe", "watch", "log", "fleet"
 STALL_MODES = ("pooling-livelock", "engine-stall", "stuck-waiting")  # explain_stall's answers
@@ -122,6 +124,9 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "pooling-livelock", FLEET, "fleet-replicas-clean"),  # no stall: the record it looked for
     *_ids(None, STALL_MODES, FLEET, "fleet-replica-stalled"),
     *_ids(None, "pooling-livelock-client-timeouts", FLEET, "fleet-episodes-recurring"),
+    # the differential (triage/differential.py): one per symptom; the record it names is its builder's ('' for
+    # "one of"), so no mode is declared here
+    *_ids(None, "", (PROBE, CHECKLIST, LOG), *(f"diagnosis-{s}" for s in SYMPTOMS)),
 ]
 
 CHECKS: dict[str, CheckDecl] = {d.id: d for d in _DECLS}

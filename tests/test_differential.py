@@ -1,0 +1,63 @@
+"""The differential's naming rule (triage.differential.judge), as a table, and diagnose() end to end.
+
+The rule's table weighs invented candidates (records made here with fixed clues): the rule is a pure function
+of the weights, so a recorded server adds nothing to it; the recorded real cases are in
+tests/catalogue/test_diagnosis_cases.py.
+"""
+from __future__ import annotations
+
+import pytest
+
+from triage.catalogue import FailureMode
+from triage.catalogue.symptoms import Case, Clue, Weight
+from triage.differential import Weighed, diagnose, judge, merged_facts, shown_symptoms
+from triage.findings import Finding, Status
+
+FOR, FOR_D = Weight("for", "for"), Weight("for", "for!", decisive=True)
+AG, AG_D = Weight("against", "against"), Weight("against", "against!", decisive=True)
+
+
+def _w(mid: str, *ws: Weight) -> Weighed:
+    return Weighed(FailureMode(id=mid, title=mid.upper(), mechanism=""), ws)
+
+
+@pytest.mark.parametrize("cands, named, standing, out", [
+    pytest.param([_w("a", FOR_D), _w("b", AG_D)], "a", ["a"], ["b"], id="proven-and-other-ruled-out"),
+    pytest.param([_w("a", FOR_D), _w("b")], "a", ["a", "b"], [], id="proven-beside-one-nothing-speaks-for"),
+    pytest.param([_w("a", FOR_D), _w("b", AG)], "a", ["a", "b"], [], id="proven-beside-one-only-weighed-against"),
+    pytest.param([_w("a", FOR_D), _w("b", FOR)], None, ["a", "b"], [], id="proven-beside-one-with-a-for"),
+    pytest.param([_w("a", FOR_D), _w("b", FOR_D)], None, ["a", "b"], [], id="two-proven"),
+    pytest.param([_w("a", FOR_D, AG_D), _w("b", FOR)], None, ["b"], ["a"], id="proven-and-ruled-out-is-out"),
+    pytest.param([_w("a", FOR), _w("b", AG_D)], None, ["a"], ["b"], id="only-one-left-but-not-proven"),
+    pytest.param([_w("a"), _w("b")], None, ["a", "b"], [], id="no-evidence-one-of"),
+    pytest.param([_w("a", AG_D), _w("b", AG_D)], None, [], ["a", "b"], id="all-ruled-out"),
+    pytest.param([_w("a", FOR_D)], "a", ["a"], [], id="single-candidate-proven"),
+    pytest.param([_w("a", FOR)], None, ["a"], [], id="single-candidate-not-proven"),
+    pytest.param([_w("a"), _w("b", FOR), _w("c", FOR_D, FOR)], None, ["c", "b", "a"], [], id="order-for-first"),
+])
+def test_naming_rule(cands: list[Weighed], named: str | None, standing: list[str], out: list[str]) -> None:
+    j = judge(cands)
+    assert (j.named.mode.id if j.named else None) == named
+    assert [c.mode.id for c in j.standing] == standing
+    assert [c.mode.id for c in j.ruled_out] == out
+
+
+def test_merged_facts_later_wins_and_none_is_missing() -> None:
+    fs = [Finding("probe-livelock", Status.FAIL, "x", {"facts": {"a": 1, "b": 2}}),
+          {"check": "log-oom", "status": "fail", "evidence": {"facts": {"a": 3, "b": None}}}]
+    assert merged_facts(fs, {"c": 4}) == {"a": 3, "b": 2, "c": 4}
+
+
+def test_pass_findings_and_diagnoses_show_no_symptom() -> None:
+    fs = [Finding("probe-livelock", Status.PASS, "no livelock", failure_mode="pooling-livelock"),
+          Finding("diagnosis-hang-running", Status.FAIL, "x", failure_mode="pooling-livelock")]
+    assert shown_symptoms(fs, {}) == {}
+    assert diagnose(fs, {}) == []
+
+
+def test_malformed_clue_says_nothing() -> None:
+    def boom(case: Case) -> Weight | None:
+        raise TypeError("bad evidence")
+    m = FailureMode(id="x", title="X", mechanism="", clues=(Clue("boom", boom),))
+    from triage.differential import weigh
+    assert weigh(m, Case()).weights == ()
