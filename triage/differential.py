@@ -2,9 +2,11 @@
 
 ``diagnose(findings, config, facts)`` returns one finding per shown symptom (check id ``diagnosis-<symptom>``,
 declared in ``triage.catalogue.checks``). A symptom is *shown* when a FAIL or WARN finding reports a record that
-declares it (``catalogue.mode_of``), or when a fact ``symptom.<name>`` is true. Its candidates are every record
-in ``catalogue.MODES`` that declares it; each candidate's clues read the run's ``Case`` (its findings, config and
-the merged ``evidence["facts"]`` of its findings, plus ``facts``).
+declares it (``catalogue.mode_of``; a finding's ``evidence["symptoms"]`` list narrows its record's symptoms to
+those this finding shows: an engine failure at start-up is no rejected request), or when a fact
+``symptom.<name>`` is true. Its candidates are every record in ``catalogue.MODES`` that declares it; each
+candidate's clues read the run's ``Case`` (its findings, config and the merged ``evidence["facts"]`` of its
+findings, plus ``facts``).
 
 The rule that names a cause (``judge``; tests/test_differential.py tables it):
 
@@ -21,6 +23,9 @@ A diagnosis never comes from missing data: a clue that lacks its fact says nothi
 candidates all stand and the answer is "one of". The finding's status is its worst contributing finding's (a
 symptom shown only by a fact is WARN); its fix is the named record's ``fix(config)``, else the experiments.
 Findings of a previous diagnosis (``diagnosis-*``) are never read as symptoms, so re-diagnosing is idempotent.
+A checklist verdict read from the config alone (a risk, nothing seen: its id's only source is the checklist and
+its step is not the server's) shows no symptom: the differential weighs what was seen, and the risk's own
+finding already carries its record's fix.
 """
 from __future__ import annotations
 
@@ -132,11 +137,14 @@ def shown_symptoms(findings: Iterable[Any], facts: Mapping[str, Any]) -> dict[st
     """symptom -> the FAIL/WARN findings whose record declares it (in the run's order; [] when shown by a fact)."""
     shown: dict[str, list[Any]] = {}
     for f in findings:
-        if is_diagnosis(f) or _status(f) not in _SHOWING:
+        if is_diagnosis(f) or _status(f) not in _SHOWING or _predicted(f):
             continue
         mode = mode_of(f)
+        ev = _get(f, "evidence")
+        said = ev.get("symptoms") if isinstance(ev, Mapping) else None  # the builder's narrowing, when it knows
         for s in mode.symptoms if mode is not None else ():
-            shown.setdefault(s, []).append(f)
+            if not isinstance(said, list) or s in said:
+                shown.setdefault(s, []).append(f)
     for key, val in facts.items():
         if key.startswith("symptom.") and val is True:
             shown.setdefault(key.removeprefix("symptom."), [])
@@ -163,13 +171,10 @@ def _why_out(c: Weighed) -> str:
     return "; ".join(w.seen for w in c.against if w.decisive)
 
 
-def _observed(contributing: list[Any]) -> bool:
-    """False when every contributing finding is a checklist prediction (a risk read from the config, no sighting)."""
-    for f in contributing:
-        d = CHECKS.get(str(_get(f, "check")))
-        if d is None or d.sources != (CHECKLIST,):
-            return True
-    return not contributing
+def _predicted(f: Any) -> bool:
+    """A checklist verdict read from the config alone (a risk, nothing seen): it shows no symptom."""
+    d = CHECKS.get(str(_get(f, "check")))
+    return d is not None and d.sources == (CHECKLIST,) and d.step not in (None, "server")
 
 
 def _one_of(names: list[str]) -> str:
@@ -186,13 +191,12 @@ def diagnose_symptom(symptom: str, contributing: list[Any], case: Case, config: 
     j = judge(weighed)
     status = worst(s for s in (_status(f) for f in contributing) if s is not None) if contributing else Status.WARN
     what = SYMPTOMS.get(symptom, symptom)
-    risk = "" if _observed(contributing) else "risk: "
     if j.named is not None:
-        title = f"{risk}{what}: {j.named.mode.title}"
+        title = f"{what}: {j.named.mode.title}"
         fix = j.named.mode.fix(config if config is not None else {})
         mode_id = j.named.mode.id
     else:
-        title = f"{risk}{what}: {_one_of([c.mode.title for c in j.standing])}"
+        title = f"{what}: {_one_of([c.mode.id for c in j.standing])}"
         exps = experiments(j.standing)
         fix = " ".join(f"To tell {e['title']!r}: {e['experiment']}" + (f" (probe set {e['probe']})" if e["probe"]
                                                                         else "")
@@ -208,7 +212,6 @@ def diagnose_symptom(symptom: str, contributing: list[Any], case: Case, config: 
     evidence: dict[str, Any] = {
         "symptom": symptom,
         "symptom_text": what,
-        "observed": not risk,
         "named": named_id,
         "candidates": rows,
         "ruled_out": [f"{c.mode.title} — {_why_out(c)}" for c in j.ruled_out],

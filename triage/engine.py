@@ -23,6 +23,7 @@ from triage.client import VllmClient
 from triage import events as ev_
 from triage.events import RunEvent
 from triage.config import EffectiveConfig, merge
+from triage.differential import diagnose
 from triage.findings import Finding, Status, worst
 from triage.sources import SourceResult, cmdline, nvml, process, server, startup_log
 from triage.steps import CONFIG_CONFLICT, NO_EVIDENCE
@@ -183,6 +184,8 @@ def checklist_events(target: Target, options: CheckOptions | None = None, *,
             ]
         for f in produced:
             yield emit(f)
+    for f in diagnose(findings, cfg):  # the differential after the checks' own findings (issue 29)
+        yield emit(f)
     status = worst(f.status for f in findings)
     yield RunEvent(ev_.DONE, message=f"status {status.value}", summary=_summary(findings))
 

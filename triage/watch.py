@@ -435,7 +435,9 @@ class Watcher:
                            seen=f" ({headline(rec)})")
         self._emit(RunEvent(ev_.FINDING, finding=Finding(
             status=Status.FAIL, evidence={"engine": label, "vllm_version": self.vllm_version, "recurrence": rec,
-                                          "url": self.url, "source": "scrape"}, **words.finding_args())))
+                                          "url": self.url, "source": "scrape",
+                                          "facts": {"vllm.version": self.vllm_version, "stall.recurring": True}},
+            **words.finding_args())))
         last = rec["spans"][-1]
         return AlertEvent("recurring", label, LIVELOCK, rec["spans"][0]["start"], ts, None, None,
                           last["duration_s"], f"{mode.title}: {headline(rec)}. {mode.fix(now=True)}")
@@ -448,7 +450,9 @@ class Watcher:
                            + (f" to {hhmmss(end)}" if end else " (still stalled when watch ended)"))
         self._emit(RunEvent(ev_.FINDING, finding=Finding(
             status=Status.FAIL, evidence={**a, "stall_threshold_s": self.stall_s, "interval_s": self.interval,
-                                          "source": "scrape", "url": self.url}, **words.finding_args())))
+                                          "source": "scrape", "url": self.url,
+                                          "facts": {"vllm.version": self.vllm_version, "stall.kind": a["kind"]}},
+            **words.finding_args())))
 
     def _worst_state(self) -> StallState:
         for es in self._engines.values():

@@ -74,7 +74,7 @@ _DECLS: list[CheckDecl] = [
           "conformance-chunked-prefill-shapes", "conformance-batching-flags", "conformance-native-architecture",
           "conformance-kv-cache-sizing"),
     *_ids(None, STALL_MODES, PROBE, "probe-livelock"),
-    *_ids(None, "pooling-livelock", PROBE, "probe-matrix"),
+    *_ids(None, STALL_MODES, PROBE, "probe-matrix"),  # the stall its hangs are, else the livelock it looked for
     *_ids(None, "stuck-waiting", PROBE, "probe-stuck-waiting"),
     *_ids(None, "throughput-bottleneck", PROBE, "throughput", "throughput-bottleneck"),
     *_ids(None, "pooling-mismatch", PROBE, "vectors-model-pooling", "vectors-reference", "vectors-norm"),

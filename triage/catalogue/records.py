@@ -11,8 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from triage.catalogue import engine_clues as ec
+from triage.catalogue import symptoms as sy
 from triage.catalogue.checks import primary_mode, written_before
 from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
+from triage.catalogue.symptoms import Clue
 from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vectors import VECTOR_MODES
@@ -127,6 +130,14 @@ POOLING_LIVELOCK = FailureMode(
     },
     now="abort the oldest in-flight request (close its client connection): the engine frees at once.",
     fix_for=_livelock_fix,
+    symptoms=(sy.HANG_RUNNING,),
+    clues=ec.hang_clues(lambda v: POOLING_LIVELOCK.affects(v), stall=False),
+    experiment=(
+        "the seed matrix: a prompt of exactly max_model_len tokens hangs and max_model_len - 1 returns on an "
+        "affected server (it holds the engine until the probe aborts it: allow the hang), or the same on the lab "
+        "twin of this release (python -m triage lab)"
+    ),
+    experiment_probe="seed",
 )
 
 POOLING_LIVELOCK_CLIENT_TIMEOUTS = FailureMode(
@@ -159,6 +170,17 @@ POOLING_LIVELOCK_CLIENT_TIMEOUTS = FailureMode(
         "your longest healthy request) so a hang frees the engine fast, and log the inputs that time out."
     ),
     fix_for=_livelock_fix,
+    symptoms=(sy.HANG_RUNNING,),
+    clues=(
+        Clue("release", lambda c: ec.release(POOLING_LIVELOCK_CLIENT_TIMEOUTS.affects, "#55427", c, shared=True)),
+        Clue("recurring", lambda c: ec.recurring(c, for_=True)),
+        Clue("prompt-below-max-model-len", lambda c: ec.prompt_below(c, for_=False)),
+        Clue("chunked-prefill-off", ec.chunking_off),
+    ),
+    experiment=(
+        "watch the server through its clients' traffic (python -m triage watch --url …): stall alerts that clear "
+        "within seconds, each ended by a client abort, again and again"
+    ),
 )
 
 
@@ -219,6 +241,12 @@ STUCK_WAITING = FailureMode(
         "fleet": "a replica's waiting gauge >= 1, running 0, frozen progress counters",
     },
     now="abort the waiting request (close its client connection).",
+    symptoms=(sy.WAITING_FOREVER,),
+    clues=(Clue("budget-below-prompt", ec.budget_below_prompt),),
+    experiment=(
+        "read the engine's chunked prefill and budget (the start-up log's 'Disabling chunked prefill' and "
+        "max_num_batched_tokens, or the checklist): off with a budget below the prompt is this"
+    ),
     fix_for=lambda cfg: (
         "Make every prompt admissible: raise --max-num-batched-tokens to "
         + (f"at least {cfg.get('max_model_len')}" if isinstance(cfg.get("max_model_len"), int) else ">= max_model_len")
@@ -243,9 +271,41 @@ ENGINE_STALL = FailureMode(
         "log": "stats lines with requests in flight at 0.0 tokens/s",
     },
     now="look at the server's process CPU and GPU utilization: a busy engine is computing one long step.",
+    symptoms=(sy.HANG_RUNNING,),
+    experiment_probe="conformance",  # it reads GET /version and /v1/models: the release and max_model_len
+    experiment=(
+        "read the server's release and max_model_len: on a release with the fix of #55427, or for a prompt below "
+        "max_model_len, it is not that bug; then look at the server process's CPU (busy: one long step; idle: "
+        "report it to vLLM)"
+    ),
+    clues=ec.hang_clues(lambda v: POOLING_LIVELOCK.affects(v), stall=True),
     fix_text=(
         "Compare the stall with the expected step time (prompt length / measured prefill rate); if the engine is "
         "idle, capture the request and the server log and report it to vLLM."
+    ),
+)
+
+SLOW_STEP = FailureMode(
+    id="slow-step",
+    title="One long step in progress: the engine is computing a large prefill, not hung",
+    mechanism=(
+        "/metrics and the stats lines move only when a step ends: a step of tens of seconds (a large model, a "
+        "budget as large as the prompt on a slow device) shows running >= 1 and no progress until it returns, "
+        "then the tokens jump (issue 21: 30 s steps of a 1.1B model on this CPU box, never a stall)."
+    ),
+    evidence={
+        "log": "'No available shared memory broadcast block found in N seconds' from vLLM's workers",
+        "watch": "a step in progress: the running requests' KV hold without a finished chunk",
+    },
+    fix_text=(
+        "Nothing hangs: give requests a time-out above the longest step (prompt tokens / prefill rate), or shorten "
+        "steps with a smaller --max-num-batched-tokens (chunked prefill) or a faster device."
+    ),
+    symptoms=(sy.HANG_RUNNING, sy.SLOW_PROGRESSING),
+    clues=(Clue("step-in-progress", lambda c: ec.step_in_progress(c, for_=True)),),
+    experiment=(
+        "watch the server at a 1 s interval through the stall (python -m triage watch --interval 1): a step in "
+        "progress ends with the tokens jumping; or read the server log for vLLM's long-step lines"
     ),
 )
 
@@ -260,6 +320,15 @@ KV_CACHE_TOO_SMALL = FailureMode(
         + ", or give the KV cache more memory (--gpu-memory-utilization; on CPU --kv-cache-memory-bytes or "
         "VLLM_CPU_KVCACHE_SPACE), or shard the model (--tensor-parallel-size)."
     ),
+    symptoms=(sy.STARTUP_REFUSAL, sy.WAITING_FOREVER),
+    clues=(
+        Clue("logged", lambda c: ec.logged("log-kv-cache-too-small", "the KV cache cannot hold max_model_len", c)),
+        Clue("kv-below-prompt", ec.kv_below_prompt),
+    ),
+    experiment=(
+        "read the start-up log's 'KV cache size: N tokens' beside max_model_len (and the waiting prompt's tokens): "
+        "a prompt larger than the KV cache is never admitted"
+    ),
 )
 
 UNSUPPORTED_HEAD_DIM = FailureMode(
@@ -272,6 +341,9 @@ UNSUPPORTED_HEAD_DIM = FailureMode(
         "Serve a model whose head_dim the backend supports (CPU: 32, 64, 80, 96, 112, 128, 160, 192, 224, "
         "256, 512), or pick another attention backend (VLLM_ATTENTION_BACKEND) on GPU."
     ),
+    symptoms=(sy.STARTUP_REFUSAL, sy.REJECTED),
+    clues=(Clue("logged", lambda c: ec.logged("log-unsupported-head-dim", "the backend refuses the head size", c)),),
+    experiment="read the server log for 'Head size N is not supported' and the model's head_dim (config.json)",
 )
 
 OOM = FailureMode(
@@ -286,6 +358,9 @@ OOM = FailureMode(
         "Raising max_num_batched_tokens to dodge #55427 OOMs small cards: prefer truncating to "
         "max_model_len − 1 or upgrading."
     ),
+    symptoms=(sy.STARTUP_REFUSAL, sy.REJECTED),
+    clues=(Clue("logged", lambda c: ec.logged("log-oom", "an allocation failed (out of memory)", c)),),
+    experiment="read the server log for 'out of memory' / OutOfMemoryError above the first EngineCore error",
 )
 
 ENGINE_DEAD = FailureMode(
@@ -298,6 +373,13 @@ ENGINE_DEAD = FailureMode(
         "Read the stack trace above the first EngineCore error line for the root cause (often OOM or an "
         "unsupported head_dim), fix it, restart the server. /health answers 503 once the engine is dead."
     ),
+    symptoms=(sy.STARTUP_REFUSAL, sy.REJECTED),
+    clues=(
+        Clue("dead", ec.dead_engine_logged),
+        Clue("root-cause", ec.root_cause_logged),
+        Clue("status", lambda c: ec.rejected_status(c, (500, 503))),
+    ),
+    experiment="read the server log above the first EngineCore error line for what made it fail; GET /health",
 )
 
 FLEET_UNJUDGED = FailureMode(

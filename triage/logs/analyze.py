@@ -28,6 +28,7 @@ from triage.logs.hits import ErrorHits
 from triage.logs.memo import Memo
 from triage.logs.stats import PointSeries, StatsValues, stats_values
 from triage.logs.verdicts import build_findings
+from triage.differential import diagnose
 from triage.sample import EngineSample
 from triage.vllm import logformats as lf
 
@@ -233,6 +234,7 @@ class LogPass:
         )
         summary["requests"] = self.notes.to_dict()
         findings = build_findings(config, episodes, self.errors, summary, startup=reader.events, notes=self.notes)
+        findings = [*findings, *diagnose(findings, config)]  # the differential after the log's own (issue 29)
         return LogAnalysis(
             findings=findings,
             config=config,

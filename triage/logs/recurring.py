@@ -153,6 +153,7 @@ def recurring_finding(eps: list[StallEpisode], config: dict[str, Any], notes: Re
     return Finding(
         status=Status.FAIL,
         evidence={"recurrence": rec, "aborted_requests": aborts[:20], "requests": notes.to_dict(),
-                  "vllm_version": config.get("vllm_version"), "source": "log"},
+                  "vllm_version": config.get("vllm_version"), "source": "log",
+                  "facts": {"stall.recurring": True, "vllm.version": config.get("vllm_version")}},
         **words.finding_args(),
     )

@@ -120,6 +120,17 @@ def _episode_evidence(ep: StallEpisode) -> dict[str, Any]:
     }
 
 
+def _stall_facts(config: dict[str, Any], kind: str, held_max: bool = False) -> dict[str, Any]:
+    """What the differential reads of a log's stall (triage.catalogue.engine_clues names the keys); the held prompt
+    is max_model_len tokens when the busy intervals before the stall computed max_model_len - 1 of them."""
+    mml = config.get("max_model_len")
+    return {"vllm.version": config.get("vllm_version"), "engine.max_model_len": mml,
+            "engine.max_num_batched_tokens": config.get("max_num_batched_tokens"),
+            "engine.chunked_prefill": config.get("enable_chunked_prefill"),
+            "engine.kv_cache_tokens": config.get("kv_cache_size_tokens"), "stall.kind": kind,
+            "request.prompt_tokens": mml if held_max and isinstance(mml, int) else None}
+
+
 def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
     pre = livelock_preconditions(config)
     all_pre = bool(pre["version_affected"] and pre["pooling"] and pre["enable_chunked_prefill"])
@@ -134,6 +145,7 @@ def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding
     arith = token_arithmetic(worst, pre["max_model_len"])
     if arith is not None:
         ev["token_arithmetic"] = arith
+    ev["facts"] = _stall_facts(config, "livelock", arith is not None)
     if len(eps) > 1:
         ev["other_windows"] = [
             {"start": _fmt_ts(e.start_ts), "end": _fmt_ts(e.end_ts), "line": e.start_line}
@@ -203,6 +215,7 @@ def stuck_waiting_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Fi
     # scheduled (seen on 0.32.0 BERT with --enable-chunked-prefill --max-num-batched-tokens 128)
     unadmittable = config.get("enable_chunked_prefill") is False and bool(budget and max_len and budget < max_len)
     ev["prompt_longer_than_budget_never_admitted"] = unadmittable
+    ev["facts"] = _stall_facts(config, "stuck-waiting")
     words = word_stall("log", "stuck-waiting", config.get("vllm_version"), subject=f"Engine{when}",
                        suspect=not (worst.confirmed or unadmittable),
                        seen=f"; the stats lines: Running 0, Waiting {worst.max_waiting}, 0.0 tokens/s"

@@ -18,6 +18,7 @@ from triage.logs.hits import ErrorHits
 from triage.logs.recurring import RequestNotes, recurring_finding, resolution
 from triage.logs.stall_verdicts import livelock_finding, livelock_prone_finding, stuck_waiting_finding
 from triage.logs.startup import StartupEvents
+from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL
 from triage.logs.startup_verdicts import never_started as never_started_finding
 from triage.logs.startup_verdicts import startup_findings, startup_oom, stats_disabled
 
@@ -246,4 +247,15 @@ def build_findings(
                     "(INFO level, every VLLM_LOG_STATS_INTERVAL s; not with --disable-log-stats).",
                 )
             )
+    _say_symptoms(out, started is not None or summary["access"]["total"] > 0)
     return out
+
+
+def _say_symptoms(findings: list[Finding], served: bool) -> None:
+    """Which of its record's symptoms an engine failure shows here (the differential reads ``evidence["symptoms"]``):
+    a refusal of the start-up when the server never served, rejected requests once it had."""
+    for f in findings:
+        if f.check == "log-kv-cache-too-small":
+            f.evidence["symptoms"] = [STARTUP_REFUSAL]
+        elif f.check in ("log-unsupported-head-dim", "log-oom", "log-engine-dead"):
+            f.evidence["symptoms"] = [REJECTED if served else STARTUP_REFUSAL]

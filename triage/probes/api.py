@@ -14,15 +14,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 from triage import events as ev_
 from triage.events import RunEvent, observers
+from triage.differential import diagnose
 from triage.findings import Finding, Status
 from triage.probes import clients, conformance, rerank, seed, throughput, vectors
 from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
+from triage.probes.experiments import ExperimentPlan, experiment_sets
 from triage.probes.registry import (DEFAULT_SETS, HANG_REASON, OUTCOME_STATUS, PROBE_SETS, SETS, HangNotAllowed,
                                     ProbeSet, outcome_status, resolve_sets)
 from triage.probes.runner import EventSink, MonitorConfig, ProbeOutcome
@@ -56,13 +58,19 @@ class ProbeRunResult:
 def run_probes(spec: Target, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
                stall_s: float = 2.0, deadline_s: float = 30.0, store: Store | None = None,
                on_event: EventSink | None = None, *, scrape_s: float = 0.5,
-               only: Iterable[str] | None = None) -> ProbeRunResult:
+               only: Iterable[str] | None = None, run_experiments: bool = False,
+               prior: Iterable[Finding] = (), prior_config: Optional[dict[str, Any]] = None) -> ProbeRunResult:
     """Synchronous entry point (CLI, dashboard): runs the async probes in their own event loop.
 
     Called from a thread that already runs a loop (a notebook), it runs them in a worker thread.
+    ``run_experiments``: after the sets, run the probe sets an ambiguous diagnosis asks for (triage.probes.experiments;
+    a hang-capable one only with ``allow_hang``) and diagnose again. ``prior``: findings of another run of the same
+    target (a checklist) that the diagnosis weighs too (with ``prior_config``, its effective config); they are not
+    this run's, so they are not emitted.
     """
     coro = run_probes_async(spec, sets, allow_hang, stall_s, deadline_s, store, on_event, scrape_s=scrape_s,
-                            only=only)
+                            only=only, run_experiments=run_experiments, prior=prior,
+                            prior_config=prior_config)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -101,7 +109,9 @@ async def _discover(pc: ProbeClient, model: str | None) -> tuple[dict[str, Any],
 async def run_probes_async(spec: Target, sets: str | Iterable[str] | None = DEFAULT_SETS, allow_hang: bool = False,
                            stall_s: float = 2.0, deadline_s: float = 30.0, store: Store | None = None,
                            on_event: EventSink | None = None, *, scrape_s: float = 0.5,
-                           only: Iterable[str] | None = None) -> ProbeRunResult:
+                           only: Iterable[str] | None = None, run_experiments: bool = False,
+                           prior: Iterable[Finding] = (),
+                           prior_config: Optional[dict[str, Any]] = None) -> ProbeRunResult:
     """The probe run: every event to ``on_event`` (a Recorder's ``observe`` among them saves it).
 
     ``store``: compose a Recorder in front of ``on_event`` here; a run that an exception ends is closed with
@@ -109,18 +119,29 @@ async def run_probes_async(spec: Target, sets: str | Iterable[str] | None = DEFA
     names = resolve_sets(sets)
     if any(p.can_hang and p.id in names for p in PROBE_SETS) and not allow_hang:
         raise HangNotAllowed(HANG_REASON)
+    plan = _Plan(run_experiments, tuple(prior), prior_config)
     if store is None:
-        return await _run(spec, names, allow_hang, stall_s, deadline_s, on_event, scrape_s, only)
+        return await _run(spec, names, allow_hang, stall_s, deadline_s, on_event, scrape_s, only, plan)
     from triage.recorder import Recorder
 
     recorder = Recorder(store)
     with recorder.guard():
         return await _run(spec, names, allow_hang, stall_s, deadline_s, observers(recorder, on_event), scrape_s,
-                          only)
+                          only, plan)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What follows the sets: the experiments (or not), and another run's findings to weigh beside this one's."""
+
+    run_experiments: bool = False
+    prior: tuple[Finding, ...] = ()
+    config: Optional[dict[str, Any]] = None  # the prior run's effective config (a checklist's), read by the clues
 
 
 async def _run(spec: Target, names: list[str], allow_hang: bool, stall_s: float, deadline_s: float,
-               on_event: EventSink | None, scrape_s: float, only: Iterable[str] | None) -> ProbeRunResult:
+               on_event: EventSink | None, scrape_s: float, only: Iterable[str] | None,
+               plan: _Plan = _Plan()) -> ProbeRunResult:
     def emit(ev: RunEvent) -> RunEvent:
         out = on_event(ev) if on_event is not None else None
         return out if isinstance(out, RunEvent) else ev
@@ -153,16 +174,40 @@ async def _run(spec: Target, names: list[str], allow_hang: bool, stall_s: float,
             ctx = ProbeContext(pc, info["model"], info["max_model_len"], info["vllm_version"], cfg, emit,
                                model_root=info.get("model_root"),
                                client_truncation=spec.truncation.request_value())
-            for name in names:
+            async def run_set(name: str, only_: Iterable[str] | None) -> None:
                 try:
-                    async for item in _SET_RUNNERS[name](ctx, only=only):
+                    async for item in _SET_RUNNERS[name](ctx, only=only_):
                         keep(item)
                 except Exception as e:  # "could not run" is a finding: setup, transport, or a malformed answer
                     keep(Finding("probe-setup", Status.ERROR, f"the {name} set could not run: {e}",
                                  {"set": name, "error": f"{type(e).__name__}: {e}"}))
+
+            for name in names:
+                await run_set(name, only)
+            facts = {"vllm.version": info["vllm_version"], "engine.max_model_len": info["max_model_len"]}
+            config = {**(plan.config or {}), "max_model_len": info["max_model_len"]}
+            config["vllm_version"] = info["vllm_version"] or config.get("vllm_version")
+            diagnoses = diagnose([*plan.prior, *result.findings], config, facts)
+            if plan.run_experiments and diagnoses:
+                exp = experiment_sets(diagnoses, names, allow_hang)
+                before = {f.check: f.title for f in diagnoses}
+                for name in exp.run:
+                    await run_set(name, None)  # the whole set: the experiment is the set, not the user's --only
+                diagnoses = [_after_experiments(d, exp, before) for d in
+                             diagnose([*plan.prior, *result.findings], config, facts)]
+            for d in diagnoses:  # after the sets' own findings (issue 29)
+                keep(d)
         summary = _summary(result, time.monotonic() - t_start)
         emit(RunEvent(ev_.DONE, summary=summary, data={"status": result.status.value}))
     return result
+
+
+def _after_experiments(d: Finding, exp: ExperimentPlan, before: dict[str, str]) -> Finding:
+    """A diagnosis made again after the experiments ran: which ran, which were refused and why, what it said before."""
+    ev = {**d.evidence, "experiments_run": list(exp.run), "experiments_refused": dict(exp.refused)}
+    if d.check in before and before[d.check] != d.title:
+        ev["before_experiments"] = before[d.check]
+    return replace(d, evidence=ev)
 
 
 def _summary(result: ProbeRunResult, elapsed_s: float) -> str:

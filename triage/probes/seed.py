@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE, word_stall
+from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE, explain_stall, word_stall
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, ProbeOutcome
@@ -72,8 +72,25 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         yield f
 
 
+def held_tokens(o: ProbeOutcome, max_model_len: int) -> int | None:
+    """The prompt tokens of the case's longest input after truncation (-1 is max_model_len); None when unknown."""
+    counts = [n for n in (o.extra.get("input_tokens_before_truncation") or []) if isinstance(n, int)]
+    trunc = o.extra.get("truncate_prompt_tokens")
+    if not counts or not isinstance(trunc, int):
+        return None
+    cap = max_model_len if trunc == -1 else trunc
+    return min(max(counts), cap, max_model_len)
+
+
+def _facts(o: ProbeOutcome, max_model_len: int, version: str | None) -> dict[str, Any]:
+    """What the differential reads of one case (triage.catalogue.engine_clues names the keys)."""
+    return {"vllm.version": version, "engine.max_model_len": max_model_len,
+            "request.prompt_tokens": held_tokens(o, max_model_len), "stall.kind": o.outcome}
+
+
 def _evidence(o: ProbeOutcome, max_model_len: int, version: str | None) -> dict[str, Any]:
-    return {"probe": o.probe, "case": o.description, "outcome": o.outcome, "time_to_verdict_s": o.time_to_verdict_s,
+    return {"facts": _facts(o, max_model_len, version), "probe": o.probe, "case": o.description,
+            "outcome": o.outcome, "time_to_verdict_s": o.time_to_verdict_s,
             "samples": o.sample_rows(), "recovery": o.recovery,
             "health_during_stall": o.extra.get("health_during_stall"),
             "truncate_prompt_tokens": o.extra.get("truncate_prompt_tokens"), "max_model_len": max_model_len,
@@ -130,12 +147,22 @@ def matrix_finding(ran: list[ProbeOutcome], max_model_len: int, version: str | N
              else f"seed matrix: {len(ran) - len(soft)} of {len(ran)} cases ok")
     if workaround_ok is not None:
         title += "; truncate to max_model_len - 1 " + ("passes" if workaround_ok else "does NOT pass")
+    at_max = [o for o in ran if held_tokens(o, max_model_len) == max_model_len]
+    facts = {"vllm.version": version, "engine.max_model_len": max_model_len, "matrix.workaround_ok": workaround_ok,
+             "matrix.hangs_at_max_model_len": any(o.outcome == LIVELOCK for o in at_max) if at_max else None}
     return Finding("probe-matrix", status, title,
-                   {"cases": cases, "workaround_ok": workaround_ok, "max_model_len": max_model_len,
+                   {"facts": facts, "cases": cases, "workaround_ok": workaround_ok, "max_model_len": max_model_len,
                     "vllm_version": version},
                    _livelock_fix(max_model_len, max_model_len) if any(o.outcome == LIVELOCK for o in hangs)
                    else (STUCK_MODE.fix(now=True) if hangs else ""),
-                   [POOLING_LIVELOCK.refs[0]])
+                   [POOLING_LIVELOCK.refs[0]], failure_mode=_matrix_mode(hangs, version))
+
+
+def _matrix_mode(hangs: list[ProbeOutcome], version: str | None) -> str:
+    """The record the matrix reports: the stall its hangs are (version-gated), else the livelock it looked for."""
+    if any(o.outcome == LIVELOCK for o in hangs):
+        return explain_stall(LIVELOCK, version).id
+    return STUCK_MODE.id if hangs else POOLING_LIVELOCK.id
 
 
 def _livelock_fix(max_model_len: int, truncate_prompt_tokens: Any) -> str:
