@@ -21,6 +21,7 @@ from triage import charts, engine, export, fixblocks, logs, watch
 from triage.logs.persist import to_metric_samples
 from triage.export import EXPORT_FORMATS, ExportFormat
 from triage.events import observers
+from triage.differential import is_diagnosis
 from triage.export.groups import groups
 from triage.findings import Finding, worst
 from triage.probes import OUTCOME_STATUS, PROBE_SETS, ProbeSet, run_probes
@@ -307,6 +308,13 @@ class Services:
         tally = " · ".join(f"{n} {s}" for s, n in counts.items())
         if first is None:
             return Headline("unknown", "No findings", "", 0, where, tally, "")
+        diag = next((f for f in order if is_diagnosis(f) and severity(f.status) >= severity("warn")), None)
+        if diag is not None:  # the differential's answer is the banner (issue 29)
+            named = diag.failure_mode
+            # "one of": the experiments are the fix, never one candidate's blocks
+            blocks = tuple(self.fix_blocks([f for f in findings if f.failure_mode == named], config, form)) \
+                if named else ()
+            return Headline(top, diag.title, diag.check, 0, where or "Diagnosis", tally, diag.fix, blocks)
         step = step_of(first.check)
         idx = step_index(step) if not where else 0
         title = next((s.title for s in STEPS if s.id == step), step) if idx else (where or first.check)

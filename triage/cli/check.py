@@ -96,9 +96,18 @@ def register(sub: Any) -> None:
                    help="seconds each HTTP call may take, whole answer included (default 10); the whole check "
                         "ends within 3 x this + 15 s")
     p.add_argument("--no-embed", action="store_true", help="do not send the one 2-token /v1/embeddings request")
+    add_experiments_arg(p)
+    p.add_argument("--allow-hang", action="store_true",
+                   help="with --run-experiments: allow an experiment that may livelock the server (the seed matrix)")
     add_db_arg(p)
     add_format_args(p)
     p.set_defaults(func=run)
+
+
+def add_experiments_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--run-experiments", action="store_true",
+                   help="when a diagnosis says 'one of', run the probe sets that tell the candidates apart and "
+                        "diagnose again (one that can hang the server only with --allow-hang)")
 
 
 def finding_json(f: Finding) -> dict[str, Any]:
@@ -190,7 +199,9 @@ def run(args: argparse.Namespace) -> int:
         "log_given": bool(log_text),
         "answers": answers,
     }
-    code = 1 if any(reaches(f.status, args.fail_on) for f in result.findings) else 0
+    experiments = _experiments(args, spec, result, store, text)
+    findings = [*result.findings, *(experiments.findings if experiments is not None else [])]
+    code = 1 if any(reaches(f.status, args.fail_on) for f in findings) else 0
     if text:
         print(f"run {result.run_id}: {result.status.value} (stored in {store.url.split('///')[-1]}); exit {code}")
     else:
@@ -202,5 +213,38 @@ def run(args: argparse.Namespace) -> int:
             "config": result.config,
             "findings": [finding_json(f) for f in result.findings],
         }
+        if experiments is not None:
+            doc["experiments"] = {"run_id": experiments.run_id, "findings": [finding_json(f) for f in
+                                                                          experiments.findings]}
         print_json(doc)
     return code
+
+
+def _experiments(args: argparse.Namespace, spec: Target, result: Any, store: Any, text: bool) -> Any:
+    """--run-experiments: the probe sets the checklist's ambiguous diagnoses ask for, as a probe run of their own
+    (stored), diagnosed again with the checklist's findings and config; None when there is nothing to run."""
+    from triage.differential import is_diagnosis
+    from triage.probes.experiments import experiment_sets
+
+    if not args.run_experiments or not spec.url:
+        return None
+    plan = experiment_sets([f for f in result.findings if is_diagnosis(f)], (), args.allow_hang)
+    for probe, why in plan.refused.items():
+        print(f"experiment {probe} not run: {why}", file=sys.stderr)
+    if not plan.run:
+        return None
+    from triage.events import observers
+    from triage.probes.api import run_probes
+    from triage.recorder import Recorder
+
+    values = {k: v.get("value") for k, v in result.config.items() if isinstance(v, dict)}
+    out = run_probes(spec, [], args.allow_hang, store=None, on_event=observers(Recorder(store)),
+                     run_experiments=True, prior=result.findings, prior_config=values)
+    if text:
+        for f in out.findings:
+            if is_diagnosis(f):
+                print(f"[{ICON.get(f.status.value, f.status.value)}] {f.check} (after {', '.join(plan.run)}): "
+                      f"{one_line(f.title)}")
+                if f.fix:
+                    print(f"       fix: {one_line(f.fix)}")
+    return out

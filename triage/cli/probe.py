@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from triage.cli.check import truncation_arg
+from triage.cli.check import add_experiments_arg, truncation_arg
 from triage.cli import (
     SECONDS,
     number,
@@ -45,6 +45,7 @@ def register(sub: Any) -> None:
                    help="run only probes whose name matches (repeatable: `--only A B` or `--only A --only B`)")
     p.add_argument("--allow-hang", action="store_true",
                    help="allow the seed matrix, which may livelock the server until the probe aborts it")
+    add_experiments_arg(p)
     p.add_argument("--stall-seconds", type=SECONDS, default=DEFAULT_STALL_S,
                    help=f"no progress this long = stall (default {DEFAULT_STALL_S:g}, the stall rule's)")
     p.add_argument("--deadline", type=number(0.0, 86_400, above=True), default=30.0,
@@ -136,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         with recorder.guard():
             result = run_probes(spec, sets, args.allow_hang, args.stall_seconds, args.deadline, None,
                                 observers(recorder, _progress(args.quiet or args.format == "json")),
-                                scrape_s=args.scrape_interval, only=args.only)
+                                scrape_s=args.scrape_interval, only=args.only,
+                                run_experiments=args.run_experiments)
     except HangNotAllowed as e:
         print(f"refusing to run the seed matrix: {e}", file=sys.stderr)
         return 2

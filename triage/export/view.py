@@ -5,6 +5,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from triage.differential import is_diagnosis
 from triage.findings import ORDER, Status, severity, worst
 
 STATUS_ORDER = list(reversed(ORDER))  # most severe first
@@ -32,7 +33,11 @@ def verdict(doc: dict[str, Any]) -> Verdict:
         # killed (or still going): what it found so far is no verdict, least of all PASS
         return Verdict(status="incomplete", counts={k: v for k, v in counts.items() if v},
                        headline=f"the run did not finish ({len(findings)} finding(s) recorded before it stopped)")
-    if doc["run"].get("summary"):
+    diag = next((f for f in sorted(bad, key=lambda f: -severity(f["status"])) if is_diagnosis(f)), None)
+    if diag is not None:  # the differential's answer (issue 29); a "one of" one names its experiments as the fix
+        experiments = not diag.get("failure_mode") and diag.get("fix")
+        headline = diag["title"] + (f". To tell them apart: {diag['fix']}" if experiments else "")
+    elif doc["run"].get("summary"):
         headline = doc["run"]["summary"]
     elif bad:
         top = max(bad, key=lambda f: severity(f["status"]))

@@ -24,7 +24,7 @@ from triage.findings import Finding, Status
 from triage.probes import clients, conformance, rerank, seed, throughput, vectors
 from triage.client import ProbeClient
 from triage.probes.context import ProbeContext
-from triage.probes.experiments import ExperimentPlan, experiment_sets
+from triage.probes.experiments import EXPERIMENT_ONLY, ExperimentPlan, experiment_sets
 from triage.probes.registry import (DEFAULT_SETS, HANG_REASON, OUTCOME_STATUS, PROBE_SETS, SETS, HangNotAllowed,
                                     ProbeSet, outcome_status, resolve_sets)
 from triage.probes.runner import EventSink, MonitorConfig, ProbeOutcome
@@ -189,10 +189,10 @@ async def _run(spec: Target, names: list[str], allow_hang: bool, stall_s: float,
             config["vllm_version"] = info["vllm_version"] or config.get("vllm_version")
             diagnoses = diagnose([*plan.prior, *result.findings], config, facts)
             if plan.run_experiments and diagnoses:
-                exp = experiment_sets(diagnoses, names, allow_hang)
+                exp = experiment_sets(diagnoses, () if only else names, allow_hang)  # --only: run in part
                 before = {f.check: f.title for f in diagnoses}
                 for name in exp.run:
-                    await run_set(name, None)  # the whole set: the experiment is the set, not the user's --only
+                    await run_set(name, EXPERIMENT_ONLY.get(name))
                 diagnoses = [_after_experiments(d, exp, before) for d in
                              diagnose([*plan.prior, *result.findings], config, facts)]
             for d in diagnoses:  # after the sets' own findings (issue 29)

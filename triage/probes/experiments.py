@@ -2,7 +2,7 @@
 
 A "one of" diagnosis (``triage.differential``) names, per candidate, the probe set that tells it apart
 (``FailureMode.experiment_probe``). ``experiment_sets`` picks those the probe registry knows, leaves out the sets
-already run, and refuses a set that can hang a server unless the user allowed the hang (``--allow-hang``): the
+already run whole, and refuses a set that can hang a server unless the user allowed the hang (``--allow-hang``): the
 refused ones come back with the reason, for the finding to say.
 """
 from __future__ import annotations
@@ -14,6 +14,9 @@ from typing import Any
 from triage.probes.registry import PROBE_SETS
 
 _BY_ID = {p.id: p for p in PROBE_SETS}
+# the cases of a set that make its experiment (``only`` globs; a set not named runs whole): the seed matrix's
+# [SHORT, LONG] at max_model_len, max_model_len - 1 and -1 tell the livelock from the rest in three requests
+EXPERIMENT_ONLY: dict[str, tuple[str, ...]] = {"seed": ("seed-short-long-t*",)}
 
 
 @dataclass(frozen=True)
