@@ -35,15 +35,15 @@ RECORD_IDS: dict[str, tuple[str, ...]] = {
     "rerank-api": ("rerank-api-contract", "rerank-long-document"),
     "throughput": ("throughput-bottleneck",),
     "st-dense": ("st-dense-not-applied",),  # (adding)
-    "bidirectional": ("bidirectional-served-causal",),  # (adding)
-    "activation-off": ("pooler-activation-off",),  # (adding)
+    "bidirectional": ("causal-attention-mismatch",),  # (adding)
+    "activation-off": ("pooler-normalize-off",),  # (adding)
     "litellm-null": ("litellm-encoding-format-null",),  # (adding)
-    "flat-scores": ("reranker-scores-flat",),  # (adding)
-    "score-semantics": ("classifier-activation",),  # (adding)
+    "flat-scores": ("rerank-scores-flat",),  # (adding)
+    "score-semantics": ("scores-are-logits",),  # (adding)
     "bge-m3": ("bge-m3-sparse-colbert",),  # (adding)
-    "chunked-processing": ("chunked-processing",),  # (adding)
+    "chunked-processing": ("chunked-processing-limit",),  # (adding)
     "encoder-prefix-caching": ("encoder-prefix-caching",),  # (adding)
-    "llamaindex-ada": ("llamaindex-ada-fallback",),  # (adding)
+    "llamaindex-ada": ("llamaindex-openai-model-name",),  # (adding)
     "jina-adapters": ("jina-v3-adapters",),  # (adding)
     "qwen3-vl-images": ("qwen3-vl-image-inputs",),  # (adding)
     "query-instruction": (),
