@@ -20,7 +20,7 @@ def test_every_record_and_survey_row_is_in_it() -> None:
     text = failure_modes_markdown()
     for m in MODES.values():
         assert f"### `{m.id}`:" in text
-        for d in readers_of(m.id):
+        for d in readers_of(m):
             assert f"`{d.id}` (" in text
     for r in survey.ROWS:
         assert " ".join(r.name.split()).replace("|", "\\|") in text

@@ -44,6 +44,7 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
         _r("0.32.0-minilm-bert-waiting/metrics-stuck-waiting-4s.txt", "tests/test_stall.py"),
         _r("logs/0.32.0-minilm-bert-waiting-waiting-bert.log", "tests/logs/real_logs.py"),
     ),
+    "slow-step": (_r("slow-steps/0.32.0-big-qwen3/metrics.jsonl", "tests/test_slow_steps.py"),),
     "kv-cache-too-small": (_r("logs/0.32.0-tiny-qwen3-kv-too-small.log", "tests/logs/real_logs.py"),),
     "unsupported-head-dim": (_r("logs/0.32.0-tiny-qwen3-head-dim-16.log", "tests/logs/test_analyze.py"),),
     "engine-dead": (_r("logs/0.32.0-tiny-qwen3-startup-killed.log", "tests/logs/test_analyze.py"),),

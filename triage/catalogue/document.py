@@ -29,13 +29,15 @@ def _code(items: Iterable[str]) -> str:
     return ", ".join(f"`{i}`" for i in items)
 
 
-def readers_of(mode_id: str, checks: Mapping[str, CheckDecl] = CHECKS) -> list[CheckDecl]:
-    """The check ids that can report ``mode_id`` (declared with it among their records), in declaration order."""
-    return [d for d in checks.values() if mode_id in d.modes]
+def readers_of(mode: FailureMode, checks: Mapping[str, CheckDecl] = CHECKS) -> list[CheckDecl]:
+    """The check ids that can report ``mode``: those declared with it, then the differential's finding of each
+    symptom it declares (``diagnosis-<symptom>``, which names the record its evidence singles out)."""
+    own = [d for d in checks.values() if mode.id in d.modes]
+    return own + [checks[f"diagnosis-{s}"] for s in mode.symptoms if f"diagnosis-{s}" in checks]
 
 
 def _record(m: FailureMode) -> list[str]:
-    readers = readers_of(m.id)
+    readers = readers_of(m)
     symptoms = [f"`{s}` ({SYMPTOMS[s]})" if s in SYMPTOMS else f"`{s}` (not in the vocabulary)" for s in m.symptoms]
     releases = m.affected_text + (f"; fixed in {m.fixed_text}" if m.fixed_text else "")
     probe = m.experiment or NONE_YET
