@@ -61,3 +61,23 @@ def test_malformed_clue_says_nothing() -> None:
     m = FailureMode(id="x", title="X", mechanism="", clues=(Clue("boom", boom),))
     from triage.differential import weigh
     assert weigh(m, Case()).weights == ()
+
+
+def _doc(findings: list[Finding]) -> dict:
+    return {"run": {"finished_at": "2026-12-01T00:00:00", "status": "fail", "summary": "13 probes"},
+            "findings": [f.to_dict() for f in findings]}
+
+
+def test_report_headline_is_the_diagnosis_and_a_one_of_shows_its_experiments() -> None:
+    """The recorded 0.31.0 hang of one case (tests/fixtures/real/probes/) through the seed set's findings."""
+    from tests.catalogue.test_diagnosis_cases import _matrix_outcomes, _recorded_probe
+    from triage.export.view import verdict
+    from triage.probes.seed import matrix_finding, seed_findings
+
+    fs = seed_findings([_recorded_probe("livelock-031-short-long-t256", 256)], 256, "0.31.0")
+    one_of = diagnose(fs, {})
+    head = verdict(_doc([*fs, *one_of])).headline
+    assert head.startswith(one_of[0].title) and "To tell them apart: " in head and "Upgrade" not in head
+    named = diagnose([*fs, matrix_finding(_matrix_outcomes("0.31.0"), 256, "0.31.0")], {})
+    assert verdict(_doc([*fs, *named])).headline == named[0].title
+    assert verdict(_doc(fs)).headline == "13 probes"  # a run stored before the differential reads as it did

@@ -22,6 +22,7 @@ from triage.logs.persist import to_metric_samples
 from triage.export import EXPORT_FORMATS, ExportFormat
 from triage.events import observers
 from triage.differential import is_diagnosis
+from triage.probes.experiments import asked
 from triage.export.groups import groups
 from triage.findings import Finding, worst
 from triage.probes import OUTCOME_STATUS, PROBE_SETS, ProbeSet, run_probes
@@ -343,9 +344,16 @@ class Services:
     def probe_sets(self) -> tuple[ProbeSet, ...]:
         return PROBE_SETS
 
+    def experiments_asked(self, findings: list[Finding]) -> list[str]:
+        """The probe sets the run's "one of" diagnoses ask for (the page's "Run the experiments" button)."""
+        return asked([f for f in findings if is_diagnosis(f) and not f.failure_mode])
+
     def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = DEFAULT_STALL_S,
-                   deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None) -> ProbeRunView:
-        """Run the chosen probe sets (the seed matrix only with allow_hang=True); progress goes to on_event."""
+                   deadline_s: float = 30.0, on_event: Callable[[ProbeEvent], None] | None = None,
+                   run_experiments: bool = False) -> ProbeRunView:
+        """Run the chosen probe sets (the seed matrix only with allow_hang=True); progress goes to on_event.
+        ``run_experiments``: then the sets an ambiguous diagnosis asks for (a hang-capable one only with
+        allow_hang), and the diagnosis again."""
         if any(s.can_hang and s.id in sets for s in PROBE_SETS) and not allow_hang:
             raise ServiceError("The seed matrix can hang the server: confirm it before running.")
         relay = probe_relay(on_event)
@@ -353,7 +361,8 @@ class Services:
         try:
             with recorder.guard():
                 res = run_probes(form, sets=list(sets), allow_hang=allow_hang, stall_s=stall_s,
-                                 deadline_s=deadline_s, on_event=observers(recorder, relay))
+                                 deadline_s=deadline_s, on_event=observers(recorder, relay),
+                                 run_experiments=run_experiments)
         except Exception as e:
             raise ServiceError(f"Probes: {plain_error(e)}") from e
         run_id = res.run_id

@@ -44,3 +44,31 @@ def test_probe_error_is_a_message(use_services):
     at.button(key="probes.run").click().run()
     no_exception(at)
     assert any("401" in e.value for e in at.error)
+
+
+class _OneOf(FakeServices):
+    """The probe run returns a recorded 0.31.0 hang of one case, diagnosed "one of" (chunked prefill unseen)."""
+
+    def run_probes(self, form, sets, *, allow_hang, stall_s=5.0, deadline_s=30.0, on_event=None,  # noqa: ANN001
+                   run_experiments=False):  # noqa: ANN001, ANN202
+        from tests.catalogue.test_diagnosis_cases import _recorded_probe
+        from triage.differential import diagnose
+        from triage.probes.seed import seed_findings
+        from ui import values as v
+
+        view = super().run_probes(form, sets, allow_hang=allow_hang, stall_s=stall_s, deadline_s=deadline_s,
+                                  on_event=on_event, run_experiments=run_experiments)
+        fs = seed_findings([_recorded_probe("livelock-031-short-long-t256", 256)], 256, "0.31.0")
+        return v.ProbeRunView(view.run_id, view.probes, [*fs, *diagnose(fs, {})])
+
+
+def test_one_of_diagnosis_is_the_banner_and_offers_the_experiments(use_services):
+    fake = use_services(_OneOf())
+    at = _at()
+    at.button(key="probes.run").click().run()
+    no_exception(at)
+    assert any("one of pooling-livelock" in e.value for e in at.error)  # the diagnosis is the banner's cause
+    assert any("The experiments (seed, conformance)" in i.value for i in at.info)
+    at.button(key="probes.experiments").click().run()
+    no_exception(at)
+    assert fake.calls[-1][1].get("run_experiments") is True

@@ -105,9 +105,14 @@ class FakeServices:
     def probe_sets(self) -> tuple[Any, ...]:
         return PROBE_SETS
 
+    def experiments_asked(self, findings: list[Finding]) -> list[str]:
+        return services.Services.experiments_asked(self, findings)  # type: ignore[arg-type]
+
     def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
-                   deadline_s: float = 30.0, on_event: Callable[[v.ProbeEvent], None] | None = None) -> v.ProbeRunView:
-        self.calls.append(("run_probes", {"sets": sets, "allow_hang": allow_hang, "deadline_s": deadline_s}))
+                   deadline_s: float = 30.0, on_event: Callable[[v.ProbeEvent], None] | None = None,
+                   run_experiments: bool = False) -> v.ProbeRunView:
+        self.calls.append(("run_probes", {"sets": sets, "allow_hang": allow_hang, "deadline_s": deadline_s,
+                                          **({"run_experiments": True} if run_experiments else {})}))
         if self.error:
             raise services.ServiceError(self.error)
         probes = [v.ProbeView("conformance/list-input", "ok", 0.2, 0.2, 200, {"request": {"input": ["a", "b"]}}),

@@ -67,6 +67,16 @@ verdict.banner(top, f"{cause}{len(res.probes)} probes, {bad_probes} failed · {b
                + (f" · run #{res.run_id}" if res.run_id else ""))
 if head is not None and head.status not in ("pass", "unknown"):
     fix_view.show(head.blocks)
+asked = svc.experiments_asked(res.findings)
+if asked:  # a "one of" diagnosis: the probe sets that tell its candidates apart, run on request
+    st.info(f"The evidence does not single out one cause. The experiments ({', '.join(asked)}) tell them apart"
+            + ("; a hang-capable one runs only when the hang is confirmed above." if not confirmed else "."))
+    if st.button("Run the experiments", key="probes.experiments"):
+        with st.spinner(f"Running {', '.join(chosen)} and the experiments…"):
+            page.run_for_target("probes.result", target, lambda: svc.run_probes(
+                target, chosen, allow_hang=bool(can_hang) and confirmed, stall_s=float(stall_s),
+                deadline_s=float(deadline_s), run_experiments=True))
+        st.rerun()
 tput = svc.throughput_figure(res.findings)
 if tput is not None:
     st.plotly_chart(tput, key="probes.throughput", width="stretch")
