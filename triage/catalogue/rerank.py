@@ -9,6 +9,8 @@ under tests/fixtures/real/rerank/, README there). The probe set (triage/probes/r
 
 from __future__ import annotations
 
+from triage.catalogue import rerank_clues as rc
+from triage.catalogue import symptoms as sy
 from triage.catalogue.model import ConfigLike, FailureMode, modes_of
 
 # The Qwen3-Reranker model card's flags (vllm#19260 explains them; vLLM's own pointer:
@@ -48,6 +50,11 @@ RERANKER_OVERRIDES_MISSING = FailureMode(
         "one value) and the relevant document does not come first",
     },
     fix_for=_overrides_fix,
+    symptoms=(sy.SCORES_NOT_RANKING, sy.SCORES_FLAT),
+    clues=rc.clues(rc.served_embed, rc.overrides_absent, rc.cosine_band),
+    experiment="POST /v1/embeddings and /classify on the server: embeddings 200 and classify 404 is this record "
+    "(task embed); classify 200 rules it out.",
+    experiment_probe="rerank",
 )
 
 CLASSIFY_WITHOUT_SCORE_HEAD = FailureMode(
@@ -68,6 +75,10 @@ CLASSIFY_WITHOUT_SCORE_HEAD = FailureMode(
         "for a reranker",
         "api": "/classify 200 with num_classes 2 while /score and /rerank answer 404 {'detail': 'Not Found'}",
     },
+    symptoms=(sy.REJECTED, sy.SCORES_FLAT),
+    clues=rc.clues(rc.score_paths_missing, rc.classify_constant),
+    experiment="POST /score and /classify: /score 404 with /classify 200 is this record.",
+    experiment_probe="rerank",
     fix_for=lambda cfg: ("Drop --convert classify and give the reranker's overrides instead: "
                          f"{QWEN3_RERANKER_OVERRIDES} (they name the classifier tokens, and vLLM builds the score "
                          "head from the lm_head); keep --convert classify only for a checkpoint that has a "
@@ -106,6 +117,13 @@ RERANK_API_CONTRACT = FailureMode(
         "a valid integer' (it sends null) on vLLM 0.31.0 and 0.32.0; the Cohere SDK itself passes",
     },
     fix_for=_api_fix,
+    symptoms=(sy.REJECTED, sy.CLIENT_ERROR, sy.SCORES_NOT_RANKING),
+    clues=rc.clues(rc.finding_bad("rerank-paths", "a reranking path answers 404"),
+                   rc.finding_bad("rerank-shape", "the /rerank answer is not the documented shape"),
+                   rc.finding_bad("rerank-client-langchain", "LangChain CohereRerank is refused")),
+    experiment="The rerank probe set sends one request to each of /rerank, /v1/rerank, /v2/rerank and /score and "
+    "the clients' payloads: the path or field that fails is named.",
+    experiment_probe="rerank",
 )
 
 
@@ -130,6 +148,11 @@ RERANK_LONG_DOCUMENT = FailureMode(
     evidence={"api": "400 'maximum context length' for a rerank whose one document is long; 200 with "
                      "truncate_prompt_tokens"},
     fix_for=_long_fix,
+    symptoms=(sy.REJECTED,),
+    clues=rc.clues(rc.finding_bad("rerank-long-document", "one long document fails the whole rerank request")),
+    experiment="POST /rerank with one document over max_model_len, then with truncate_prompt_tokens "
+    "max_model_len - 1: 400 then 200 is this record.",
+    experiment_probe="rerank",
 )
 
 RERANKER_TEMPLATE_MISSING = FailureMode(
@@ -146,6 +169,11 @@ RERANKER_TEMPLATE_MISSING = FailureMode(
         "log": "'Serving an original Qwen3 reranker (…) without a --chat-template.'",
         "cmdline": "is_original_qwen3_reranker in --hf-overrides and no --chat-template",
     },
+    symptoms=(sy.SCORES_NOT_RANKING,),
+    clues=rc.clues(rc.template_warned, rc.served_classify, rc.raw_logits_spread),
+    experiment="Read the start-up log for 'without a --chat-template'; serve the lab twin with and without "
+    "--chat-template and compare the ranking on the same pairs.",
+    experiment_probe="rerank",
     fix_text=(f"Serve with --chat-template {QWEN3_RERANKER_TEMPLATE} (from the vLLM repository at your release's "
               "tag); pass the task instruction per request with 'instruction' (or chat_template_kwargs)."),
 )
@@ -177,6 +205,89 @@ OPENWEBUI_RERANKER_MISCONFIG = FailureMode(
     refs=("open-webui backend/open_webui/retrieval/models/external.py",),
     evidence={"clients": "the request Open WebUI sends answers 404/401, or its scores differ from /rerank's"},
     fix_for=_owui_fix,
+    symptoms=(sy.CLIENT_ERROR,),
+    clues=rc.clues(rc.finding_bad("rerank-client-openwebui", "Open WebUI's request does not reach /rerank")),
+    experiment="Send the request Open WebUI sends (its URL, model id and key) and a plain /rerank: only the first "
+    "failing is this record.",
+    experiment_probe="rerank",
+)
+
+def _flat_fix(cfg: ConfigLike) -> str:
+    hf = cfg.get("hf_overrides")
+    tokens = hf.get("classifier_from_token") if isinstance(hf, dict) else None
+    named = f" ({tokens})" if tokens else ""
+    return (f"The score head is zero. Check that each classifier_from_token{named} is one entry of the model's "
+            "vocabulary, spelled and cased as the tokenizer's own (tokenizer.convert_tokens_to_ids must not give the "
+            "unknown token's id: Qwen3-Reranker's are \"no\" and \"yes\"); for Qwen3-Reranker-8B (untied lm_head) on "
+            "a vLLM build before vllm#28117 upgrade, or serve a converted *-seq-cls checkpoint without the overrides.")
+
+
+RERANK_SCORES_FLAT = FailureMode(
+    id="rerank-scores-flat",
+    title="Reranker scores all 0.5 with its overrides given: the score head is zero",
+    mechanism=(
+        "With the overrides, vLLM builds the one-label score head from the lm_head: weight = lm_head[yes] - "
+        "lm_head[no] for the two classifier_from_token tokens (vllm/model_executor/models/adapters.py "
+        "load_weights_using_from_2_way_softmax, 0.31/0.32). When that difference is zero every pair's logit is 0 "
+        "and every score sigmoid(0) = 0.5: tokens that are not entries of the vocabulary both resolve to the "
+        "unknown token (0.32.0 lab: classifier_from_token [\"No\", \"Yes\"] on an uncased tokenizer), or the "
+        "lm_head was never loaded (Qwen3-Reranker-8B, untied embeddings, vLLM 0.11.1rc4: vllm#27857, fixed by "
+        "vllm#28117). The server starts with task classify, 200 OK everywhere; the overrides are not missing."
+    ),
+    refs=("vllm#27857", "vllm#28117"),
+    fix_ref="vllm#28117",
+    evidence={
+        "api": "every /rerank relevance_score 0.5 and, with use_activation false, every raw logit 0.0; "
+        "/classify answers (task classify)",
+        "cmdline": "--hf-overrides with classifier_from_token (the overrides are there)",
+        "log": "'Resolved architecture: Qwen3ForSequenceClassification', 'Supported tasks: [\'classify\', …]'",
+    },
+    fix_for=_flat_fix,
+    symptoms=(sy.SCORES_FLAT, sy.SCORES_NOT_RANKING),
+    clues=rc.clues(rc.served_classify, rc.overrides_present, rc.scores_at_half, rc.raw_logits_zero),
+    experiment="POST /rerank with use_activation false: every raw logit 0 is this record (a zero score head); "
+    "logits that spread rule it out.",
+    experiment_probe="rerank",
+)
+
+
+def _logits_fix(cfg: ConfigLike) -> str:
+    n = cfg.get("num_classes")
+    act = "softmax over the labels" if isinstance(n, int) and n >= 2 else "sigmoid"
+    where = ("drop use_activation false from --pooler-config" if cfg.get("use_activation_source") == "user"
+             else "drop use_activation: false from the requests (or --pooler-config)")
+    return (f"For probabilities, {where}: vLLM then applies the classifier's activation ({act}). To keep "
+            f"logits (to calibrate thresholds), apply the {act} client-side before comparing to a probability "
+            "threshold. vLLM 0.31/0.32 read only `use_activation` (per request, or --pooler-config as the default); "
+            "`activation` and `softmax` are not that field.")
+
+
+SCORES_ARE_LOGITS = FailureMode(
+    id="scores-are-logits",
+    title="Scores and class 'probs' are raw logits, not probabilities (use_activation false)",
+    mechanism=(
+        "vLLM applies a classifier's activation after its head: sigmoid for one label (a reranker's "
+        "relevance_score, /score), softmax for two or more (/classify's probs), or what the config's problem_type "
+        "or sentence-transformers activation_fn names (vllm/model_executor/layers/pooler/activations.py, "
+        "0.31/0.32). use_activation false, per request or as the server's default (--pooler-config "
+        "'{\"use_activation\": false}', logged as use_activation=False(source=user)), returns the logits in the "
+        "same fields: scores below 0 or above 1, 'probs' that do not sum to 1. The order is the same; thresholds "
+        "on a probability (0.5) and score fusion break. vllm#18727 / #18386 are the same question on older "
+        "releases (softmax, then the pooler config's normalize/softmax fields)."
+    ),
+    refs=("vllm#18727", "vllm#18386", "vllm#20538"),
+    evidence={
+        "api": "/classify probs outside [0, 1] or not summing to 1; /rerank relevance_score below 0 or above 1; the "
+        "answer without use_activation equals the one with use_activation false",
+        "log": "'Resolved pooling config: … use_activation=False(source=user)'",
+        "cmdline": "--pooler-config with use_activation false",
+    },
+    fix_for=_logits_fix,
+    symptoms=(sy.SCORES_NOT_PROBABILITIES,),
+    clues=rc.clues(rc.activation_off, rc.outside_unit, rc.probs_not_summing),
+    experiment="POST /classify (or /rerank) with use_activation true and without it: equal answers rule this record "
+    "out; the answer without it equal to use_activation false is this record.",
+    experiment_probe="classify",
 )
 
 RERANK_MODES = modes_of(globals())

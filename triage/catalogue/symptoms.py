@@ -25,6 +25,7 @@ WRONG_DIRECTION = "vectors-direction"      # vectors pointing elsewhere than the
 UNSTABLE = "vectors-unstable"              # one text, different vectors
 SCORES_NOT_RANKING = "scores-not-ranking"  # a reranker/classifier whose scores do not rank relevant first
 SCORES_FLAT = "scores-flat"                # scores all about equal (≈ 0.5, or one value)
+SCORES_NOT_PROBABILITIES = "scores-not-probabilities"  # scores outside [0, 1], class probs not summing to 1
 CLIENT_ERROR = "client-error"              # a client library fails where a plain request works
 STARTUP_REFUSAL = "startup-refusal"        # the server does not start
 
@@ -39,6 +40,7 @@ SYMPTOMS: dict[str, str] = {
     UNSTABLE: "the same text gets different vectors",
     SCORES_NOT_RANKING: "scores that do not rank the relevant document first",
     SCORES_FLAT: "scores that are all about equal",
+    SCORES_NOT_PROBABILITIES: "scores or class probabilities outside [0, 1], or not summing to 1",
     CLIENT_ERROR: "a client library fails where a plain request works",
     STARTUP_REFUSAL: "the server refuses to start",
 }

@@ -14,9 +14,11 @@ from triage.lab.errors import LabError
 from triage.lab.install import is_installed
 from triage.lab.paths import lab_dir, models_dir, venv_python
 
-from triage.lab.rerank_models import BUILD_CROSS_ENCODER, BUILD_QWEN3_RERANKER, RANKING_CASES
+from triage.lab.rerank_models import (BUILD_CLASSIFIER, BUILD_CROSS_ENCODER, BUILD_QWEN3_RERANKER, CLASSIFIER_BIAS,
+                                      CLASSIFIER_LABELS, RANKING_CASES)
 
-RERANKER_NAMES = ("tiny-qwen3-reranker", "tiny-cross-encoder")  # issue 25: served without --convert embed
+# served without --convert embed: the rerankers (issue 25) and the 3-label classifier (issue 29)
+RERANKER_NAMES = ("tiny-qwen3-reranker", "tiny-cross-encoder", "tiny-classifier")
 MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", "slow-qwen3", "big-qwen3",
                *RERANKER_NAMES)
 
@@ -129,6 +131,8 @@ def model_path(name: str, version: str | None = None) -> Path:
                 else [py, "-c", BUILD_QWEN3_RERANKER, str(out), json.dumps(RANKING_CASES)]
                 if name == "tiny-qwen3-reranker"
                 else [py, "-c", BUILD_CROSS_ENCODER, str(out)] if name == "tiny-cross-encoder"
+                else [py, "-c", BUILD_CLASSIFIER, str(out), json.dumps(CLASSIFIER_LABELS), json.dumps(CLASSIFIER_BIAS)]
+                if name == "tiny-classifier"
                 else [py, "-c", _BUILD, str(out), "0", json.dumps(SLOW_QWEN3_SIZE)] if name == "slow-qwen3"
                 else [py, "-c", _BUILD, str(out), "0", json.dumps(BIG_QWEN3_SIZE)] if name == "big-qwen3"
                 else [py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"])

