@@ -27,6 +27,7 @@ USE_ACTIVATION, TEMPLATE_WARNING = "rerank.use_activation", "rerank.template_war
 PATHS_OK, CLASSIFY_OK = "rerank.paths_ok", "classify.ok"
 CLS_USE_ACTIVATION, CLS_RANGE, CLS_SUM_ERROR = "classify.use_activation", "classify.probs_range", "classify.sum_error"
 CLS_NUM, CLS_CONSTANT = "classify.num_classes", "classify.constant"
+POOLER_ACTIVATION, POOLER_ACTIVATION_SOURCE = "pooler.use_activation", "pooler.use_activation_source"  # the log's
 
 FLAT = 0.05        # a ranking case whose scores span less than this does not separate documents
 ZERO_HEAD = 1e-3   # raw logits within this of 0 for every pair: the score head is zero

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from triage.catalogue import POOLING_LIVELOCK
 
-SETS = ("seed", "conformance", "throughput", "vectors", "clients", "rerank", "rerank-seed")
+SETS = ("seed", "conformance", "throughput", "vectors", "clients", "rerank", "rerank-seed", "classify")
 DEFAULT_SETS = ("conformance",)
 HANG_REASON = (f"the seed matrix sends requests that livelock vLLM {POOLING_LIVELOCK.affected_text} "
                f"({POOLING_LIVELOCK.refs[0]}): each hang holds "
@@ -43,6 +43,8 @@ PROBE_SETS: tuple[ProbeSet, ...] = (
     ProbeSet("rerank", "Reranking (/score, /rerank)", False, False,  # issue 25: for reranker deployments
              "/score and /rerank: paths, shapes, top_n, long documents and truncation, the task that scores, a "
              "ranking sanity check, and the Cohere SDK / LangChain CohereRerank against the server."),
+    ProbeSet("classify", "Classification (/classify)", False, False,  # issue 29: for classifier deployments
+             "/classify with and without use_activation: are the probs probabilities or raw logits."),
     ProbeSet("rerank-seed", f"Rerank livelock ({POOLING_LIVELOCK.refs[0]} through /rerank)", False, True,
              "[SHORT, LONG] documents through /rerank with truncate_prompt_tokens = max_model_len, -1 and "
              f"max_model_len - 1 ({POOLING_LIVELOCK.refs[0]}): on an affected server this hangs until aborted."),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from triage.catalogue import get
+from triage.catalogue import rerank_clues as k
 from triage.client import Exchange
 from triage.findings import Finding, Status
 from triage.lab.rerank_models import CONSTRUCTED_MARKER_KEY, RANKING_CASES
@@ -85,6 +86,25 @@ def _supported_tasks_from_log(ctx: ProbeContext) -> tuple[Optional[list[str]], s
     return tasks, text or ""
 
 
+def log_facts(log_text: str) -> dict[str, Any]:
+    """What the start-up log tells the rerank clues: the classifier overrides ({} when the log's non-default args
+    have none), the server's default use_activation (as vLLM resolved it) and the template warning."""
+    from triage.logs import extract_startup_config
+    from triage.vllm import logformats as lf
+    if not log_text:
+        return {}
+    cfg = extract_startup_config(log_text)
+    hf = cfg.get("hf_overrides")
+    facts: dict[str, Any] = {k.TEMPLATE_WARNING: "without a --chat-template" in log_text}
+    if lf.NON_DEFAULT_ARGS_RE.search(log_text):
+        facts[k.OVERRIDES] = hf if isinstance(hf, dict) else {}
+    m = lf.POOLER_ACTIVATION_RE.search(log_text)
+    if m:
+        facts[k.POOLER_ACTIVATION] = m.group("v") == "True"
+        facts[k.POOLER_ACTIVATION_SOURCE] = m.group("src")
+    return facts
+
+
 async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
     pc, mml = ctx.pc, ctx.max_model_len
     docs = list(DOCS)
@@ -133,30 +153,47 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         yield f
     arch, untrained = model_files(ctx.model_root)
     tasks, log_text = _supported_tasks_from_log(ctx)
+    facts = log_facts(log_text)
     served_ok: Optional[bool] = None
     if _want("rerank-served-task", only):
         ex_e = await post("/v1/embeddings", {"model": ctx.model, "input": [QUERY]})
         ex_c = await post("/classify", {"model": ctx.model, "input": [QUERY]})
         f = rc.check_served_task(ex_e, ex_c, ctx.model, arch, tasks)
         served_ok = f.status != Status.FAIL
+        facts[k.SERVED_TASK] = ("classify" if ex_c.ok or tasks and "classify" in tasks else
+                                "embed" if ex_e.ok or tasks and "embed" in tasks else None)
+        f = dataclasses.replace(f, evidence={**f.evidence, "facts": dict(facts)})
         yield _outcome("rerank-served-task", [ex_e, ex_c], f)
         yield f
-    if _want("rerank-ranking", only):
+    if _want("rerank-ranking", only) or _want("rerank-activation", only):
         cases, exs = [], []
+        variants: dict[str, list[Optional[list[float]]]] = {"default": [], "false": [], "true": []}
+        errors: list[str] = []
         for query, relevant, others in RANKING_CASES:
             documents = [relevant, *others]
-            ex = await post(RERANK_PATH, rerank_body(ctx, query, documents))
-            exs.append(ex)
-            sc = rc.rerank_scores(ex)
-            cases.append({"query": query, "documents": documents,
-                          "scores": [sc[i] for i in range(len(documents))] if sc and len(sc) == len(documents)
-                          else None, "error": None if ex.ok else f"HTTP {ex.status or ex.error} "
-                          f"{ex.error_message()[:200]}"})
-        f = rc.check_ranking(cases, untrained, served_ok)
-        if f.status == Status.FAIL:
-            f = dataclasses.replace(f, fix=get("reranker-overrides-missing").fix({"model": ctx.model}))
-        yield _outcome("rerank-ranking", exs, f)
-        yield f
+            for name, extra in (("default", {}), ("false", {"use_activation": False}),
+                                ("true", {"use_activation": True})):
+                if name != "default" and not _want("rerank-activation", only):
+                    continue
+                ex = await post(RERANK_PATH, rerank_body(ctx, query, documents, **extra))
+                exs.append(ex)
+                sc = rc.rerank_scores(ex)
+                scores = [sc[i] for i in range(len(documents))] if sc and len(sc) == len(documents) else None
+                variants[name].append(scores)
+                if not ex.ok:
+                    errors.append(f"{name}: HTTP {ex.status or ex.error} {ex.error_message()[:200]}")
+                if name == "default":
+                    cases.append({"query": query, "documents": documents, "scores": scores,
+                                  "error": errors[-1] if not ex.ok else None})
+        if _want("rerank-activation", only):
+            f = rc.check_activation(variants["default"], variants["false"], variants["true"], errors)
+            facts.update(f.evidence.get("facts") or {})
+            yield _outcome("rerank-activation", exs, f)
+            yield f
+        if _want("rerank-ranking", only):
+            f = rc.check_ranking(cases, untrained, served_ok, facts)
+            yield _outcome("rerank-ranking", exs, f)
+            yield f
     if _want("rerank-template", only):
         mode = get("reranker-template-missing")
         hit = "without a --chat-template" in log_text

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from triage.catalogue import get
+from triage.catalogue import rerank_clues as k
 from triage.catalogue.model import FailureMode
 from triage.client import Exchange
 from triage.findings import Finding, Status
 
-FLAT_SPREAD = 0.05  # max - min score of a case whose one document repeats the query's words: below = no ranking
+FLAT_SPREAD = k.FLAT  # max - min score of a case whose one document repeats the query's words: below = no ranking
 CONSISTENT_TOL = 1e-3  # /score vs /rerank for the same pair
 
 # the request every rerank probe sends: the second document answers the query, by construction
@@ -183,20 +184,92 @@ def check_served_task(embed: Exchange, classify: Exchange, model: str, architect
                     "the scoring task is unknown", ev)
 
 
-def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_task_ok: Optional[bool]) -> Finding:
+def score_facts(scores: Sequence[Optional[Sequence[float]]], prefix: str = "score") -> dict[str, Any]:
+    """{rerank.<prefix>_range: [lo, hi], rerank.<prefix>_spread: the smallest case spread} (None when a case has no
+    scores): the facts the clues of triage/catalogue/rerank_clues.py read."""
+    keys = (k.SCORE_RANGE, k.SCORE_SPREAD) if prefix == "score" else (k.RAW_RANGE, k.RAW_SPREAD)
+    if not scores or any(not s for s in scores):
+        return {keys[0]: None, keys[1]: None}
+    flat = [x for s in scores for x in s or ()]
+    return {keys[0]: [round(min(flat), 6), round(max(flat), 6)],
+            keys[1]: round(min(max(s) - min(s) for s in scores if s), 6)}
+
+
+def _same(a: Optional[Sequence[float]], b: Optional[Sequence[float]], tol: float = 1e-4) -> Optional[bool]:
+    if not a or not b or len(a) != len(b):
+        return None
+    return all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b, strict=True))
+
+
+def check_activation(default: Sequence[Optional[Sequence[float]]], raw: Sequence[Optional[Sequence[float]]],
+                     on: Sequence[Optional[Sequence[float]]], errors: Sequence[str] = ()) -> Finding:
+    """Are the scores probabilities? The same pairs without ``use_activation``, with false and with true.
+
+    Per case, scores in input order (None when the request failed). The answer without the field equal to
+    use_activation false (and unlike true): the server's default is no activation, the scores are logits
+    (scores-are-logits). Equal to true: sigmoid probabilities. All three equal: an identity activation (a
+    regression head, or an embedding cosine): the scores are what the head gives, judged by their range only."""
+    mode = get("scores-are-logits")
+    facts = {**score_facts(default), **score_facts(raw, "raw")}
+    ev: dict[str, Any] = {"default": list(default), "use_activation_false": list(raw), "use_activation_true": list(on)}
+    if any(s is None for s in default):
+        return _finding("rerank-activation", mode, Status.ERROR, "rerank requests failed: " + "; ".join(errors)[:300],
+                        {**ev, "facts": facts})
+    if any(s is None for s in raw) or any(s is None for s in on):
+        return _finding("rerank-activation", mode, Status.UNKNOWN, "use_activation was not accepted on /rerank: "
+                        "whether the scores are probabilities is not known (" + "; ".join(errors)[:200] + ")",
+                        {**ev, "facts": {**facts, k.USE_ACTIVATION: None}})
+    as_raw = all(_same(d, r) for d, r in zip(default, raw, strict=False))
+    as_on = all(_same(d, o) for d, o in zip(default, on, strict=False))
+    use = True if as_on and not as_raw else False if as_raw and not as_on else None
+    facts[k.USE_ACTIVATION] = use
+    ev["facts"] = facts
+    lo, hi = facts[k.SCORE_RANGE]
+    if use is False:
+        return _finding("rerank-activation", mode, Status.WARN, f"relevance scores are raw logits ({lo:.4g} .. "
+                        f"{hi:.4g}): the server's default is use_activation false; with use_activation true they "
+                        "are sigmoid probabilities", ev, {"num_classes": 1})
+    if use is None and (lo < 0 or hi > 1):
+        return _finding("rerank-activation", mode, Status.WARN, f"relevance scores {lo:.4g} .. {hi:.4g} are not "
+                        "probabilities, and use_activation does not change them", ev, {"num_classes": 1})
+    how = ("sigmoid of the head's logits (use_activation true by default)" if use
+           else "the head's own values (use_activation changes nothing: an identity activation)")
+    return _finding("rerank-activation", mode, Status.PASS, f"relevance scores {lo:.4g} .. {hi:.4g} are {how}", ev)
+
+
+RANKING_MODES = ("reranker-overrides-missing", "rerank-scores-flat", "reranker-template-missing")
+
+
+def ranking_cause(facts: dict[str, Any], served_task_ok: Optional[bool]) -> Optional[FailureMode]:
+    """The record a failed ranking names when the evidence singles one out (each record's decisive clue), else None."""
+    from triage.catalogue.symptoms import Case
+    case = Case(facts={**facts, **({k.SERVED_TASK: "embed"} if served_task_ok is False else {})})
+    for mode in (get(m) for m in RANKING_MODES):
+        weights = [w for w in (c.read(case) for c in mode.clues) if w is not None]
+        if any(w.decisive and w.direction == "for" for w in weights) and \
+                not any(w.decisive and w.direction == "against" for w in weights):
+            return mode
+    return None
+
+
+def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_task_ok: Optional[bool],
+                  facts: Optional[dict[str, Any]] = None) -> Finding:
     """The relevant document (index 0 of each case's documents) must come first, with a visible margin.
 
     ``cases``: [{"query", "documents", "scores": [per document, input order] | None, "error"}]. ``untrained``:
     why the model's answer is unknown (random weights), or None. ``served_task_ok`` False: scored by cosine.
+    ``facts``: what the other rerank probes measured (rerank_clues' keys); a failure names the record they
+    single out (ranking_cause), else none, with the candidates.
     """
-    mode = get("reranker-overrides-missing")
+    facts = {**(facts or {}), **score_facts([c.get("scores") for c in cases])}
+    mode = ranking_cause(facts, served_task_ok) or get("reranker-overrides-missing")
     shown = []
     for c in cases:
         sc = c.get("scores")
         served = sorted(range(len(sc)), key=lambda i: -sc[i]) if sc else []
         shown.append({**c, "expected_order": [0] + [i for i in range(1, len(c["documents"]))],
                       "served_order": served})
-    ev: dict[str, Any] = {"cases": shown, "flat_spread": FLAT_SPREAD}
+    ev: dict[str, Any] = {"cases": shown, "flat_spread": FLAT_SPREAD, "facts": facts}
     failed = [c for c in shown if not c.get("scores")]
     if failed:
         return _finding("rerank-ranking", mode, Status.ERROR, f"ranking requests failed: {failed[0].get('error')}",
@@ -206,7 +279,8 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
     first = [c["served_order"][0] == 0 for c in shown]
     spreads = [max(c["scores"]) - min(c["scores"]) for c in shown]
     ev.update(spreads=[round(s, 5) for s in spreads])
-    if all(first) and min(spreads) >= FLAT_SPREAD:
+    facts[k.RANKS] = all(first) and min(spreads) >= FLAT_SPREAD
+    if facts[k.RANKS]:
         return _finding("rerank-ranking", mode, Status.PASS, f"the relevant document ranks first in all "
                         f"{len(shown)} cases (score spread >= {min(spreads):.3f})", ev)
     if all(first):
@@ -216,4 +290,18 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
         why = f"the relevant document is not first in {first.count(False)} of {len(shown)} cases"
     if served_task_ok is False:
         why += " (scored as embedding cosine)"
-    return _finding("rerank-ranking", mode, Status.FAIL, f"scores do not rank: {why}", ev)
+    cause = ranking_cause(facts, served_task_ok)
+    if cause is None:
+        names = ", ".join(RANKING_MODES)
+        return Finding("rerank-ranking", Status.FAIL, f"scores do not rank: {why}; the evidence does not single out "
+                       f"a cause (one of {names})", {**ev, "source": "live probe", "candidates": list(RANKING_MODES)},
+                       "Run the rerank probe set with the start-up log (VLLM_TRIAGE_SERVER_LOG) so that the overrides, "
+                       "the template warning and the raw logits can tell them apart.",
+                       [r for m in RANKING_MODES for r in get(m).refs], failure_mode="")
+    return _finding("rerank-ranking", cause, Status.FAIL, f"scores do not rank: {why}", ev, facts_cfg(facts))
+
+
+def facts_cfg(facts: dict[str, Any]) -> dict[str, Any]:
+    """The config a fix reads from the facts (the overrides the server was given)."""
+    ov = facts.get(k.OVERRIDES)
+    return {"hf_overrides": ov} if isinstance(ov, dict) else {}
