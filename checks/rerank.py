@@ -16,6 +16,7 @@ from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
 CHECK_ID = "rerank-deployment"
+ACTIVATION_CHECK = "scores-activation"
 QUESTION = ("Is this a reranker (Qwen3-Reranker, BGE-reranker, a cross-encoder)? Paste the `vllm serve …` command "
             "line or the start-up log (its 'Supported tasks' line), and say which rerank client calls it "
             "(/rerank, /v2/rerank, /score; top_n; truncate_prompt_tokens).")
@@ -27,11 +28,20 @@ def _overrides(cfg: EffectiveConfig) -> dict[str, Any]:
 
 
 def _mode_finding(check: str, mode_id: str, status: Status, title: str, evidence: dict[str, Any],
-                  cfg: EffectiveConfig) -> Finding:
+                  cfg: Any) -> Finding:
     mode = get(mode_id)
     bad = status in (Status.FAIL, Status.WARN)
     return Finding(check, status, title, evidence, mode.fix(cfg) if bad else "", list(mode.refs),
                    mode.mechanism if bad else "", failure_mode=mode.id)
+
+
+def _pooler_activation(cfg: EffectiveConfig) -> Any:
+    """use_activation of --pooler-config (the command line's or the log's non-default args), None when not given."""
+    pc = cfg.get("pooler_config")
+    if not isinstance(pc, dict):
+        args = cfg.get("cmdline_args")
+        pc = args.get("pooler_config") if isinstance(args, dict) else None
+    return pc.get("use_activation") if isinstance(pc, dict) else None
 
 
 def check(cfg: EffectiveConfig) -> list[Finding]:
@@ -72,8 +82,14 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     else:
         how = ("with the model card's overrides (classifier from the 'no'/'yes' tokens)" if classifier_overrides
                else f"with task classify (Supported tasks {tasks})" if classify_task else "as a classifier")
-        out.append(Finding(CHECK_ID, Status.PASS, f"reranker deployment: {model or 'the model'} served {how}",
+        kind = "reranker" if named or classifier_overrides else "classifier"
+        out.append(Finding(CHECK_ID, Status.PASS, f"{kind} deployment: {model or 'the model'} served {how}",
                            {**evidence, "question": QUESTION}))
+    if _pooler_activation(cfg) is False:
+        out.append(_mode_finding(ACTIVATION_CHECK, "scores-are-logits", Status.WARN,
+                                 "--pooler-config use_activation false: /score, /rerank and /classify answer raw "
+                                 "logits, not probabilities", {**evidence, "use_activation": False},
+                                 {"use_activation_source": "user"}))
     if hf.get("is_original_qwen3_reranker") and cfg.get("chat_template") is None and cfg.stated_args is not None:
         out.append(_mode_finding("rerank-template", "reranker-template-missing", Status.WARN,
                                  "original Qwen3 reranker without --chat-template: pairs are scored without the "

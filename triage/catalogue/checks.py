@@ -65,6 +65,7 @@ _DECLS: list[CheckDecl] = [
     *_ids("truncation", "pooling-livelock", CHECKLIST, "truncate-vs-max-model-len", "pooling-livelock-risk"),
     *_ids("flags", "reranker-overrides-missing", CHECKLIST, "rerank-deployment"),
     *_ids("flags", "classify-without-score-head", CHECKLIST, "rerank-convert-classify"),
+    *_ids("flags", "scores-are-logits", CHECKLIST, "scores-activation"),
     # probes (triage/probes/)
     *_ids(None, "", PROBE, "probe-target", "probe-setup", "probe-recovery", "clients-plain",
           "conformance-v1-prefix", "conformance-openai-server", "conformance-array-input", "conformance-token-ids",

@@ -96,7 +96,7 @@ def log_facts(log_text: str) -> dict[str, Any]:
     cfg = extract_startup_config(log_text)
     hf = cfg.get("hf_overrides")
     facts: dict[str, Any] = {k.TEMPLATE_WARNING: "without a --chat-template" in log_text}
-    if lf.NON_DEFAULT_ARGS_RE.search(log_text):
+    if any(lf.NON_DEFAULT_ARGS_RE.search(line) for line in log_text.splitlines()):
         facts[k.OVERRIDES] = hf if isinstance(hf, dict) else {}
     m = lf.POOLER_ACTIVATION_RE.search(log_text)
     if m:
