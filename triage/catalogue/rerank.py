@@ -277,10 +277,10 @@ SCORES_ARE_LOGITS = FailureMode(
     ),
     refs=("vllm#18727", "vllm#18386", "vllm#20538"),
     evidence={
+        "cmdline": "--pooler-config with use_activation false",
+        "log": "'Resolved pooling config: … use_activation=False(source=user)'",
         "api": "/classify probs outside [0, 1] or not summing to 1; /rerank relevance_score below 0 or above 1; the "
         "answer without use_activation equals the one with use_activation false",
-        "log": "'Resolved pooling config: … use_activation=False(source=user)'",
-        "cmdline": "--pooler-config with use_activation false",
     },
     fix_for=_logits_fix,
     symptoms=(sy.SCORES_NOT_PROBABILITIES,),

@@ -63,14 +63,6 @@ def served_embed(case: Case) -> Optional[Weight]:
     return None
 
 
-def served_classify(case: Case) -> Optional[Weight]:
-    """The mirror of served_embed, for records that need a score head serving (flat head, template)."""
-    w = served_embed(case)
-    if w is None:
-        return None
-    return Weight("against" if w.direction == "for" else "for", w.seen, w.source, decisive=w.direction == "for")
-
-
 def overrides_absent(case: Case) -> Optional[Weight]:
     """For overrides-missing: no classifier overrides on the server; decisive against when they are there."""
     has = _classifier_overrides(case)
@@ -82,11 +74,20 @@ def overrides_absent(case: Case) -> Optional[Weight]:
     return Weight("for", "no classifier_from_token / is_original_qwen3_reranker in --hf-overrides", "cmdline/log")
 
 
-def overrides_present(case: Case) -> Optional[Weight]:
-    w = overrides_absent(case)
-    if w is None:
-        return None
-    return Weight("for" if w.direction == "against" else "against", w.seen, w.source, decisive=w.direction == "for")
+def _mirror(reader: Any, name: str, doc: str) -> Any:
+    """The reader's weight turned round: its decisive 'for' becomes a decisive 'against'; its 'against' a plain
+    'for' (what rules the reader's record out does not single this one out)."""
+    def read(case: Case) -> Optional[Weight]:
+        w = reader(case)
+        if w is None:
+            return None
+        return Weight("against" if w.direction == "for" else "for", w.seen, w.source, decisive=w.direction == "for")
+    read.__name__, read.__doc__ = name, doc
+    return read
+
+
+served_classify = _mirror(served_embed, "served_classify", "For a score-head record: the pairs are scored by a head.")
+overrides_present = _mirror(overrides_absent, "overrides_present", "For records that need the overrides given.")
 
 
 def cosine_band(case: Case) -> Optional[Weight]:
