@@ -105,7 +105,8 @@ def test_without_the_telling_facts_it_is_one_of_and_the_experiment_names_it() ->
 def test_each_record_of_scores_flat_weighs_the_recorded_case(folder: str, facts: dict, names: str) -> None:
     """The records that declare scores-flat, read on each recorded case: only the right one is not ruled out."""
     case = Case(facts={**log_of(folder), **facts})
-    flat = [m for m in (get(i) for i in ("reranker-overrides-missing", "rerank-scores-flat")) if SCORES_FLAT in m.symptoms]
+    ids = ("reranker-overrides-missing", "rerank-scores-flat")
+    flat = [m for m in (get(i) for i in ids) if SCORES_FLAT in m.symptoms]
     assert len(flat) == 2
     standing = [m.id for m in flat
                 if not any(w and w.decisive and w.direction == "against" for w in (c.read(case) for c in m.clues))]
@@ -119,3 +120,12 @@ def test_logits_by_default_warn_scores_are_logits() -> None:
     assert f.status == Status.WARN and f.failure_mode == "scores-are-logits"
     assert f.evidence["facts"][k.USE_ACTIVATION] is False
     assert rc.check_activation(probs, logits, probs).status == Status.PASS
+
+
+def test_a_three_label_classifier_is_not_a_reranker_without_a_score_head() -> None:
+    """The score paths' 404s (recorded on convert-classify) beside a healthy 3-label /classify: no verdict."""
+    exs = {p: ex("0.32.0-rerank-convert-classify", n) for p, n in (("/rerank", "rerank"), ("/score", "score"))}
+    f = rc.check_paths(exs, "http://127.0.0.1:8000", ex("0.32.0-classify", "classify-default"))
+    assert f.status == Status.UNKNOWN and f.failure_mode == ""
+    two = rc.check_paths(exs, "http://127.0.0.1:8000", ex("0.32.0-rerank-convert-classify", "classify"))
+    assert two.status == Status.FAIL and two.failure_mode == "classify-without-score-head"

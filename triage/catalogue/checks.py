@@ -88,13 +88,14 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "base64-truncated", PROBE, "clients-openai-base64", "clients-openai-float", "clients-openai-default",
           "clients-litellm"),
     *_ids(None, "openwebui-misconfig", PROBE, "clients-openwebui"),
-    *_ids(None, ("rerank-api-contract", "classify-without-score-head"), PROBE, "rerank-paths"),
+    *_ids(None, ("rerank-api-contract", "classify-without-score-head", ""), PROBE, "rerank-paths"),  # "": a classifier
     *_ids(None, "rerank-api-contract", PROBE, "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere",
           "rerank-client-langchain", "rerank-client-langchain-max-tokens"),
     *_ids(None, "reranker-overrides-missing", PROBE, "rerank-served-task"),
     *_ids(None, ("reranker-overrides-missing", "rerank-scores-flat", "reranker-template-missing", ""), PROBE,
           "rerank-ranking"),  # the record the evidence singles out (triage/probes/rerank_checks.ranking_cause)
-    *_ids(None, "scores-are-logits", PROBE, "rerank-activation", "classify-semantics"),
+    *_ids(None, "scores-are-logits", PROBE, "rerank-activation"),
+    *_ids(None, ("scores-are-logits", ""), PROBE, "classify-semantics"),  # "": not a classifier (no /classify)
     *_ids(None, "rerank-long-document", PROBE, "rerank-long-document"),
     *_ids("flags", "reranker-template-missing", (PROBE, CHECKLIST, LOG), "rerank-template"),
     *_ids(None, "openwebui-reranker-misconfig", PROBE, "rerank-client-openwebui"),

@@ -124,7 +124,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         f = rc.check_paths(exs, pc.url, cls)
         yield _outcome("rerank-paths", list(exs.values()), f)
         yield f
-        if f.status == Status.FAIL:
+        if f.status in (Status.FAIL, Status.UNKNOWN):  # no score path: nothing below can answer (a classifier)
             return
     if _want("rerank-shape", only):
         f = rc.check_rerank_shape(full, docs)

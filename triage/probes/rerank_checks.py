@@ -12,6 +12,7 @@ from typing import Any, Optional
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
 from triage.catalogue.model import FailureMode
+from triage.catalogue.symptoms import REJECTED, SCORES_FLAT, SCORES_NOT_RANKING
 from triage.client import Exchange
 from triage.findings import Finding, Status
 
@@ -54,6 +55,12 @@ def score_scores(ex: Exchange) -> Optional[list[float]]:
     return [float(d["score"]) for d in sorted(data, key=lambda d: d.get("index", 0))]
 
 
+def _num_classes(ex: Exchange) -> Optional[int]:
+    data = ex.body.get("data") if isinstance(ex.body, dict) else None
+    n = data[0].get("num_classes") if isinstance(data, list) and data and isinstance(data[0], dict) else None
+    return n if isinstance(n, int) else None
+
+
 def check_paths(exs: dict[str, Exchange], base: str, classify: Exchange | None = None) -> Finding:
     """Which of /rerank, /v1/rerank, /v2/rerank, /score answer a valid request (one finding for all).
 
@@ -62,9 +69,18 @@ def check_paths(exs: dict[str, Exchange], base: str, classify: Exchange | None =
     mode = get("rerank-api-contract")
     status = {p: x.status for p, x in exs.items()}
     ok = [p for p, x in exs.items() if x.ok]
-    ev = {"status": status, "answers": {p: x.error_message()[:200] for p, x in exs.items() if not x.ok}}
-    if not ok and classify is not None and classify.ok:
+    ev = {"status": status, "answers": {p: x.error_message()[:200] for p, x in exs.items() if not x.ok},
+          "facts": {k.PATHS_OK: any(x.ok for x in exs.values()),
+                    k.CLASSIFY_OK: classify.ok if classify is not None else None}}
+    labels = _num_classes(classify) if classify is not None and classify.ok else None
+    if not ok and labels is not None and labels != 2:
+        return Finding("rerank-paths", Status.UNKNOWN, f"no score path answers ({status}): a classifier of {labels} "
+                       "label(s), not a reranker deployment (vLLM serves /score and /rerank for one-label heads); "
+                       "the classify probe set reads its probs", {**ev, "source": "live probe",
+                                                                  "/classify": classify.to_dict()}, failure_mode="")
+    if not ok and labels is not None:
         head = get("classify-without-score-head")
+        ev["symptoms"] = [REJECTED]  # what the 404s show; the constant probs are the classify probe's to read
         return _finding("rerank-paths", head, Status.FAIL, f"no score path answers ({status}) but /classify does: "
                         "a classifier without a one-label score head (--convert classify on a checkpoint without "
                         "one?)", {**ev, "/classify": classify.to_dict()})
@@ -237,19 +253,15 @@ def check_activation(default: Sequence[Optional[Sequence[float]]], raw: Sequence
     return _finding("rerank-activation", mode, Status.PASS, f"relevance scores {lo:.4g} .. {hi:.4g} are {how}", ev)
 
 
-RANKING_MODES = ("reranker-overrides-missing", "rerank-scores-flat", "reranker-template-missing")
-
-
-def ranking_cause(facts: dict[str, Any], served_task_ok: Optional[bool]) -> Optional[FailureMode]:
-    """The record a failed ranking names when the evidence singles one out (each record's decisive clue), else None."""
+def ranking_cause(facts: dict[str, Any], served_task_ok: Optional[bool], flat: bool = True,
+                  findings: Sequence[Any] = ()) -> tuple[Optional[FailureMode], list[str]]:
+    """(the record the differential's rule names for the symptom, the candidates that stand) on these facts: the
+    same rule (triage.differential.judge) over every record that declares scores-flat or scores-not-ranking."""
+    from triage import differential as dx
     from triage.catalogue.symptoms import Case
-    case = Case(facts={**facts, **({k.SERVED_TASK: "embed"} if served_task_ok is False else {})})
-    for mode in (get(m) for m in RANKING_MODES):
-        weights = [w for w in (c.read(case) for c in mode.clues) if w is not None]
-        if any(w.decisive and w.direction == "for" for w in weights) and \
-                not any(w.decisive and w.direction == "against" for w in weights):
-            return mode
-    return None
+    case = Case(tuple(findings), facts={**facts, **({k.SERVED_TASK: "embed"} if served_task_ok is False else {})})
+    j = dx.judge([dx.weigh(m, case) for m in dx.candidates_of(SCORES_FLAT if flat else SCORES_NOT_RANKING)])
+    return (j.named.mode if j.named is not None else None), [c.mode.id for c in j.standing]
 
 
 def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_task_ok: Optional[bool],
@@ -262,7 +274,7 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
     single out (ranking_cause), else none, with the candidates.
     """
     facts = {**(facts or {}), **score_facts([c.get("scores") for c in cases])}
-    mode = ranking_cause(facts, served_task_ok) or get("reranker-overrides-missing")
+    mode = get("reranker-overrides-missing")
     shown = []
     for c in cases:
         sc = c.get("scores")
@@ -290,14 +302,18 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
         why = f"the relevant document is not first in {first.count(False)} of {len(shown)} cases"
     if served_task_ok is False:
         why += " (scored as embedding cosine)"
-    cause = ranking_cause(facts, served_task_ok)
+    flat = all(first)
+    symptom = SCORES_FLAT if flat else SCORES_NOT_RANKING
+    cause, standing = ranking_cause(facts, served_task_ok, flat)
+    facts[f"symptom.{symptom}"] = True  # shown to the differential whether or not a record is named here
+    ev["symptoms"] = [symptom]
     if cause is None:
-        names = ", ".join(RANKING_MODES)
         return Finding("rerank-ranking", Status.FAIL, f"scores do not rank: {why}; the evidence does not single out "
-                       f"a cause (one of {names})", {**ev, "source": "live probe", "candidates": list(RANKING_MODES)},
+                       f"a cause (one of {', '.join(standing)})", {**ev, "source": "live probe",
+                                                                   "candidates": standing},
                        "Run the rerank probe set with the start-up log (VLLM_TRIAGE_SERVER_LOG) so that the overrides, "
                        "the template warning and the raw logits can tell them apart.",
-                       [r for m in RANKING_MODES for r in get(m).refs], failure_mode="")
+                       [r for m in standing for r in get(m).refs], failure_mode="")
     return _finding("rerank-ranking", cause, Status.FAIL, f"scores do not rank: {why}", ev, facts_cfg(facts))
 
 
