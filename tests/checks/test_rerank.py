@@ -17,7 +17,7 @@ QWEN_OVERRIDES = ('\'{"architectures": ["Qwen3ForSequenceClassification"], "clas
 
 def rerank_findings(target: Target) -> dict[str, tuple[Status, str]]:
     res = run_checklist(target)
-    return {f.check: (f.status, f.fix) for f in res.findings if f.check.startswith("rerank")}
+    return {f.check: (f.status, f.fix) for f in res.findings if f.check.startswith(("rerank", "scores"))}
 
 
 @pytest.mark.parametrize("folder, check, status, mode", [
@@ -50,6 +50,11 @@ def test_classify_deployment_is_not_called_a_generator() -> None:
                  "rerank-convert-classify", Status.FAIL, id="convert-classify"),
     pytest.param("vllm serve Qwen/Qwen3-Reranker-0.6B --runner pooling", "rerank-deployment", Status.UNKNOWN,
                  id="asks-about-overrides"),
+    # issue 29: the lab's classify-logits profile as a command line (its recording: 0.32.0-classify-logits)
+    pytest.param("vllm serve /models/tiny-classifier --runner pooling --convert classify --pooler-config "
+                 "'{\"use_activation\": false}'", "scores-activation", Status.WARN, id="classify-logits"),
+    pytest.param("vllm serve /models/tiny-classifier --runner pooling --convert classify", "rerank-deployment",
+                 Status.PASS, id="classify-healthy"),
 ])
 def test_from_command_line(cmdline: str, check: str, status: Status) -> None:
     assert rerank_findings(Target(cmdline=cmdline))[check][0] == status
