@@ -54,3 +54,14 @@ def test_not_a_classifier_is_unknown_not_a_verdict() -> None:
     nf = Exchange("POST", "/classify", {}, 404, {"detail": "Not Found"})
     f = check_classify(nf, nf, nf)
     assert f.status == Status.UNKNOWN and f.evidence["facts"][k.CLASSIFY_OK] is False
+
+
+def test_recorded_cli_documents_of_both_profiles() -> None:
+    """What `triage probe --set classify --format json` printed against each real server (this branch's code)."""
+    def by(folder: str) -> dict:
+        doc = json.loads((REC / folder / "probe-classify.json").read_text())
+        return {f["check"]: f for f in doc["findings"]}
+    healthy, logits = by("0.32.0-classify"), by("0.32.0-classify-logits")
+    assert healthy["classify-semantics"]["status"] == "pass" and not any(c.startswith("diagnosis-") for c in healthy)
+    assert logits["classify-semantics"]["status"] == "warn"
+    assert logits["diagnosis-scores-not-probabilities"]["failure_mode"] == "scores-are-logits"

@@ -104,6 +104,14 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
     "reranker-template-missing": (_r("rerank/0.32.0-rerank/server.log", "tests/checks/test_rerank.py"),),
     "openwebui-reranker-misconfig": (
         _r("rerank/0.32.0-rerank/openwebui-base-url.json", "tests/probes/test_openwebui_rerank.py"),),
+    "rerank-scores-flat": (  # issue 29: the overrides given, a zero score head
+        _r("rerank/0.32.0-rerank-flat/ranking-0-false.json", "tests/probes/test_rerank_semantics.py"),
+        _r("rerank/0.32.0-rerank-flat/server.log", "tests/checks/test_rerank.py"),
+    ),
+    "scores-are-logits": (
+        _r("rerank/0.32.0-classify-logits/classify-default.json", "tests/probes/test_classify.py"),
+        _r("rerank/0.32.0-classify-logits/probe-classify.json", "tests/probes/test_classify.py"),
+    ),
 }
 
 
