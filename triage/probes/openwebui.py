@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import httpx
 
-from triage.catalogue import get
+from triage.catalogue import clients as cf, get
 from triage.client import MAX_BODY_BYTES, CappedTransport, Exchange
 from triage.findings import Finding, Status
 
@@ -98,6 +98,10 @@ def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
     ev = {"settings": s.public(), "request": {"url": f"{base}/embeddings", "batch": len(texts)},
           "exchanges": [x.to_dict() for x in (ex, models)], "served_models": served, "source": "Open WebUI's request"}
     msg = ex.error_message()
+    ev["facts"] = facts = {cf.ROUTE: f"Open WebUI OpenAI engine, Base URL {base}", cf.LIBRARY: "open-webui",
+                           cf.STATUS: ex.status, cf.MESSAGE: "" if ex.ok else (msg or ex.error or "")[:500],
+                           cf.ENCODING_SENT: "absent", cf.INPUT_KIND: "text", cf.MODEL_SENT: s.model,
+                           cf.SERVED: served, cf.PLAIN_STATUS: None}
     problem: Optional[str] = None
     data = ex.body.get("data") if isinstance(ex.body, dict) else None
     n = len(data) if isinstance(data, list) else 0
@@ -115,6 +119,7 @@ def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
         problem = "api-key"
     elif ex.status == 400 and len(texts) > 1:
         problem = "batch"
+    facts[cf.PROBLEM] = problem
     cfg = {"problem": problem, "base_url": base[:-3] if problem == "missing-v1" and base.endswith("/v1") else base,
            "served": served, "model": s.model}
     status = Status.FAIL if problem else Status.ERROR
