@@ -100,7 +100,7 @@ def _litellm_sent_null(case: Case) -> Optional[Weight]:
         return Weight("against", f"the failing calls are {_libs(views)}'s, not LiteLLM's", "clients", decisive=True)
     null = [v for v in lite if v.get(ENCODING_SENT) == "null"]
     if null:
-        return Weight("for", f"LiteLLM's {null[0].get(ROUTE)} sent encoding_format: null and got HTTP "
+        return Weight("for", f"{null[0].get(ROUTE)} sent encoding_format: null and got HTTP "
                       f"{null[0].get(STATUS)}", "clients", decisive=True)
     sent = {str(v.get(ENCODING_SENT)) for v in lite if v.get(ENCODING_SENT)}
     if sent:
@@ -174,10 +174,10 @@ def _llamaindex_model(case: Case) -> Optional[Weight]:
         served = v.get(SERVED) or []
         sent = v.get(MODEL_SENT)
         if LLAMAINDEX_ENUM_ERROR in str(v.get(MESSAGE) or ""):
-            return Weight("for", f"LlamaIndex's {v.get(ROUTE)} refused the model name before sending anything "
+            return Weight("for", f"{v.get(ROUTE)} refused the model name before sending anything "
                           f"({LLAMAINDEX_ENUM_ERROR})", "clients", decisive=True)
         if sent and served and sent not in served:
-            return Weight("for", f"LlamaIndex's {v.get(ROUTE)} sent model {sent!r}, which the server does not "
+            return Weight("for", f"{v.get(ROUTE)} sent model {sent!r}, which the server does not "
                           f"serve ({', '.join(map(str, served))}), and got HTTP {v.get(STATUS)}", "clients",
                           decisive=True)
         if sent and sent in served:

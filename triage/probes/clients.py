@@ -234,9 +234,10 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
         if cause is None:
             return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: request failed: "
                            f"{res.error[:200]}", ev, "", list(mode.refs), failure_mode="")
-        named = next(w.seen for w in (c.read(Case(facts=facts)) for c in cause.clues)
-                     if w is not None and w.decisive and w.direction == "for")
-        return Finding(case.check, Status.FAIL, f"{case.client} with {case.setting}: {named}: {cause.title}", ev,
+        ev["seen"] = next(w.seen for w in (c.read(Case(facts=facts)) for c in cause.clues)
+                          if w is not None and w.decisive and w.direction == "for")
+        got = f"HTTP {res.status}" if res.status else "refused before sending"
+        return Finding(case.check, Status.FAIL, f"{case.client} with {case.setting}: {got} — {cause.title}", ev,
                        cause.fix(cfg), list(cause.refs), cause.mechanism, failure_mode=cause.id)
     if len(res.vectors) != len(plain) or not res.vectors:
         return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: {len(res.vectors)} vectors came "
