@@ -77,6 +77,16 @@ def _libs(views: list[Mapping[str, Any]]) -> str:
     return ", ".join(sorted({str(v.get(LIBRARY)) for v in views}))
 
 
+def _failing_of(case: Case, prefix: str, name: str) -> tuple[list[Mapping[str, Any]], Optional[Weight]]:
+    """The failing calls of the library (distribution names starting ``prefix``); when calls failed and none is
+    its, the decisive 'against' that says whose they are."""
+    views = _failing(case)
+    mine = [v for v in views if str(v.get(LIBRARY) or "").startswith(prefix)]
+    if views and not mine:
+        return [], Weight("against", f"the failing calls are {_libs(views)}'s, not {name}", "clients", decisive=True)
+    return mine, None
+
+
 def plain_request_refused(case: Case) -> Optional[Weight]:
     """Against any client-side cause: the probe's own plain request of the same texts was refused too."""
     status = case.fact(PLAIN_STATUS)
@@ -92,12 +102,9 @@ def plain_request_refused(case: Case) -> Optional[Weight]:
 
 
 def _litellm_sent_null(case: Case) -> Optional[Weight]:
-    views = _failing(case)
-    if not views:
-        return None
-    lite = [v for v in views if v.get(LIBRARY) == "litellm"]
+    lite, other = _failing_of(case, "litellm", "LiteLLM's")
     if not lite:
-        return Weight("against", f"the failing calls are {_libs(views)}'s, not LiteLLM's", "clients", decisive=True)
+        return other
     null = [v for v in lite if v.get(ENCODING_SENT) == "null"]
     if null:
         return Weight("for", f"{null[0].get(ROUTE)} sent encoding_format: null and got HTTP "
@@ -125,11 +132,12 @@ def _litellm_release(case: Case) -> Optional[Weight]:
 
 
 def _litellm_fix(cfg: ConfigLike) -> str:
-    route = cfg.get("model") or "<served model id>"
-    return (f"Reach vLLM through LiteLLM's hosted_vllm/ provider (model='hosted_vllm/{route}', api_base=<server>/v1), "
-            "which sends no encoding_format; or pass encoding_format='float' on every embedding call (LiteLLM "
-            "proxy: set it in the model's litellm_params); or upgrade LiteLLM to >= "
-            f"{LITELLM_FIXED}.")
+    hosted = f"model='hosted_vllm/{cfg.get('model') or '<served model id>'}', api_base=<server>/v1"
+    ways = (f"reach vLLM through LiteLLM's hosted_vllm/ provider ({hosted}), which sends no encoding_format",
+            "pass encoding_format='float' on every embedding call (LiteLLM proxy: in the model's litellm_params)",
+            f"upgrade LiteLLM to >= {LITELLM_FIXED}")
+    text = "; or ".join(ways)
+    return text[0].upper() + text[1:] + "."
 
 
 LITELLM_ENCODING_FORMAT_NULL = FailureMode(
@@ -163,13 +171,9 @@ LITELLM_ENCODING_FORMAT_NULL = FailureMode(
 
 
 def _llamaindex_model(case: Case) -> Optional[Weight]:
-    views = _failing(case)
-    if not views:
-        return None
-    li = [v for v in views if str(v.get(LIBRARY) or "").startswith("llama-index")]
+    li, other = _failing_of(case, "llama-index", "LlamaIndex's")
     if not li:
-        return Weight("against", f"the failing calls are {_libs(views)}'s, not LlamaIndex's", "clients",
-                      decisive=True)
+        return other
     for v in li:
         served = v.get(SERVED) or []
         sent = v.get(MODEL_SENT)
@@ -249,13 +253,9 @@ def base64_length(case: Case) -> Optional[Weight]:
 
 def openwebui_problem(case: Case) -> Optional[Weight]:
     """For the Open WebUI record: what Open WebUI's own request showed; against: the failing calls are others'."""
-    views = _failing(case)
-    if not views:
-        return None
-    mine = [v for v in views if v.get(LIBRARY) == "open-webui"]
+    mine, other = _failing_of(case, "open-webui", "Open WebUI's request")
     if not mine:
-        return Weight("against", f"the failing calls are {_libs(views)}'s, not Open WebUI's request", "clients",
-                      decisive=True)
+        return other
     problem = next((v.get(PROBLEM) for v in mine if v.get(PROBLEM)), None)
     if problem:
         return Weight("for", f"Open WebUI's request got HTTP {mine[0].get(STATUS)}: {problem}", "clients",
