@@ -141,3 +141,20 @@ def test_the_routes_finding_lists_every_route_tried() -> None:
     assert len(r.evidence["routes"]) == len(fs) and r.status == Status.FAIL
     assert any("openai/" in line and "litellm-encoding-format-null" in line for line in r.evidence["routes"])
     assert "LlamaIndex OpenAILikeEmbedding model_name='<model>'" in r.evidence["working"]
+
+
+@pytest.mark.parametrize("path,checks,named", [
+    (NULL, ["clients-litellm", "clients-litellm-openai", "clients-litellm-openai-float"],
+     "litellm-encoding-format-null"),
+    (FIXED, ["clients-llamaindex-default", "clients-llamaindex-model", "clients-llamaindex-openai-like"],
+     "llamaindex-openai-model-name"),
+])
+def test_the_differential_names_a_librarys_cause_from_its_routes(path, checks: list[str], named: str) -> None:
+    from triage.differential import diagnose
+
+    rec = recording(path)
+    fs = [judge(rec, c) for c in checks]
+    by = {d.check: d for d in diagnose([*fs, clients.routes(fs)], {}, {})}
+    d = by["diagnosis-client-error"]
+    assert d.evidence["named"] == named and d.fix == get(named).fix({})
+    assert set(by) == {"diagnosis-client-error"}  # a refused client call is no wrong vector, no server rejection

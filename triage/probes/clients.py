@@ -29,7 +29,7 @@ import httpx
 from triage.catalogue import FailureMode, get
 from triage.catalogue import clients as cf
 from triage.catalogue.checks import CHECKS
-from triage.catalogue.symptoms import Case
+from triage.catalogue.symptoms import CLIENT_ERROR, WRONG_DIMENSION, WRONG_DIRECTION, Case
 from triage.client import MAX_BODY_BYTES, MAX_DIMENSIONS, CappedTransport
 from triage.findings import Finding, Status, worst
 from triage.probes import client_calls, openwebui
@@ -234,6 +234,7 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
         if cause is None:
             return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: request failed: "
                            f"{res.error[:200]}", ev, "", list(mode.refs), failure_mode="")
+        ev["symptoms"] = [CLIENT_ERROR]  # a client's refusal where the plain request works, not the server's
         ev["seen"] = next(w.seen for w in (c.read(Case(facts=facts)) for c in cause.clues)
                           if w is not None and w.decisive and w.direction == "for")
         got = f"HTTP {res.status}" if res.status else "refused before sending"
@@ -254,6 +255,7 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
     what = (f"{lens} dimensions instead of {len(plain[0]) if plain else '?'}" if plain and lens != [len(plain[0])]
             else f"cosine {min(cos) if cos else float('nan'):.4f} with a plain request of the same text")
     sent = " (it sent tiktoken token ids, which vLLM embedded as its own vocabulary's ids)" if sent_ids else ""
+    ev["symptoms"] = [CLIENT_ERROR, WRONG_DIMENSION if plain and lens != [len(plain[0])] else WRONG_DIRECTION]
     return Finding(case.check, Status.FAIL, f"{case.client} with {case.setting}: wrong vectors, {what}{sent}", ev,
                    mode.fix(cfg), list(mode.refs), mode.mechanism, failure_mode=mode.id)
 

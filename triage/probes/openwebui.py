@@ -18,6 +18,7 @@ from typing import Any, Optional
 import httpx
 
 from triage.catalogue import clients as cf, get
+from triage.catalogue.symptoms import CLIENT_ERROR
 from triage.client import MAX_BODY_BYTES, CappedTransport, Exchange
 from triage.findings import Finding, Status
 
@@ -125,6 +126,7 @@ def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
     status = Status.FAIL if problem else Status.ERROR
     what = {"missing-v1": "the Base URL lacks /v1", "model-name": f"model {s.model!r} is not served here",
             "api-key": "the server wants an API key", "batch": "the batch was refused"}.get(problem or "", "")
+    ev["symptoms"] = [CLIENT_ERROR]  # Open WebUI's settings, where the plain request works
     return Finding(CHECK, status, f"Open WebUI's request answers {ex.status or ex.error}"
                    + (f": {what}" if what else f" {msg[:200]}"), {**ev, "problem": problem, "error": msg[:500]},
                    mode.fix(cfg), list(mode.refs), mode.mechanism)
