@@ -63,6 +63,10 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
         _r("vectors/0.32.0-tiny-qwen3-livelock/vectors.json", "tests/probes/test_clients.py", "edited",
            "the OpenAI SDK's recorded base64 vectors cut to a quarter"),),
     "openwebui-misconfig": (_r("vectors/0.32.0-tiny-qwen3-apikey/openwebui-401.json", "tests/probes/test_clients.py"),),
+    "litellm-encoding-format-null": (
+        _r("clients/0.32.0-tiny-qwen3-livelock/routes-litellm-1.83.14.json", "tests/probes/test_clients_routes.py"),),
+    "llamaindex-openai-model-name": (
+        _r("clients/0.32.0-tiny-qwen3-livelock/routes-litellm-1.110.2.json", "tests/probes/test_clients_routes.py"),),
     "removed-flag": (
         _r("startup/0.31.0-task-embed/server.log", "tests/logs/test_startup_modes.py"),
         _r("startup/0.32.0-task-embed/server.log", "tests/logs/test_startup_modes.py"),
