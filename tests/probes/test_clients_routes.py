@@ -158,3 +158,11 @@ def test_the_differential_names_a_librarys_cause_from_its_routes(path, checks: l
     d = by["diagnosis-client-error"]
     assert d.evidence["named"] == named and d.fix == get(named).fix({})
     assert set(by) == {"diagnosis-client-error"}  # a refused client call is no wrong vector, no server rejection
+
+
+@pytest.mark.parametrize("check", ["clients-langchain-query", "clients-llamaindex-query"])
+def test_query_methods_send_the_query_as_given(check: str) -> None:
+    """What the Qwen3 query instruction advice is about: no library adds an instruction to a query (measured)."""
+    f = judge(recording(FIXED), check)
+    assert f.status == Status.PASS and f.evidence["facts"][cf.QUERY_AS_GIVEN] is True, f.title
+    assert f.evidence["query_sent"] == [f'["{clients.TEXTS[0]}"]']

@@ -84,13 +84,15 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "dimensions-not-matryoshka", PROBE, "vectors-dimension"),
     *_ids(None, "unstable-vectors", PROBE, "vectors-repeat", "vectors-batch-invariance", "vectors-long-repeat",
           "vectors-ranking"),
-    *_ids(None, "client-token-ids", PROBE, "clients-langchain-defaults", "clients-langchain-no-ctx-check"),
+    *_ids(None, "client-token-ids", PROBE, "clients-langchain-defaults", "clients-langchain-no-ctx-check",
+          "clients-langchain-query"),
     *_ids(None, "base64-truncated", PROBE, "clients-openai-base64", "clients-openai-float", "clients-openai-default"),
     # LiteLLM's and LlamaIndex's routes: the builder names the record the call's facts single out (its clues)
     *_ids(None, ("litellm-encoding-format-null", "base64-truncated", ""), PROBE, "clients-litellm",
           "clients-litellm-openai", "clients-litellm-openai-float"),
     *_ids(None, ("llamaindex-openai-model-name", "base64-truncated", ""), PROBE, "clients-llamaindex-default",
-          "clients-llamaindex-model", "clients-llamaindex-model-name", "clients-llamaindex-openai-like"),
+          "clients-llamaindex-model", "clients-llamaindex-model-name", "clients-llamaindex-openai-like",
+          "clients-llamaindex-query"),
     *_ids(None, "openwebui-misconfig", PROBE, "clients-openwebui"),
     *_ids(None, ("rerank-api-contract", "classify-without-score-head", ""), PROBE, "rerank-paths"),  # "": a classifier
     *_ids(None, "rerank-api-contract", PROBE, "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere",

@@ -30,6 +30,7 @@ PLAIN_STATUS = "client.plain_status"      # the plain request of the same texts 
 LENGTHS = "client.lengths"                # the vector lengths the client handed back
 PLAIN_LENGTH = "client.plain_length"      # the plain request's vector length
 COSINE = "client.cosine"                  # the lowest cosine of its vectors with the plain request's
+QUERY_AS_GIVEN = "client.query_as_given"  # a query call's input went as the application wrote it (no instruction)
 PROBLEM = "openwebui.problem"             # what Open WebUI's request showed (missing-v1, model-name, api-key, batch)
 SAME_VECTORS = 0.99  # a client's vector of a text and the plain request's: the clients set's own threshold
 

@@ -130,7 +130,8 @@ ROWS: tuple[SurveyRow, ...] = (
     _row("qwen3-vl-images", "Qwen3-VL-Embedding image inputs differ from the reference", "vllm#33167 vllm#32069"),
     _row("query-instruction", "Qwen3-Embedding queries sent without their instruction (1-5 % retrieval loss)",
          "", "partly",
-         "advised by a conformance check (conformance-query-instruction); what clients send is never measured"),
+         "advised by a conformance check (conformance-query-instruction); what clients send is measured (the clients "
+         "set's query routes: LangChain and LlamaIndex send the query as given), not whether the model needs it"),
     _row("litellm-rerank-truncate", "LiteLLM strips truncate_prompt_tokens from rerank requests",
          "BerriAI/litellm#39363", "partly",
          "the rerank probes send it directly; the LiteLLM rerank route is not tried"),

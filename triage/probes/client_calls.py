@@ -48,12 +48,12 @@ def _openai(fmt: str | None) -> CallFn:
     return call
 
 
-def _langchain(ctx_check: bool) -> CallFn:
+def _langchain(ctx_check: bool, query: bool = False) -> CallFn:
     def call(base: str, model: str, key: str, texts: list[str], http: httpx.Client) -> list[Any]:
         from langchain_openai import OpenAIEmbeddings
         e = OpenAIEmbeddings(model=model, base_url=base, api_key=key, http_client=http, max_retries=0,  # type: ignore[arg-type]
                              check_embedding_ctx_length=ctx_check)
-        return list(e.embed_documents(texts))
+        return [e.embed_query(texts[0])] if query else list(e.embed_documents(texts))
     return call
 
 
@@ -81,7 +81,7 @@ def _litellm(provider: str, fmt: str | None = None) -> CallFn:
     return call
 
 
-def _llamaindex(how: str) -> CallFn:
+def _llamaindex(how: str, query: bool = False) -> CallFn:
     def call(base: str, model: str, key: str, texts: list[str], http: httpx.Client) -> list[Any]:
         common: dict[str, Any] = {"api_base": base, "api_key": key, "http_client": http, "max_retries": 0}
         if how == "openai-like":
@@ -91,7 +91,7 @@ def _llamaindex(how: str) -> CallFn:
             from llama_index.embeddings.openai import OpenAIEmbedding
             named = {"model": {"model": model}, "model_name": {"model_name": model}}.get(how, {})
             e = OpenAIEmbedding(**named, **common)
-        return list(e.get_text_embedding_batch(texts))
+        return [e.get_query_embedding(texts[0])] if query else list(e.get_text_embedding_batch(texts))
     return call
 
 
@@ -108,7 +108,11 @@ CALLS: dict[str, tuple[str, CallFn]] = {  # check id -> (library key of LIBRARY_
     "clients-llamaindex-model": ("llamaindex", _llamaindex("model")),
     "clients-llamaindex-model-name": ("llamaindex", _llamaindex("model_name")),
     "clients-llamaindex-openai-like": ("llamaindex-like", _llamaindex("openai-like")),
+    # the query side (a retriever's question): what each library sends for it, the Qwen3 query instruction's place
+    "clients-langchain-query": ("langchain", _langchain(False, query=True)),
+    "clients-llamaindex-query": ("llamaindex-like", _llamaindex("openai-like", query=True)),
 }
+QUERY_CHECKS = ("clients-langchain-query", "clients-llamaindex-query")  # one text: TEXTS[0], as a query
 
 
 def library_version(check: str) -> str:

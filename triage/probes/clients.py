@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import math
 import os
 import shutil
@@ -84,6 +85,10 @@ CASES: tuple[ClientCase, ...] = (
     ClientCase("clients-llamaindex-model-name", "LlamaIndex OpenAIEmbedding", "model_name='<model>'",
                "base64-truncated", _LIKE),
     ClientCase("clients-llamaindex-openai-like", "LlamaIndex OpenAILikeEmbedding", "model_name='<model>'",
+               "base64-truncated", _LIKE),
+    ClientCase("clients-langchain-query", "LangChain OpenAIEmbeddings", "embed_query, check_embedding_ctx_length="
+               "False", "client-token-ids", _LANGCHAIN),
+    ClientCase("clients-llamaindex-query", "LlamaIndex OpenAILikeEmbedding", "get_query_embedding",
                "base64-truncated", _LIKE),
 )
 # the records a failing call can be: its clues on the call's facts name the one that is (none: an ERROR)
@@ -161,7 +166,8 @@ def _call(case: ClientCase, base: str, model: str, key: str, texts: list[str]) -
     res = ClientResult(library_version=client_calls.library_version(case.check))
     http = _recorder(res)
     try:
-        res.vectors = [_vector(v) for v in client_calls.CALLS[case.check][1](base, model, key, texts, http)]
+        sent = texts[:1] if case.check in client_calls.QUERY_CHECKS else texts
+        res.vectors = [_vector(v) for v in client_calls.CALLS[case.check][1](base, model, key, sent, http)]
     except ImportError as e:
         res.error = f"not installed: {e}"
     except Exception as e:  # a client's own exception types: the message is the evidence (and the cause it wraps:
@@ -226,7 +232,14 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
     if res.error and res.error.startswith("not installed"):
         return Finding(case.check, Status.UNKNOWN, f"{case.client}: {res.error}", ev,
                        INSTALL_HINT, list(mode.refs))
+    query = case.check in client_calls.QUERY_CHECKS
+    if query:  # one text, TEXTS[0]: did the library send it as given (a Qwen3 query needs its instruction added)?
+        plain = plain[:1]
+        ev["query_sent"] = [s.get("input_head") for s in res.sent]
     ev["facts"] = facts = call_facts(case, res, plain, served if served is not None else [model], plain_status)
+    if query and res.sent:
+        facts[cf.QUERY_AS_GIVEN] = all(s.get("input_head") in (json.dumps(TEXTS[0]), json.dumps([TEXTS[0]]))
+                                       for s in res.sent)
     sent_ids = any(s.get("input_kind") == "token ids" for s in res.sent)
     if res.error:
         cause, weighed = cause_of(facts, [m for m in declared_modes(case.check) if m in ERROR_MODES])
@@ -250,7 +263,9 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
     facts[cf.COSINE] = ev["cosine"] if ev["cosine"] is not None and math.isfinite(ev["cosine"]) else None
     if cos and all(math.isfinite(c) for c in cos) and min(cos) >= BATCH_MIN and lens == [len(plain[0])]:
         return Finding(case.check, Status.PASS, f"{case.client} with {case.setting}: same vectors as a plain request "
-                       f"(cosine {min(cos):.4f})" + (" — but it sent token ids" if sent_ids else ""), ev,
+                       f"(cosine {min(cos):.4f})" + (" — but it sent token ids" if sent_ids else "")
+                       + (" — the query went as given, no instruction added" if facts.get(cf.QUERY_AS_GIVEN) else ""),
+                       ev,
                        refs=list(mode.refs), failure_mode="")
     what = (f"{lens} dimensions instead of {len(plain[0]) if plain else '?'}" if plain and lens != [len(plain[0])]
             else f"cosine {min(cos) if cos else float('nan'):.4f} with a plain request of the same text")
