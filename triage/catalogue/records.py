@@ -19,6 +19,7 @@ from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 from triage.catalogue.symptoms import Clue
 from triage.catalogue.rerank import RERANK_MODES
 from triage.catalogue.startup import STARTUP_MODES
+from triage.catalogue.vector_causes import PIPELINE_MODES
 from triage.catalogue.vectors import VECTOR_MODES
 from triage.catalogue.versions import Version, VersionRange, fmt
 from triage.stall import LIVELOCK, STUCK_WAITING as STUCK_WAITING_KIND  # the stall rule's kinds
@@ -409,8 +410,8 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 )
 
 # every record: this module's, then triage/catalogue/vectors.py, startup.py (issue 14) and rerank.py (issue 25)
-MODES: dict[str, FailureMode] = {m.id: m for m in (*modes_of(globals()), *VECTOR_MODES, *STARTUP_MODES, *RERANK_MODES,
-                                                       *CLIENT_MODES)}
+MODES: dict[str, FailureMode] = {m.id: m for m in (*modes_of(globals()), *VECTOR_MODES, *PIPELINE_MODES,
+                                                    *STARTUP_MODES, *RERANK_MODES, *CLIENT_MODES)}
 
 
 def get(mode_id: str) -> FailureMode:

@@ -7,7 +7,9 @@ triage/probes/vectors.py, clients.py and openwebui.py read wording, refs and fix
 
 from __future__ import annotations
 
+from triage.catalogue import vector_causes as vcs
 from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
+from triage.catalogue.symptoms import REJECTED, UNSTABLE, WRONG_DIMENSION, WRONG_DIRECTION, WRONG_NORM, Clue
 
 LANGCHAIN_SETTING = "check_embedding_ctx_length"
 
@@ -100,6 +102,12 @@ POOLING_MISMATCH = FailureMode(
         "cmdline": "--pooler-config '{\"pooling_type\": …}' other than the model's",
     },
     fix_for=_pooling_fix,
+    symptoms=(WRONG_DIRECTION, WRONG_NORM),
+    clues=(Clue("files-vs-resolved-pooling", vcs.pooling_files), Clue("reference-other-pooling", vcs.pooling_reference),
+           Clue("norm-follows-use-activation", vcs.pooling_norm)),
+    experiment=("Read the pooling the server resolved (start-up log 'Resolved pooling config', command line) "
+                "against the model's files, and compare its vectors with each pooling of the model's pipeline."),
+    experiment_probe="vectors",
 )
 
 NAN_VECTORS = FailureMode(
@@ -114,6 +122,10 @@ NAN_VECTORS = FailureMode(
     evidence={"vectors": "a returned value is NaN/inf, or a 500 'Out of range float values'"},
     fix_text=("Serve in bfloat16 or float32 (--dtype bfloat16 / --dtype float32) instead of float16; keep inputs "
               "within max_model_len."),
+    symptoms=(WRONG_NORM, REJECTED),
+    clues=(Clue("non-finite-values", vcs.non_finite_clue),),
+    experiment="Embed a few texts and count NaN/inf values (or a 500 'Out of range float values').",
+    experiment_probe="vectors",
 )
 
 MISSING_EOS = FailureMode(
@@ -128,6 +140,10 @@ MISSING_EOS = FailureMode(
     evidence={"vectors": "/tokenize output does not end with the tokenizer's EOS id while pooling is LAST"},
     fix_text=("Use the model's current tokenizer files (they append EOS), or append the EOS text to every input "
               "on the client side; re-embed the corpus."),
+    symptoms=(WRONG_DIRECTION,),
+    clues=(Clue("tokenize-ends-with-eos", vcs.eos_clue),),
+    experiment="POST /tokenize a text and an empty string: the last id must be the tokenizer's EOS for LAST pooling.",
+    experiment_probe="vectors",
 )
 
 DIMENSIONS_NOT_MATRYOSHKA = FailureMode(
@@ -142,6 +158,11 @@ DIMENSIONS_NOT_MATRYOSHKA = FailureMode(
               "clients": "a client setting `dimensions` gets 400"},
     fix_text=("Drop `dimensions` from the client (LangChain: dimensions=None; LiteLLM: no dimensions=) unless the "
               "model card says Matryoshka; then serve with --hf-overrides '{\"is_matryoshka\": true}'."),
+    symptoms=(WRONG_DIMENSION,),
+    clues=(Clue("dimension-vs-model", vcs.matryoshka_dim),),
+    experiment=("Embed without `dimensions` and compare the length with the model's files (hidden size, Dense "
+                "out_features, matryoshka_dimensions)."),
+    experiment_probe="vectors",
 )
 
 BASE64_TRUNCATED = FailureMode(
@@ -174,6 +195,10 @@ UNSTABLE_VECTORS = FailureMode(
     evidence={"vectors": "cosine below the threshold between two vectors of one text"},
     fix_text=("Capture both requests and the server's flags and report them; meanwhile serve with "
               "--no-enable-prefix-caching / --no-enable-chunked-prefill to see which path drifts, or in float32."),
+    symptoms=(UNSTABLE,),
+    clues=(Clue("same-text-twice", vcs.repeat_clue),),
+    experiment="Embed one text twice, alone and in a batch, and a long input twice (the vectors probe's pairs).",
+    experiment_probe="vectors",
 )
 
 OPENWEBUI_MISCONFIG = FailureMode(

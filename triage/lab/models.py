@@ -16,11 +16,12 @@ from triage.lab.paths import lab_dir, models_dir, venv_python
 
 from triage.lab.rerank_models import (BUILD_CLASSIFIER, BUILD_CROSS_ENCODER, BUILD_QWEN3_RERANKER, CLASSIFIER_BIAS,
                                       CLASSIFIER_LABELS, RANKING_CASES)
+from triage.lab.vector_models import BUILD_QWEN2_BIDIR, BUILD_ST_LAYOUT, ST_ACTIVATION, ST_DENSE_OUT, VECTOR_MODEL_NAMES
 
 # served without --convert embed: the rerankers (issue 25) and the 3-label classifier (issue 29)
 RERANKER_NAMES = ("tiny-qwen3-reranker", "tiny-cross-encoder", "tiny-classifier")
 MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", "slow-qwen3", "big-qwen3",
-               *RERANKER_NAMES)
+               *RERANKER_NAMES, *VECTOR_MODEL_NAMES)
 
 # head_dim 32: the CPU attention backend supports 32/64/80/…; 16 crashes at the first request.
 _BUILD = r'''
@@ -135,8 +136,13 @@ def model_path(name: str, version: str | None = None) -> Path:
                 if name == "tiny-classifier"
                 else [py, "-c", _BUILD, str(out), "0", json.dumps(SLOW_QWEN3_SIZE)] if name == "slow-qwen3"
                 else [py, "-c", _BUILD, str(out), "0", json.dumps(BIG_QWEN3_SIZE)] if name == "big-qwen3"
+                else [py, "-c", BUILD_QWEN2_BIDIR, str(out)] if name == "tiny-qwen2-bidir"
                 else [py, "-c", _BUILD, str(out), "1" if name.endswith("-mrl") else "0"])
-        r = subprocess.run(argv, capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+        env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
+        r = subprocess.run(argv, capture_output=True, text=True, env=env)
+        if r.returncode == 0 and name in ST_ACTIVATION:  # the sentence-transformers layout over the tiny Qwen3
+            r = subprocess.run([py, "-c", BUILD_ST_LAYOUT, str(out), ST_ACTIVATION[name], str(ST_DENSE_OUT)],
+                               capture_output=True, text=True, env=env)
         if r.returncode != 0:
             raise LabError(f"building {name} failed: {r.stderr.strip()[-1500:]}")
         last = r.stdout.strip().splitlines()[-1]

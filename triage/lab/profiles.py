@@ -80,6 +80,22 @@ PROFILES.update({p.name: p for p in [
             ["--max-model-len", "256", "--pooler-config", '{"use_activation": false}'], model="tiny-classifier"),
 ]})
 
+# Wrong-vector causes (issue 29): the models of triage/lab/vector_models.py, max_model_len 256 (short probes).
+_LEN = ["--max-model-len", "256"]
+PROFILES.update({p.name: p for p in [
+    Profile("st-dense", "tiny Qwen3 in a sentence-transformers layout with a 2_Dense 128 -> 64 projection: vLLM "
+            "0.31/0.32 apply it (64-dim vectors equal to the pipeline's).", _LEN, model="tiny-qwen3-st-dense"),
+    Profile("st-dense-leaky", "the same layout with a LeakyReLU Dense activation vLLM's loader does not know: the "
+            "projection is dropped ('ST projector loading failed'), 128-dim vectors.", _LEN,
+            model="tiny-qwen3-st-dense-leaky"),
+    Profile("bidir", "tiny Qwen2 whose config.json says is_causal: false (gte-Qwen2-7B's bidirectional "
+            "attention), served as it ships.", _LEN, model="tiny-qwen2-bidir"),
+    Profile("bidir-causal", "the bidirectional tiny Qwen2 with --hf-overrides '{\"is_causal\": true}': served "
+            "causal against its training.", [*_LEN, "--hf-overrides", '{"is_causal": true}'], model="tiny-qwen2-bidir"),
+    Profile("normalize-off", "tiny Qwen3 with --pooler-config '{\"use_activation\": false}': vectors not unit "
+            "length.", [*_LEN, "--pooler-config", '{"use_activation": false}'], model="tiny-qwen3"),
+]})
+
 # Before 0.20.0 the CPU worker sizes its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB) alone:
 # vllm/v1/worker/cpu_worker.py determine_available_memory returns cache_config.cpu_kvcache_space_bytes,
 # set in vllm/platforms/cpu.py from that variable (default 4 GiB in 0.10.2, half the RAM in 0.14-0.19);

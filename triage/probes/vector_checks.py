@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from triage.catalogue import get
+from triage.catalogue import vector_causes as vcs
 from triage.catalogue.model import FailureMode
 from triage.client import Exchange
 from triage.findings import Finding, Status
 from triage.probes.conformance_checks import cosine, norm
 from triage.probes.conformance_checks import vectors as _all_vectors
 from triage.probes.runner import OK, ProbeOutcome
-from triage.sources.model_files import POOLINGS, ModelPooling
+from triage.sources.model_files import ModelPooling
 
 REPEAT_MIN = 0.999
 BATCH_MIN = 0.99
@@ -63,10 +64,24 @@ def _ev(*exchanges: Exchange, **more: Any) -> dict[str, Any]:
 
 
 def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
-             cfg: Optional[dict[str, Any]] = None) -> Finding:
+             cfg: Optional[dict[str, Any]] = None, facts: Optional[dict[str, Any]] = None) -> Finding:
+    """A finding of ``mode``; ``facts`` (triage.catalogue.vector_causes keys) go to evidence["facts"] for the clues."""
     bad = status in (Status.FAIL, Status.WARN)
+    if facts:
+        evidence = {**evidence, "facts": {k: v for k, v in facts.items() if v is not None}}
     return Finding(check, status, title, evidence, mode.fix(cfg or {}) if bad else "", list(mode.refs),
                    mode.mechanism if bad else "", failure_mode=mode.id)
+
+
+def files_facts(files: Optional[ModelPooling]) -> dict[str, Any]:
+    """What the model's files say, as the clues read it (triage.catalogue.vector_causes)."""
+    if files is None:
+        return {}
+    from triage.sources.model_files import is_encoder
+    return {vcs.MODEL_HIDDEN: files.hidden_size, vcs.MODEL_ST_DENSE: bool(files.dense) if files.files else None,
+            vcs.MODEL_ST_DENSE_OUT: files.dense_out, vcs.MODEL_NORMALIZE: files.normalize,
+            vcs.MODEL_POOLING: files.pooling, vcs.MODEL_IS_CAUSAL: files.is_causal,
+            vcs.MODEL_DECODER: (not is_encoder(files.architectures)) if files.architectures else None}
 
 
 def _failed(check: str, mode: FailureMode, exs: Sequence[Exchange], what: str) -> Finding:
@@ -75,7 +90,10 @@ def _failed(check: str, mode: FailureMode, exs: Sequence[Exchange], what: str) -
                     f"{bad.error_message()[:200]}", _ev(*exs))
 
 
-def check_dimension(exs: Sequence[Exchange], declared: Optional[int], declared_source: str) -> Finding:
+def check_dimension(exs: Sequence[Exchange], declared: Optional[int], declared_source: str,
+                    files: Optional[ModelPooling] = None) -> Finding:
+    """One dimension for every input, the model's; the transformer's hidden size where the model's sentence-
+    transformers pipeline projects with a Dense layer is that layer not applied (st-dense-not-applied)."""
     mode = get("dimensions-not-matryoshka")
     if not all(x.ok for x in exs):
         return _failed("vectors-dimension", mode, exs, "an embedding request failed")
@@ -85,14 +103,22 @@ def check_dimension(exs: Sequence[Exchange], declared: Optional[int], declared_s
     if len(dims) != 1:
         return _finding("vectors-dimension", mode, Status.FAIL, f"vector lengths differ across input lengths: {dims}",
                         _ev(*exs, dimensions=dims))
+    facts = {**files_facts(files), vcs.VECTORS_DIM: dims[0]}
     if declared is not None and dims[0] != declared:
+        ev = _ev(*exs, dimension=dims[0], declared=declared, declared_source=declared_source)
+        if files is not None and files.dense and dims[0] == files.hidden_size:
+            dense = files.dense[-1]
+            return _finding("vectors-dimension", get("st-dense-not-applied"), Status.FAIL,
+                            f"vectors have {dims[0]} dimensions, the transformer's hidden size: the model's "
+                            f"sentence-transformers Dense layer ({dense.path}, {dense.in_features} -> "
+                            f"{dense.out_features}) is not applied", ev, facts=facts)
         return _finding("vectors-dimension", mode, Status.FAIL,
                         f"vectors have {dims[0]} dimensions, the model declares {declared} ({declared_source})",
-                        _ev(*exs, dimension=dims[0], declared=declared, declared_source=declared_source))
+                        ev, facts=facts)
     said = f", as the model declares ({declared_source})" if declared is not None else \
         " (the model's files are not readable: its declared dimension is unknown)"
     return _finding("vectors-dimension", mode, Status.PASS, f"{dims[0]} dimensions for short, long and batched "
-                    f"inputs{said}", _ev(*exs, dimension=dims[0], declared=declared))
+                    f"inputs{said}", _ev(*exs, dimension=dims[0], declared=declared), facts=facts)
 
 
 def check_finite(exs: Sequence[Exchange]) -> Finding:
@@ -103,7 +129,8 @@ def check_finite(exs: Sequence[Exchange]) -> Finding:
     if out_of_range or bad:
         what = (f"{bad} of {n} values are NaN/inf" if bad else
                 "HTTP 500 'Out of range float values are not JSON compliant'")
-        return _finding("vectors-finite", mode, Status.FAIL, what, _ev(*(out_of_range or exs[:1]), non_finite=bad))
+        return _finding("vectors-finite", mode, Status.FAIL, what, _ev(*(out_of_range or exs[:1]), non_finite=bad),
+                        facts={vcs.NON_FINITE: bad or None})
     if not n:
         return _finding("vectors-finite", mode, Status.UNKNOWN, "no vectors came back to inspect", _ev(*exs[:1]))
     overflow = sum(1 for x in exs for v in vectors(x) if not math.isfinite(norm(v)))
@@ -111,10 +138,13 @@ def check_finite(exs: Sequence[Exchange]) -> Finding:
         return _finding("vectors-finite", mode, Status.FAIL, f"all {n} values are finite, but {overflow} vector norms "
                         "overflow to inf (values near the float limit)", _ev(*exs[:1], norm_overflow=overflow))
     return _finding("vectors-finite", mode, Status.PASS, f"all {n} values of {len(exs)} responses are finite",
-                    {"values": n, "source": "live probe"})
+                    {"values": n, "source": "live probe"}, facts={vcs.NON_FINITE: 0})
 
 
-def check_norm(ex: Exchange, expect_normalized: Optional[bool], source: str) -> Finding:
+def check_norm(ex: Exchange, expect_normalized: Optional[bool], source: str,
+               use_activation: tuple[Optional[bool], str] = (None, "")) -> Finding:
+    """Norms as the model's files say; ``use_activation`` is the server's resolved pooler config (value, where
+    read): unnormalized vectors under use_activation=False are that override (pooler-normalize-off)."""
     mode = get("pooling-mismatch")
     if not ex.ok:
         return _failed("vectors-norm", mode, [ex], "an embedding request failed")
@@ -124,12 +154,19 @@ def check_norm(ex: Exchange, expect_normalized: Optional[bool], source: str) -> 
     unit = all(abs(n - 1.0) <= NORM_TOL for n in norms)  # an inf or NaN norm is not unit length
     expect = True if expect_normalized is None else expect_normalized
     ev = _ev(ex, norms=norms, expected="L2-normalized" if expect else "not normalized", expected_from=source)
+    ua, ua_where = use_activation
+    facts = {vcs.VECTORS_NORMS: norms, vcs.VECTORS_UNIT: unit, vcs.MODEL_NORMALIZE: expect_normalized,
+             vcs.SERVER_USE_ACTIVATION: ua, vcs.SERVER_USE_ACTIVATION_SOURCE: ua_where or None}
     if unit == expect:
-        return _finding("vectors-norm", mode, Status.PASS,
-                        f"norms {norms}: {'unit length' if unit else 'not normalized'}, as {source} says", ev)
+        return _finding("vectors-norm", mode, Status.PASS, f"norms {norms}: "
+                        f"{'unit length' if unit else 'not normalized'}, as {source} says", ev, facts=facts)
     status = Status.FAIL if expect_normalized is not None else Status.WARN
+    if expect and not unit and ua is False:
+        return _finding("vectors-norm", get("pooler-normalize-off"), status, f"norms {norms}: not normalized, "
+                        f"because the server's pooler config says use_activation=False ({ua_where}); {source} says "
+                        "L2-normalized", ev, facts=facts)
     return _finding("vectors-norm", mode, status, f"norms {norms}, but {source} says "
-                    f"{'L2-normalized' if expect else 'not normalized'}", ev)
+                    f"{'L2-normalized' if expect else 'not normalized'}", ev, facts=facts)
 
 
 def _vec(ex: Exchange, i: int) -> Optional[list[float]]:
@@ -146,9 +183,10 @@ def check_pair(check: str, a: Exchange, b: Exchange, minimum: float, what: str, 
         return _none_back(check, mode, [a if va is None else b])
     c = cosine(va, vb)
     ev = _ev(a, b, cosine=round(c, 6), minimum=minimum)
+    facts = {vcs.REPEAT_COSINE: round(c, 6)} if check == "vectors-repeat" and math.isfinite(c) else None
     if math.isfinite(c) and c >= minimum:
-        return _finding(check, mode, Status.PASS, f"{what}: cosine {c:.5f} (>= {minimum})", ev)
-    return _finding(check, mode, Status.FAIL, f"{what}: cosine {c:.5f} (< {minimum})", ev)
+        return _finding(check, mode, Status.PASS, f"{what}: cosine {c:.5f} (>= {minimum})", ev, facts=facts)
+    return _finding(check, mode, Status.FAIL, f"{what}: cosine {c:.5f} (< {minimum})", ev, facts=facts)
 
 
 def check_long_repeat(outs: Sequence[ProbeOutcome], tokens: int) -> Finding:
@@ -207,11 +245,12 @@ def check_eos(t_text: Exchange, t_empty: Exchange, pooling: Optional[str], eos_i
         status = Status.WARN if pooling == "LAST" else Status.UNKNOWN
         return _finding("vectors-eos", mode, status, "the tokenizer appends no special token at the end of a text"
                         + (" while pooling is LAST" if pooling == "LAST" else ""), ev)
+    facts = {vcs.EOS_LAST: bool(toks) and toks[-1] == want, vcs.SERVER_POOLING: pooling}
     if toks and toks[-1] == want:
-        return _finding("vectors-eos", mode, Status.PASS, f"/tokenize ends with EOS id {want} ({how})", ev)
+        return _finding("vectors-eos", mode, Status.PASS, f"/tokenize ends with EOS id {want} ({how})", ev, facts=facts)
     status = Status.FAIL if pooling == "LAST" else Status.WARN
     return _finding("vectors-eos", mode, status, f"/tokenize ends with {toks[-1] if toks else None}, not EOS {want} "
-                    f"({how}); pooling {pooling or 'unknown'}", ev)
+                    f"({how}); pooling {pooling or 'unknown'}", ev, facts=facts)
 
 
 def check_model_pooling(files: Optional[ModelPooling], server: Optional[str], server_source: str,
@@ -223,43 +262,17 @@ def check_model_pooling(files: Optional[ModelPooling], server: Optional[str], se
                         {"model_root": root, "server_pooling": server, "server_source": server_source})
     ev = {"model_pooling": files.pooling, "model_source": files.source, "server_pooling": server,
           "server_source": server_source, "files": files.files, "model_root": files.path}
+    facts = {**files_facts(files), vcs.SERVER_POOLING: server}
     if server is None:
         return _finding("vectors-model-pooling", mode, Status.UNKNOWN, f"the model pools {files.pooling} "
-                        f"({files.source}); what the server resolved is unknown ({server_source})", ev)
+                        f"({files.source}); what the server resolved is unknown ({server_source})", ev, facts=facts)
     if server == files.pooling:
         return _finding("vectors-model-pooling", mode, Status.PASS,
-                        f"the server pools {server}, as the model does ({files.source})", ev)
+                        f"the server pools {server}, as the model does ({files.source})", ev, facts=facts)
     return _finding("vectors-model-pooling", mode, Status.FAIL,
                     f"pooling mismatch: the server pools {server} ({server_source}), the model's own pooling is "
                     f"{files.pooling} ({files.source})", ev,
-                    {"model_pooling": files.pooling, "server_pooling": server})
-
-
-def check_reference(ex: Exchange, refs: Optional[dict[str, list[list[float]]]], files: Optional[ModelPooling],
-                    server: Optional[str], why: str, python: Optional[str]) -> Finding:
-    mode = get("pooling-mismatch")
-    if not ex.ok:
-        return _failed("vectors-reference", mode, [ex], "an embedding request failed")
-    if refs is None or files is None or files.pooling is None:
-        return _finding("vectors-reference", mode, Status.UNKNOWN, f"no reference vectors: {why or 'model files'}",
-                        _ev(ex, why=why))
-    got = vectors(ex)
-    if not got:
-        return _none_back("vectors-reference", mode, [ex])
-    cos = {p: round(min(cosine(a, b) for a, b in zip(got, refs[p], strict=False)), 5) for p in POOLINGS if p in refs}
-    own = cos.get(files.pooling, float("nan"))
-    matches = [p for p, c in cos.items() if c >= REFERENCE_MIN]
-    ev = _ev(ex, cosine=own, by_pooling=cos, model_pooling=files.pooling, model_source=files.source,
-             server_pooling=server, reference_python=python, texts=list(REFERENCE_TEXTS), minimum=REFERENCE_MIN)
-    if own >= REFERENCE_MIN:
-        return _finding("vectors-reference", mode, Status.PASS, f"the server's vectors equal transformers' with the "
-                        f"model's own {files.pooling} pooling (cosine {own:.4f})", ev)
-    seen = next((p for p in matches if p != files.pooling), None)
-    said = f"they match {seen} pooling (cosine {cos[seen]:.4f})" if seen else "they match no plain pooling"
-    return _finding("vectors-reference", mode, Status.FAIL,
-                    f"pooling mismatch: the server's vectors differ from the model's own {files.pooling} pooling "
-                    f"(cosine {own:.4f}); {said}", ev,
-                    {"model_pooling": files.pooling, "server_pooling": server or seen})
+                    {"model_pooling": files.pooling, "server_pooling": server}, facts=facts)
 
 
 _COLOUR = {"pass": "#2e7d32", "unknown": "#9e9e9e", "warn": "#f9a825", "error": "#6a1b9a", "fail": "#c62828"}

@@ -105,6 +105,48 @@ def _from_log(text: str, where: str) -> tuple[Optional[str], str]:
     return (str(pt).upper() if pt else None), f"{where}: Resolved pooling config{via}"
 
 
+def resolved_facts(log_text: Optional[str], cmdline: Optional[str], where: str = "") -> dict[str, Any]:
+    """What the server resolved beyond its pooling (triage.catalogue.vector_causes SERVER_* keys): use_activation
+    (log line 'Resolved pooling config', else --pooler-config), --hf-overrides is_causal, a dropped ST projector."""
+    from triage.catalogue import vector_causes as vcs
+    from triage.vllm import logformats as lf
+    out: dict[str, Any] = {}
+    if log_text:
+        m = lf.POOLER_ACTIVATION_RE.search(log_text)
+        if m:
+            out[vcs.SERVER_USE_ACTIVATION] = m["v"] == "True"
+            out[vcs.SERVER_USE_ACTIVATION_SOURCE] = f"{where}: Resolved pooling config (source={m['src']})"
+        m = lf.HF_OVERRIDES_IS_CAUSAL_RE.search(log_text)
+        if m:
+            out[vcs.SERVER_IS_CAUSAL] = m["v"] == "True"
+        out[vcs.SERVER_ST_PROJECTOR_FAILED] = bool(lf.ST_PROJECTOR_FAILED_RE.search(log_text))
+    if cmdline:
+        from triage.sources.cmdline import collect
+        fact = collect(cmdline).facts.get("cmdline_args")
+        args = fact.value if fact is not None and isinstance(fact.value, dict) else {}
+        pc, hf = args.get("pooler_config"), args.get("hf_overrides")
+        if isinstance(pc, dict) and vcs.SERVER_USE_ACTIVATION not in out:
+            ua = pc.get("use_activation", pc.get("normalize"))
+            if isinstance(ua, bool):
+                out[vcs.SERVER_USE_ACTIVATION] = ua
+                out[vcs.SERVER_USE_ACTIVATION_SOURCE] = "the command line given: --pooler-config"
+        if isinstance(hf, dict) and isinstance(hf.get("is_causal"), bool):
+            out.setdefault(vcs.SERVER_IS_CAUSAL, hf["is_causal"])
+    return out
+
+
+def server_resolved(ctx: ProbeContext) -> dict[str, Any]:
+    """``resolved_facts`` of this server's evidence: the given log and command line, else the lab's log file."""
+    ev = _evidence()
+    if ev.log_text or ev.cmdline:
+        return resolved_facts(ev.log_text, ev.cmdline, "the start-up log given")
+    path = os.environ.get(SERVER_LOG_ENV) or _lab_log(ctx.pc.url)
+    try:
+        return resolved_facts(Path(path).read_text(errors="replace"), None, f"start-up log {path}") if path else {}
+    except OSError:
+        return {}
+
+
 def server_pooling(ctx: ProbeContext, log_path: Optional[str] = None) -> tuple[Optional[str], str]:
     """The pooling the server resolved and where that was read: start-up log, else its command line."""
     ev = _evidence()
@@ -136,6 +178,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
     root = model_dir(ctx)
     files = mf.read_model_pooling(root)
     pooling, pooling_source = server_pooling(ctx)
+    resolved = server_resolved(ctx)
     seen: list[Exchange] = []
 
     if _only("vectors-dimension", only):
@@ -143,7 +186,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
         exs = [await emb(short), await emb(mid), await emb([short, mid])]
         seen += exs
         declared = (files.dimension, files.source) if files and files.dimension else (None, "")
-        f = vc.check_dimension(exs, *declared)
+        f = vc.check_dimension(exs, *declared, files=files)
         yield _outcome("vectors-dimension", exs, f)
         yield f
 
@@ -151,7 +194,9 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
         ex = await emb([ctx.short() for _ in range(3)])
         seen.append(ex)
         expect = files.normalize if files and files.normalize is not None else None
-        f = vc.check_norm(ex, expect, files.source if files else "vLLM's default for embed (use_activation=True)")
+        from triage.catalogue import vector_causes as vcs
+        f = vc.check_norm(ex, expect, files.source if files else "vLLM's default for embed (use_activation=True)",
+                          (resolved.get(vcs.SERVER_USE_ACTIVATION), resolved.get(vcs.SERVER_USE_ACTIVATION_SOURCE, "")))
         yield _outcome("vectors-norm", [ex], f)
         yield f
 
@@ -218,9 +263,10 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
             why = f"no Python with torch and transformers (set {mf.REFERENCE_PYTHON_ENV})"
         else:
             try:
-                refs = await asyncio.to_thread(mf.reference_vectors, root, texts, py)
+                refs = await asyncio.to_thread(mf.reference_vectors, root, texts, py, files=files)
             except mf.ReferenceError_ as e:
                 why = f"reference vectors failed in {py}: {e}"
-        f = vc.check_reference(ex, refs, files, pooling, why, py)
+        from triage.probes.vector_reference import check_reference
+        f = check_reference(ex, refs, files, pooling, why, py, resolved)
         yield _outcome("vectors-reference", [ex], f)
         yield f

@@ -85,6 +85,10 @@ RESOLVED_POOLING_RE = re.compile(r"Resolved pooling config: pooling_type=(?P<t>[
 # the same line's activation (0.31/0.32): use_activation=True(source=pooler_default) | False(source=user)
 POOLER_ACTIVATION_RE = re.compile(
     r"Resolved pooling config: .*?use_activation=(?P<v>True|False)\(source=(?P<src>\w+)\)")
+# vllm/model_executor/models/adapters.py _load_st_projector (0.31.0/0.32.0): the Dense projection was dropped
+ST_PROJECTOR_FAILED_RE = re.compile(r"ST projector loading failed")
+# the non-default args dict's --hf-overrides is_causal ("'hf_overrides': {'is_causal': True}")
+HF_OVERRIDES_IS_CAUSAL_RE = re.compile(r"'hf_overrides': \{[^}]*'is_causal': (?P<v>True|False)")
 KV_CACHE_SIZE_RE = re.compile(r"(?P<device>GPU|CPU|XPU|TPU|[A-Z]+) KV cache size: (?P<n>[\d,]+) tokens")
 MAX_CONCURRENCY_RE = re.compile(r"Maximum concurrency for (?P<tokens>[\d,]+) tokens per request: (?P<x>[\d.]+)x")
 ARCHITECTURE_RE = re.compile(r"Resolved architecture: (?P<arch>\w+)")
