@@ -14,6 +14,7 @@ from triage.catalogue import MODES, get, mode_for_check
 from triage.client import Exchange
 from triage.findings import Status
 from triage.probes import vector_checks as vc
+from triage.probes import vector_reference as vr
 from triage.probes.runner import OK, ProbeOutcome
 from triage.sources.model_files import ModelPooling, read_model_pooling
 
@@ -24,9 +25,7 @@ MEAN = VECTORS / "0.32.0-tiny-qwen3-pooling-mean" / "vectors.json"
 
 
 def files_of(rec: dict) -> ModelPooling:
-    m = dict(rec["model_files"])
-    m["architectures"] = tuple(m["architectures"])
-    return ModelPooling(**m)
+    return ModelPooling.from_dict(rec["model_files"])
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +63,7 @@ def test_healthy_recording_passes_every_vector_check(healthy: dict) -> None:
     assert pooling == "LAST"
     assert vc.check_eos(t, e, pooling, files.eos_token_id, source).status == Status.PASS
     assert vc.check_model_pooling(files, pooling, source, files.path).status == Status.PASS
-    ref = vc.check_reference(exchange_of(healthy["reference_server"]), healthy["reference"], files, pooling, "", "py")
+    ref = vr.check_reference(exchange_of(healthy["reference_server"]), healthy["reference"], files, pooling, "", "py")
     assert ref.status == Status.PASS, ref.title
     assert ref.evidence["cosine"] >= vc.REFERENCE_MIN
 
@@ -84,7 +83,7 @@ def test_pooling_mean_recording_fails_naming_both_poolings(mean: dict) -> None:
     assert "LAST" in f.title and "MEAN" in f.title
     assert f.fix == get("pooling-mismatch").fix({"model_pooling": "LAST", "server_pooling": "MEAN"})
     assert "--pooler-config" in f.fix
-    r = vc.check_reference(exchange_of(mean["reference_server"]), mean["reference"], files, pooling, "", "py")
+    r = vr.check_reference(exchange_of(mean["reference_server"]), mean["reference"], files, pooling, "", "py")
     assert r.status == Status.FAIL
     assert r.evidence["by_pooling"]["MEAN"] >= vc.REFERENCE_MIN > r.evidence["by_pooling"]["LAST"]
     assert r.refs == list(get("pooling-mismatch").refs)

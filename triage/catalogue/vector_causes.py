@@ -65,6 +65,18 @@ def _w(direction: str, seen: str, source: str, decisive: bool = False) -> Weight
     return Weight(direction, seen, source, decisive)  # type: ignore[arg-type]
 
 
+def _reference_part(case: Case, part: str, what: str) -> Optional[Weight]:
+    """The reference's word on one part of the pipeline (pooling, dense, attention): the vectors equal a variant
+    that differs from the model's own in that part alone (for), or in another part alone / in none (against)."""
+    d, match, own = _differs(case), case.fact(REFERENCE_MATCH), case.fact(REFERENCE_OWN)
+    if d == part:
+        return _w("for", f"the vectors equal the model's pipeline {what} ({match})", "vectors-reference", True)
+    if d in ("pooling", "dense", "attention") or (own is not None and match == own):
+        return _w("against", f"the vectors equal a pipeline with the model's own {part} ({match})",
+                  "vectors-reference", True)
+    return None
+
+
 # --- sentence-transformers Dense not applied ---------------------------------------------------------------
 
 def _dense_dim(case: Case) -> Optional[Weight]:
@@ -82,14 +94,7 @@ def _dense_dim(case: Case) -> Optional[Weight]:
 
 
 def _dense_reference(case: Case) -> Optional[Weight]:
-    d = _differs(case)
-    if d == "dense":
-        return _w("for", "the vectors equal the model's pipeline without its Dense layer "
-                  f"({case.fact(REFERENCE_MATCH)})", "vectors-reference", True)
-    if case.fact(REFERENCE_MATCH) and case.fact(REFERENCE_MATCH) == case.fact(REFERENCE_OWN):
-        return _w("against", "the vectors equal the model's own pipeline, Dense layer applied", "vectors-reference",
-                  True)
-    return None
+    return _reference_part(case, "dense", "without its Dense layer")
 
 
 def _dense_log(case: Case) -> Optional[Weight]:
@@ -144,13 +149,7 @@ def _attention_files(case: Case) -> Optional[Weight]:
 
 
 def _attention_reference(case: Case) -> Optional[Weight]:
-    d = _differs(case)
-    if d == "attention":
-        return _w("for", "the vectors equal the model's pipeline with the other attention "
-                  f"({case.fact(REFERENCE_MATCH)})", "vectors-reference", True)
-    if case.fact(REFERENCE_MATCH) and case.fact(REFERENCE_MATCH) == case.fact(REFERENCE_OWN):
-        return _w("against", "the vectors equal the model's own pipeline", "vectors-reference", True)
-    return None
+    return _reference_part(case, "attention", "with the other attention")
 
 
 def _attention_override(case: Case) -> Optional[Weight]:
@@ -261,15 +260,7 @@ def pooling_files(case: Case) -> Optional[Weight]:
 
 
 def pooling_reference(case: Case) -> Optional[Weight]:
-    d = _differs(case)
-    if d == "pooling":
-        return _w("for", f"the vectors equal another pooling of the model ({case.fact(REFERENCE_MATCH)})",
-                  "vectors-reference", True)
-    own, match = case.fact(REFERENCE_OWN), case.fact(REFERENCE_MATCH)
-    if d in ("dense", "attention") or (own is not None and match == own):
-        return _w("against", f"the vectors equal the model's pipeline with its own pooling ({match})",
-                  "vectors-reference", True)
-    return None
+    return _reference_part(case, "pooling", "with another pooling")
 
 
 def pooling_norm(case: Case) -> Optional[Weight]:

@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlparse
 
+from triage.catalogue import vector_causes as vcs
 from triage.client import Exchange
 from triage.findings import Finding
 from triage.probes import vector_checks as vc
 from triage.probes.context import ProbeContext
 from triage.probes.runner import ProbeOutcome
+from triage.probes.vector_reference import check_reference
 from triage.sources import model_files as mf
 
 SET = "vectors"
@@ -108,7 +110,6 @@ def _from_log(text: str, where: str) -> tuple[Optional[str], str]:
 def resolved_facts(log_text: Optional[str], cmdline: Optional[str], where: str = "") -> dict[str, Any]:
     """What the server resolved beyond its pooling (triage.catalogue.vector_causes SERVER_* keys): use_activation
     (log line 'Resolved pooling config', else --pooler-config), --hf-overrides is_causal, a dropped ST projector."""
-    from triage.catalogue import vector_causes as vcs
     from triage.vllm import logformats as lf
     out: dict[str, Any] = {}
     if log_text:
@@ -194,7 +195,6 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
         ex = await emb([ctx.short() for _ in range(3)])
         seen.append(ex)
         expect = files.normalize if files and files.normalize is not None else None
-        from triage.catalogue import vector_causes as vcs
         f = vc.check_norm(ex, expect, files.source if files else "vLLM's default for embed (use_activation=True)",
                           (resolved.get(vcs.SERVER_USE_ACTIVATION), resolved.get(vcs.SERVER_USE_ACTIVATION_SOURCE, "")))
         yield _outcome("vectors-norm", [ex], f)
@@ -266,7 +266,6 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
                 refs = await asyncio.to_thread(mf.reference_vectors, root, texts, py, files=files)
             except mf.ReferenceError_ as e:
                 why = f"reference vectors failed in {py}: {e}"
-        from triage.probes.vector_reference import check_reference
         f = check_reference(ex, refs, files, pooling, why, py, resolved)
         yield _outcome("vectors-reference", [ex], f)
         yield f
