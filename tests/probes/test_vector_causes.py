@@ -144,3 +144,23 @@ def test_resolved_facts_from_recorded_logs_and_a_command_line() -> None:
                                "--hf-overrides '{\"is_causal\": true}'")
     assert cmd[vcs.SERVER_USE_ACTIVATION] is False and cmd[vcs.SERVER_IS_CAUSAL] is True
     assert resolved_facts(None, "vllm serve m --pooler-config 'not json'") == {}
+
+
+# (recording, the record every diagnosis names; None: healthy, no diagnosis at all)
+DIAGNOSES = [
+    pytest.param("0.32.0-tiny-qwen3-st-dense-st-dense", None, id="st-dense-applied-healthy"),
+    pytest.param("0.32.0-tiny-qwen3-st-dense-leaky-st-dense-leaky", "st-dense-not-applied", id="st-dense-dropped"),
+    pytest.param("0.32.0-tiny-qwen2-bidir-bidir", None, id="bidirectional-healthy"),
+    pytest.param("0.32.0-tiny-qwen2-bidir-bidir-causal", "causal-attention-mismatch", id="served-causal"),
+    pytest.param("0.32.0-tiny-qwen3-normalize-off", "pooler-normalize-off", id="normalize-off"),
+    pytest.param("0.32.0-tiny-qwen3-pooling-mean", "pooling-mismatch", id="pooling-mean"),
+    pytest.param("0.32.0-tiny-qwen3-livelock", None, id="tiny-qwen3-healthy"),
+]
+
+
+@pytest.mark.parametrize(("name", "cause"), DIAGNOSES)
+def test_the_differential_names_the_recorded_cause(name: str, cause: str | None) -> None:
+    from triage.differential import diagnose
+    got = diagnose(list(judge(name).values()))
+    assert [d.failure_mode for d in got] == ([cause] * len(got) if cause else []), [(d.check, d.title) for d in got]
+    assert bool(got) == bool(cause)

@@ -17,6 +17,7 @@ from typing import Any, Optional
 from triage.catalogue import get
 from triage.catalogue import vector_causes as vcs
 from triage.catalogue.model import FailureMode
+from triage.catalogue.symptoms import REJECTED, UNSTABLE, WRONG_DIMENSION, WRONG_DIRECTION, WRONG_NORM
 from triage.client import Exchange
 from triage.findings import Finding, Status
 from triage.probes.conformance_checks import cosine, norm
@@ -63,12 +64,25 @@ def _ev(*exchanges: Exchange, **more: Any) -> dict[str, Any]:
     return {"exchanges": [x.to_dict() for x in exchanges], "source": "live probe", **more}
 
 
+# What each check's failing finding shows (evidence["symptoms"]): a record of several symptoms (pooling-mismatch:
+# direction and norm) is shown only in the one its check saw.
+SHOWS: dict[str, tuple[str, ...]] = {
+    "vectors-dimension": (WRONG_DIMENSION,), "vectors-norm": (WRONG_NORM,), "vectors-reference": (WRONG_DIRECTION,),
+    "vectors-model-pooling": (WRONG_DIRECTION,), "vectors-eos": (WRONG_DIRECTION,),
+    "vectors-repeat": (UNSTABLE,), "vectors-batch-invariance": (UNSTABLE,), "vectors-long-repeat": (UNSTABLE,),
+}
+
+
 def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
              cfg: Optional[dict[str, Any]] = None, facts: Optional[dict[str, Any]] = None) -> Finding:
     """A finding of ``mode``; ``facts`` (triage.catalogue.vector_causes keys) go to evidence["facts"] for the clues."""
     bad = status in (Status.FAIL, Status.WARN)
     if facts:
         evidence = {**evidence, "facts": {k: v for k, v in facts.items() if v is not None}}
+    if bad and check in SHOWS:
+        evidence = {**evidence, "symptoms": list(SHOWS[check])}
+    elif bad and check == "vectors-finite":
+        evidence = {**evidence, "symptoms": [REJECTED if evidence.get("non_finite") == 0 else WRONG_NORM]}
     return Finding(check, status, title, evidence, mode.fix(cfg or {}) if bad else "", list(mode.refs),
                    mode.mechanism if bad else "", failure_mode=mode.id)
 
