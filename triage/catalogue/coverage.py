@@ -29,6 +29,7 @@ def _r(path: str, test: str, kind: Kind = "real", note: str = "") -> Recording:
     return Recording(path if path.startswith("tests/") else _REAL + path, test, kind, note)
 
 
+_LEAKY = "vectors/0.32.0-tiny-qwen3-st-dense-leaky-st-dense-leaky/"
 RECORDINGS: dict[str, tuple[Recording, ...]] = {
     "pooling-livelock": (
         _r("0.31.0-tiny-qwen3-livelock/metrics-livelock-9s.txt", "tests/test_stall.py"),
@@ -52,6 +53,18 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
         _r("vectors/0.32.0-tiny-qwen3-bigvocab-defaults/vectors.json", "tests/probes/test_clients.py"),),
     "pooling-mismatch": (
         _r("vectors/0.32.0-tiny-qwen3-pooling-mean/vectors.json", "tests/probes/test_vectors.py"),),
+    "st-dense-not-applied": (  # issue 29: a Dense activation vLLM's loader does not know, the projection dropped
+        _r(_LEAKY + "vectors.json", "tests/probes/test_vector_causes.py"),
+        _r(_LEAKY + "server.log", "tests/probes/test_vector_causes.py"),
+    ),
+    "causal-attention-mismatch": (
+        _r("vectors/0.32.0-tiny-qwen2-bidir-bidir-causal/vectors.json", "tests/probes/test_vector_causes.py"),
+        _r("vectors/0.32.0-tiny-qwen2-bidir-bidir-causal/server.log", "tests/probes/test_vector_causes.py"),
+    ),
+    "pooler-normalize-off": (
+        _r("vectors/0.32.0-tiny-qwen3-normalize-off/vectors.json", "tests/probes/test_vector_causes.py"),
+        _r("vectors/0.32.0-tiny-qwen3-normalize-off/server.log", "tests/probes/test_vector_causes.py"),
+    ),
     "nan-vectors": (_r("tests/probes/test_vectors.py", "tests/probes/test_vectors.py", "built",
                        "a body with a NaN and vLLM's out-of-range error message, built in the test"),),
     "missing-eos": (_r("vectors/0.32.0-tiny-qwen3-livelock/vectors.json", "tests/probes/test_vectors.py", "edited",
