@@ -5,6 +5,7 @@ Wording, refs and fixes come from the catalogue (triage/catalogue/startup.py).
 
 from __future__ import annotations
 
+from checks import features
 from checks._util import ev
 from triage.catalogue.startup import (
     GENERATE_RUNNER,
@@ -204,6 +205,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
             )
         )
     out += _kv_dtype(cfg)
+    out += features.check(cfg)  # issue 29: prefix caching on an encoder, chunked processing
     if cfg.get("disable_log_stats") is True:
         out.append(
             Finding(

@@ -15,6 +15,7 @@ from triage.catalogue import engine_clues as ec
 from triage.catalogue import symptoms as sy
 from triage.catalogue.checks import primary_mode, written_before
 from triage.catalogue.clients import CLIENT_MODES
+from triage.catalogue.features import FEATURE_MODES
 from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 from triage.catalogue.symptoms import Clue
 from triage.catalogue.rerank import RERANK_MODES
@@ -409,9 +410,10 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
     ("vllm#25568", "", "crash with ~6000 inputs in one request"),
 )
 
-# every record: this module's, then triage/catalogue/vectors.py, startup.py (issue 14) and rerank.py (issue 25)
+# every record: this module's, then triage/catalogue/vectors.py, vector_causes.py, startup.py (issue 14), rerank.py
+# (issue 25), the client libraries' and features.py (issue 29)
 MODES: dict[str, FailureMode] = {m.id: m for m in (*modes_of(globals()), *VECTOR_MODES, *PIPELINE_MODES,
-                                                    *STARTUP_MODES, *RERANK_MODES, *CLIENT_MODES)}
+                                                    *STARTUP_MODES, *RERANK_MODES, *CLIENT_MODES, *FEATURE_MODES)}
 
 
 def get(mode_id: str) -> FailureMode:

@@ -10,9 +10,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 
 from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
+from triage.catalogue.refusal_clues import (
+    REJECT_CONTEXT_LENGTH,
+    SERVER_MAX_MODEL_LEN,
+    config_is,
+    context_length_of,
+    rejected_with,
+    startup_error_says,
+)
+from triage.catalogue.symptoms import (
+    REJECTED,
+    SLOW_PROGRESSING,
+    STARTUP_REFUSAL,
+    WRONG_DIRECTION,
+    WRONG_NORM,
+    Case,
+    Clue,
+    Weight,
+)
 from triage.catalogue.vectors import DIMENSIONS_NOT_MATRYOSHKA
 
 
@@ -66,7 +84,44 @@ REMOVED_FLAG = FailureMode(
         "api": "400 'Parameter `normalize` was removed…' for a request that sends normalize",
     },
     fix_for=_removed_flag_fix,
+    symptoms=(STARTUP_REFUSAL, REJECTED),
+    clues=(
+        startup_error_says("log-removed-flag", ("UNRECOGNIZED_ARGS_RE", "REMOVED_PARAMETER_RE"),
+                           "an option or field this release no longer has"),
+        rejected_with("api-normalize-removed", (400,), ("REMOVED_PARAMETER_RE",), "a removed request field"),
+    ),
+    experiment="`python -m triage knowledge options --vllm X --option OPT`: the option's history across releases "
+    "(the release's own parser)",
 )
+
+def _tasks_weight(tasks: Any) -> Optional[Weight]:
+    """The server's supported tasks: a generator lists no pooling task."""
+    if not isinstance(tasks, (list, tuple)):
+        return None
+    if "embed" in tasks or "classify" in tasks:
+        return Weight("against", f"the server supports {list(tasks)}", "log", decisive=True)
+    return Weight("for", f"the server supports only {list(tasks)}", "log", decisive=True)
+
+
+def _context_is_max_model_len(case: Case) -> Optional[Weight]:
+    """The 400's N against max_model_len: N == max_model_len is this record; a larger N is a max_embed_len."""
+    n = case.fact(REJECT_CONTEXT_LENGTH) or context_length_of(case.fact("reject.message"))
+    mml = case.fact(SERVER_MAX_MODEL_LEN) or case.get("max_model_len")
+    if n is None or not isinstance(mml, int):
+        return None
+    if n == mml:
+        return Weight("for", f"refused above max_model_len {mml}", "api", decisive=True)
+    return Weight("against", f"refused above {n} tokens, not max_model_len {mml}", "api", decisive=True)
+
+
+def _kv_dtype_weight(kv: Any, dtype: Any) -> Optional[Weight]:
+    dtype = str(dtype).removeprefix("torch.") if dtype else None
+    if kv is None or dtype is None:
+        return None
+    if kv in ("float16", "bfloat16") and dtype in ("float16", "bfloat16") and kv != dtype:
+        return Weight("for", f"kv_cache_dtype {kv} with a {dtype} model", "config")
+    return Weight("against", f"kv_cache_dtype {kv} with a {dtype} model", "config", decisive=kv in ("auto", dtype))
+
 
 GENERATE_RUNNER = FailureMode(
     id="generate-runner",
@@ -84,6 +139,12 @@ GENERATE_RUNNER = FailureMode(
         "api": "/v1/embeddings answers 4xx (no embed task) while /v1/completions answers 200",
     },
     fix_text="Serve it with --runner pooling --convert embed (vllm serve MODEL --runner pooling --convert embed).",
+    symptoms=(REJECTED,),
+    clues=(
+        Clue("supported-tasks", lambda case: _tasks_weight(case.get("supported_tasks"))),
+        rejected_with("api-embeddings-404", (404,), ("NOT_FOUND_RE",), "no embeddings route on a generator"),
+    ),
+    experiment="POST /v1/completions with max_tokens 1: 200 on a server whose /v1/embeddings is 404 is a generator",
 )
 
 
@@ -118,6 +179,15 @@ MAX_MODEL_LEN = FailureMode(
         "api": "400 'This model's maximum context length is N tokens. However, your prompt contains …'",
     },
     fix_for=_max_len_fix,
+    symptoms=(STARTUP_REFUSAL, REJECTED),
+    clues=(
+        startup_error_says("log-max-model-len", ("MAX_LEN_ABOVE_DERIVED_RE",), "max_model_len above the model's"),
+        rejected_with("api-max-context", (400,), ("MAX_CONTEXT_RE",), "an input above max_model_len",
+                      refine=lambda case, m: _context_is_max_model_len(case)),
+    ),
+    experiment="POST /tokenize the refused input: its count above /v1/models max_model_len, and the 400's N equal "
+    "to max_model_len (a larger N is chunked processing's max_embed_len)",
+    experiment_probe="conformance",
 )
 
 # Mode 4 (`dimensions` refused without Matryoshka, vllm#16331) is the record the vectors catalogue already
@@ -155,6 +225,9 @@ SHARED_GPU_MEMORY = FailureMode(
         "utilization (U, R GiB)'",
     },
     fix_for=_shared_gpu_fix,
+    symptoms=(STARTUP_REFUSAL,),
+    clues=(startup_error_says("log-gpu-memory-shared", ("FREE_MEMORY_RE",), "free GPU memory below the share"),),
+    experiment="nvidia-smi --query-gpu=memory.free,memory.total and the processes holding memory, before the start",
 )
 
 POOLING_OVERRIDES = FailureMode(
@@ -180,6 +253,10 @@ POOLING_OVERRIDES = FailureMode(
         "drop --enable-chunked-prefill and keep --max-num-batched-tokens >= max_model_len (a longer prompt can "
         "never be scheduled otherwise); for full CUDA graphs nothing to do (PIECEWISE is what pooling gets)."
     ),
+    clues=(config_is("chunked-prefill-asked-but-off", "chunked_prefill_overridden", True,
+                     "the engine turned chunked prefill off although it was asked for"),),
+    experiment="compare the log's non-default args with the engine config line (enable_chunked_prefill, "
+    "enable_prefix_caching): `python -m triage logs` shows both",
 )
 
 DTYPE = FailureMode(
@@ -202,6 +279,13 @@ DTYPE = FailureMode(
         "--dtype float32 for models that overflow in fp16 (check a canary vector for NaN), --dtype float16 only "
         "after such a check."
     ),
+    symptoms=(STARTUP_REFUSAL, WRONG_NORM, WRONG_DIRECTION),
+    clues=(
+        startup_error_says("log-dtype", ("DTYPE_RES",), "a dtype this device does not have"),
+        config_is("dtype-float16", "dtype", "float16", "the weights run in float16 (overflow-prone for some models)"),
+    ),
+    experiment="restart with --dtype float32 and embed a canary text: finite vectors at cosine >= 0.99 to the "
+    "float16 ones mean the dtype is not the cause",
 )
 
 
@@ -237,6 +321,12 @@ THROUGHPUT_BOTTLENECK = FailureMode(
         "metrics": "num_requests_waiting > 0 during the sweep (budget-bound)",
     },
     fix_for=_throughput_fix,
+    symptoms=(SLOW_PROGRESSING,),
+    clues=(config_is("throughput-cause", "throughput.cause", "api-server",
+                     "requests/s flat with the API server process near one core",
+                     "the sweep says the cause is {v}"),),
+    experiment="the concurrency sweep (probe --set throughput) with the API server's CPU beside it",
+    experiment_probe="throughput",
 )
 
 
@@ -269,6 +359,10 @@ STARTUP_OOM = FailureMode(
         "nvml": "the card's total memory",
     },
     fix_for=_startup_oom_fix,
+    symptoms=(STARTUP_REFUSAL,),
+    clues=(startup_error_says("log-startup-oom", ("OOM_RES",), "out of memory before the server listened"),),
+    experiment="start again with half the --max-num-batched-tokens: a start that then succeeds was the profile "
+    "step's activations",
 )
 
 LOG_STATS_DISABLED = FailureMode(
@@ -291,6 +385,8 @@ LOG_STATS_DISABLED = FailureMode(
         "Drop --disable-log-stats (the stats line costs one log line per VLLM_LOG_STATS_INTERVAL s), or watch the "
         "live server instead (`python -m triage watch`) and scrape /metrics."
     ),
+    clues=(config_is("log-stats-off", "disable_log_stats", True, "--disable-log-stats is set"),),
+    experiment="GET /metrics: no vllm:* series confirms the stat loggers are off",
 )
 
 def _kv_dtype_fix(cfg: ConfigLike) -> str:
@@ -317,6 +413,14 @@ KV_DTYPE_MISMATCH = FailureMode(
         "to …' (0.33+); the engine config line's dtype and kv_cache_dtype before",
     },
     fix_for=_kv_dtype_fix,
+    symptoms=(STARTUP_REFUSAL, WRONG_DIRECTION),
+    clues=(
+        startup_error_says("log-kv-cache-dtype", ("KV_DTYPE_REFUSED_RE",), "a float KV cache dtype other than the "
+                           "model's"),
+        Clue("kv-dtype-differs", lambda case: _kv_dtype_weight(case.get("kv_cache_dtype"), case.get("dtype"))),
+    ),
+    experiment="restart with --kv-cache-dtype auto and embed the same text: cosine below 0.99 to the old vectors "
+    "means the KV dtype changed them",
 )
 
 
@@ -345,6 +449,9 @@ MRV2_POOLING = FailureMode(
         "cmdline": "docker -e VLLM_USE_V2_MODEL_RUNNER=1 forces it; =0 is the way out",
     },
     fix_for=_mrv2_fix,
+    symptoms=(STARTUP_REFUSAL,),
+    clues=(startup_error_says("log-mrv2-pooling", ("MRV2_POOLING_RE",), "Model Runner V2 refusing the task"),),
+    experiment="start with VLLM_USE_V2_MODEL_RUNNER=0: it starts with the V1 runner",
 )
 
 # Modes 1-3 and 5-10 of issue 14; mode 4 is MATRYOSHKA above (registered by the vectors catalogue).

@@ -35,6 +35,7 @@ _EVENT_RULES: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("log-dtype", lf.DTYPE_RES),
     ("log-kv-cache-dtype", (lf.KV_DTYPE_REFUSED_RE,)),
     ("log-mrv2-pooling", (lf.MRV2_POOLING_RE,)),
+    ("log-encoder-prefix-caching", (lf.ENCODER_PREFIX_CACHING_RE,)),
     ("hint", (re.compile(r"^Hint: (?P<hint>.+)$"),)),
 )
 # a substring every match of each _EVENT_RULES pattern contains, in the same order (tests/logs/test_fast_paths.py
@@ -56,6 +57,7 @@ _EVENT_MARKERS: dict[str, tuple[str, ...]] = {
     "log-dtype": ("Falling back to torch.float16", "Bfloat16 is only supported"),
     "log-kv-cache-dtype": ("is incompatible with dtype",),
     "log-mrv2-pooling": ("Model Runner V2 supports pooling",),
+    "log-encoder-prefix-caching": ("HybridKVCacheCoordinator requires",),
     "hint": ("Hint: ",),
 }
 _EVENT_RULES_MARKED = marked(_EVENT_RULES, _EVENT_MARKERS)
@@ -74,6 +76,7 @@ _EVENT_HINTS = (
     "Downcasting",
     "Bfloat16",
     "Hint:",
+    "HybridKVCacheCoordinator",
 )
 
 # one `or` chain of substring tests (the cheapest gate in CPython): a line with none of them matches no event rule
@@ -467,6 +470,11 @@ def _engine_config_sets(cfg: str, chunked_disabled: bool) -> list[tuple[str, Any
     pm = lf.POOLER_TYPE_RE.search(cfg)
     if pm:
         out.append(("pooling_type", pm["t"], what + " pooler_config"))
+    cp = lf.CHUNKED_PROCESSING_RE.search(cfg)
+    if cp:  # what an over-long input gets (issue 29): the pooler config's chunked processing and its limit
+        limit = None if cp["n"] == "None" else int(cp["n"])
+        out.append(("pooler_config", {"enable_chunked_processing": True, "max_embed_len": limit},
+                    what + " pooler_config"))
     return out
 
 

@@ -23,6 +23,8 @@ from triage.catalogue.startup import (
     SHARED_GPU_MEMORY,
     STARTUP_OOM,
 )
+from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
+from triage.catalogue.refusal_clues import STARTUP_ERROR
 from triage.findings import Finding, Status
 from triage.logs.hits import ErrorHits
 from triage.logs.startup import StartupEvents
@@ -123,14 +125,30 @@ def _max_model_len(hit: ErrorHits, config: dict[str, Any]) -> Finding:
 
 
 def _max_context(hit: ErrorHits, config: dict[str, Any]) -> Finding:
+    n, mml = hit.groups.get("n"), config.get("max_model_len")
+    pc = config.get("pooler_config")
+    chunked = isinstance(pc, dict) and pc.get("enable_chunked_processing") is True
+    if chunked and str(n) != str(mml):  # issue 29: the limit is max_embed_len, the inputs above mml were chunked
+        return Finding(
+            check="log-max-context-length",
+            status=Status.WARN,
+            title=f"{hit.count} request(s) refused: longer than max_embed_len {n} (chunked processing; max_model_len "
+            f"{mml})",
+            evidence=_ev(hit, max_embed_len=n, max_model_len=mml),
+            fix=CHUNKED_PROCESSING.fix({"max_embed_len": n}),
+            refs=list(CHUNKED_PROCESSING.refs),
+            explanation=CHUNKED_PROCESSING.mechanism,
+            failure_mode=CHUNKED_PROCESSING.id,
+        )
     return Finding(
         check="log-max-context-length",
         status=Status.WARN,
-        title=f"{hit.count} request(s) refused: longer than max_model_len {hit.groups.get('n')}",
-        evidence=_ev(hit, max_model_len=hit.groups.get("n")),
-        fix=MAX_MODEL_LEN.fix({"derived_max_model_len": config.get("max_model_len")}),
+        title=f"{hit.count} request(s) refused: longer than max_model_len {n}",
+        evidence=_ev(hit, max_model_len=n),
+        fix=MAX_MODEL_LEN.fix({"derived_max_model_len": mml}),
         refs=list(MAX_MODEL_LEN.refs),
         explanation=MAX_MODEL_LEN.mechanism,
+        failure_mode=MAX_MODEL_LEN.id,
     )
 
 
@@ -202,7 +220,32 @@ _REFUSALS = (
     ("log-mrv2-pooling",
      lambda g: f"Model Runner V2 refuses the pooling task {g.get('selected') or g.get('tasks2')}",
      MRV2_POOLING, lambda g: {"supported": g.get("supported")}),
+    ("log-encoder-prefix-caching",
+     lambda g: "prefix caching on an encoder-only model (HybridKVCacheCoordinator requires at least "
+     f"{g.get('groups')})",
+     ENCODER_PREFIX_CACHING, lambda g: {}),
 )
+# the event kinds that end a start (their lines are the log's start-up error, the differential's `startup.error`)
+REFUSAL_EVENTS = ("log-removed-flag", "log-bad-arguments", "log-max-model-len", "log-gpu-memory-shared", "log-dtype",
+                  *(c for c, *_ in _REFUSALS))
+
+
+def startup_error(ev: StartupEvents) -> str:
+    """The lines a start-up ended with: every refusal event's lines, else the tail's error lines ('' for none)."""
+    lines = [t for c in REFUSAL_EVENTS if c in ev.hits for _n, t in ev.hits[c].lines]
+    if not lines and ev.started is None:
+        lines = [t for _n, t in ev.last_lines if _ERROR_LINE_RE.search(t)]
+    return "\n".join(lines)
+
+
+_ERROR_LINE_RE = re.compile(r"\b(ERROR|CRITICAL)\b|Traceback|Error:|error:")
+
+
+def with_facts(f: Finding, facts: dict[str, Any]) -> Finding:
+    """The finding with ``facts`` merged into its evidence's "facts" (what the differential's clues read)."""
+    if facts:
+        f.evidence["facts"] = {**(f.evidence.get("facts") or {}), **facts}
+    return f
 
 
 def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
@@ -249,6 +292,12 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
             out.append(f)
     if "log-dtype" in hits:
         out.append(_dtype(hits["log-dtype"]))
+    err = startup_error(ev)
+    for f in out:
+        if f.status == Status.FAIL and f.title.startswith("The server did not start"):
+            with_facts(f, {STARTUP_ERROR: err})
+        elif f.check == "log-pooling-overrides":
+            with_facts(f, {"chunked_prefill_overridden": "enable_chunked_prefill" in f.title})
     return out
 
 
@@ -281,8 +330,8 @@ def stats_disabled(config: dict[str, Any], stats_lines: int) -> Finding:
 def never_started(ev: StartupEvents) -> Finding:
     """The log ends before the API server listened and no known cause was found in it."""
     tail = [{"line": n, "text": t} for n, t in ev.last_lines]
-    failed = any(re.search(r"\b(ERROR|CRITICAL)\b|Traceback|Error:|error:", t) for _n, t in ev.last_lines)
-    return Finding(
+    failed = any(_ERROR_LINE_RE.search(t) for _n, t in ev.last_lines)
+    return with_facts(Finding(
         check="log-server-start",
         status=Status.FAIL if failed else Status.UNKNOWN,
         title="The server never started: the log ends with an error before it listened, cause not recognised"
@@ -293,4 +342,4 @@ def never_started(ev: StartupEvents) -> Finding:
         "first line to the exit) so the known causes can be matched."
         if failed
         else "Paste the log up to 'Starting vLLM server on …' or the exit, or wait for the start-up to finish.",
-    )
+    ), {STARTUP_ERROR: startup_error(ev)} if failed else {})

@@ -13,6 +13,14 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK
+from triage.catalogue.features import CHUNKED_PROCESSING
+from triage.catalogue.refusal_clues import (
+    REJECT_CONTEXT_LENGTH,
+    REJECT_MESSAGE,
+    REJECT_STATUS,
+    SERVER_MAX_MODEL_LEN,
+    context_length_of,
+)
 from triage.findings import Finding, Status
 from triage.client import Exchange
 
@@ -162,14 +170,36 @@ def usage_tokens(emb: Exchange, tok: Exchange) -> Finding:
                    ev(emb, tok, usage_prompt_tokens=usage, tokenize_count=count))
 
 
+def _reject_facts(ex: Exchange, max_model_len: int) -> dict[str, Any]:
+    """What the differential's clues read of a refusal (triage/catalogue/refusal_clues.py names the keys)."""
+    msg = ex.error_message() if not ex.ok else ""
+    facts: dict[str, Any] = {SERVER_MAX_MODEL_LEN: max_model_len}
+    if not ex.ok:
+        facts.update({REJECT_STATUS: ex.status, REJECT_MESSAGE: msg[:500],
+                      REJECT_CONTEXT_LENGTH: context_length_of(msg)})
+    return facts
+
+
 def overlong_400(ex: Exchange, max_model_len: int, tokens: int) -> Finding:
+    """A longer input than max_model_len: 400 'maximum context length', or 200 where the server embeds it in chunks
+    (--pooler-config enable_chunked_processing, issue 29: a feature, not a missing check). Chunks are told from a
+    silent truncation by usage.prompt_tokens: the whole input counted (above max_model_len) was embedded."""
     msg = ex.error_message()
+    facts = _reject_facts(ex, max_model_len)
+    usage = ((ex.body or {}).get("usage") or {}).get("prompt_tokens") if ex.ok and isinstance(ex.body, dict) else None
+    if ex.ok and isinstance(usage, int) and usage > max_model_len and vectors(ex):
+        return Finding("conformance-overlong-400", Status.PASS,
+                       f"a {tokens}-token input (max_model_len {max_model_len}) answered 200 with usage.prompt_tokens "
+                       f"{usage}: the server embeds over-long inputs in chunks (chunked processing)",
+                       ev(ex, max_model_len=max_model_len, input_tokens=tokens, usage_prompt_tokens=usage,
+                          facts={**facts, "pooler_config.enable_chunked_processing": True}),
+                       explanation=CHUNKED_PROCESSING.mechanism, refs=list(CHUNKED_PROCESSING.refs))
     ok = ex.status == 400 and "maximum context length" in msg
     status = Status.PASS if ok else Status.WARN if ex.status == 400 else Status.FAIL
     return Finding("conformance-overlong-400", status,
                    f"a {tokens}-token input without truncation is rejected with 400 (max_model_len {max_model_len})"
                    if ok else f"a {tokens}-token input without truncation answered {ex.status}: {msg[:120]}",
-                   ev(ex, max_model_len=max_model_len, input_tokens=tokens),
+                   ev(ex, max_model_len=max_model_len, input_tokens=tokens, facts=facts),
                    f"Send truncate_prompt_tokens (max_model_len - 1 on vLLM {POOLING_LIVELOCK.affected_text}) or split "
                    "long documents.")
 

