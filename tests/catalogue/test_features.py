@@ -144,3 +144,51 @@ def test_the_log_reads_the_chunked_pooler_config() -> None:
     cfg = extract_startup_config(STARTUP / "0.31.0-chunked-processing" / "server.log")
     assert cfg["pooler_config"] == {"enable_chunked_processing": True, "max_embed_len": 1024}
     assert cfg["max_model_len"] == 256
+
+
+@pytest.mark.parametrize("folder,named", [
+    pytest.param("0.31.0-encoder-prefix-caching", "encoder-prefix-caching", id="encoder-prefix-caching"),
+    pytest.param("0.31.0-max-model-len-too-big", "max-model-len-vs-model", id="max-model-len"),
+    pytest.param("0.31.0-task-embed", "removed-flag", id="removed-flag"),
+    pytest.param("0.31.0-pooler-normalize", "removed-flag", id="removed-field"),
+])
+def test_the_differential_names_each_real_refusal(folder: str, named: str) -> None:
+    from triage.differential import diagnose
+
+    r = analyze_log(STARTUP / folder / "server.log")
+    d = {x.check: x for x in diagnose(r.findings, r.config)}["diagnosis-startup-refusal"]
+    assert d.evidence["named"] == named
+    assert all(c["verdict"] == "ruled out" for c in d.evidence["candidates"] if c["mode"] != named)
+
+
+def _rejected(findings: list) -> dict:
+    from triage.differential import diagnose
+
+    return {x.check: x for x in diagnose(findings)}["diagnosis-rejected"].evidence
+
+
+def _overlong(facts: dict):
+    from triage.findings import Finding, Status
+
+    return Finding("log-max-context-length", Status.WARN, "refused", {"facts": facts},
+                   failure_mode=MAX_MODEL_LEN.id)
+
+
+def test_an_overlong_400_one_of_until_the_experiment_runs() -> None:
+    """The 400's message alone (max_model_len unknown) cannot tell max_model_len from max_embed_len: "one of" with
+    the experiments; the conformance probe's facts (the recorded 0.31.0 chunked server) then name chunked
+    processing."""
+    from triage.probes import conformance_checks as cc
+
+    refused = _recorded("embed-over-max-embed-len")
+    bare = {"reject.status": 400, "reject.message": refused.error_message()}
+    d = _rejected([_overlong(bare)])
+    assert d["named"] is None
+    standing = {c["mode"] for c in d["candidates"] if c["verdict"] == "stands"}
+    assert standing == {"max-model-len-vs-model", "chunked-processing-limit"}
+    assert any(e["mode"] == CHUNKED_PROCESSING.id for e in d["experiments"])
+    probed = cc.overlong_400(refused, 256, 1518)  # the experiment's measurement: max_model_len beside the 400
+    assert _rejected([_overlong(bare), probed])["named"] == CHUNKED_PROCESSING.id
+    plain = {**bare, "reject.message": "This model's maximum context length is 256 tokens. However, …",
+             "server.max_model_len": 256}
+    assert _rejected([_overlong(plain)])["named"] == MAX_MODEL_LEN.id

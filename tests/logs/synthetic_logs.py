@@ -60,7 +60,7 @@ TEXTS = [
     "ValueError: Model Runner V2 supports pooling tasks ['classify', 'embed', 'embed&token_classify', "
     "'token_classify', 'token_embed'], but this model selects 'score' from ['score']. Set "
     "VLLM_USE_V2_MODEL_RUNNER=0 to use this model.",
-    # issue 29: prefix caching forced on an encoder-only model (tests/fixtures/real/startup/0.31.0-encoder-prefix-caching/)
+    # issue 29: prefix caching on an encoder (tests/fixtures/real/startup/0.31.0-encoder-prefix-caching/)
     "AssertionError: HybridKVCacheCoordinator requires at least one cacheable group.",
     "non-default args: {'model': 'm', 'max_model_len': 512, 'api_key': 'x'}",
     "Initializing a V1 LLM engine (v0.31.0) with config: model='m', dtype=torch.float32, max_seq_len=512, "

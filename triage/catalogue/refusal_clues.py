@@ -45,10 +45,17 @@ def _search(names: tuple[str, ...], text: str) -> Optional[re.Match[str]]:
     return None
 
 
+# every start-up refusal the log readers know (names in triage.vllm.logformats): a start-up error that matches one
+# of them is that refusal, which rules the other refusal records out
+REFUSAL_PATTERNS = ("UNRECOGNIZED_ARGS_RE", "REMOVED_PARAMETER_RE", "MAX_LEN_ABOVE_DERIVED_RE", "FREE_MEMORY_RE",
+                    "BF16_REFUSED_RE", "OOM_RES", "KV_DTYPE_REFUSED_RE", "MRV2_POOLING_RE", "ENCODER_PREFIX_CACHING_RE",
+                    "KV_TOO_SMALL_RE", "HEAD_DIM_RES")
+
+
 def startup_error_says(name: str, patterns: tuple[str, ...], what: str) -> Clue:
     """For (decisive) when the log's start-up error lines match one of ``patterns`` (names in
-    ``triage.vllm.logformats``); against when they are known and match none (not decisive: an error line we
-    cannot read may still be this one's)."""
+    ``triage.vllm.logformats``); against, decisive when they match another known refusal (``REFUSAL_PATTERNS``),
+    else not (an error line we cannot read may still be this one's)."""
 
     def read(case: Case) -> Optional[Weight]:
         text = case.fact(STARTUP_ERROR)
@@ -57,6 +64,10 @@ def startup_error_says(name: str, patterns: tuple[str, ...], what: str) -> Clue:
         m = _search(patterns, text)
         if m:
             return Weight("for", f"the start-up log says {m.group(0)[:160]!r} ({what})", "log", decisive=True)
+        other = _search(tuple(p for p in REFUSAL_PATTERNS if p not in patterns), text)
+        if other:
+            return Weight("against", f"the start-up log names another refusal: {other.group(0)[:120]!r}", "log",
+                          decisive=True)
         return Weight("against", f"the start-up log's error lines do not say {what}", "log")
 
     return Clue(name, read)

@@ -281,7 +281,7 @@ DTYPE = FailureMode(
     ),
     symptoms=(STARTUP_REFUSAL, WRONG_NORM, WRONG_DIRECTION),
     clues=(
-        startup_error_says("log-dtype", ("DTYPE_RES",), "a dtype this device does not have"),
+        startup_error_says("log-dtype", ("BF16_REFUSED_RE",), "a dtype this device does not have"),
         config_is("dtype-float16", "dtype", "float16", "the weights run in float16 (overflow-prone for some models)"),
     ),
     experiment="restart with --dtype float32 and embed a canary text: finite vectors at cosine >= 0.99 to the "

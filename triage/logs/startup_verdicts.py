@@ -232,7 +232,8 @@ REFUSAL_EVENTS = ("log-removed-flag", "log-bad-arguments", "log-max-model-len", 
 
 def startup_error(ev: StartupEvents) -> str:
     """The lines a start-up ended with: every refusal event's lines, else the tail's error lines ('' for none)."""
-    lines = [t for c in REFUSAL_EVENTS if c in ev.hits for _n, t in ev.hits[c].lines]
+    lines = [t for c in REFUSAL_EVENTS if c in ev.hits for _n, t in ev.hits[c].lines
+             if c != "log-dtype" or lf.BF16_REFUSED_RE.search(t)]  # a float16 fallback is no refusal
     if not lines and ev.started is None:
         lines = [t for _n, t in ev.last_lines if _ERROR_LINE_RE.search(t)]
     return "\n".join(lines)

@@ -196,10 +196,8 @@ POOLING_OVERRIDE_RES = (
 # platforms/cuda.py refusal of bf16 below compute capability 8.0; older releases/other platforms
 # `… Falling back to torch.float16` (vllm#18342).
 DOWNCAST_RE = re.compile(r"Downcasting (?P<src>torch\.\w+) to (?P<dst>torch\.\w+)")  # config, not an error
-DTYPE_RES = (
-    re.compile(r"Falling back to torch\.float16"),
-    re.compile(r"Bfloat16 is only supported on GPUs with compute capability of at least 8\.0"),
-)
+BF16_REFUSED_RE = re.compile(r"Bfloat16 is only supported on GPUs with compute capability of at least 8\.0")
+DTYPE_RES = (re.compile(r"Falling back to torch\.float16"), BF16_REFUSED_RE)
 # The API server is up (0.31/0.32: entry.py `Starting vLLM server on …`, uvicorn `Application startup complete.`).
 SERVER_STARTED_RES = (SERVER_URL_RE, re.compile(r"Application startup complete"))
 
