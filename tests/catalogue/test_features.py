@@ -39,8 +39,9 @@ def _weights(mode, case: Case) -> dict:
     return {c.name: c.read(case) for c in mode.clues}
 
 
-def test_the_encoder_refusal_is_read_from_the_real_log() -> None:
-    found = _findings("0.31.0-encoder-prefix-caching")
+@pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])
+def test_the_encoder_refusal_is_read_from_the_real_log(version: str) -> None:
+    found = _findings(f"{version}-encoder-prefix-caching")
     f = found["log-encoder-prefix-caching"]
     assert f.status.value == "fail" and "one cacheable group" in f.title
     assert f.fix == ENCODER_PREFIX_CACHING.fix() and f.refs == list(ENCODER_PREFIX_CACHING.refs)
@@ -113,24 +114,25 @@ def test_every_record_of_startup_and_features_declares_its_differential() -> Non
     assert REJECTED in CHUNKED_PROCESSING.symptoms and STARTUP_REFUSAL in ENCODER_PREFIX_CACHING.symptoms
 
 
-def _recorded(name: str):
+def _recorded(name: str, version: str = "0.31.0"):
     import json
 
     from triage.client import Exchange
 
-    d = json.loads((STARTUP / "0.31.0-chunked-processing" / f"{name}.json").read_text())
+    d = json.loads((STARTUP / f"{version}-chunked-processing" / f"{name}.json").read_text())
     return Exchange(d["method"], d["path"], d.get("request"), d["status"], d.get("body"))
 
 
-def test_the_conformance_probe_on_a_real_chunked_server() -> None:
-    """0.31.0 MiniLM (max_model_len 256) with chunked processing and max_embed_len 1024: 461 tokens answered 200
+@pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])
+def test_the_conformance_probe_on_a_real_chunked_server(version: str) -> None:
+    """MiniLM (max_model_len 256) with chunked processing and max_embed_len 1024: 461 tokens answered 200
     (chunked: PASS, not 'accepted an over-long input'); 1518 tokens answered 400 naming 1024, which the clues give
-    to chunked processing, not to max_model_len."""
+    to chunked processing, not to max_model_len. 0.31.0 and 0.32.0 word the 400 differently."""
     from triage.probes import conformance_checks as cc
 
-    ok = cc.overlong_400(_recorded("embed-over-max-model-len"), 256, 461)
+    ok = cc.overlong_400(_recorded("embed-over-max-model-len", version), 256, 461)
     assert ok.status.value == "pass" and "chunked" in ok.title and ok.refs == list(CHUNKED_PROCESSING.refs)
-    refused = cc.overlong_400(_recorded("embed-over-max-embed-len"), 256, 1518)
+    refused = cc.overlong_400(_recorded("embed-over-max-embed-len", version), 256, 1518)
     facts = refused.evidence["facts"]
     assert (facts["reject.status"], facts["reject.context_length"], facts["server.max_model_len"]) == (400, 1024, 256)
     case = Case(facts=facts)
@@ -148,6 +150,7 @@ def test_the_log_reads_the_chunked_pooler_config() -> None:
 
 @pytest.mark.parametrize("folder,named", [
     pytest.param("0.31.0-encoder-prefix-caching", "encoder-prefix-caching", id="encoder-prefix-caching"),
+    pytest.param("0.32.0-encoder-prefix-caching", "encoder-prefix-caching", id="encoder-prefix-caching-032"),
     pytest.param("0.31.0-max-model-len-too-big", "max-model-len-vs-model", id="max-model-len"),
     pytest.param("0.31.0-task-embed", "removed-flag", id="removed-flag"),
     pytest.param("0.31.0-pooler-normalize", "removed-flag", id="removed-field"),
