@@ -241,3 +241,11 @@ def test_cmdline_bge_m3_override_without_a_task() -> None:
     task = "--pooler-config '{\"task\": \"embed\"}'"
     fine = flags_check.check(merge([cmdline.collect(f"vllm serve BAAI/bge-m3 {over} {task}")]))
     assert "flags-bge-m3-task" not in {x.check for x in fine}
+
+
+def test_bge_m3_fix_recorded() -> None:
+    """The record's fix on a real 0.32.0: the override plus --pooler-config task embed serves /v1/embeddings (200,
+    the dense 64-dim vector) and refuses the other tasks by name."""
+    assert _bge("m3-task-embed", "embed")["status"] == 200
+    refused = _bge("m3-task-embed", "pooling-token_embed")["body"]["error"]["message"]
+    assert "--pooler-config.task token_embed" in refused

@@ -220,7 +220,8 @@ NOT_FOUND_RE = re.compile(r"^Not Found$")
 # /pooling asked for a task the model's pooler lacks (0.32.0, tests/fixtures/real/startup/0.32.0-bge-m3-plain/): bge-m3
 # served as XLMRobertaModel has ['embed', 'token_embed'] only; token_embed itself wants --pooler-config task
 POOLING_TASK_UNSUPPORTED_RE = re.compile(r"Unsupported task: '(?P<task>[\w&]+)' Supported tasks: (?P<tasks>\[[^\]]*\])")
-POOLING_TASK_SWITCH_RE = re.compile(r"Try switching the model's pooling_task via --pooler-config\.task (?P<task>\w+)")
+POOLING_TASK_SWITCH_RE = re.compile(r"Try switching the model's pooling_task via --pooler-config\.task (?P<task>[\w&]+)"
+                                    )
 # bge-m3 with --hf-overrides BgeM3EmbeddingModel and no --pooler-config task (0.32.0, ../0.32.0-bge-m3-m3/): the
 # server selects 'embed&token_classify', /v1/embeddings answers 501 and /pooling 400 for every task
 EMBEDDINGS_API_UNSUPPORTED_RE = re.compile(r"The model does not support Embeddings API")
