@@ -129,6 +129,19 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
         _r("rerank/0.32.0-classify-logits/classify-default.json", "tests/probes/test_classify.py"),
         _r("rerank/0.32.0-classify-logits/probe-classify.json", "tests/probes/test_classify.py"),
     ),
+    # issue 29's server features (tests/fixtures/real/startup/README.md)
+    "encoder-prefix-caching": (
+        _r("startup/0.31.0-encoder-prefix-caching/server.log", "tests/catalogue/test_features.py"),
+        _r("startup/0.32.0-encoder-prefix-caching/server.log", "tests/catalogue/test_features.py"),
+    ),
+    "chunked-processing-limit": (
+        _r("startup/0.31.0-chunked-processing/embed-over-max-embed-len.json", "tests/catalogue/test_features.py"),
+        _r("startup/0.32.0-chunked-processing/embed-over-max-model-len.json", "tests/catalogue/test_features.py"),
+    ),
+    "bge-m3-multi-vector": (
+        _r("startup/0.32.0-bge-m3-m3/pooling-token_embed.json", "tests/catalogue/test_features.py"),
+        _r("startup/0.32.0-bge-m3-m3-task-embed/embed.json", "tests/catalogue/test_features.py"),
+    ),
 }
 
 
