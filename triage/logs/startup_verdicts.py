@@ -25,6 +25,7 @@ from triage.catalogue.startup import (
 )
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.refusal_clues import STARTUP_ERROR
+from triage.catalogue.symptoms import STARTUP_REFUSAL
 from triage.findings import Finding, Status
 from triage.logs.hits import ErrorHits
 from triage.logs.startup import StartupEvents
@@ -297,6 +298,7 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
     for f in out:
         if f.status == Status.FAIL and f.title.startswith("The server did not start"):
             with_facts(f, {STARTUP_ERROR: err})
+            f.evidence["symptoms"] = [STARTUP_REFUSAL]  # a refusal at start-up rejected no request
         elif f.check == "log-pooling-overrides":
             with_facts(f, {"chunked_prefill_overridden": "enable_chunked_prefill" in f.title})
     return out
@@ -308,7 +310,8 @@ def startup_oom(oom: Finding, config: dict[str, Any]) -> Finding:
         check="log-startup-oom",
         status=Status.FAIL,
         title=f"The server did not start: {STARTUP_OOM.title}",
-        evidence={**oom.evidence, **{k: config.get(k) for k in ("max_num_batched_tokens", "max_model_len")}},
+        evidence={**oom.evidence, **{k: config.get(k) for k in ("max_num_batched_tokens", "max_model_len")},
+                  "symptoms": [STARTUP_REFUSAL]},
         fix=STARTUP_OOM.fix(config),
         refs=list(STARTUP_OOM.refs),
         explanation=STARTUP_OOM.mechanism,
