@@ -1,7 +1,8 @@
 """Wrong-vector causes on real 0.32.0 lab servers (issue 29): a sentence-transformers Dense layer applied (PASS)
 and dropped (st-dense-not-applied), and a bidirectional decoder served causal with normalization off
-(causal-attention-mismatch, pooler-normalize-off) — one server per class, stopped by PID before the next.
-Only the four checks that judge these run (the healthy sweep is test_vectors_real.py's).
+(causal-attention-mismatch, pooler-normalize-off). One server per configuration (a module fixture parametrized by
+configuration: pytest stops one, by PID, before it starts the next). Only the four checks that judge these run
+(the healthy sweep is test_vectors_real.py's).
 """
 from __future__ import annotations
 
@@ -17,6 +18,25 @@ from triage.target import Target
 
 pytestmark = pytest.mark.real_server
 ONLY = ["vectors-dimension", "vectors-norm", "vectors-model-pooling", "vectors-reference"]
+PASS = (Status.PASS, None)
+
+# (model, profile, extra args) -> {check: (status, record or None for any)}
+CONFIGS = {
+    ("tiny-qwen3-st-dense", "st-dense", ()): dict.fromkeys(ONLY, PASS),
+    ("tiny-qwen3-st-dense-leaky", "st-dense-leaky", ()): {
+        "vectors-dimension": (Status.FAIL, "st-dense-not-applied"), "vectors-norm": PASS,
+        "vectors-model-pooling": PASS, "vectors-reference": (Status.FAIL, "st-dense-not-applied")},
+    ("tiny-qwen2-bidir", "bidir-causal", ("--pooler-config", '{"use_activation": false}')): {
+        "vectors-dimension": PASS, "vectors-norm": (Status.FAIL, "pooler-normalize-off"),
+        "vectors-model-pooling": PASS, "vectors-reference": (Status.WARN, "causal-attention-mismatch")},
+}
+
+
+@pytest.fixture(scope="module", params=list(CONFIGS), ids=lambda c: c[1] + ("+normalize-off" if c[2] else ""))
+def config(request: pytest.FixtureRequest) -> Iterator[tuple[tuple, LabServer]]:
+    model, profile, extra = request.param
+    for srv in serve("0.32.0", model, profile, extra=list(extra), install_missing=False):
+        yield request.param, srv
 
 
 def _findings(srv: LabServer) -> dict[str, Finding]:
@@ -25,39 +45,9 @@ def _findings(srv: LabServer) -> dict[str, Finding]:
     return {f.check: f for f in res.findings if f.check in ONLY}
 
 
-class TestDenseApplied:
-    @pytest.fixture(scope="class")
-    def srv(self) -> Iterator[LabServer]:
-        yield from serve("0.32.0", "tiny-qwen3-st-dense", "st-dense", install_missing=False)
-
-    def test_healthy_server_with_a_dense_layer_passes(self, srv: LabServer) -> None:
-        by = _findings(srv)
-        assert {c: f.status for c, f in by.items()} == dict.fromkeys(ONLY, Status.PASS), {c: f.title for c, f in
-                                                                                           by.items()}
-        assert by["vectors-dimension"].evidence["facts"]["vectors.dim"] == 64
-
-
-class TestDenseDropped:
-    @pytest.fixture(scope="class")
-    def srv(self) -> Iterator[LabServer]:
-        yield from serve("0.32.0", "tiny-qwen3-st-dense-leaky", "st-dense-leaky", install_missing=False)
-
-    def test_dropped_dense_layer_is_named(self, srv: LabServer) -> None:
-        by = _findings(srv)
-        for check in ("vectors-dimension", "vectors-reference"):
-            assert (by[check].status, by[check].failure_mode) == (Status.FAIL, "st-dense-not-applied"), by[check].title
-        assert by["vectors-model-pooling"].status == Status.PASS and by["vectors-norm"].status == Status.PASS
-
-
-class TestServedCausalUnnormalized:
-    @pytest.fixture(scope="class")
-    def srv(self) -> Iterator[LabServer]:
-        yield from serve("0.32.0", "tiny-qwen2-bidir", "bidir-causal",
-                         extra=["--pooler-config", '{"use_activation": false}'], install_missing=False)
-
-    def test_attention_and_normalization_are_named(self, srv: LabServer) -> None:
-        by = _findings(srv)
-        ref, norm = by["vectors-reference"], by["vectors-norm"]
-        assert (ref.status, ref.failure_mode) == (Status.WARN, "causal-attention-mismatch"), ref.title
-        assert (norm.status, norm.failure_mode) == (Status.FAIL, "pooler-normalize-off"), norm.title
-        assert by["vectors-model-pooling"].status == Status.PASS
+def test_each_configuration_names_its_cause(config: tuple[tuple, LabServer]) -> None:
+    key, srv = config
+    by = _findings(srv)
+    for check, (status, mode) in CONFIGS[key].items():
+        f = by[check]
+        assert f.status == status and (mode is None or f.failure_mode == mode), (check, f.status, f.title)

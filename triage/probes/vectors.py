@@ -183,7 +183,9 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
     seen: list[Exchange] = []
 
     if _only("vectors-dimension", only):
-        short, mid = ctx.short(), " ".join(ctx.short() for _ in range(12))
+        # up to 12 pieces, fewer under a small max_model_len: a tokenizer that splits the salt finely (the lab's
+        # Qwen2) made 12 pieces of [short, mid] exceed 256 tokens, an error on a healthy server
+        short, mid = ctx.short(), " ".join(ctx.short() for _ in range(max(2, min(12, mml // 64))))
         exs = [await emb(short), await emb(mid), await emb([short, mid])]
         seen += exs
         declared = (files.dimension, files.source) if files and files.dimension else (None, "")
