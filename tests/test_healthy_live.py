@@ -60,6 +60,10 @@ HEALTHY = (
 DECLARED = {
     ("*", "clients-langchain-defaults"): "LangChain's OpenAIEmbeddings defaults send tiktoken ids; a vocabulary "
                                          "smaller than tiktoken's refuses them (400): true of the client's defaults",
+    ("*", "clients-llamaindex-default"): "LlamaIndex OpenAIEmbedding without a model sends text-embedding-ada-002 "
+                                         "(404): true of the client's defaults, the finding names OpenAILikeEmbedding",
+    ("*", "clients-llamaindex-model"): "LlamaIndex OpenAIEmbedding refuses a model name outside OpenAI's before "
+                                       "sending: true of the client release installed",
     ("*", "rerank-client-langchain"): "LangChain CohereRerank sends max_tokens_per_doc null and vLLM 0.32.0 answers "
                                       "400: true of the client release installed",
     ("tiny-qwen3-reranker", "rerank-template"): "the lab's rerank profile serves the original Qwen3 reranker "
