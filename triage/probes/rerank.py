@@ -191,7 +191,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
             yield _outcome("rerank-activation", exs, f)
             yield f
         if _want("rerank-ranking", only):
-            f = rc.check_ranking(cases, untrained, served_ok, facts)
+            f = rc.check_ranking(cases, untrained, served_ok, facts, ctx.model)
             yield _outcome("rerank-ranking", exs, f)
             yield f
     if _want("rerank-template", only):

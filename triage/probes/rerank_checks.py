@@ -265,13 +265,13 @@ def ranking_cause(facts: dict[str, Any], served_task_ok: Optional[bool], flat: b
 
 
 def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_task_ok: Optional[bool],
-                  facts: Optional[dict[str, Any]] = None) -> Finding:
+                  facts: Optional[dict[str, Any]] = None, model: str = "") -> Finding:
     """The relevant document (index 0 of each case's documents) must come first, with a visible margin.
 
     ``cases``: [{"query", "documents", "scores": [per document, input order] | None, "error"}]. ``untrained``:
     why the model's answer is unknown (random weights), or None. ``served_task_ok`` False: scored by cosine.
     ``facts``: what the other rerank probes measured (rerank_clues' keys); a failure names the record they
-    single out (ranking_cause), else none, with the candidates.
+    single out (ranking_cause), else none, with the candidates. ``model``: the served id, for the fix's command.
     """
     facts = {**(facts or {}), **score_facts([c.get("scores") for c in cases])}
     mode = get("reranker-overrides-missing")
@@ -314,7 +314,8 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
                        "Run the rerank probe set with the start-up log (VLLM_TRIAGE_SERVER_LOG) so that the overrides, "
                        "the template warning and the raw logits can tell them apart.",
                        [r for m in standing for r in get(m).refs], failure_mode="")
-    return _finding("rerank-ranking", cause, Status.FAIL, f"scores do not rank: {why}", ev, facts_cfg(facts))
+    return _finding("rerank-ranking", cause, Status.FAIL, f"scores do not rank: {why}", ev,
+                    {**facts_cfg(facts), **({"model": model} if model else {})})
 
 
 def facts_cfg(facts: dict[str, Any]) -> dict[str, Any]:
