@@ -93,7 +93,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     if hf.get("is_original_qwen3_reranker") and cfg.get("chat_template") is None and cfg.stated_args is not None:
         out.append(_mode_finding("rerank-template", "reranker-template-missing", Status.WARN,
                                  "original Qwen3 reranker without --chat-template: pairs are scored without the "
-                                 "prompt it was trained on", evidence, cfg))
+                                 "prompt it was trained on", {**evidence, "symptoms": []}, cfg))  # a risk
     return out
 
 

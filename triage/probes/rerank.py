@@ -200,7 +200,8 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         if log_text:
             yield Finding("rerank-template", Status.WARN if hit else Status.PASS,
                           mode.title if hit else "no reranker-template warning in the start-up log",
-                          {"source": "start-up log"}, mode.fix() if hit else "",
+                          # a risk read from the log: the ranking probe shows the symptom when it is seen
+                          {"source": "start-up log", "symptoms": []}, mode.fix() if hit else "",
                           list(mode.refs), mode.mechanism if hit else "")
     from triage.probes import rerank_clients
     async for item in rerank_clients.run(ctx, only, full):

@@ -20,6 +20,7 @@ from typing import Any, Optional
 import httpx
 
 from triage.catalogue import get
+from triage.catalogue.symptoms import CLIENT_ERROR
 from triage.client import Exchange
 from triage.findings import Finding, Status
 from triage.probes import openwebui_rerank
@@ -107,7 +108,8 @@ def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, m
             else None
         said = " (it sent max_tokens_per_doc null)" if problem else ""
         return Finding(check, Status.FAIL, f"{client} against {base}: request failed{said}: {res.error[-200:]}",
-                       {**ev, "error": res.error, "status": res.status}, mode.fix({"base": base, "problem": problem}),
+                       {**ev, "error": res.error, "status": res.status, "symptoms": [CLIENT_ERROR]},
+                       mode.fix({"base": base, "problem": problem}),
                        list(mode.refs), mode.mechanism)
     diff = max((abs(res.scores.get(i, float("inf")) - s) for i, s in plain.items()), default=0.0)
     order = sorted(res.scores, key=lambda i: -res.scores[i])
@@ -117,7 +119,8 @@ def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, m
         return Finding(check, Status.PASS, f"{client}: same {len(plain)} scores and order as a plain /rerank", ev,
                        refs=list(mode.refs))
     return Finding(check, Status.FAIL, f"{client}: {len(res.scores)} results, order {order} vs {want}, max score "
-                   f"difference {diff:.4g}", ev, mode.fix({"base": base}), list(mode.refs), mode.mechanism)
+                   f"difference {diff:.4g}", {**ev, "symptoms": [CLIENT_ERROR]},  # the client's, the plain call works
+                   mode.fix({"base": base}), list(mode.refs), mode.mechanism)
 
 
 async def run(ctx: ProbeContext, only: Iterable[str] | None,
