@@ -167,39 +167,59 @@ def _use_target(pg, srv) -> None:  # type: ignore[no-untyped-def]
     expect(pg.get_by_text(re.compile(r"Target: .*truncate_prompt_tokens 256")).first).to_be_visible(timeout=SLOW)
 
 
-def _hang_and_abort(srv, hold_s: float) -> None:  # type: ignore[no-untyped-def]
+class _HeldRequest:
     """What the seed probe sends: [SHORT, LONG], the long one truncated to exactly max_model_len (256) tokens,
-    which livelocks 0.31.0; the client gives up after ``hold_s`` and closes the connection: vLLM aborts it."""
-    import uuid
+    which livelocks 0.31.0, held open on a raw socket until ``abort()`` closes it: vLLM aborts the request when its
+    client goes away. The hold lasts as long as the test needs (the live banner seen), not a guessed time: on a
+    loaded box a fixed 20 or 30 s hold could end before the watcher had confirmed the stall for the browser."""
 
-    import httpx
+    def __init__(self, srv) -> None:  # type: ignore[no-untyped-def]
+        import json
+        import uuid
+        from urllib.parse import urlsplit
 
-    # a fresh prompt each time: a cached prefix of an earlier one would not hang
-    body = {"model": srv.served_model, "input": ["hi", f"{uuid.uuid4()} " + "hello world " * 400],
-            "truncate_prompt_tokens": 256}
-    try:
-        r = httpx.post(f"{srv.url}/v1/embeddings", json=body, timeout=hold_s)
-        raise AssertionError(f"the livelock request answered: {r.status_code} {r.text[:200]}")
-    except httpx.TimeoutException:
-        pass
+        u = urlsplit(srv.url)
+        # a fresh prompt each time: a cached prefix of an earlier one would not hang
+        body = json.dumps({"model": srv.served_model, "input": ["hi", f"{uuid.uuid4()} " + "hello world " * 400],
+                           "truncate_prompt_tokens": 256}).encode()
+        self.sock = socket.create_connection((u.hostname, u.port), timeout=10)
+        self.sock.sendall(b"POST /v1/embeddings HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (u.hostname.encode(), u.port,
+                                                                                  len(body)) + body)
+
+    def answered(self) -> bytes:
+        """What the server sent so far (nothing while the engine is livelocked)."""
+        self.sock.setblocking(False)
+        try:
+            return self.sock.recv(4096)
+        except BlockingIOError:
+            return b""
+        finally:
+            self.sock.setblocking(True)
+
+    def abort(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
 
 
 @pytest.mark.real_server
 def test_a_stall_stays_in_the_alert_history_after_it_ends(ctx, dashboard, server_031_livelock):  # type: ignore[no-untyped-def]  # noqa: F811
-    import threading
-
     srv = server_031_livelock
     pg = _open(ctx, dashboard)
     _use_target(pg, srv)
     nav(pg, "Engine stats")
     expect(pg.get_by_text(re.compile(r"\d+ samples")).first).to_be_visible(timeout=SLOW)
-    # a 30 s hold: with 20 s the clean-clone run once drew the live alert between two of the browser's polls
-    # (the episode was stored, the banner never seen); a longer stall keeps it up for more ticks
-    t = threading.Thread(target=_hang_and_abort, args=(srv, 30.0), daemon=True)
-    t.start()
-    # the live alert (a loaded box may draw it for one tick only) …
-    expect(pg.get_by_test_id("stAlertContentError").first).to_contain_text("ENGINE STALLED", timeout=SLOW)
-    t.join(timeout=40)
+    held = _HeldRequest(srv)
+    try:
+        # the live alert, while the request is held: the engine stays stalled until the test aborts it
+        expect(pg.get_by_test_id("stAlertContentError").filter(has_text="ENGINE STALLED").first).to_be_visible(
+            timeout=SLOW)
+        assert held.answered() == b"", "the livelock request answered"
+    finally:
+        held.abort()
     # the live alert is gone, the episode stays: start, end, how it ended, its evidence
     expect(pg.get_by_text(re.compile(r"No stall now · 1 stall episode"))).to_be_visible(timeout=SLOW)
     expect(pg.get_by_role("heading", name=re.compile(r"Alert history \(1\)"))).to_be_visible()
