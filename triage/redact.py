@@ -51,7 +51,7 @@ _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NOT_SECRET = frozenset({"", "none", "null", "true", "false", "empty", "nil", "redacted", "***", "******"})
 _PROSE = frozenset({"on", "and", "or", "to", "is", "in", "with", "for", "the", "a", "an", "when", "if", "reads",
                     "of", "not", "was", "as", "at", "by", "from", "it", "that", "this", "are", "be", "only",
-                    "given", "set", "must", "should", "will", "(", "was", "were", "has", "have", "key", "keys",
+                    "given", "set", "must", "should", "will", "(", "were", "has", "have", "key", "keys",
                     "flag", "option", "value"})
 _OPTIONS = {"apikey": True, "hftoken": False}  # --api-key takes several keys (nargs='+'), --hf-token one
 _STRONG = frozenset({"hftoken", "password", "passwd", "secret", "clientsecret", "authtoken", "accesstoken",
@@ -477,7 +477,7 @@ def _redact_shapes(text: str, register: bool = True) -> str:
         return text
     out: list[str] = []
     last = 0
-    for (a, b), v in zip(sc.spans, sc.found):
+    for (a, b), v in zip(sc.spans, sc.found, strict=True):
         if a < last:
             continue
         out.append(text[last:a])

@@ -18,6 +18,7 @@ import re
 import shlex
 from typing import Any
 
+from triage import redact
 from triage.sources import RawCapture, SourceResult
 from triage.vllm import flags as vflags
 from triage.vllm import knowledge
@@ -347,7 +348,9 @@ def collect(text: str, release: object = None) -> SourceResult:
     if "model_tag" in values:
         values.setdefault("model", values.pop("model_tag"))
     if "api_key" in values:
-        values.pop("api_key")
+        keys = values.pop("api_key")  # nargs='+': every key given is a secret for the rest of the run
+        for k in keys if isinstance(keys, list) else [keys]:
+            redact.add_secret(k if isinstance(k, str) else None)
         res.add("api_key_required", True, "--api-key on the command line")
     stated: set[str] = set()
     for dest, val in values.items():
