@@ -263,7 +263,11 @@ def default_db_url() -> str:
     if env:
         return to_url(env)
     d = Path(user_data_dir("vllm-triage"))
-    d.mkdir(parents=True, exist_ok=True)
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        d.chmod(0o700)  # private by default: it holds server URLs, command lines and evidence
+    except OSError:
+        pass
     return to_url(str(d / "triage.db"))
 
 
@@ -273,7 +277,17 @@ def to_url(path_or_url: str) -> str:
         return normalize_url(path_or_url)
     p = Path(path_or_url).expanduser()
     p.parent.mkdir(parents=True, exist_ok=True)
+    private_file(p)
     return f"sqlite:///{p}"
+
+
+def private_file(p: Path) -> None:
+    """Create ``p`` empty and 0600 if it does not exist (an empty file is an empty SQLite database; SQLite
+    gives its journal the database's mode). An existing file keeps its mode: the owner chose it."""
+    try:
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        pass
 
 
 def parse_iso(s: str | None) -> datetime | None:

@@ -68,13 +68,28 @@ def config_flags(path: Path | None) -> list[str]:
 def command(args: argparse.Namespace) -> list[str]:
     """The Streamlit command line this invocation runs."""
     app = app_path()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), *config_flags(config_file(app))]
+    flags = config_flags(config_file(app))
+    if args.address is not None:  # the config binds 127.0.0.1 (private by default); --address replaces it
+        flags = _without(flags, "--server.address")
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), *flags]
     if args.port is not None:
         cmd += ["--server.port", str(args.port)]
-    if args.address is not None:
-        cmd += ["--server.address", args.address]
+    cmd += ["--server.address", args.address if args.address is not None else "127.0.0.1"]
     extra = list(args.streamlit_args or [])
     return cmd + (extra[1:] if extra[:1] == ["--"] else extra)
+
+
+def _without(flags: list[str], name: str) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for f in flags:
+        if skip:
+            skip = False
+        elif f == name:
+            skip = True
+        else:
+            out.append(f)
+    return out
 
 
 def register(sub: Any) -> None:
@@ -83,7 +98,8 @@ def register(sub: Any) -> None:
                                    "installed. Arguments after -- go to streamlit run (e.g. -- --server.baseUrlPath x)."
                        )
     p.add_argument("--port", type=int, help="port to serve on (default: Streamlit's, 8501)")
-    p.add_argument("--address", help="address to bind, e.g. 127.0.0.1 (default: Streamlit's)")
+    p.add_argument("--address", help="address to bind (default 127.0.0.1: this machine only; 0.0.0.0 exposes the "
+                        "unauthenticated dashboard to the network: put an authenticating proxy in front)")
     p.add_argument("--print-command", action="store_true", help="print the streamlit command line and exit")
     p.add_argument("streamlit_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=run)

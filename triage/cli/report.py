@@ -10,6 +10,7 @@ from pathlib import Path
 from triage.cli import add_db_arg, open_store
 from triage.export import FORMATS, default_filename, render
 from triage.findings import reaches
+from triage.store import private_file
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at import
     from triage.store import Store
@@ -56,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         try:
             Path(out).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            Path(out).expanduser().write_bytes(data)
+            target = Path(out).expanduser()
+            private_file(target)  # exports hold what the database does: 0600 when we create them
+            target.write_bytes(data)
         except OSError as e:
             print(f"cannot write {out}: {e}", file=sys.stderr)
             return 2
