@@ -98,3 +98,13 @@ def test_the_command_line_source_registers_every_key_it_parsed() -> None:
     cmdline.collect("vllm serve m --runner pooling --api-key parsed-key-1 parsed-key-2")
     for k in ("parsed-key-1", "parsed-key-2"):
         assert k not in redact.redact_exact(f"echoed by the server: {k}")
+
+
+def test_the_command_line_splitter_is_linear_on_a_long_quoted_token() -> None:
+    from triage.redact import shell_split
+
+    assert shell_split("vllm serve m --x 'a b' c\\ d \"a\"K") == ["vllm", "serve", "m", "--x", "a b", "c d", "aK"]
+    text = "vllm serve m --hf-overrides '" + "a" * 700_000 + "'"
+    t0 = time.perf_counter()
+    words = shell_split(text)
+    assert len(words[-1]) == 700_000 and time.perf_counter() - t0 < 1.0  # shlex: 15 s

@@ -15,7 +15,6 @@ import ast
 import json
 import math
 import re
-import shlex
 from typing import Any
 
 from triage import redact
@@ -125,10 +124,7 @@ def _tokens(text: str) -> list[str]:
     text = re.sub(r"\\\r?\n", " ", text)
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
     joined = " ".join(lines)
-    try:
-        return shlex.split(joined, comments=False)
-    except ValueError:  # unbalanced quotes: fall back to whitespace split
-        return joined.split()
+    return redact.shell_split(joined)  # linear (shlex.split is quadratic on a long quoted token)
 
 
 def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
