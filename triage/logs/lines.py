@@ -80,6 +80,9 @@ def _read_bounded(f: IO[str]) -> Iterator[str]:
         yield chunk
 
 
+_TS_MIN = datetime(1, 1, 2, tzinfo=UTC).timestamp()
+_TS_MAX = datetime(9999, 12, 30, tzinfo=UTC).timestamp()
+
 class Clock:
     """Turns vLLM's year-less `MM-DD HH:MM:SS` into unix seconds, rolling the year forward."""
 
@@ -114,16 +117,20 @@ class Clock:
 
     @staticmethod
     def iso(date: str, time: str, frac: str | None, tz: str | None) -> Optional[float]:
+        # a zone like +99:99 or a year at the edge (9999-12-31T23:59:59-14:00 is year 10000 in UTC): the line has
+        # no usable time, the post-mortem goes on (issue 33)
         try:
             dt = datetime.fromisoformat(f"{date}T{time}")
-        except ValueError:
+            if tz and tz != "Z":
+                tz = tz if ":" in tz else tz[:3] + ":" + tz[3:]
+                dt = datetime.fromisoformat(f"{date}T{time}{tz}")
+            else:
+                dt = dt.replace(tzinfo=UTC)
+            ts = dt.timestamp()
+        except (ValueError, OverflowError, OSError):
             return None
-        if tz and tz != "Z":
-            tz = tz if ":" in tz else tz[:3] + ":" + tz[3:]
-            dt = datetime.fromisoformat(f"{date}T{time}{tz}")
-        else:
-            dt = dt.replace(tzinfo=UTC)
-        ts = dt.timestamp()
+        if not _TS_MIN <= ts <= _TS_MAX:  # renders as no date (year 10000 in UTC): no usable time either
+            return None
         if frac:
             ts += float("0." + frac[:6])
         return ts
