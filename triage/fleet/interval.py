@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # httpx loads when a scan runs (bench/bench_cli.py: `fleet`'s
 STEP_FRACTION = 0.9  # a scrape may come this late (10 % of an interval) and still fall between two grid points...
 MAX_SLACK_S = 0.5  # ...up to half a second: Prometheus stamps a scrape at its scheduled start, late by ms
 FALLBACK_S = 15.0  # Prometheus' default scrape_interval
+MIN_INTERVAL_S = 0.01  # a finer "interval" is no scrape interval (sub-ms rounds the step to 0: ZeroDivisionError)
 MEASURE_WINDOW_S = 600.0
 RAW_WINDOW_S = 300.0  # raw samples read to measure it (100 replicas at 15 s: 2,000 points)
 _DUR = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
@@ -42,7 +43,7 @@ class ScrapeInterval:
     def step(self) -> float:
         """The query step that reads every scrape once (repeats dropped by timestamp): 1.8 s for 2 s scrapes,
         14.5 s for 15 s (3 % more points than the interval itself, not 11 %)."""
-        return round(self.seconds - min(self.seconds * (1 - STEP_FRACTION), MAX_SLACK_S), 3)
+        return max(0.001, round(self.seconds - min(self.seconds * (1 - STEP_FRACTION), MAX_SLACK_S), 3))
 
 
 def prom_duration(text: str) -> Optional[float]:
@@ -64,14 +65,23 @@ def _get(client: httpx.Client, base: str, path: str, params: dict[str, str] | No
         doc = json.loads(body)
     except (_Cut, ValueError, RecursionError):
         return None
-    return doc.get("data") if isinstance(doc, dict) and doc.get("status") == "success" else None
+    data = doc.get("data") if isinstance(doc, dict) and doc.get("status") == "success" else None
+    return data if isinstance(data, dict) else None  # a list or a string as `data`: nothing read (issue 33)
+
+
+def _labels(t: dict[str, Any]) -> dict[str, str]:
+    """A target's or series' labels as strings (a list, a number or a dict as a label value: no crash)."""
+    raw = t.get("labels") if "labels" in t else t.get("metric")
+    return {str(k): v if isinstance(v, str) else json.dumps(v, default=str)[:200]
+            for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
 def _vllm_targets(client: httpx.Client, base: str, match: str, at: float) -> set[tuple[str, str]]:
     q = f"count by (job, instance) ({selector(METRICS['num_requests_running'], match)})"
     data = _get(client, base, "/api/v1/query", {"query": q, "time": f"{at:.3f}"}) or {}
-    return {(r["metric"].get("job", ""), r["metric"].get("instance", "")) for r in data.get("result") or ()
-            if isinstance(r, dict) and isinstance(r.get("metric"), dict)}
+    result = data.get("result")
+    return {(_labels(r).get("job", ""), _labels(r).get("instance", "")) for r in
+            (result if isinstance(result, list) else ()) if isinstance(r, dict) and isinstance(r.get("metric"), dict)}
 
 
 def from_targets(client: httpx.Client, base: str, match: str, at: float,
@@ -79,16 +89,17 @@ def from_targets(client: httpx.Client, base: str, match: str, at: float,
     """The finest ``scrapeInterval`` among the active targets that carry vLLM series at ``at`` (with
     ``any_target``: among all active targets, for series no target can be matched to)."""
     data = _get(client, base, "/api/v1/targets", {"state": "active"}) or {}
-    targets = [t for t in data.get("activeTargets") or () if isinstance(t, dict)]
+    active = data.get("activeTargets")
+    targets = [t for t in (active if isinstance(active, list) else ()) if isinstance(t, dict)]
     if not any_target:
         vllm = _vllm_targets(client, base, match, at)
-        targets = [t for t in targets if ((t.get("labels") or {}).get("job", ""),
-                                          (t.get("labels") or {}).get("instance", "")) in vllm]
-    found = [(s, t) for t in targets if (s := prom_duration(str(t.get("scrapeInterval", "")))) and s > 0]
+        targets = [t for t in targets if (_labels(t).get("job", ""), _labels(t).get("instance", "")) in vllm]
+    found = [(s, t) for t in targets
+             if (s := prom_duration(str(t.get("scrapeInterval", "")))) and s >= MIN_INTERVAL_S]
     if not found:
         return None
     s, t = min(found, key=lambda x: x[0])
-    who = (t.get("labels") or {}).get("instance", "?")
+    who = _labels(t).get("instance", "?")
     return ScrapeInterval(s, "targets", f"scrapeInterval {t.get('scrapeInterval')} of {len(found)} active "
                                         f"target{'s' if len(found) != 1 else ''} (finest: {who})")
 
@@ -100,24 +111,26 @@ def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: 
     sel = selector(METRICS["num_requests_running"], match)
     data = _get(client, base, "/api/v1/query", {"query": f"{sel}[{w}s]", "time": f"{at:.3f}"}) or {}
     gaps = []
-    for r in data.get("result") or ():
+    result = data.get("result")
+    for r in result if isinstance(result, list) else ():
         try:
             ts = sorted(float(v[0]) for v in r.get("values") or ())
         except (TypeError, ValueError, IndexError):
             continue
-        d = sorted(b - a for a, b in zip(ts, ts[1:], strict=False) if b > a)
+        d = sorted(b - a for a, b in zip(ts, ts[1:], strict=False) if b - a >= MIN_INTERVAL_S)
         if d:
             gaps.append(d[len(d) // 2])
     if gaps:
         return ScrapeInterval(round(min(gaps), 3), "data", f"median gap between raw samples in {w} s before {at:.0f}")
     w = int(max(60.0, min(MEASURE_WINDOW_S, window_s)))
     data = _get(client, base, "/api/v1/query", {"query": f"max(count_over_time({sel}[{w}s]))", "time": f"{at:.3f}"})
-    for r in (data or {}).get("result") or ():
+    result = (data or {}).get("result")
+    for r in result if isinstance(result, list) else ():
         try:
             n = float(r["value"][1])
         except (KeyError, IndexError, TypeError, ValueError):
             continue
-        if n >= 2:
+        if 2 <= n <= w / MIN_INTERVAL_S:
             return ScrapeInterval(round(w / n, 3), "data", f"{n:.0f} samples in {w} s before {at:.0f}")
     return None
 
