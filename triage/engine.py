@@ -108,7 +108,8 @@ def _gather(target: Target, opts: CheckOptions, transport: httpx.BaseTransport |
     if target.cmdline:
         # judged against the deployment's own release: the server's /version, the log's, the user's answer,
         # else the image tag on the line itself (cmdline.collect)
-        yield cmdline.collect(target.cmdline, release=_release_hint(seen, target))
+        yield cmdline.collect(target.cmdline, release=_release_hint(seen, target), pick=target.deploy_target,
+                              file=target.cmdline_file)
     local = _is_local(target.url) or opts.nvml_recorded is not None
     if opts.local_gpu if opts.local_gpu is not None else local:
         yield nvml.collect(opts.nvml_recorded)

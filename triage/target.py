@@ -95,7 +95,9 @@ class Target:
     url: str | None = None
     model: str | None = None
     truncation: Truncation = UNKNOWN
-    cmdline: str | None = None
+    cmdline: str | None = None  # a command line, or a deployment file (triage/sources/deploy.py)
+    cmdline_file: str | None = None  # the name of the file it came from (deployment facts cite it)
+    deploy_target: str | None = None  # which vLLM container / model spec / service of a deployment file
     log_text: str | None = field(default=None, repr=False)
     label: str | None = None
     answers: dict[str, Any] | None = field(default=None, compare=False)  # typed by triage.answers
@@ -120,7 +122,11 @@ class Target:
 
     def describe(self) -> dict[str, Any]:
         """The target as run metadata: no API key, only whether one was given."""
-        return {"url": self.url, "model": self.model, "truncate_prompt_tokens": self.truncation.config_value(),
-                "truncation": self.truncation.kind, "api_key_given": bool(self.api_key),
-                "verify_tls": self.verify_tls, "timeout_s": self.timeout_s, "has_cmdline": bool(self.cmdline),
-                "has_log": bool(self.log_text), "answers": dict(self.answers or {})}
+        out = {"url": self.url, "model": self.model, "truncate_prompt_tokens": self.truncation.config_value(),
+               "truncation": self.truncation.kind, "api_key_given": bool(self.api_key),
+               "verify_tls": self.verify_tls, "timeout_s": self.timeout_s, "has_cmdline": bool(self.cmdline),
+               "has_log": bool(self.log_text), "answers": dict(self.answers or {})}
+        # a deployment file's name and the target picked in it, only when there is one
+        out.update({k: v for k, v in (("cmdline_file", self.cmdline_file), ("deploy_target", self.deploy_target))
+                    if v})
+        return out

@@ -72,6 +72,9 @@ def register(sub: Any) -> None:
         "--cmdline-file", metavar="F", help="file with the vllm serve / docker run command line ('-' = stdin)"
     )
     p.add_argument("--cmdline", metavar="TEXT", help="the command line as text")
+    p.add_argument("--deploy-target", metavar="NAME|all",
+                   help="with a deployment file holding several vLLM containers / model specs / services: which one "
+                        "to judge (its name, e.g. vllm, or 'Deployment/x container vllm'), or 'all' (one run each)")
     p.add_argument("--log-file", metavar="F", help="the server's start-up log ('-' = stdin)")
     p.add_argument(
         "--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of this machine)"
@@ -139,17 +142,65 @@ def run(args: argparse.Namespace) -> int:
         print(f"check: --url needs a scheme, e.g. http://{args.url}", file=sys.stderr)
         return 2
     api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
-    spec = Target(
-        url=args.url,
-        model=args.model,
-        truncation=args.truncate,
-        cmdline=cmdline,
-        log_text=log_text,
-        api_key=api_key,
-        verify_tls=not args.insecure,
-        timeout_s=args.timeout,
-        answers=answers or None,
-    )
+    file = args.cmdline_file if args.cmdline_file and args.cmdline_file != "-" else None
+    picks = _deploy_picks(cmdline, file, args.deploy_target)
+    if isinstance(picks, str):
+        print(f"check: {picks}", file=sys.stderr)
+        return 2
+    codes, docs = [], []
+    for pick in picks:
+        spec = Target(
+            url=args.url,
+            model=args.model,
+            truncation=args.truncate,
+            cmdline=cmdline,
+            cmdline_file=file,
+            deploy_target=pick,
+            log_text=log_text,
+            api_key=api_key,
+            verify_tls=not args.insecure,
+            timeout_s=args.timeout,
+            answers=answers or None,
+        )
+        if args.format == "text" and len(picks) > 1:
+            print(f"== {pick}")
+        code, doc = _judge(args, spec, api_key, answers, nvml_rec)
+        if code == 2:  # the run could not finish (said on stderr)
+            return 2
+        codes.append(code)
+        docs.append(doc)
+    if args.format != "text":
+        print_json(docs[0] if len(docs) == 1 else {"schema": CLI_SCHEMA, "runs": docs})
+    return max(codes)
+
+
+def _deploy_picks(cmdline: str | None, file: str | None, want: str | None) -> list[str | None] | str:
+    """The targets of a deployment file to judge (one run each), or why not (the CLI asks which)."""
+    from triage.sources import deploy
+
+    try:
+        dep = deploy.read(cmdline or "", file)
+    except deploy.DeployError as e:
+        return f"--cmdline-file: {e}"
+    if dep is None:
+        return [None]
+    if not dep.targets:
+        return f"{dep.file}: no vLLM container, model spec or service in it ({'; '.join(dep.skipped) or 'empty'})"
+    if want == "all":
+        return [t.name for t in dep.targets]
+    if want:
+        t = dep.pick(want)
+        return [t.name] if t else f"{dep.file} has no target {want!r}; it has: {'; '.join(dep.names())}"
+    if len(dep.targets) > 1:
+        return (f"{dep.file} runs {len(dep.targets)} vLLM servers: {'; '.join(dep.names())}. "
+                "Say which with --deploy-target NAME, or --deploy-target all")
+    return [dep.targets[0].name]
+
+
+def _judge(args: argparse.Namespace, spec: Target, api_key: str | None, answers: dict[str, Any],
+           nvml_rec: Any) -> tuple[int, dict[str, Any] | None]:
+    """One checklist run (text printed as it comes); the exit code and the JSON document."""
+    cmdline, log_text = spec.cmdline, spec.log_text
     from triage.engine import CheckOptions, run_checklist  # the engine loads when the checklist runs (bench_cli.py)
     from triage.events import observers
     from triage.recorder import Recorder
@@ -189,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
             except Exception:  # noqa: BLE001 - the database itself is what failed
                 pass
         print(f"check: could not finish the run: {why}", file=sys.stderr)
-        return 2
+        return 2, None
     target = {
         "url": args.url,
         "model": args.model,
@@ -199,9 +250,12 @@ def run(args: argparse.Namespace) -> int:
         "log_given": bool(log_text),
         "answers": answers,
     }
+    if spec.deploy_target:
+        target["deploy_target"] = spec.deploy_target
     experiments = _experiments(args, spec, result, store, text)
     findings = [*result.findings, *(experiments.findings if experiments is not None else [])]
     code = 1 if any(reaches(f.status, args.fail_on) for f in findings) else 0
+    doc = None
     if text:
         print(f"run {result.run_id}: {result.status.value} (stored in {store.url.split('///')[-1]}); exit {code}")
     else:
@@ -216,8 +270,7 @@ def run(args: argparse.Namespace) -> int:
         if experiments is not None:
             doc["experiments"] = {"run_id": experiments.run_id, "findings": [finding_json(f) for f in
                                                                           experiments.findings]}
-        print_json(doc)
-    return code
+    return code, doc
 
 
 def _experiments(args: argparse.Namespace, spec: Target, result: Any, store: Any, text: bool) -> Any:

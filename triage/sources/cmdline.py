@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from triage import redact
-from triage.sources import RawCapture, SourceResult
+from triage.sources import RawCapture, SourceResult, deploy
 from triage.vllm import flags as vflags
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Resolution
@@ -162,6 +162,18 @@ def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
     return tokens
 
 
+def _image_facts(res: SourceResult, image: str, where: str, what: str, at: str = "") -> None:
+    """The image's facts: itself, the device its name says, the release its tag says."""
+    res.add("docker_image", image, where + at)
+    low = image.lower()
+    if "vllm" in low:
+        dev = "rocm" if "rocm" in low else "cpu" if "cpu" in low else "cuda" if "vllm-openai" in low else None
+        res.add("device", dev, f"{what} {image}{at}")
+    tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
+    if parse_version(tag):
+        res.add("vllm_version", tag.lstrip("v"), f"{what} tag {image}{at}")
+
+
 def _after_docker_image(tokens: list[str], res: SourceResult) -> list[str]:
     i = 0
     env: dict[str, str] = {}
@@ -180,14 +192,7 @@ def _after_docker_image(tokens: list[str], res: SourceResult) -> list[str]:
             continue
         image = tok
         res.add("launcher", "docker", f"image {image}")
-        res.add("docker_image", image, "docker run")
-        low = image.lower()
-        if "vllm" in low:
-            dev = "rocm" if "rocm" in low else "cpu" if "cpu" in low else "cuda" if "vllm-openai" in low else None
-            res.add("device", dev, f"docker image {image}")
-        tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
-        if parse_version(tag):
-            res.add("vllm_version", tag.lstrip("v"), f"docker image tag {image}")
+        _image_facts(res, image, "docker run", "docker image")
         if env:
             res.add("docker_env", env, "docker run -e")
             if "VLLM_API_KEY" in env:
@@ -317,19 +322,101 @@ def _removed_seen(unknown: list[dict[str, Any]], values: dict[str, Any],
     return out
 
 
-def collect(text: str, release: object = None) -> SourceResult:
+def _deploy_facts(res: SourceResult, dep: deploy.Deployment, t: deploy.DeployTarget) -> None:
+    """What a deployment file says besides the argv: which target, its image, environment and GPUs, each
+    with the file, document and line it came from."""
+    others = [n for n in dep.names() if n != t.name]
+    res.add("deploy_target", {"file": dep.file, "shape": dep.shape, "target": t.name, "picked": t.picked,
+                              "others": others, "skipped": list(dep.skipped), "where": str(t.origin)},
+            f"{t.picked} ({t.origin})")
+    res.add("launcher", f"{dep.shape} ({t.name})", str(t.origin))
+    if t.image:
+        _image_facts(res, t.image, f"{dep.shape} image", "image", f" ({t.at(t.image_line)})")
+    if t.env:
+        res.add("docker_env", dict(t.env), f"env of {t.name} ({t.origin})")
+        for k, typed, conv in (("VLLM_LOG_STATS_INTERVAL", "log_stats_interval_s", float),
+                               ("VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner", lambda v: v.strip() == "1")):
+            if k in t.env:
+                try:
+                    res.add(typed, conv(t.env[k]), f"env {k}={t.env[k]} ({t.at(t.env_lines.get(k))})")
+                except ValueError:
+                    pass
+        if "VLLM_API_KEY" in t.env:
+            res.add("api_key_required", True, f"env VLLM_API_KEY ({t.at(t.env_lines.get('VLLM_API_KEY'))})")
+    if t.gpu_count is not None:
+        res.add("gpu_count", t.gpu_count, f"{deploy.GPU_RESOURCE}: {t.gpu_count} ({t.at(t.gpu_line)})")
+        if t.gpu_count > 0 and "device" not in res.facts:
+            res.add("device", "cuda", f"{deploy.GPU_RESOURCE} resources ({t.at(t.gpu_line)})")
+    if t.gpu_product:
+        # GPU Feature Discovery writes the product name with dashes for spaces: NVIDIA-GeForce-RTX-3080-Ti
+        name = t.gpu_product.replace("-", " ") if " " not in t.gpu_product else t.gpu_product
+        res.add("gpu_name", name, f"node label {deploy.GPU_PRODUCT_LABEL}={t.gpu_product} "
+                                  f"({t.at(t.gpu_product_line)})")
+        if t.gpu_memory_mib:
+            res.add("gpu_memory_total_bytes", t.gpu_memory_mib << 20,
+                    f"node label {deploy.GPU_MEMORY_LABEL}={t.gpu_memory_mib} ({t.at(t.gpu_product_line)})")
+    if t.liveness:
+        res.add("liveness_probe", t.liveness, f"livenessProbe of {t.name} ({t.at(t.liveness_line)})")
+
+
+def _where_options(res: SourceResult, t: deploy.DeployTarget, args_from: int, resolution: Resolution) -> None:
+    """Each option's fact says the file, document and line of the argv item it came from."""
+    lines: dict[str, int | None] = {}
+    first_pos: int | None = None
+    argv = list(t.argv)
+    for i in range(args_from, len(argv)):
+        tok = argv[i]
+        if _is_option(tok):
+            spec = vflags.judge(tok.split("=", 1)[0].split(".", 1)[0] if tok.startswith("--") else tok,
+                                resolution).spec
+            if spec is not None:
+                lines.setdefault(f"--{spec.dest.replace('_', '-')}", t.lines[i])
+        elif first_pos is None and (i == args_from or not _is_option(argv[i - 1])):
+            first_pos = i
+    if first_pos is not None:
+        lines.setdefault("--model", t.lines[first_pos])
+        lines.setdefault("--model-tag", t.lines[first_pos])
+    for key, f in list(res.facts.items()):
+        if f.detail in lines and f.source == SOURCE:
+            res.add(key, f.value, f"{f.detail} ({t.at(lines[f.detail])})")
+
+
+def collect(text: str, release: object = None, *, pick: str | None = None, file: str | None = None) -> SourceResult:
     """Parse pasted command-line text into facts with source 'cmdline'.
 
+    The text may also be a deployment file (triage/sources/deploy.py: a Kubernetes manifest, production-stack
+    Helm values, a compose file): its vLLM container's argv is parsed the same way; ``pick`` names the
+    container / model spec / service when it has several (default: the first), ``file`` is the name its
+    facts cite.
     ``release``: the deployment's vLLM release as other evidence says it (server /version, start-up log,
     the user's answer); else the image tag on this line; else unknown (checked against the newest read).
     """
     res = SourceResult(SOURCE)
     res.captures.append(RawCapture("cmdline", "command line", text))
-    tokens = _tokens(text)
+    try:
+        dep = deploy.read(text, file)
+    except deploy.DeployError as e:
+        res.unavailable = str(e)
+        return res
+    target = None
+    if dep is not None:
+        target = dep.pick(pick)
+        if target is None:
+            res.unavailable = (f"{dep.file}: no vLLM server in it ({'; '.join(dep.skipped) or 'nothing to run'})"
+                               if not dep.targets else
+                               f"{dep.file}: no target {pick!r}; it has {', '.join(dep.names())}")
+            return res
+        _deploy_facts(res, dep, target)
+        tokens = list(target.argv)
+    else:
+        tokens = _tokens(text)
     if not tokens:
         res.unavailable = "empty command line"
         return res
+    launcher = res.facts.get("launcher")
     args = _locate_args(tokens, res)
+    if target is not None and launcher is not None:
+        res.facts["launcher"] = launcher  # the deployment, not only its `vllm serve`
     tag = res.facts.get("vllm_version")
     resolution = knowledge.for_version(release if release is not None else (tag.value if tag else None))
     res.add("cmdline_checked_against", resolution.to_dict(), "triage/vllm/knowledge")
@@ -366,4 +453,6 @@ def collect(text: str, release: object = None) -> SourceResult:
             stated.add("pooling_type")
     res.add("cmdline_args", {k: v for k, v in values.items() if k != "api_key"}, "parsed arguments")
     res.stated_args = stated
+    if target is not None:
+        _where_options(res, target, len(tokens) - len(args), resolution)
     return res
