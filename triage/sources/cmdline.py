@@ -330,8 +330,10 @@ def _deploy_facts(res: SourceResult, dep: deploy.Deployment, t: deploy.DeployTar
                               "others": others, "skipped": list(dep.skipped), "where": str(t.origin)},
             f"{t.picked} ({t.origin})")
     res.add("launcher", f"{dep.shape} ({t.name})", str(t.origin))
-    if t.image:
+    if t.image and deploy.image_is_vllm(t.image):  # a third-party image's tag (2026.03) is no vLLM release
         _image_facts(res, t.image, f"{dep.shape} image", "image", f" ({t.at(t.image_line)})")
+    elif t.image:
+        res.add("docker_image", t.image, f"{dep.shape} image ({t.at(t.image_line)})")
     if t.env:
         res.add("docker_env", dict(t.env), f"env of {t.name} ({t.origin})")
         for k, typed, conv in (("VLLM_LOG_STATS_INTERVAL", "log_stats_interval_s", float),

@@ -80,7 +80,8 @@ class DeployTarget:
     gpu_memory_mib: int | None = None
     gpu_product_line: int | None = None
     command_len: int = 0  # argv tokens that come from `command` (the rest from `args`)
-    argv_field: str = "args"  # what a patch edits: args | command | command-string | chart
+    argv_field: str = "args"  # what a patch edits: args | command | script | command-string | chart
+    script_at: Pointer | None = None  # the shell script item (argv_field script)
     liveness: dict[str, Any] | None = None
     liveness_line: int | None = None
 
@@ -285,20 +286,19 @@ def _kubernetes(docs: list[tuple[Any, yaml.Node]], file: str) -> Deployment:
             at = (*pod_at, "containers", ci)
             command, args = _strs(c.get("command")), _strs(c.get("args"))
             image = c.get("image") if isinstance(c.get("image"), str) else None
-            shell = _shell_argv(command) if command else None
-            if shell is not None:
-                argv, field_, lines = shell, "command-string", [line_of(node, (*at, "command", 2))] * len(shell)
-                ncmd = len(shell)
-                if args:
-                    argv = [*shell, *args]
-                    lines += [line_of(node, (*at, "args", i)) for i in range(len(args))]
+            head = command if command is not None else (list(IMAGE_ENTRYPOINT) if image_is_vllm(image) else [])
+            full = [*head, *(args or [])]
+            full_at = ([(*at, "command", i) for i in range(len(head))] if command is not None
+                       else [(*at, "image")] * len(head)) + [(*at, "args", i) for i in range(len(args or []))]
+            shell = _shell_argv(full)
+            script_at: Pointer | None = None
+            if shell is not None:  # the script's tokens, all on the script item's line; a patch rewrites it
+                script_at = full_at[2]
+                argv, ncmd, field_ = shell, len(shell), "script"
+                lines = [line_of(node, script_at)] * len(shell)
             else:
-                head = command if command is not None else (list(IMAGE_ENTRYPOINT) if image_is_vllm(image) else [])
-                argv = [*head, *(args or [])]
-                ncmd = len(head)
-                hl = ([line_of(node, (*at, "command", i)) for i in range(len(head))] if command is not None
-                      else [line_of(node, (*at, "image"))] * len(head))
-                lines = [*hl, *[line_of(node, (*at, "args", i)) for i in range(len(args or []))]]
+                argv, ncmd = full, len(head)
+                lines = [line_of(node, p) for p in full_at]
                 field_ = "args" if args or command is None else "command"
             by_image, by_cmd = image_is_vllm(image), argv_is_vllm(argv)
             cname = c.get("name") or f"#{ci}"
@@ -320,7 +320,7 @@ def _kubernetes(docs: list[tuple[Any, yaml.Node]], file: str) -> Deployment:
                 gpu_count=_int(gpus), gpu_line=line_of(node, gpu_at) if gpus is not None else None,
                 gpu_product=product[0] if product else None, gpu_memory_mib=product[1] if product else None,
                 gpu_product_line=line_of(node, (*pod_at, *product_at)) if product else None,
-                command_len=ncmd, argv_field=field_, liveness=probe,
+                command_len=ncmd, argv_field=field_, script_at=script_at, liveness=probe,
                 liveness_line=line_of(node, (*at, "livenessProbe")) if probe else None))
     return Deployment(file, "kubernetes", tuple(targets), tuple(skipped))
 
