@@ -11,7 +11,7 @@ import pytest
 
 from triage.cli import main
 from triage.engine import run_checklist
-from triage.sources import cmdline, deploy, deploy_helm
+from triage.sources import cmdline, deploy, deploy_helm, deploy_read
 from triage.target import Target
 
 DEPLOY = Path(__file__).resolve().parents[1] / "fixtures" / "deploy"
@@ -141,7 +141,7 @@ def test_plain_command_line_is_not_a_deployment() -> None:
     for line in ("vllm serve Qwen/Qwen3-Embedding-0.6B --runner pooling --max-model-len 2048",
                  "docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.31.0 --model x --max-model-len 512",
                  'vllm serve m \\\n  --hf-overrides \'{"is_matryoshka": true}\''):
-        assert deploy.read(line) is None
+        assert deploy_read.read(line) is None
 
 
 def test_bounds_and_no_vllm() -> None:
@@ -149,11 +149,11 @@ def test_bounds_and_no_vllm() -> None:
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
         for p, c in zip("abcdefgh", "bcdefghi", strict=True)) + "kind: Deployment\n"
     with pytest.raises(deploy.DeployError):
-        deploy.read(bomb)
+        deploy_read.read(bomb)
     assert cmdline.collect(bomb).unavailable
     with pytest.raises(deploy.DeployError):
-        deploy.read("kind: Deployment\n" + "# x\n" * (deploy.MAX_BYTES // 4))
+        deploy_read.read("kind: Deployment\n" + "# x\n" * (deploy.MAX_BYTES // 4))
     res = cmdline.collect("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
                           "    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n")
     assert res.unavailable and "nginx" in res.unavailable
-    assert deploy.read("!!python/object/apply:os.system ['echo hi']\nkind: Pod\n") is None  # safe loader refuses
+    assert deploy_read.read("!!python/object/apply:os.system ['echo hi']\nkind: Pod\n") is None  # safe loader refuses

@@ -176,10 +176,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _deploy_picks(cmdline: str | None, file: str | None, want: str | None) -> list[str | None] | str:
     """The targets of a deployment file to judge (one run each), or why not (the CLI asks which)."""
-    from triage.sources import deploy
+    from triage.sources import deploy, deploy_read
 
     try:
-        dep = deploy.read(cmdline or "", file)
+        dep = deploy_read.read(cmdline or "", file)
     except deploy.DeployError as e:
         return f"--cmdline-file: {e}"
     if dep is None:

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from triage import redact
-from triage.sources import RawCapture, SourceResult, deploy
+from triage.sources import RawCapture, SourceResult, deploy, deploy_read
 from triage.vllm import flags as vflags
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Resolution
@@ -396,7 +396,7 @@ def collect(text: str, release: object = None, *, pick: str | None = None, file:
     res = SourceResult(SOURCE)
     res.captures.append(RawCapture("cmdline", "command line", text))
     try:
-        dep = deploy.read(text, file)
+        dep = deploy_read.read(text, file)
     except deploy.DeployError as e:
         res.unavailable = str(e)
         return res

@@ -7,7 +7,8 @@ and a KServe ``InferenceService`` with its own containers), the vLLM production-
 template renders them) or a ``docker compose`` file. ``read`` turns such a file into one
 ``DeployTarget`` per vLLM container / model spec / service: the argv the container runs, its image,
 its environment, its GPUs, each with the file, document and line it came from. ``cmdline.collect``
-parses that argv with the same parser as a pasted line: one pipeline, two ways in.
+(through triage/sources/deploy_read.py) parses that argv with the same parser as a pasted line: one
+pipeline, two ways in.
 
 The YAML is read with PyYAML's safe loader, bounded in size (``MAX_BYTES``) and in nodes walked
 (``MAX_NODES``, alias expansion included). A text that is not YAML of one of these shapes is not a
@@ -185,28 +186,6 @@ def get(data: Any, *path: Any) -> Any:
 # -- reading ---------------------------------------------------------------------------------------------
 
 
-def read(text: str, file: str | None = None) -> Deployment | None:
-    """The deployment ``text`` describes, or None when it is not one (then it is a command line).
-
-    Raises DeployError when it is YAML of a deployment shape but over the bounds."""
-    if not text or not looks_like_yaml(text):
-        return None
-    try:
-        docs = load(text)
-    except yaml.YAMLError:
-        return None
-    name = file or "the deployment file"
-    if any(isinstance(d, dict) and isinstance(d.get("servingEngineSpec"), dict) for d, _ in docs):
-        from triage.sources import deploy_helm
-
-        return deploy_helm.read(docs, name)
-    if any(isinstance(d, dict) and (d.get("kind") in WORKLOADS or d.get("kind") == "List") for d, _ in docs):
-        return _kubernetes(docs, name)
-    if any(isinstance(d, dict) and isinstance(d.get("services"), dict) for d, _ in docs):
-        return _compose(docs, name)
-    return None
-
-
 def image_is_vllm(image: Any) -> bool:
     return isinstance(image, str) and "vllm" in image.rsplit(":", 1)[0].lower()
 
@@ -258,7 +237,7 @@ def _env_list(env: Any, node: yaml.Node, at: Pointer) -> tuple[dict[str, str], d
     return out, lines
 
 
-def _kubernetes(docs: list[tuple[Any, yaml.Node]], file: str) -> Deployment:
+def kubernetes(docs: list[tuple[Any, yaml.Node]], file: str) -> Deployment:
     targets: list[DeployTarget] = []
     skipped: list[str] = []
     objects: list[tuple[int, dict[str, Any], yaml.Node, Pointer]] = []
@@ -349,7 +328,7 @@ def _int(v: Any) -> int | None:
         return None
 
 
-def _compose(docs: list[tuple[Any, yaml.Node]], file: str) -> Deployment:
+def compose(docs: list[tuple[Any, yaml.Node]], file: str) -> Deployment:
     targets: list[DeployTarget] = []
     skipped: list[str] = []
     for di, (d, node) in enumerate(docs):
