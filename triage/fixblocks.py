@@ -146,6 +146,18 @@ def _flag_tokens(dest: str, value: Any, rel: knowledge.Release) -> list[str]:
     return [opt, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
 
 
+def _given_argv(cmdline: str) -> list[str] | None:
+    """The user's command line as argv: a deployment file's (first) vLLM container's, else the text's tokens.
+    (A YAML patch of the file itself is issue 31's deliver 3, not done yet.)"""
+    from triage.sources import deploy_read
+
+    dep = deploy_read.read(cmdline)
+    if dep is not None:
+        t = dep.pick(None)
+        return list(t.argv) if t is not None else None
+    return _tokens(cmdline)
+
+
 def _tokens(cmdline: str) -> list[str]:
     return shlex.split(cmdline.replace("\\\r\n", " ").replace("\\\n", " "), comments=False)
 
@@ -241,8 +253,8 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
     if serve:
         given = None
         try:
-            given = _tokens(cmdline) if cmdline and cmdline.strip() else None
-        except ValueError:  # unbalanced quotes: rebuild instead of guessing
+            given = _given_argv(cmdline) if cmdline and cmdline.strip() else None
+        except ValueError:  # unbalanced quotes, a deployment file over the bounds: rebuild instead of guessing
             given = None
         rel = _release(vals)
         argv = given or rebuild_cmdline(config, rel)

@@ -157,3 +157,13 @@ def test_bounds_and_no_vllm() -> None:
                           "    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n")
     assert res.unavailable and "nginx" in res.unavailable
     assert deploy_read.read("!!python/object/apply:os.system ['echo hi']\nkind: Pod\n") is None  # safe loader refuses
+
+
+def test_fix_block_reads_the_manifest_argv_not_its_yaml_text() -> None:
+    from triage import fixblocks
+
+    res = run_checklist(Target(cmdline=text("seed-deployment.yaml"), truncation="2048"))
+    blocks = fixblocks.blocks_for_findings(res.findings, res.config, cmdline=text("seed-deployment.yaml"))
+    line = next(b for b in blocks if b.kind == "cmdline")
+    assert line.code.startswith("vllm serve Qwen/Qwen3-Embedding-0.6B") and "apiVersion" not in line.code
+    assert "Your command line" in line.note
