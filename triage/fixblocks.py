@@ -56,7 +56,7 @@ def link_refs(text: str, fmt_: str = "md") -> str:
 class FixBlock:
     """One copyable piece of a fix: ``code`` is pasted as is (``language`` for highlighting)."""
 
-    kind: str  # cmdline | diff | request | client | upgrade
+    kind: str  # cmdline | diff | patch | request | client | upgrade
     title: str
     code: str
     language: str = "bash"
@@ -144,6 +144,31 @@ def _flag_tokens(dest: str, value: Any, rel: knowledge.Release) -> list[str]:
             return spelled[:1]  # a store_true flag has no spelling for False: leaving it out is the fix
         return [opt] if value else ["--no-" + opt[2:]]
     return [opt, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
+
+
+def _patch_blocks(cmdline: str, argv: list[str], fixed: list[str], serve: Mapping[str, Any],
+                  rel: knowledge.Release) -> list[FixBlock]:
+    """The fix as a patch of the user's deployment file (triage/deploy_patch.py), when the text is one."""
+    from triage import deploy_patch
+    from triage.sources import deploy, deploy_read
+
+    try:
+        dep = deploy_read.read(cmdline)
+    except deploy.DeployError:
+        return []
+    t = dep.pick(None) if dep is not None else None
+    if t is None:
+        return []
+    extra = None
+    if t.shape == "helm-values":
+        docs = deploy.load(cmdline)
+        extra = deploy.get(docs[t.origin.doc - 1][0], *t.pointer, "vllmConfig", "extraArgs")
+        extra = [str(x) for x in extra] if isinstance(extra, list) else []
+    ops = deploy_patch.operations(t, argv, fixed, serve, lambda a, s: apply_serve(a, s, rel), extra)
+    if not ops:
+        return []
+    return [FixBlock("patch", f"Patch of {dep.file}: {t.name}", deploy_patch.block_text(t, ops), "yaml",
+                     "JSON Patch (RFC 6902) operations on your file's document; the paths point into it.")]
 
 
 def _given_argv(cmdline: str) -> list[str] | None:
@@ -265,6 +290,8 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
             why = "; ".join(e.why for e in edits if e.serve and e.why)
             out.append(FixBlock("cmdline", f"Serve with the fix ({why})" if why else "Serve with the fix",
                                 shlex.join(fixed), "bash", note))
+            if given and cmdline:
+                out += _patch_blocks(cmdline, argv, fixed, serve, rel)
             before, after = _layout(argv), _layout(fixed)
             diff = "\n".join(difflib.unified_diff(before, after, "before", "after", lineterm="", n=1))
             if diff:

@@ -167,3 +167,37 @@ def test_fix_block_reads_the_manifest_argv_not_its_yaml_text() -> None:
     line = next(b for b in blocks if b.kind == "cmdline")
     assert line.code.startswith("vllm serve Qwen/Qwen3-Embedding-0.6B") and "apiVersion" not in line.code
     assert "Your command line" in line.note
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param("seed-deployment.yaml", id="manifest-args"),
+    pytest.param("values-on", id="chart-key"),
+])
+def test_fix_patch_applies_and_rechecks(source: str) -> None:
+    import yaml
+
+    from triage import deploy_patch, fixblocks
+
+    if source == "values-on":
+        body = text("production-stack-values.yaml").replace("enableChunkedPrefill: false", "enableChunkedPrefill: true")
+    else:
+        body = text(source)
+    before = run_checklist(Target(cmdline=body, deploy_target=None, truncation="2048"))
+    assert {f.check: f.status.value for f in before.findings}["pooling-livelock-risk"] == "fail"
+    blocks = fixblocks.blocks_for_findings(before.findings, before.config, cmdline=body)
+    patch = next(b for b in blocks if b.kind == "patch")
+    ops = yaml.safe_load(patch.code)
+    docs = list(yaml.safe_load_all(body))
+    doc_i = int(patch.code.split("document ", 1)[1].split(":", 1)[0]) - 1
+    docs[doc_i] = deploy_patch.apply(docs[doc_i], ops)
+    fixed = yaml.safe_dump_all(docs, sort_keys=False)
+    after = run_checklist(Target(cmdline=fixed, truncation="2048"))
+    by = {f.check: f for f in after.findings}
+    assert by["pooling-livelock-risk"].status.value == "pass"
+    assert after.config["enable_chunked_prefill"]["value"] is False
+    if source == "values-on":
+        assert ops == [{"op": "add", "path": "/servingEngineSpec/modelSpec/0/vllmConfig/enableChunkedPrefill",
+                        "value": False}]
+    else:
+        assert ops[0]["path"] == "/spec/template/spec/containers/1/args" and "--enable-chunked-prefill" not in \
+            ops[0]["value"] and "--no-enable-chunked-prefill" in ops[0]["value"]
