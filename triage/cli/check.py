@@ -69,7 +69,9 @@ def register(sub: Any) -> None:
         help="truncate_prompt_tokens your client sends with /v1/embeddings",
     )
     p.add_argument(
-        "--cmdline-file", metavar="F", help="file with the vllm serve / docker run command line ('-' = stdin)"
+        "--cmdline-file", metavar="F",
+        help="file with the vllm serve / docker run command line, or the deployment file: a Kubernetes manifest, "
+             "production-stack Helm values, helm template output or a compose file ('-' = stdin)"
     )
     p.add_argument("--cmdline", metavar="TEXT", help="the command line as text")
     p.add_argument("--deploy-target", metavar="NAME|all",

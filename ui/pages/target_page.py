@@ -159,7 +159,8 @@ except ValueError:
 given = [w for w, k in (("command line", "target.cmdline"), ("start-up log", "target.log")) if st.session_state.get(k)]
 with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"
                  + (f" — {' and '.join(given)} given" if given else "")):
-    st.caption("A fix is shown applied to this command line, ready to copy.")
+    st.caption("A fix is shown applied to this command line, ready to copy. A Kubernetes manifest, production-stack "
+               "Helm values or a compose file pasted here is read as its vLLM container's command line.")
     st.text_area("vllm serve command line", key="target.cmdline", height=80,
                  placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …")
     st.text_area("Start-up log", key="target.log", height=160,
