@@ -172,8 +172,8 @@ def _patch_blocks(cmdline: str, argv: list[str], fixed: list[str], serve: Mappin
 
 
 def _given_argv(cmdline: str) -> list[str] | None:
-    """The user's command line as argv: a deployment file's (first) vLLM container's, else the text's tokens.
-    (A YAML patch of the file itself is issue 31's deliver 3, not done yet.)"""
+    """The user's command line as argv: a deployment file's (first) vLLM container's, else the text's tokens
+    (the patch of the file itself: ``_patch_blocks``)."""
     from triage.sources import deploy_read
 
     dep = deploy_read.read(cmdline)
