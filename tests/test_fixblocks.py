@@ -32,8 +32,10 @@ def _livelock_run(cmd: str | None = CMD):  # type: ignore[no-untyped-def]
 def test_the_seed_case_gets_its_own_command_line_with_the_fix_applied() -> None:
     res = _livelock_run()
     blocks = blocks_for_findings(res.findings, res.config, cmdline=CMD, url="http://127.0.0.1:8001")
-    assert [b.kind for b in blocks][:2] == ["cmdline", "diff"]
-    fixed = blocks[0].code
+    # ordered by risk (issue 32): the client change first, then the restart, then the upgrade; a risk read from
+    # the config (nothing stuck) has no "now" block
+    assert [b.kind for b in blocks] == ["request", "client", "cmdline", "diff", "upgrade"]
+    fixed = next(b for b in blocks if b.kind == "cmdline").code
     facts = cmdline_source.collect(fixed).facts
     # runnable: every option is one vLLM has, the fix is in, the budget vLLM would refuse without chunking is gone
     assert "cmdline_unknown_flags" not in facts and "cmdline_removed_flags" not in facts
@@ -53,8 +55,8 @@ def test_the_seed_case_gets_its_own_command_line_with_the_fix_applied() -> None:
 
 def test_without_a_command_line_one_is_rebuilt_from_the_effective_config_and_says_so() -> None:
     res = _livelock_run(None)
-    block = blocks_for_findings(res.findings, res.config)[0]
-    assert block.kind == "cmdline" and "Rebuilt" in block.note
+    block = next(b for b in blocks_for_findings(res.findings, res.config) if b.kind == "cmdline")
+    assert "Rebuilt" in block.note
     facts = cmdline_source.collect(block.code).facts
     assert facts["enable_chunked_prefill"].value is False and "cmdline_unknown_flags" not in facts
 
@@ -112,7 +114,8 @@ def test_reports_carry_the_same_blocks_under_the_verdict(tmp_path) -> None:  # t
     res = run_checklist(Target(url=None, cmdline=CMD, log_text=LOG_031, truncation=Truncation.parse("256"),
                                target_id=saved.id), store=store, options=NO_GPU)
     rec = store.get_run(res.run_id)
-    fixed = blocks_for_findings(res.findings, res.config, cmdline=CMD, url="http://127.0.0.1:8001")[0].code
+    fixed = next(b for b in blocks_for_findings(res.findings, res.config, cmdline=CMD, url="http://127.0.0.1:8001")
+                 if b.kind == "cmdline").code
     md = render(rec, "md").decode()
     assert md.index("## Fix: copy and paste") < md.index("## Findings")
     assert f"```bash\n{fixed}\n```" in md
@@ -121,3 +124,94 @@ def test_reports_carry_the_same_blocks_under_the_verdict(tmp_path) -> None:  # t
     assert html.index("Fix: copy and paste") < html.index("<h2>Findings</h2>")
     assert f"<code>{fixed}</code>" in html
     assert '<a href="https://github.com/vllm-project/vllm/issues/55427"><code>vllm#55427</code></a>' in html
+
+
+# -- issue 32: the fix belongs to the headline cause ------------------------------------------------------------
+
+RERANK_NO_OVERRIDES = replay.REAL / "rerank" / "0.32.0-rerank-no-overrides"
+LOG_032 = (replay.REAL / "0.32.0-tiny-qwen3-livelock" / "server.log").read_text()
+
+
+def _edited(cmd: str, fixed: str) -> tuple[list[str], list[str]]:
+    """(tokens of ``cmd`` the fix removed or changed, tokens it added): everything else is the line's own."""
+    import difflib
+
+    a, b = shlex.split(cmd), shlex.split(fixed)
+    gone, new = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op != "equal":
+            gone += a[i1:i2]
+            new += b[j1:j2]
+    return gone, new
+
+
+def test_the_restart_edits_the_given_line_in_place_only_the_changed_options_differ() -> None:
+    fixed = next(b for b in blocks_for_findings(_livelock_run().findings, _livelock_run().config, cmdline=CMD)
+                 if b.kind == "cmdline")
+    assert "Edited your command line" in fixed.note
+    # the lab's own line: --max-num-batched-tokens 128 must go (vLLM refuses it without chunking), and the
+    # chunking flag is changed where it stands; --host, --port, --enforce-eager and the rest are the line's own
+    assert _edited(CMD, fixed.code) == (["--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
+                                        ["--no-enable-chunked-prefill"])
+
+
+def test_without_a_pasted_line_the_server_process_own_line_is_edited_and_named() -> None:
+    """The checklist's process source (triage/sources/process.py) states the line as ``process_cmdline``: the
+    restart edits it (the lab's real command line for this recording), never a rebuilt one."""
+    res = _livelock_run(None)
+    config = {**res.config, "process_cmdline": {"value": CMD, "source": "process"},
+              "server_pid": {"value": 4242, "source": "process"}}
+    block = next(b for b in blocks_for_findings(res.findings, config) if b.kind == "cmdline")
+    assert "the server process's own command line (pid 4242)" in block.note and "Rebuilt" not in block.note
+    assert _edited(CMD, block.code)[1] == ["--no-enable-chunked-prefill"]
+
+
+def test_a_reranker_without_overrides_gets_the_overrides_and_nothing_of_the_livelock() -> None:
+    """The recorded 0.32.0 reranker served without --hf-overrides: its fix box holds the overrides command only."""
+    res = run_checklist(Target(log_text=(RERANK_NO_OVERRIDES / "server.log").read_text()), options=NO_GPU)
+    from triage.fixblocks import headline_mode
+
+    assert headline_mode(res.findings)[0] is catalogue.get("reranker-overrides-missing")
+    blocks = blocks_for_findings(res.findings, res.config)
+    assert [b.kind for b in blocks] == ["cmdline", "diff"]
+    text = "\n".join(b.code for b in blocks)
+    assert "--hf-overrides" in blocks[0].code and "Qwen3ForSequenceClassification" in blocks[0].code
+    assert cmdline_source.collect(blocks[0].code).facts["runner"].value == "pooling"
+    for livelock in ("chunked-prefill\n", "no-enable-chunked-prefill", "truncate_prompt_tokens", "Upgrade", "pip"):
+        assert livelock not in text
+
+
+def test_a_record_whose_fix_the_release_has_is_not_offered() -> None:
+    """0.32.0 carries the #55427 fix: no livelock blocks and never "upgrade to >= 0.32.0" on it, even when a
+    finding of that record is the worst one (a truncation the user stated)."""
+    res = run_checklist(Target(log_text=LOG_032, truncation=Truncation.parse("256")), options=NO_GPU)
+    mode = catalogue.POOLING_LIVELOCK
+    assert res.config["vllm_version"]["value"] == "0.32.0"
+    from triage.fixblocks import applies
+
+    assert applies(mode, res.config) is False
+    assert blocks_for_findings(res.findings, res.config, mode=mode) == []
+    assert not any(b.kind == "upgrade" for b in blocks_for_mode(mode, res.config))
+
+
+def test_a_seen_stall_puts_what_to_do_now_first() -> None:
+    """The recorded 0.32.0 BERT log whose request waits forever (a hang the log shows, not only a risk): the
+    abort comes first, then the client change, then the restart with the budget raised."""
+    from tests.logs.real_logs import WAITING_BERT
+    from triage.logs import analyze_log
+
+    a = analyze_log(WAITING_BERT, year=2026)
+    blocks = blocks_for_findings(a.findings, a.config, url="http://127.0.0.1:8003")
+    assert [b.kind for b in blocks] == ["now", "request", "client", "cmdline", "diff"]
+    assert "sport = :8003" in blocks[0].code and "127.0.0.1:8003" in blocks[1].code
+    assert catalogue.STUCK_WAITING.now in blocks[0].title
+
+
+def test_one_of_names_no_record_so_no_blocks() -> None:
+    """The recorded 0.31.0 livelock log: the differential says "one of" (the experiments are the fix), so no
+    candidate's blocks stand in for the cause."""
+    from tests.logs.real_logs import LIVELOCK_031
+    from triage.logs import analyze_log
+
+    a = analyze_log(LIVELOCK_031, year=2026)
+    assert blocks_for_findings(a.findings, a.config) == []

@@ -25,6 +25,8 @@ from typing import Any, Optional
 
 from triage import catalogue
 from triage.catalogue import FailureMode
+from triage.catalogue.checks import CHECKLIST, CHECKS
+from triage.differential import is_diagnosis
 from triage.findings import Finding, severity
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Option, normalize_option
@@ -188,11 +190,14 @@ def _tokens(cmdline: str) -> list[str]:
 
 
 def apply_serve(argv: list[str], serve: Mapping[str, Any], rel: Optional[knowledge.Release] = None) -> list[str]:
-    """The command line with each option of ``serve`` set (replaced where given, appended otherwise), in the
-    spelling of ``rel`` (default: the newest release read); ``!--opt`` drops an option by its name."""
+    """The command line with each option of ``serve`` set, in the spelling of ``rel`` (default: the newest
+    release read): an option the line has is changed where it stands (a later repeat of it dropped), one it
+    lacks is appended; None drops it; ``!--opt`` drops an option by its name. Every other token is kept as is,
+    so the result is the given line plus the changed options."""
     rel = rel or knowledge.release(knowledge.releases()[-1])
     drop_names = {k[1:] for k in serve if k.startswith("!")}
     dests = {k for k in serve if not k.startswith("!")}
+    done: set[str] = set()
     out: list[str] = []
     i = 0
     while i < len(argv):
@@ -204,6 +209,10 @@ def apply_serve(argv: list[str], serve: Mapping[str, Any], rel: Optional[knowled
             takes = not inline and (spec.kind == "value" if spec else (i + 1 < len(argv)
                                                                        and not argv[i + 1].startswith("-")))
             if (dest is not None and dest in dests) or name in drop_names:
+                if dest is not None and dest in dests and dest not in done:
+                    done.add(dest)
+                    if serve[dest] is not None:
+                        out += _flag_tokens(dest, serve[dest], rel)  # in place of the old one
                 i += 2 if takes else 1
                 continue
             out.append(tok)
@@ -213,8 +222,8 @@ def apply_serve(argv: list[str], serve: Mapping[str, Any], rel: Optional[knowled
         else:
             out.append(tok)
         i += 1
-    for dest in dests:
-        if serve[dest] is not None:
+    for dest in serve:
+        if dest in dests and dest not in done and serve[dest] is not None:
             out += _flag_tokens(dest, serve[dest], rel)
     return out
 
@@ -262,9 +271,58 @@ def _request_blocks(fields: Mapping[str, Any], model: Optional[str], url: Option
 mode_of = catalogue.mode_of  # the record a finding (or its dict) reports
 
 
+def applies(mode: FailureMode, config: Any = None) -> bool:
+    """Whether ``mode``'s fix is one to offer this deployment: not for a release outside the record's range
+    (no livelock fix on a release that carries its fix). An unknown release keeps it (the prose says why)."""
+    return mode.affects(_values(config).get("vllm_version")) is not False
+
+
+def _given_cmdline(cmdline: Optional[str], vals: Mapping[str, Any]) -> tuple[Optional[list[str]], str]:
+    """The command line to edit and what it is: the user's pasted line, else the server process's own
+    (``process_cmdline``, read by the checklist from the process listening on the port), else none."""
+    for text, what in ((cmdline, "your command line"),
+                       (vals.get("process_cmdline"), "the server process's own command line"
+                        + (f" (pid {vals['server_pid']})" if vals.get("server_pid") else ""))):
+        if isinstance(text, str) and text.strip():
+            try:  # the pasted text may be a deployment file (its vLLM container's argv)
+                argv = _given_argv(text) if text is cmdline else _tokens(text)
+            except ValueError:  # unbalanced quotes, a file over the bounds: try the next source, else rebuild
+                continue
+            if argv:
+                return argv, what
+                continue
+    return None, ""
+
+
+def _now_block(mode: FailureMode, vals: Mapping[str, Any], url: Optional[str],
+               request_ids: list[str]) -> Optional[FixBlock]:
+    """What to do while it is happening (``mode.now``): vLLM aborts a request when its client connection closes,
+    so the block lists and ends the connections to the server's port (the stuck request's id when known)."""
+    if not mode.now:
+        return None
+    port = None
+    try:
+        from urllib.parse import urlsplit  # noqa: PLC0415
+
+        port = urlsplit(url).port if url else None
+    except ValueError:
+        port = None
+    port = port or vals.get("port") or 8000
+    lines = []
+    if request_ids:
+        lines.append(f"# the stuck request: {', '.join(request_ids[:5])} (close the client that sent it)")
+    lines += [f"ss -tnp state established '( sport = :{port} )'   # the clients holding requests on the server",
+              f"sudo ss -K state established '( sport = :{port} )'  # end them: vLLM aborts their requests"]
+    return FixBlock("now", "Now, while a request is stuck: " + mode.now, "\n".join(lines), "bash",
+                    "Ends every in-flight request on that port; their clients see a closed connection.")
+
+
 def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[str] = None,
-                    model: Optional[str] = None, url: Optional[str] = None) -> list[FixBlock]:
-    """The copyable blocks of one failure mode's fix, for this config and the user's command line."""
+                    model: Optional[str] = None, url: Optional[str] = None,
+                    request_ids: Optional[list[str]] = None, now: bool = False) -> list[FixBlock]:
+    """The copyable blocks of one failure mode's fix, for this config and the user's command line, ordered by
+    risk: what to do now (``now``: a request is stuck), the request and client change, the restart with the
+    command line edited, the upgrade (never one the server's release already has)."""
     vals = _values(config)
     edits = mode.edits(vals) if mode.edits else []
     serve: dict[str, Any] = {}
@@ -275,22 +333,24 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
         request.update(e.request)
         upgrade = upgrade or e.upgrade
     out: list[FixBlock] = []
+    first = _now_block(mode, vals, url, list(request_ids or ())) if now else None
+    if first is not None:
+        out.append(first)
+    if request:
+        out += _request_blocks(request, model or vals.get("served_model_name") or vals.get("model"), url,
+                               bool(vals.get("api_key_required")))
     if serve:
-        given = None
-        try:
-            given = _given_argv(cmdline) if cmdline and cmdline.strip() else None
-        except ValueError:  # unbalanced quotes, a deployment file over the bounds: rebuild instead of guessing
-            given = None
         rel = _release(vals)
+        given, what = _given_cmdline(cmdline, vals)
         argv = given or rebuild_cmdline(config, rel)
         if argv:
             fixed = apply_serve(argv, serve, rel)
-            note = ("Your command line with the fix applied." if given else
-                    "Rebuilt from the effective config (no command line was given): compare it with yours.")
+            note = (f"Edited {what}: only the changed options differ." if given else
+                    "Rebuilt from the effective config (no command line was given or read): compare it with yours.")
             why = "; ".join(e.why for e in edits if e.serve and e.why)
-            out.append(FixBlock("cmdline", f"Serve with the fix ({why})" if why else "Serve with the fix",
+            out.append(FixBlock("cmdline", f"Restart with the fix ({why})" if why else "Restart with the fix",
                                 shlex.join(fixed), "bash", note))
-            if given and cmdline:
+            if given and cmdline and what == "your command line":
                 out += _patch_blocks(cmdline, argv, fixed, serve, rel)
             before, after = _layout(argv), _layout(fixed)
             diff = "\n".join(difflib.unified_diff(before, after, "before", "after", lineterm="", n=1))
@@ -301,13 +361,18 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
                             for k, v in serve.items())
             out.append(FixBlock("cmdline", "Serve options to set", opts, "bash",
                                 "Give the command line on the Target page for a ready-to-run line."))
-    if request:
-        out += _request_blocks(request, model or vals.get("served_model_name") or vals.get("model"), url,
-                               bool(vals.get("api_key_required")))
-    if upgrade:
+    if upgrade and _below(vals.get("vllm_version"), upgrade):
         out.append(FixBlock("upgrade", f"Upgrade to vLLM >= {upgrade}", f'pip install -U "vllm>={upgrade}"', "bash",
                             f"Docker: vllm/vllm-openai:v{upgrade}"))
     return out
+
+
+def _below(version: Any, upgrade: str) -> bool:
+    """True unless the server's release is known to be at or above ``upgrade`` (an unknown one: offer it)."""
+    from triage.catalogue.versions import parse_version  # noqa: PLC0415
+
+    v, u = parse_version(version), parse_version(upgrade)
+    return v is None or u is None or v < u
 
 
 def changed_keys(mode: FailureMode, config: Any = None) -> set[str]:
@@ -330,19 +395,63 @@ def settings_blocks(findings: Iterable[Finding | Mapping[str, Any]]) -> list[Fix
     return [FixBlock("client", "Client settings", s, "python") for s in seen]
 
 
-def blocks_for_findings(findings: Iterable[Finding | Mapping[str, Any]], config: Any = None, *,
-                        cmdline: Optional[str] = None, model: Optional[str] = None,
-                        url: Optional[str] = None) -> list[FixBlock]:
-    """The blocks of the worst root cause among ``findings`` (warn and worse): what a banner's fix is."""
-    items = list(findings)
-    bad = sorted((f for f in items if severity(_status(f)) >= severity("warn")), key=lambda f: -severity(_status(f)))
+def headline_mode(findings: Iterable[Finding | Mapping[str, Any]]) -> tuple[Optional[FailureMode], bool]:
+    """(the record the headline names, whether a cause is named at all): a diagnosis (warn and worse, worst
+    first) gives its named record, and a "one of" diagnosis names none (its experiments are the fix); without
+    one, the worst finding (warn and worse) that reports a record. Never another record that merely also failed."""
+    bad = sorted((f for f in findings if severity(_status(f)) >= severity("warn")), key=lambda f: -severity(_status(f)))
+    diag = next((f for f in bad if is_diagnosis(f)), None)
+    if diag is not None:
+        named = diag.failure_mode if isinstance(diag, Finding) else diag.get("failure_mode")
+        return (catalogue.MODES.get(named) if named else None), bool(named)
     for f in bad:
         mode = mode_of(f)
         if mode is not None:
-            blocks = blocks_for_mode(mode, config, cmdline=cmdline, model=model, url=url)
-            if blocks:
-                return blocks
-    return settings_blocks(bad)
+            return mode, True
+    return None, False
+
+
+def _request_ids(findings: Iterable[Finding | Mapping[str, Any]]) -> list[str]:
+    """Request ids the evidence names as stuck (a log's or the metrics' ``stuck_request_ids``)."""
+    out: list[str] = []
+    for f in findings:
+        ev = (f.evidence if isinstance(f, Finding) else f.get("evidence")) or {}
+        ids = ev.get("stuck_request_ids") if isinstance(ev, Mapping) else None
+        out += [str(i) for i in ids or () if str(i) not in out]
+    return out
+
+
+def _stuck(findings: Iterable[Finding | Mapping[str, Any]], mode: FailureMode) -> bool:
+    """Something was seen stuck, not only a risk read from the config: a finding of this record at warn or
+    worse that a probe, the watcher, a log or the fleet made (its check is not the checklist's alone)."""
+    for f in findings:
+        if mode_of(f) is not mode or severity(_status(f)) < severity("warn"):
+            continue
+        d = CHECKS.get(str(f.check if isinstance(f, Finding) else f.get("check")))
+        if d is not None and CHECKLIST not in d.sources:
+            return True
+    return False
+
+
+def blocks_for_findings(findings: Iterable[Finding | Mapping[str, Any]], config: Any = None, *,
+                        cmdline: Optional[str] = None, model: Optional[str] = None,
+                        url: Optional[str] = None, mode: Optional[FailureMode] = None) -> list[FixBlock]:
+    """The blocks of the headline's cause (``mode``, else ``headline_mode``) for this deployment: none when its
+    fix does not apply to the server's release, none for a "one of" diagnosis; client settings a probe measured
+    when no record names the cause."""
+    items = list(findings)
+    mode, named = (mode, True) if mode is not None else headline_mode(items)
+    if mode is None:
+        return [] if named or any(_diag(f) for f in items) else settings_blocks(
+            f for f in items if severity(_status(f)) >= severity("warn"))
+    if not applies(mode, config):
+        return []
+    return blocks_for_mode(mode, config, cmdline=cmdline, model=model, url=url, request_ids=_request_ids(items),
+                           now=_stuck(items, mode)) or settings_blocks(f for f in items if mode_of(f) is mode)
+
+
+def _diag(f: Finding | Mapping[str, Any]) -> bool:
+    return is_diagnosis(f) and severity(_status(f)) >= severity("warn")
 
 
 def _status(f: Finding | Mapping[str, Any]) -> str:

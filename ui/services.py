@@ -312,9 +312,8 @@ class Services:
         diag = next((f for f in order if is_diagnosis(f) and severity(f.status) >= severity("warn")), None)
         if diag is not None:  # the differential's answer is the banner (issue 29)
             named = diag.failure_mode
-            # "one of": the experiments are the fix, never one candidate's blocks
-            blocks = tuple(self.fix_blocks([f for f in findings if f.failure_mode == named], config, form)) \
-                if named else ()
+            # "one of": the experiments are the fix, never one candidate's blocks (fixblocks.headline_mode)
+            blocks = tuple(self.fix_blocks(findings, config, form)) if named else ()
             return Headline(top, diag.title, diag.check, 0, where or "Diagnosis", tally, diag.fix, blocks)
         step = step_of(first.check)
         idx = step_index(step) if not where else 0
@@ -329,14 +328,17 @@ class Services:
                 if f.evidence and next(iter(f.evidence)) in keys and s != step:
                     implicated[s] = g.mode.title
         return Headline(top, cause, first.check, idx, title, tally, fix,
-                        tuple(self.fix_blocks(findings, config, form)), implicated)
+                        tuple(self.fix_blocks(findings, config, form, g.mode if g is not None
+                                              and severity(top) >= severity("warn") else None)), implicated)
 
-    def fix_blocks(self, findings: list[Finding], config: dict[str, Any] | None, form: Target | None
-                   ) -> list[fixblocks.FixBlock]:
-        """The worst root cause's fix as copyable blocks (the user's command line with it applied, …)."""
+    def fix_blocks(self, findings: list[Finding], config: dict[str, Any] | None, form: Target | None,
+                   mode: Any = None) -> list[fixblocks.FixBlock]:
+        """The headline cause's fix as copyable blocks (``mode``, else the one fixblocks.headline_mode names):
+        what to do now, the client change, the real command line edited, never another record's."""
         try:
             return fixblocks.blocks_for_findings(findings, config, cmdline=form.cmdline if form else None,
-                                                 model=form.model if form else None, url=form.url if form else None)
+                                                 model=form.model if form else None, url=form.url if form else None,
+                                                 mode=mode)
         except Exception:  # noqa: BLE001 - the prose fix below the banner still says it
             return []
 

@@ -9,14 +9,17 @@ under tests/fixtures/real/rerank/, README there). The probe set (triage/probes/r
 
 from __future__ import annotations
 
+import json
+
 from triage.catalogue import rerank_clues as rc
 from triage.catalogue import symptoms as sy
-from triage.catalogue.model import ConfigLike, FailureMode, modes_of
+from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 
 # The Qwen3-Reranker model card's flags (vllm#19260 explains them; vLLM's own pointer:
 # examples/pooling/score/qwen3_reranker_offline.py).
-QWEN3_RERANKER_OVERRIDES = ('--hf-overrides \'{"architectures": ["Qwen3ForSequenceClassification"], '
-                            '"classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": true}\'')
+QWEN3_RERANKER_OVERRIDES_VALUE = {"architectures": ["Qwen3ForSequenceClassification"],
+                                  "classifier_from_token": ["no", "yes"], "is_original_qwen3_reranker": True}
+QWEN3_RERANKER_OVERRIDES = f"--hf-overrides '{json.dumps(QWEN3_RERANKER_OVERRIDES_VALUE)}'"
 QWEN3_RERANKER_TEMPLATE = "examples/pooling/score/template/qwen3_reranker.jinja"
 RERANK_PATHS = ("/rerank", "/v1/rerank", "/v2/rerank")
 SCORE_PATHS = ("/score", "/v1/score")
@@ -50,6 +53,8 @@ RERANKER_OVERRIDES_MISSING = FailureMode(
         "one value) and the relevant document does not come first",
     },
     fix_for=_overrides_fix,
+    edits=lambda cfg: [Edit(serve={"runner": "pooling", "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
+                            why="the reranker's classifier head from its model card's overrides")],
     symptoms=(sy.SCORES_NOT_RANKING, sy.SCORES_FLAT),
     clues=rc.clues(rc.served_embed, rc.overrides_absent, rc.cosine_band),
     experiment="POST /v1/embeddings and /classify on the server: embeddings 200 and classify 404 is this record "
@@ -79,6 +84,8 @@ CLASSIFY_WITHOUT_SCORE_HEAD = FailureMode(
     clues=rc.clues(rc.score_paths_missing, rc.classify_constant),
     experiment="POST /score and /classify: /score 404 with /classify 200 is this record.",
     experiment_probe="rerank",
+    edits=lambda cfg: [Edit(serve={"convert": None, "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
+                            why="no --convert classify; the overrides build the score head from the lm_head")],
     fix_for=lambda cfg: ("Drop --convert classify and give the reranker's overrides instead: "
                          f"{QWEN3_RERANKER_OVERRIDES} (they name the classifier tokens, and vLLM builds the score "
                          "head from the lm_head); keep --convert classify only for a checkpoint that has a "

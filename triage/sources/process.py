@@ -104,6 +104,8 @@ def collect(port: int, release: object = None) -> SourceResult:
     if model is not None and isinstance(model.value, str):
         _model_dir_facts(res, Path(model.value))
     res.add("server_pid", proc.pid, f"listening on port {port}")
+    # the line itself: a fix edits it rather than rebuilding one (triage.fixblocks; the store redacts keys)
+    res.add("process_cmdline", text, f"pid {proc.pid} command line")
     if _no_gpu_devices():
         res.add("device", "cpu", "the server runs on this host, which has no /dev/nvidia* nor /dev/kfd")
     return res
