@@ -200,3 +200,14 @@ def test_a_long_expected_step_is_reported_as_undecided_once(tmp_path: Path) -> N
     assert ev is not None and ev.event == "undecided" and "~8.0s" in ev.message and "0.32.0" in ev.message
     assert w._alert_transition("0", es, st, 104.0) is None and w.alerts == []
     w.close()
+
+
+def test_alert_message_template_is_filled_issue_32() -> None:
+    """The banner names the version it was given and never prints an unfilled "max_model_len - 1 (max_model_len
+    - 1)" template when the watcher does not know max_model_len."""
+    from triage.stall import LIVELOCK as KIND
+    from triage.watch import alert_message
+
+    msg = alert_message(KIND, 100.0, 130.0, 1, 0, "0.31.0")
+    assert "vLLM 0.31.0" in msg and "version unknown" not in msg
+    assert "max_model_len - 1 (max_model_len - 1)" not in msg and "truncate_prompt_tokens = max_model_len - 1" in msg

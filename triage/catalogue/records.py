@@ -65,7 +65,8 @@ def _livelock_fix(cfg: ConfigLike) -> str:
     instead = f" instead of {t}" if t not in (None, "unknown") else " instead of max_model_len or -1"
     return (
         f"1) Upgrade to {POOLING_LIVELOCK.fixed_text}. "
-        f"2) Until then send truncate_prompt_tokens = {n} (max_model_len - 1){instead}. "
+        f"2) Until then send truncate_prompt_tokens = {n}{' (max_model_len - 1)' if isinstance(mml, int) else ''}"
+        f"{instead}. "
         f"3) Or serve with --no-enable-chunked-prefill: {cost}. "
         "Not a fix: raising --max-num-batched-tokens (OOM risk), nvidia-smi --gpu-reset (the GPU is idle)."
     )
