@@ -155,3 +155,13 @@ def test_the_command_deadline_interrupts_a_blocked_main_thread() -> None:
     with pytest.raises(DeadlineExceeded, match="within 0.5 s"), command_deadline(0.5, "check"):
         time.sleep(5)
     assert time.monotonic() - t0 < 2
+
+
+def test_the_no_key_placeholder_survives_redaction_issue_32() -> None:
+    """A snippet's api_key="EMPTY" (vLLM's documented no-key placeholder) stays runnable; real keys do not."""
+    from triage.redact import redact_text
+
+    line = 'OpenAI(base_url="http://h/v1", api_key="EMPTY")'
+    assert redact_text(line) == line
+    assert "EMPTYsecret" not in redact_text('api_key="EMPTYsecret"')
+    assert "sk-live-1234" not in redact_text('api_key="sk-live-1234"')
