@@ -215,3 +215,19 @@ def test_one_of_names_no_record_so_no_blocks() -> None:
 
     a = analyze_log(LIVELOCK_031, year=2026)
     assert blocks_for_findings(a.findings, a.config) == []
+
+
+def test_the_reranker_report_carries_the_overrides_fix_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The Markdown and HTML exports of the recorded reranker-without-overrides run hold the page's fix."""
+    from triage.export import render
+    from triage.store import Store
+
+    store = Store(str(tmp_path / "t.db"))
+    res = run_checklist(Target(log_text=(RERANK_NO_OVERRIDES / "server.log").read_text()), store=store,
+                        options=NO_GPU)
+    rec = store.get_run(res.run_id)
+    for fmt_ in ("md", "html"):
+        out = render(rec, fmt_).decode()
+        fix = out[out.index("Fix: copy and paste"):out.index("Findings")]
+        assert "--hf-overrides" in fix and "Qwen3ForSequenceClassification" in fix
+        assert "chunked-prefill\n" not in fix and "truncate_prompt_tokens" not in fix and "pip install" not in fix
