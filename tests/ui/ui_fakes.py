@@ -90,8 +90,8 @@ class FakeServices:
                  where: str = "") -> v.Headline:
         return services.Services.headline(self, findings, config, form, where)  # type: ignore[arg-type]
 
-    def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None) -> list[Any]:
-        return services.Services.fix_blocks(self, findings, config, form)  # type: ignore[arg-type]
+    def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None, mode: Any = None) -> list[Any]:
+        return services.Services.fix_blocks(self, findings, config, form, mode)  # type: ignore[arg-type]
 
     def throughput_figure(self, findings: list[Finding]) -> Any:
         return services.Services.throughput_figure(self, findings)  # type: ignore[arg-type]
