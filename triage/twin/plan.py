@@ -127,7 +127,10 @@ def choose_release(requested: Optional[str], installed: Sequence[str], modes: Se
         if agree and not aff and not missing:
             ok.append((abs(known.index(r) - known.index(asked)), r, sections))
         else:
-            refused.append(f"{r} ({'; '.join(filter(None, [', '.join(differ) and 'differs in ' + ', '.join(differ), ', '.join(aff) and 'affected otherwise by ' + ', '.join(aff), ', '.join(missing) and 'lacks ' + ', '.join(missing)]))})")
+            why_not = [("differs in " + ", ".join(differ)) if differ else "",
+                       ("affected otherwise by " + ", ".join(aff)) if aff else "",
+                       ("lacks " + ", ".join(missing)) if missing else ""]
+            refused.append(f"{r} ({'; '.join(w for w in why_not if w)})")
     if not ok:
         raise PlanError(f"vLLM {requested} is not installed in the lab and no installed release agrees with it on the "
                         f"facts that matter: {'; '.join(refused) or 'none installed'}; run `python -m triage lab "

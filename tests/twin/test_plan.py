@@ -1,0 +1,63 @@
+"""The twin planner (pure): release choice from the per-release knowledge, lengths scaled with their relations kept,
+candidates from the deployment's facts. No server: the installed releases are given."""
+from __future__ import annotations
+
+import pytest
+
+from triage.twin.models import shape_of
+from triage.twin.plan import PlanError, choose_release, plan_twin, scale_lengths
+
+SEED = {"vllm_version": "0.28.0", "model": "Qwen/Qwen3-Embedding-4B", "runner": "pooling", "convert": "embed",
+        "max_model_len": 2048, "max_num_batched_tokens": 2048}
+LAB = ["0.31.0", "0.32.0"]
+
+
+def test_seed_deployment_twin_is_the_nearest_agreeing_release() -> None:
+    p = plan_twin(SEED, 2048, LAB)
+    assert p.release.chosen == "0.31.0" and not p.release.exact
+    assert "0.28.0" in p.release.why and "0.31.0" in p.release.why and "not 0.32.0" in p.release.why
+    assert p.server.model == "tiny-qwen3"
+    args = list(p.server.extra_args)
+    assert args[args.index("--max-model-len") + 1] == "256" == args[args.index("--max-num-batched-tokens") + 1]
+    assert "--enable-chunked-prefill" in args
+    (c,) = p.candidates
+    assert c.mode == "pooling-livelock" and c.truncation == 256 and "seed-concurrent4-short-long-t256" in c.only
+
+
+def test_fixed_release_is_served_as_is() -> None:
+    p = plan_twin(dict(SEED, vllm_version="0.32.0"), 2048, LAB)
+    assert p.release.chosen == "0.32.0" and p.release.exact
+
+
+def test_no_agreeing_release_says_what_to_install() -> None:
+    with pytest.raises(PlanError, match="lab install --vllm 0.28.0"):
+        choose_release("0.28.0", ["0.32.0"], ["pooling-livelock"])
+
+
+@pytest.mark.parametrize("mml,budget,trunc,want_b,want_t", [
+    pytest.param(2048, 2048, 2048, 256, 256, id="equal-stays-equal"),
+    pytest.param(4096, 2048, -1, 128, -1, id="below-stays-below"),
+    pytest.param(2048, 8192, 2047, 1024, 255, id="above-and-minus-one"),
+    pytest.param(32768, 2048, 1000, 32, 8, id="tiny-budget-floored-below"),
+])
+def test_scaling_keeps_relations(mml: int, budget: int, trunc: int, want_b: int, want_t: int) -> None:
+    s = scale_lengths(mml, budget, trunc)
+    assert s["max_model_len"]["twin"] == 256
+    assert s["max_num_batched_tokens"]["twin"] == want_b and s["truncate_prompt_tokens"]["twin"] == want_t
+    assert (budget < mml) == (want_b < 256) and (budget == mml) == (want_b == 256)
+
+
+def test_pooling_override_is_a_pooling_mismatch_candidate() -> None:
+    vals = {"vllm_version": "0.31.0", "model": "Qwen/Qwen3-Embedding-0.6B", "runner": "pooling",
+            "pooler_config": {"pooling_type": "MEAN"}, "pooling_type": "MEAN"}
+    p = plan_twin(vals, None, LAB)
+    assert [c.mode for c in p.candidates] == ["pooling-mismatch"]
+    assert "--pooler-config" in p.server.extra_args
+
+
+def test_model_table_entries_name_their_source() -> None:
+    s = shape_of("Qwen/Qwen3-Embedding-4B")
+    assert s is not None and s.pooling == "LAST" and s.source.startswith("https://huggingface.co/")
+    assert shape_of("someone/unknown-model") is None
+    with pytest.raises(PlanError, match="not in the table"):
+        plan_twin(dict(SEED, model="someone/unknown-model"), 2048, LAB)
