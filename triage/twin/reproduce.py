@@ -89,6 +89,7 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
             for e in (mode.edits(plan.config) if mode.edits else []):
                 fix: dict[str, Any] = {"fix": e.why, "serve": dict(e.serve), "request": dict(e.request),
                                        "upgrade": e.upgrade}
+                srv = base
                 if e.request.get("truncate_prompt_tokens") is not None:
                     t = int(e.request["truncate_prompt_tokens"])
                     again, rows2 = probe(base, cand, t, seed_only(t, int(plan.config["max_model_len"])))
@@ -105,6 +106,9 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
                     again, rows2 = probe(srv, cand, cand.truncation, cand.only)
                 else:
                     continue
+                if srv is not base and srv.pid in started:  # one fix twin at a time: stop it now
+                    down(srv.pid)
+                    started.remove(srv.pid)
                 fix.update(verified=not again, cases=rows2)
                 out.fixes.append(fix)
                 emit(RunEvent(ev_.FINDING, finding=Finding(

@@ -1,0 +1,43 @@
+"""Done-when of issue 30 on real lab servers (each test alone: it starts and stops its own twins, ~1-3 min).
+
+The seed deployment (0.28.0 docker line, --max-model-len 2048, truncation 2048, a 12 GiB card's budget 2048) is
+reproduced on the nearest agreeing installed release (0.31.0) and its three fixes verified; the same options on
+0.32.0 are not reproduced and get no fix. Every twin server is stopped afterwards (the lab lists none it started).
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from triage.lab import is_installed, status
+from triage.twin.plan import plan_twin
+from triage.twin.reproduce import reproduce
+
+pytestmark = pytest.mark.real_server
+
+LAB = [r for r in ("0.31.0", "0.32.0") if is_installed(r)]
+SEED = {"vllm_version": "0.28.0", "model": "Qwen/Qwen3-Embedding-4B", "runner": "pooling", "convert": "embed",
+        "max_model_len": 2048, "max_num_batched_tokens": 2048}
+
+
+@pytest.fixture(autouse=True)
+def _lab() -> None:
+    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1" or LAB != ["0.31.0", "0.32.0"]:
+        pytest.skip("needs lab releases 0.31.0 and 0.32.0")
+
+
+def test_seed_deployment_reproduced_on_nearest_twin_and_fixes_verified() -> None:
+    before = {s.pid for s in status()}
+    res = reproduce(plan_twin(SEED, 2048, LAB), LAB)
+    assert res.plan.release.chosen == "0.31.0" and "0.28.0" in res.plan.release.why
+    assert res.reproduced, res.cases
+    hung = [c for c in res.cases["pooling-livelock"] if c["outcome"] == "livelock"]
+    assert hung and all(c["recovery"]["recovered"] for c in hung)
+    assert len(res.fixes) == 3 and all(f["verified"] for f in res.fixes), res.fixes
+    assert {s.pid for s in status()} <= before
+
+
+def test_fixed_release_not_reproduced_no_fix() -> None:
+    res = reproduce(plan_twin(dict(SEED, vllm_version="0.32.0"), 2048, LAB), LAB)
+    assert res.plan.release.exact and not res.reproduced and res.fixes == []
