@@ -72,7 +72,8 @@ def test_cli_plan_only_for_the_seed_deployment(capsys, tmp_path) -> None:
     rc = main(["reproduce", "--db", str(tmp_path / "t.db"), "--cmdline",
                "docker run --gpus all -p 8094:8000 vllm/vllm-openai:v0.28.0 Qwen/Qwen3-Embedding-4B --runner pooling "
                "--convert embed --max-model-len 2048", "--truncate", "2048", "--answer",
-               "gpu_name=NVIDIA GeForce RTX 3080 Ti", "gpu_memory_total_bytes=12GiB", "--plan-only", "--format", "json"])
+               "gpu_name=NVIDIA GeForce RTX 3080 Ti", "gpu_memory_total_bytes=12GiB", "--plan-only",
+               "--format", "json"])
     assert rc == 0
     plan = json.loads(capsys.readouterr().out)["plan"]
     assert plan["release"]["requested"] == "0.28.0"
