@@ -76,7 +76,8 @@ def test_every_flag_an_edit_writes_is_in_the_records_own_fix(mode_id: str) -> No
     mode = catalogue.get(mode_id)
     cfg = {"max_model_len": 256, "max_num_batched_tokens": 128, "device": "cpu",
            "cmdline_removed_flags": [{"option": "--task", "use": "--runner pooling"}],
-           "removed": [{"option": "--task", "use": "--runner pooling"}]}
+           "removed": [{"option": "--task", "use": "--runner pooling"}],
+           "pooler_config": {"pooling_type": "MEAN"}, "model_pooling": "LAST", "server_pooling": "MEAN"}
     prose = mode.fix(cfg)
     blocks = blocks_for_mode(mode, {"values": {**cfg, "model": "M"}})
     assert blocks, mode_id

@@ -111,7 +111,7 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "reranker-template-missing", (PROBE, CHECKLIST, LOG), "rerank-template"),
     *_ids(None, "openwebui-reranker-misconfig", PROBE, "rerank-client-openwebui"),
     # the lab twin (triage/twin/reproduce.py): the builder names the record it reproduced or verified
-    *_ids(None, (*STALL_MODES, "pooling-mismatch"), "twin", "twin-reproduce", "twin-fix"),
+    *_ids(None, (*STALL_MODES, "pooling-mismatch"), PROBE, "twin-reproduce", "twin-fix"),
     # watch (triage/watch.py)
     *_ids(None, STALL_MODES, WATCH, "watch-engine-stalled"),
     *_ids(None, "pooling-livelock-client-timeouts", WATCH, "watch-episodes-recurring"),

@@ -83,8 +83,18 @@ CLIENT_TOKEN_IDS = FailureMode(
     experiment_probe="clients",
 )
 
+def _pooling_edits(cfg: ConfigLike) -> list[Edit]:
+    """Drop the override when the command line carries one (the fix the lab twin verifies): the model's own
+    pooling comes back from its files."""
+    if not cfg.get("pooler_config"):
+        return []
+    return [Edit(serve={"!--pooler-config": None},
+                 why="the --pooler-config override removed: the model's own pooling")]
+
+
 POOLING_MISMATCH = FailureMode(
     id="pooling-mismatch",
+    edits=_pooling_edits,
     title="The server pools or normalizes differently from the model's own configuration",
     mechanism=(
         "An embedding model is trained with one pooling (sentence-transformers 1_Pooling/config.json: MEAN, "
