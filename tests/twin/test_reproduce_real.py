@@ -2,7 +2,8 @@
 
 The seed deployment (0.28.0 docker line, --max-model-len 2048, truncation 2048, a 12 GiB card's budget 2048) is
 reproduced on the nearest agreeing installed release (0.31.0) and its three fixes verified; the same options on
-0.32.0 are not reproduced and get no fix. Every twin server is stopped afterwards (the lab lists none it started).
+0.32.0 are not reproduced and get no fix; a MEAN override on a LAST model is reproduced by the vectors battery and
+removing it verified. Every twin server is stopped afterwards (the lab lists none it started).
 """
 from __future__ import annotations
 
@@ -41,3 +42,11 @@ def test_seed_deployment_reproduced_on_nearest_twin_and_fixes_verified() -> None
 def test_fixed_release_not_reproduced_no_fix() -> None:
     res = reproduce(plan_twin(dict(SEED, vllm_version="0.32.0"), 2048, LAB), LAB)
     assert res.plan.release.exact and not res.reproduced and res.fixes == []
+
+
+def test_wrong_vectors_reproduced_and_override_removal_verified() -> None:
+    vals = {"vllm_version": "0.31.0", "model": "Qwen/Qwen3-Embedding-0.6B", "runner": "pooling",
+            "pooler_config": {"pooling_type": "MEAN"}, "pooling_type": "MEAN"}
+    res = reproduce(plan_twin(vals, None, LAB), LAB)
+    assert res.reproduced and any(c.get("status") == "fail" for c in res.cases["pooling-mismatch"]), res.cases
+    assert [f["verified"] for f in res.fixes] == [True] and "--pooler-config" in res.fixes[0]["fix"]
