@@ -90,7 +90,9 @@ def test_seed_case_fix_block_is_a_runnable_command_line(ctx, dashboard, server_0
     expect(pg.get_by_text(re.compile(r"This step's value is part of the root cause")).first).to_be_visible()
     shot(pg, "trust-1-checklist-fix")
 
-    fix = pg.get_by_test_id("stCode").first
+    # ordered by risk (issue 32): the client's change comes before the restart, which edits the user's own line
+    expect(pg.get_by_test_id("stCode").first).not_to_contain_text("vllm serve")
+    fix = pg.get_by_test_id("stCode").filter(has_text="vllm serve ").first
     fix.hover()
     fix.get_by_role("button").first.click()  # Streamlit's copy button
     pg.wait_for_timeout(300)
