@@ -166,7 +166,7 @@ def test_fix_block_reads_the_manifest_argv_not_its_yaml_text() -> None:
     blocks = fixblocks.blocks_for_findings(res.findings, res.config, cmdline=text("seed-deployment.yaml"))
     line = next(b for b in blocks if b.kind == "cmdline")
     assert line.code.startswith("vllm serve Qwen/Qwen3-Embedding-0.6B") and "apiVersion" not in line.code
-    assert "Your command line" in line.note
+    assert "Edited your command line" in line.note
 
 
 @pytest.mark.parametrize("source", [
