@@ -21,6 +21,7 @@ from triage.twin.models import ModelShape, shape_of
 from triage.vllm import knowledge
 
 TWIN_MAX_MODEL_LEN = 256  # the livelock profile's length: every seed case is seconds on a CPU box
+SEED_ROUNDS = 3  # tries of a seed candidate before "not reproduced"; every one of them for a fix to be "verified"
 MIN_BUDGET = 32  # a budget scaled below this chunks a prompt into too many steps to stay quick
 # the user's options a CPU twin carries (lengths scaled): the rest are GPU sizing and says so in ``dropped``
 CARRIED = ("max_model_len", "max_num_batched_tokens", "enable_chunked_prefill", "enable_prefix_caching",
@@ -181,10 +182,13 @@ def scale_lengths(max_model_len: Optional[int], budget: Optional[int], truncatio
 
 def seed_only(truncation: int, twin_len: int) -> tuple[str, ...]:
     """The seed cases that show the livelock for a client truncating to ``truncation`` (the four shapes and the
-    concurrent one: under load is how a budget equal to max_model_len hangs)."""
+    concurrent ones: under load is how a budget equal to max_model_len hangs)."""
+    from triage.probes.seed import CONCURRENCY, STRESS_CONCURRENCY
+
     t = twin_len if truncation == -1 else truncation
     shapes = ("short", "long", "long-short", "short-long")
-    return (*(f"seed-{s}-t{truncation}" for s in shapes), f"seed-concurrent4-short-long-t{t}")
+    return (*(f"seed-{s}-t{truncation}" for s in shapes),
+            *(f"seed-concurrent{c}-short-long-t{t}" for c in (CONCURRENCY, STRESS_CONCURRENCY)))
 
 
 def candidates(vals: Mapping[str, Any], shape: ModelShape, truncation: Optional[int], scale: Mapping[str, Any],
@@ -228,6 +232,10 @@ def plan_twin(vals: Mapping[str, Any], truncation: Optional[int], installed: Seq
         notes.append("max_num_batched_tokens is not known (no GPU stated): assumed = max_model_len, the default "
                      "budget of a card under 70 GiB")
     scale = scale_lengths(mml, budget, truncation)
+    if scale.get("max_num_batched_tokens", {}).get("relation") == "= max_model_len":
+        notes.append("the budget equals max_model_len: the hang needs a short and a long input admitted in one "
+                     f"scheduler step (a race), so the twin tries the seed cases up to {SEED_ROUNDS} rounds, 16 "
+                     "requests at once among them, and a fix counts as verified only if every round stays clear")
     cands = candidates(vals, shape, truncation, scale, run_modes)
     if not cands:
         raise PlanError("nothing to reproduce: no record's preconditions hold for this deployment "

@@ -6,6 +6,11 @@ reruns the probes on the same server with the new truncation, a serve edit resta
 options, an upgrade serves the fixed release (or the nearest installed one that agrees). Every server this started
 is stopped by PID in ``finally``; one already running with the same options (a test's) is reused and left alone.
 Yields nothing to a database: ``on_event`` gets run events (a Recorder among its observers saves them).
+
+The livelock is a race where the budget equals max_model_len: it needs the short and the long input admitted in one
+scheduler step, which a fast box may not give on one try. So a seed candidate is tried up to ``SEED_ROUNDS`` times
+(fresh texts each time; a round that shows nothing costs well under a second) and a fix counts as verified only when
+every round stays clear: a fix is never "verified" by one lucky round, and a deployment is never called safe by one.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from triage.events import RunEvent
 from triage.findings import Finding, Status
 from triage.stall import LIVELOCK, STUCK_WAITING
 from triage.target import Target
-from triage.twin.plan import Candidate, ServerSpec, TwinPlan, choose_release, seed_only, server_args
+from triage.twin.plan import SEED_ROUNDS, Candidate, ServerSpec, TwinPlan, choose_release, seed_only, server_args
 from triage.vllm import knowledge
 
 Progress = Callable[[str], None]
@@ -66,11 +71,24 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
         progress(f"twin ready: {srv.url}")
         return srv
 
-    def probe(srv: Any, cand: Candidate, truncation: Optional[int], only: tuple[str, ...]) -> tuple[bool, list]:
-        progress(f"probing {srv.url}: {', '.join(cand.sets)} {' '.join(only)}")
-        res = run_probes(Target(url=srv.url, model=srv.served_model, truncation=truncation), list(cand.sets),
-                         allow_hang=True, deadline_s=60.0, only=list(only))
-        return _shown(res, cand)
+    def probe(srv: Any, cand: Candidate, truncation: Optional[int], only: tuple[str, ...],
+              until_seen: bool = True) -> tuple[bool, list]:
+        """The candidate's probes on ``srv``: a seed candidate up to SEED_ROUNDS rounds (stop at the first round
+        that shows the symptom when reproducing; all rounds when verifying a fix, ``until_seen=False``, so a
+        verified fix held every round)."""
+        rounds = SEED_ROUNDS if "seed" in cand.sets else 1
+        seen_any, rows = False, []
+        for n in range(1, rounds + 1):
+            progress(f"probing {srv.url}: {', '.join(cand.sets)} {' '.join(only)}"
+                     + (f" (round {n} of {rounds})" if rounds > 1 else ""))
+            res = run_probes(Target(url=srv.url, model=srv.served_model, truncation=truncation), list(cand.sets),
+                             allow_hang=True, deadline_s=60.0, only=list(only))
+            seen, got = _shown(res, cand)
+            rows += [dict(r, round=n) for r in got] if rounds > 1 else got
+            seen_any = seen_any or seen
+            if seen and until_seen:
+                break
+        return seen_any, rows
 
     emit(RunEvent(ev_.STARTED, run_kind="reproduce", meta={"plan": plan.to_dict()}))
     try:
@@ -81,8 +99,10 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
             mode = get(cand.mode)
             emit(RunEvent(ev_.FINDING, finding=Finding(
                 "twin-reproduce", Status.FAIL if seen else Status.PASS,
-                f"{mode.id} {'reproduced' if seen else 'not reproduced'} on the twin (vLLM {plan.server.version}, "
-                f"{plan.server.model})", {"cases": rows, "release": vars(plan.release)}, failure_mode=mode.id)))
+                f"{mode.id} {'reproduced' if seen else 'not reproduced'}"
+                f"{f' in {SEED_ROUNDS} rounds' if not seen and 'seed' in cand.sets else ''} on the twin "
+                f"(vLLM {plan.server.version}, {plan.server.model})", {"cases": rows, "release": vars(plan.release)},
+                failure_mode=mode.id)))
             if not seen:
                 continue
             out.reproduced = True
@@ -92,18 +112,18 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
                 srv = base
                 if e.request.get("truncate_prompt_tokens") is not None:
                     t = int(e.request["truncate_prompt_tokens"])
-                    again, rows2 = probe(base, cand, t, seed_only(t, int(plan.config["max_model_len"])))
+                    again, rows2 = probe(base, cand, t, seed_only(t, int(plan.config["max_model_len"])), False)
                 elif e.serve:
                     rel = knowledge.release(knowledge.for_version(plan.server.version).release)
                     from triage.fixblocks import apply_serve
                     args = apply_serve(list(plan.server.extra_args), e.serve, rel)
                     srv = serve(ServerSpec(plan.server.version, plan.server.model, tuple(args)))
-                    again, rows2 = probe(srv, cand, cand.truncation, cand.only)
+                    again, rows2 = probe(srv, cand, cand.truncation, cand.only, False)
                 elif e.upgrade:
                     rc = choose_release(e.upgrade, installed)
                     fix["release"] = rc.chosen
                     srv = serve(ServerSpec(rc.chosen, plan.server.model, tuple(server_args(plan.config, rc.chosen))))
-                    again, rows2 = probe(srv, cand, cand.truncation, cand.only)
+                    again, rows2 = probe(srv, cand, cand.truncation, cand.only, False)
                 else:
                     continue
                 if srv is not base and srv.pid in started:  # one fix twin at a time: stop it now
