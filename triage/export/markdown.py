@@ -133,6 +133,12 @@ def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     sources = view.source_rows(doc)
     if sources:
         out += ["### Evidence sources", table(["source", "state"], [(code(k), text(v)) for k, v in sources])]
+    line, pairs = view.verification(doc)
+    if line:
+        out += ["## Before and after", text(line)]
+        if pairs:
+            out.append(table(["probe or check", "before", "after", "result"],
+                             [(code(i), code(b), code(a), text(r)) for i, b, a, r in pairs]))
     out.append("## Probes")
     probes = view.probe_rows(doc)
     out.append(table(["probe", "outcome", "HTTP", "duration s", "verdict after s", "recovery"],

@@ -165,6 +165,24 @@ def target_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def verification(doc: dict[str, Any]) -> tuple[str, list[tuple[str, str, str, str]]]:
+    """A ``verify`` run's pair (``triage.twin.verify``): (the line that says what it verifies and how it ended, the
+    before/after rows); for the run it verified, the line that names the run that did; ("", []) otherwise."""
+    meta = doc["run"].get("meta") or {}
+    ver = meta.get("verification")
+    if isinstance(ver, dict):
+        word = {True: "fix VERIFIED", False: "fix NOT verified"}.get(ver.get("verified"), "nothing to compare")
+        skipped = [str(s) for s in ver.get("skipped") or []]
+        line = f"This run verifies run {ver.get('before')}: {word}" + (
+            f"; not rerun: {'; '.join(skipped)}" if skipped else "")
+        rows = [(str(r.get("item")), value_text(r.get("before")), value_text(r.get("after")), str(r.get("result")))
+                for r in ver.get("pairs") or [] if isinstance(r, dict)]
+        return line, rows
+    if meta.get("verified_by") is not None:
+        return f"A fix was verified against this run by run {meta['verified_by']} (its report has the pair).", []
+    return "", []
+
+
 def _num(v: Any) -> str:
     if v is None:
         return ""

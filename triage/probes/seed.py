@@ -24,6 +24,16 @@ CONCURRENCY = 4
 # hang needs a short and a long input admitted in one scheduler step, which more requests in flight make likely on a
 # fast box where four may each be served alone
 STRESS_CONCURRENCY = 16
+# the seed's load test, run only when named exactly (``verify``, the twin's fix checks): LOAD_CONCURRENCY requests at
+# once, each a batch of LOAD_BATCH long documents sorted longest first (the longest truncated to the case's
+# truncation, the others cut to 3/4, 1/2, 1/4 of it): in-flight tokens well past any default batch budget, the
+# length-sorted batching under which one long document alone hangs an affected release
+LOAD_CONCURRENCY = 8
+LOAD_BATCH = 4
+
+
+def load_case_name(truncation: int) -> str:
+    return f"seed-load{LOAD_CONCURRENCY}x{LOAD_BATCH}-t{truncation}"
 
 
 @dataclass(frozen=True)
@@ -32,10 +42,13 @@ class SeedCase:
     inputs: tuple[str, ...]
     truncate_prompt_tokens: int
     concurrency: int = 1
+    sorted_lengths: bool = False  # the load test: each batch's documents cut longest first
 
     @property
     def description(self) -> str:
-        base = f"[{', '.join(self.inputs)}] truncate_prompt_tokens={self.truncate_prompt_tokens}"
+        docs = (f"{len(self.inputs)} long documents sorted longest first" if self.sorted_lengths
+                else ", ".join(self.inputs))
+        base = f"[{docs}] truncate_prompt_tokens={self.truncate_prompt_tokens}"
         return f"{self.concurrency} x {base} at once" if self.concurrency > 1 else base
 
 
@@ -58,8 +71,19 @@ def seed_cases(max_model_len: int, only: Iterable[str] | None = None,
     pats = list(only or [])
     stress = SeedCase(f"seed-concurrent{STRESS_CONCURRENCY}-short-long-t{max_model_len}", ("SHORT", "LONG"),
                       max_model_len, STRESS_CONCURRENCY)
+    named = [stress] + [SeedCase(load_case_name(t), ("LONG",) * LOAD_BATCH, t, LOAD_CONCURRENCY, True)
+                        for t in truncs]
     return ([c for c in cases if not pats or any(fnmatch.fnmatch(c.name, p) for p in pats)]
-            + ([stress] if stress.name in pats else []))
+            + [c for c in named if c.name in pats])
+
+
+def _sorted_lengths(texts: list[str]) -> list[str]:
+    """The load test's batch: the first text whole, each next one cut to a smaller share of its words."""
+    out = []
+    for i, t in enumerate(texts):
+        words = t.split()
+        out.append(" ".join(words[: max(1, len(words) * (len(texts) - i) // len(texts))]))
+    return out
 
 
 async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
@@ -68,6 +92,8 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         bodies, tokens = [], []
         for _ in range(case.concurrency):
             texts, counts = await ctx.texts(case.inputs)
+            if case.sorted_lengths:
+                texts = _sorted_lengths(texts)
             bodies.append(ctx.body(texts, truncate_prompt_tokens=case.truncate_prompt_tokens))
             tokens.append(counts)
         out = await ctx.monitored(case.name, SET, bodies, case.description)

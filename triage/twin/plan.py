@@ -181,14 +181,15 @@ def scale_lengths(max_model_len: Optional[int], budget: Optional[int], truncatio
 # -- candidates -------------------------------------------------------------------------------------
 
 def seed_only(truncation: int, twin_len: int) -> tuple[str, ...]:
-    """The seed cases that show the livelock for a client truncating to ``truncation`` (the four shapes and the
-    concurrent ones: under load is how a budget equal to max_model_len hangs)."""
-    from triage.probes.seed import CONCURRENCY, STRESS_CONCURRENCY
+    """The seed cases that show the livelock for a client truncating to ``truncation`` (the four shapes, the
+    concurrent ones and the load test: under load is how a budget equal to max_model_len hangs)."""
+    from triage.probes.seed import CONCURRENCY, STRESS_CONCURRENCY, load_case_name
 
     t = twin_len if truncation == -1 else truncation
     shapes = ("short", "long", "long-short", "short-long")
     return (*(f"seed-{s}-t{truncation}" for s in shapes),
-            *(f"seed-concurrent{c}-short-long-t{t}" for c in (CONCURRENCY, STRESS_CONCURRENCY)))
+            *(f"seed-concurrent{c}-short-long-t{t}" for c in (CONCURRENCY, STRESS_CONCURRENCY)),
+            load_case_name(truncation))
 
 
 def candidates(vals: Mapping[str, Any], shape: ModelShape, truncation: Optional[int], scale: Mapping[str, Any],
