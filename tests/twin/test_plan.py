@@ -78,3 +78,51 @@ def test_cli_plan_only_for_the_seed_deployment(capsys, tmp_path) -> None:
     plan = json.loads(capsys.readouterr().out)["plan"]
     assert plan["release"]["requested"] == "0.28.0"
     assert plan["scale"]["max_num_batched_tokens"] == {"user": 2048, "twin": 256, "relation": "= max_model_len"}
+
+
+def test_shape_from_a_served_models_files(tmp_path) -> None:
+    """A model id that is a local folder: its config.json and sentence-transformers Pooling config give the shape
+    (the lab's own folders stand for themselves; a bidirectional decoder gets the bidirectional lab model)."""
+    import json
+
+    from triage.twin.models import shape_from_files
+
+    qwen = tmp_path / "tiny-qwen3"
+    qwen.mkdir()
+    (qwen / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "torch_dtype": "float32"}))
+    s = shape_from_files(str(qwen))
+    assert (s.architecture, s.pooling, s.causal, s.head, s.lab_model) == ("Qwen3ForCausalLM", "LAST", True, "embed",
+                                                                         "tiny-qwen3")
+    gte = tmp_path / "gte"
+    (gte / "1_Pooling").mkdir(parents=True)
+    (gte / "config.json").write_text(json.dumps({"architectures": ["Qwen2ForCausalLM"], "is_causal": False}))
+    pool = {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}
+    (gte / "modules.json").write_text(json.dumps([pool]))
+    (gte / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_lasttoken": True}))
+    g = shape_from_files(str(gte))
+    assert (g.pooling, g.causal, g.lab_model) == ("LAST", False, "tiny-qwen2-bidir")
+    assert shape_from_files(str(tmp_path / "nothing")) is None and shape_from_files(None) is None
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{" * 100_000)
+    assert shape_from_files(str(tmp_path / "bad")).architecture == "?"
+
+
+def test_facts_of_a_stored_probe_run(tmp_path) -> None:
+    """``reproduce --run N`` of a probe run: the server's facts from the run's meta, the truncation of the seed case
+    that hung, the record its failing finding names."""
+    from triage.findings import Finding, Status
+    from triage.store import Store
+    from triage.twin.plan import facts_of_run
+
+    store = Store(str(tmp_path / "t.db"))
+    tid = store.add_target("http://127.0.0.1:1", model="/models/Qwen3-Embedding-4B").id
+    run = store.start_run(tid, "probe", {"model": "/models/Qwen3-Embedding-4B", "max_model_len": 2048,
+                                         "vllm_version": "0.31.0"})
+    store.add_probe_result(run.id, "seed-short-long-t2048", "livelock",
+                           detail={"set": "seed", "truncate_prompt_tokens": 2048})
+    store.add_finding(run.id, Finding("probe-livelock", Status.FAIL, "hang", {}, failure_mode="pooling-livelock"))
+    vals, trunc, modes = facts_of_run(store.get_run(run.id))
+    assert vals == {"model": "/models/Qwen3-Embedding-4B", "max_model_len": 2048, "vllm_version": "0.31.0"}
+    assert trunc == 2048 and modes == ["pooling-livelock"]
+    plan = plan_twin(vals, trunc, ["0.31.0", "0.32.0"], modes)
+    assert plan.release.exact and plan.candidates[0].mode == "pooling-livelock"

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, add_db_arg, open_store, print_json
+from triage.cli import CLI_SCHEMA, CommandError, add_db_arg, open_store, print_json
 from triage.cli.check import truncation_arg
 
 
@@ -36,13 +36,12 @@ def register(sub: Any) -> None:
 def _facts(args: argparse.Namespace, store: Any) -> tuple[dict[str, Any], int | None, list[str]]:
     """(config values, the client's truncation, records the run reported)."""
     if args.run is not None:
-        doc = store.get_run(args.run) if hasattr(store, "get_run") else None
+        from triage.twin.plan import facts_of_run
+
+        doc = store.get_run(args.run, with_samples=False)
         if doc is None:
-            raise SystemExit(f"reproduce: no run {args.run}")
-        cfg = (getattr(doc, "config", None) or {}).get("values", {})
-        vals = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in cfg.items()}
-        t = vals.get("truncate_prompt_tokens")
-        return vals, t if isinstance(t, int) else None, []
+            raise CommandError(f"no run {args.run} in this database")
+        return facts_of_run(doc)
     from triage.answers import parse_answers
     from triage.cli.inputs import read_log_head_tail, read_small
     from triage.engine import CheckOptions, run_checklist
@@ -59,12 +58,12 @@ def _facts(args: argparse.Namespace, store: Any) -> tuple[dict[str, Any], int | 
 
 
 def run(args: argparse.Namespace) -> int:
-    from triage.lab.install import is_installed
+    from triage.lab.install import installed_releases
     from triage.twin.plan import PlanError, plan_twin
 
     store = open_store(args.db)
     vals, trunc, modes = _facts(args, store)
-    installed = [r for r in ("0.31.0", "0.32.0", "0.28.0", "0.30.0", "0.20.0", "0.10.2") if is_installed(r)]
+    installed = installed_releases()
     try:
         plan = plan_twin(vals, trunc, installed, modes)
     except PlanError as e:

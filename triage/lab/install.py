@@ -45,6 +45,19 @@ def is_installed(version: str) -> bool:
     return (venv_dir(version) / MARKER).exists()
 
 
+def installed_releases() -> list[str]:
+    """Every release installed in the lab (its venv marked ready), oldest first."""
+    from triage.catalogue.versions import parse_version
+
+    root = venv_dir("0").parent
+    try:
+        names = [p.name.removeprefix("vllm-") for p in root.iterdir() if p.name.startswith("vllm-")]
+    except OSError:
+        return []
+    found = [v for v in names if _VERSION_RE.match(v) and is_installed(v)]
+    return sorted(found, key=lambda v: parse_version(v) or parse_version("0"))
+
+
 def site_packages(version: str) -> Path:
     libs = sorted((venv_dir(version) / "lib").glob("python3*/site-packages"))
     if not libs:

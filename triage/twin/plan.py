@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK, FailureMode, get
 from triage.catalogue.versions import parse_version
-from triage.twin.models import ModelShape, shape_of
+from triage.twin.models import ModelShape, shape_from_files, shape_of
 from triage.vllm import knowledge
 
 TWIN_MAX_MODEL_LEN = 256  # the livelock profile's length: every seed case is seconds on a CPU box
@@ -218,10 +218,10 @@ def plan_twin(vals: Mapping[str, Any], truncation: Optional[int], installed: Seq
     """The twin of a deployment (``vals``: the effective config's values; ``truncation``: the client's
     truncate_prompt_tokens, -1 or None; ``installed``: the lab's releases; ``run_modes``: records a run reported)."""
     model = str(vals.get("model") or vals.get("served_model_name") or "")
-    shape = shape_of(model)
+    shape = shape_of(model) or shape_from_files(model)
     if shape is None:
         raise PlanError(f"the model {model or '(not stated)'} is not in the table of popular models "
-                        "(triage/twin/models.py) and no files of it were given: no twin model of its shape")
+                        "(triage/twin/models.py) and no config.json of it is here: no twin model of its shape")
     if shape.lab_model is None:
         raise PlanError(f"{model} ({shape.architecture}, {shape.pooling} pooling): the lab has no tiny model of this "
                         "shape yet")
@@ -272,3 +272,27 @@ def server_args(cfg: Mapping[str, Any], release: str) -> list[str]:
 
 def record(mode_id: str) -> FailureMode:
     return get(mode_id)
+
+
+def facts_of_run(rec: Any) -> tuple[dict[str, Any], Optional[int], list[str]]:
+    """What a stored run (``triage.store.RunRecord``) tells a twin: (config values, the client's truncation, the
+    records its failing findings name). A checklist run has its effective config; a probe run its server's facts
+    in meta (model, max_model_len, release) and the truncation of the seed case that hung."""
+    cfg = rec.config.get("values") if isinstance(rec.config.get("values"), dict) else {}
+    vals: dict[str, Any] = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in cfg.items()}
+    meta = rec.meta if isinstance(rec.meta, dict) else {}
+    for key, mkey in (("model", "model"), ("max_model_len", "max_model_len"), ("vllm_version", "vllm_version")):
+        if vals.get(key) in (None, "") and meta.get(mkey) not in (None, ""):
+            vals[key] = meta[mkey]
+    if vals.get("model") in (None, "") and rec.target is not None and rec.target.model:
+        vals["model"] = rec.target.model
+    t = vals.get("truncate_prompt_tokens")
+    if not isinstance(t, int) and rec.target is not None and isinstance(rec.target.truncate_prompt_tokens, int):
+        t = rec.target.truncate_prompt_tokens
+    if not isinstance(t, int):
+        hung = [p.detail.get("truncate_prompt_tokens") for p in rec.probes
+                if p.detail.get("set") == "seed" and p.outcome in ("livelock", "stuck-waiting")]
+        t = next((x for x in hung if isinstance(x, int)), None)
+    modes = sorted({f.failure_mode for f in rec.findings
+                    if f.failure_mode and getattr(f.status, "value", f.status) in ("fail", "warn")})
+    return vals, t if isinstance(t, int) else None, modes
