@@ -96,7 +96,7 @@ class Recorder:
         run_id = self._id()
         self.store.add_probe_result(run_id, o.probe, o.outcome, duration_s=o.duration_s,
                                     time_to_verdict_s=o.time_to_verdict_s, http_status=o.http_status,
-                                    detail=o.detail())
+                                    detail={**o.detail(), "set": o.set})
         self.capture("probe-request", json.dumps(o.request, default=str), o.probe)
         if o.response is not None:
             self.capture("probe-response", json.dumps(o.response, default=str), o.probe)

@@ -573,6 +573,37 @@ class Services:
         name, mime = self.export_name(run_id, fmt)
         return data, name, mime
 
+    # -- prove it: the lab twin of a stored run (triage.twin) ------------------------------------------------
+
+    def twin_plan(self, run_id: int) -> tuple[Any, str]:
+        """(the twin's plan, "") or (None, why no twin can be planned) for a stored run; never raises."""
+        from triage.lab.install import installed_releases
+        from triage.twin.plan import PlanError, facts_of_run, plan_twin
+
+        try:
+            rec = self.store.get_run(run_id, with_samples=False)
+            if rec is None:
+                return None, f"Run {run_id} does not exist."
+            vals, trunc, modes = facts_of_run(rec)
+            return plan_twin(vals, trunc, installed_releases(), modes), ""
+        except PlanError as e:
+            return None, str(e)
+        except Exception as e:  # a broken lab or store: said, never a traceback
+            return None, f"No twin: {plain_error(e)}"
+
+    @_guard("Reproduce on a lab twin")
+    def reproduce_run(self, run_id: int, progress: Callable[[str], None]) -> dict[str, Any]:
+        """Reproduce run ``run_id``'s deployment on a lab twin and verify each fix there (stored as its own run)."""
+        from triage.lab.install import installed_releases
+        from triage.twin.reproduce import reproduce
+
+        plan, why = self.twin_plan(run_id)
+        if plan is None:
+            raise ServiceError(why)
+        rec = Recorder(self.store)
+        res = reproduce(plan, installed_releases(), observers(rec), progress=progress)
+        return {"run_id": rec.run_id, **res.to_dict()}
+
 
 # -- which implementation pages get --------------------------------------------------------
 

@@ -81,3 +81,15 @@ def test_reports_show_the_pair(tmp_path: Path) -> None:
     html = render(store.get_run(after), "html").decode()
     assert "Before and after" in html and "<td>cleared</td>" in html
     assert f"verified against this run by run {after}" in render(store.get_run(before), "md").decode()
+
+
+def test_plan_of_a_run_stored_before_the_set_was_kept(tmp_path: Path) -> None:
+    """Older runs have no "set" in a probe's detail: the run's own sets (meta) and the probe's name tell it."""
+    store = Store(str(tmp_path / "t.db"))
+    run = store.start_run(None, "probe", {"max_model_len": 256, "sets": ["rerank", "rerank-seed", "seed"]})
+    store.add_probe_result(run.id, "rerank-seed-short-long-t256", "livelock", detail={})
+    store.add_probe_result(run.id, "seed-short-t255", "ok", detail={})
+    store.add_probe_result(run.id, "mystery", "ok", detail={})
+    sets, names, skipped = _probe_plan(store.get_run(run.id), allow_hang=True)
+    assert sets == ["rerank-seed", "seed"] and names[:2] == ["rerank-seed-short-long-t256", "seed-short-t255"]
+    assert skipped == ["mystery (its probe set is not stored)"]

@@ -93,6 +93,14 @@ class FakeServices:
     def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None, mode: Any = None) -> list[Any]:
         return services.Services.fix_blocks(self, findings, config, form, mode)  # type: ignore[arg-type]
 
+    def twin_plan(self, run_id: int) -> tuple[Any, str]:
+        """No lab here: the box says why (the real plan is tests/twin; the button end to end is test_e2e_twin)."""
+        return None, "no vLLM release is installed in the lab"
+
+    def reproduce_run(self, run_id: int, progress: Any) -> dict[str, Any]:
+        self.calls.append(("reproduce_run", run_id))
+        return {"reproduced": False, "fixes": []}
+
     def throughput_figure(self, findings: list[Finding]) -> Any:
         return services.Services.throughput_figure(self, findings)  # type: ignore[arg-type]
 

@@ -81,8 +81,12 @@ def _probe_plan(rec: RunRecord, allow_hang: bool) -> tuple[list[str], list[str],
     names: list[str] = []
     skipped: list[str] = []
     trunc: Optional[int] = None
+    run_sets = [str(x) for x in rec.meta.get("sets") or []] if isinstance(rec.meta.get("sets"), list) else []
     for p in rec.probes:
         s = str(p.detail.get("set") or "")
+        if not s:  # a run stored before the set was kept: the run's only set, else the set its name starts with
+            by_name = [x for x in sorted(run_sets, key=len, reverse=True) if p.probe.startswith(x + "-")]
+            s = run_sets[0] if len(run_sets) == 1 else (by_name[0] if by_name else "")
         if not s:
             skipped.append(f"{p.probe} (its probe set is not stored)")
             continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, fix_view, md, page, question_inputs, session, verdict
+from ui.components import finding_card, fix_view, md, page, question_inputs, session, twin_button, verdict
 
 svc = page.header(
     "Checklist",
@@ -87,6 +87,7 @@ if head is not None:
             if head.fix:
                 with st.expander("Why, and the fix in words", expanded=not head.blocks):
                     st.markdown(finding_card.link_refs(head.fix))
+            twin_button.show(result["run_id"])
         if result["run_id"] is not None:
             st.caption(f"Saved as run #{result['run_id']} — open it in History or export it on Report.")
 elif not result["error"]:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from triage.stall import DEFAULT_STALL_S
 from ui import services
-from ui.components import finding_card, fix_view, hang_confirm, md, page, verdict
+from ui.components import finding_card, fix_view, hang_confirm, md, page, twin_button, verdict
 
 svc = page.header(
     "Probes",
@@ -67,6 +67,7 @@ verdict.banner(top, f"{cause}{len(res.probes)} probes, {bad_probes} failed · {b
                + (f" · run #{res.run_id}" if res.run_id else ""))
 if head is not None and head.status not in ("pass", "unknown"):
     fix_view.show(head.blocks)
+    twin_button.show(res.run_id)
 asked = svc.experiments_asked(res.findings)
 if asked:  # a "one of" diagnosis: the probe sets that tell its candidates apart, run on request
     st.info(f"The evidence does not single out one cause. The experiments ({', '.join(asked)}) tell them apart"
