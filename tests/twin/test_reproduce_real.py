@@ -50,3 +50,23 @@ def test_wrong_vectors_reproduced_and_override_removal_verified() -> None:
     res = reproduce(plan_twin(vals, None, LAB), LAB)
     assert res.reproduced and any(c.get("status") == "fail" for c in res.cases["pooling-mismatch"]), res.cases
     assert [f["verified"] for f in res.fixes] == [True] and "--pooler-config" in res.fixes[0]["fix"]
+
+
+def test_encoder_prefix_caching_refusal_reproduced_by_the_start_up_and_fix_verified() -> None:
+    """A start-up refusal: MiniLM with --enable-prefix-caching; the twin's own start-up log shows the record, and
+    the twin with --no-enable-prefix-caching starts."""
+    vals = {"vllm_version": "0.32.0", "model": "sentence-transformers/all-MiniLM-L6-v2", "runner": "pooling",
+            "enable_prefix_caching": True}
+    before = {s.pid for s in status()}
+    res = reproduce(plan_twin(vals, None, LAB), LAB)
+    assert res.reproduced and res.cases["encoder-prefix-caching"][0]["outcome"] == "refused", res.cases
+    assert [f["verified"] for f in res.fixes] == [True], res.fixes
+    assert {s.pid for s in status()} <= before
+
+
+def test_reranker_without_overrides_reproduced_and_overrides_verified() -> None:
+    vals = {"vllm_version": "0.32.0", "model": "Qwen/Qwen3-Reranker-0.6B", "runner": "pooling",
+            "max_model_len": 4096}
+    res = reproduce(plan_twin(vals, None, LAB), LAB)
+    assert res.reproduced, res.cases
+    assert [f["verified"] for f in res.fixes] == [True] and "hf_overrides" in res.fixes[0]["serve"], res.fixes

@@ -111,7 +111,9 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "reranker-template-missing", (PROBE, CHECKLIST, LOG), "rerank-template"),
     *_ids(None, "openwebui-reranker-misconfig", PROBE, "rerank-client-openwebui"),
     # the lab twin (triage/twin/reproduce.py): the builder names the record it reproduced or verified
-    *_ids(None, (*STALL_MODES, "pooling-mismatch"), PROBE, "twin-reproduce", "twin-fix"),
+    *_ids(None, (*STALL_MODES, "pooling-mismatch", "encoder-prefix-caching", "reranker-overrides-missing"), PROBE,
+          "twin-reproduce", "twin-fix"),
+    *_ids(None, "", PROBE, "verify-fix"),  # verify --run N (triage/twin/verify.py): the before/after pair
     # watch (triage/watch.py)
     *_ids(None, STALL_MODES, WATCH, "watch-engine-stalled"),
     *_ids(None, "pooling-livelock-client-timeouts", WATCH, "watch-episodes-recurring"),

@@ -205,6 +205,12 @@ def candidates(vals: Mapping[str, Any], shape: ModelShape, truncation: Optional[
         out.append(Candidate(POOLING_LIVELOCK.id, "the client truncates to exactly max_model_len on a pooling runner: "
                              "the seed matrix's cases at that truncation", ("seed",),
                              seed_only(t, TWIN_MAX_MODEL_LEN), t))
+    if shape.encoder_only and vals.get("enable_prefix_caching") is True:
+        out.append(Candidate("encoder-prefix-caching", f"--enable-prefix-caching on an encoder-only model "
+                             f"({shape.architecture}): the twin's start-up itself", ("startup",)))
+    if shape.head == "rerank" and not vals.get("hf_overrides") and vals.get("convert") in (None, "auto", "embed"):
+        out.append(Candidate("reranker-overrides-missing", f"an LLM reranker ({shape.architecture}) served "
+                             "without --hf-overrides: the rerank set's ranking check", ("rerank",)))
     stated = str(vals.get("pooling_type") or "").upper()
     if "pooling-mismatch" in modes or (stated and stated != shape.pooling):
         out.append(Candidate("pooling-mismatch", f"the server pools {stated or '?'}; the model was trained with "
@@ -240,7 +246,8 @@ def plan_twin(vals: Mapping[str, Any], truncation: Optional[int], installed: Seq
     cands = candidates(vals, shape, truncation, scale, run_modes)
     if not cands:
         raise PlanError("nothing to reproduce: no record's preconditions hold for this deployment "
-                        "(a pooling runner with truncation at max_model_len, or a pooling override)")
+                        "(a pooling runner with truncation at max_model_len, a pooling override, prefix caching on "
+                        "an encoder, or an LLM reranker without its overrides)")
     twin_cfg: dict[str, Any] = {k: vals[k] for k in CARRIED if vals.get(k) is not None}
     for k, s in scale.items():
         twin_cfg[k] = s["twin"]

@@ -14,6 +14,8 @@ every round stays clear: a fix is never "verified" by one lucky round, and a dep
 """
 from __future__ import annotations
 
+import io
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,7 +57,7 @@ def _shown(res: Any, cand: Candidate) -> tuple[bool, list[dict[str, Any]]]:
 
 def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[[RunEvent], object]] = None,
               progress: Progress = lambda _: None) -> ReproduceResult:
-    from triage.lab import down, ensure
+    from triage.lab import LabError, down, ensure
     from triage.probes import run_probes
 
     emit = on_event or (lambda _e: None)
@@ -90,11 +92,33 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
                 break
         return seen_any, rows
 
+    def startup(spec: ServerSpec, cand: Candidate) -> tuple[bool, list, Any]:
+        """A start-up candidate: does the twin refuse to start with the record's own log line? (shown, rows, the
+        server when it started)."""
+        try:
+            srv = serve(spec)
+        except LabError as e:
+            seen, rows = _refusal(e, cand)
+            return seen, rows, None
+        return False, [{"probe": "start-up", "outcome": "started", "url": srv.url}], srv
+
     emit(RunEvent(ev_.STARTED, run_kind="reproduce", meta={"plan": plan.to_dict()}))
     try:
-        base = serve(plan.server)
+        base, base_error = None, None
+        try:
+            base = serve(plan.server)
+        except LabError as e:  # a refusal to start is itself the evidence of a start-up candidate
+            base_error = e
+            progress(f"the twin did not start: {str(e).splitlines()[0][:300]}")
         for cand in plan.candidates:
-            seen, rows = probe(base, cand, cand.truncation, cand.only)
+            if "startup" in cand.sets:
+                seen, rows = _refusal(base_error, cand) if base_error is not None else (
+                    False, [{"probe": "start-up", "outcome": "started", "url": base.url if base else None}])
+            elif base is None:
+                seen, rows = False, [{"probe": "start-up", "outcome": "refused",
+                                      "error": str(base_error)[:500]}]
+            else:
+                seen, rows = probe(base, cand, cand.truncation, cand.only)
             out.cases[cand.mode] = rows
             mode = get(cand.mode)
             emit(RunEvent(ev_.FINDING, finding=Finding(
@@ -113,20 +137,16 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
                 if e.request.get("truncate_prompt_tokens") is not None:
                     t = int(e.request["truncate_prompt_tokens"])
                     again, rows2 = probe(base, cand, t, seed_only(t, int(plan.config["max_model_len"])), False)
-                elif e.serve:
-                    rel = knowledge.release(knowledge.for_version(plan.server.version).release)
-                    from triage.fixblocks import apply_serve
-                    args = apply_serve(list(plan.server.extra_args), e.serve, rel)
-                    srv = serve(ServerSpec(plan.server.version, plan.server.model, tuple(args)))
-                    again, rows2 = probe(srv, cand, cand.truncation, cand.only, False)
-                elif e.upgrade:
-                    rc = choose_release(e.upgrade, installed)
-                    fix["release"] = rc.chosen
-                    srv = serve(ServerSpec(rc.chosen, plan.server.model, tuple(server_args(plan.config, rc.chosen))))
-                    again, rows2 = probe(srv, cand, cand.truncation, cand.only, False)
+                elif e.serve or e.upgrade:
+                    spec = _fixed_spec(plan, e, installed, fix)
+                    if "startup" in cand.sets:
+                        again, rows2, srv = startup(spec, cand)
+                    else:
+                        srv = serve(spec)
+                        again, rows2 = probe(srv, cand, cand.truncation, cand.only, False)
                 else:
                     continue
-                if srv is not base and srv.pid in started:  # one fix twin at a time: stop it now
+                if srv is not None and srv is not base and srv.pid in started:  # one fix twin at a time
                     down(srv.pid)
                     started.remove(srv.pid)
                 fix.update(verified=not again, cases=rows2)
@@ -142,3 +162,41 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
         emit(RunEvent(ev_.DONE, summary=f"reproduced: {out.reproduced}; fixes verified: "
                       f"{sum(f.get('verified', False) for f in out.fixes)} of {len(out.fixes)}"))
     return out
+
+
+def _fixed_spec(plan: TwinPlan, e: Any, installed: list[str], fix: dict[str, Any]) -> ServerSpec:
+    """The twin with a serve edit applied to its own options, or the release an upgrade names (the nearest
+    installed one that agrees; ``fix["release"]`` says which)."""
+    if e.upgrade:
+        rc = choose_release(e.upgrade, installed)
+        fix["release"] = rc.chosen
+        return ServerSpec(rc.chosen, plan.server.model, tuple(server_args(plan.config, rc.chosen)))
+    from triage.fixblocks import apply_serve
+
+    rel = knowledge.release(knowledge.for_version(plan.server.version).release)
+    return ServerSpec(plan.server.version, plan.server.model,
+                      tuple(apply_serve(list(plan.server.extra_args), e.serve, rel)))
+
+
+_LOG_PATH = re.compile(r"Log (/\S+?\.log)")
+
+
+def _refusal(err: Optional[BaseException], cand: Candidate) -> tuple[bool, list[dict[str, Any]]]:
+    """Did the twin refuse to start the way ``cand``'s record says? The start-up log read by the post-mortem: a
+    finding of that record in it. (shown, rows)"""
+    if err is None:
+        return False, [{"probe": "start-up", "outcome": "started"}]
+    from triage.logs import analyze_log
+
+    m = _LOG_PATH.search(str(err))
+    text = str(err)
+    if m:
+        try:
+            with open(m.group(1), encoding="utf-8", errors="replace") as f:
+                text = f.read(4 << 20)
+        except OSError:
+            pass
+    found = [f for f in analyze_log(io.StringIO(text)).findings
+             if f.failure_mode == cand.mode and f.status != Status.PASS]
+    return bool(found), [{"probe": "start-up", "outcome": "refused", "log": m.group(1) if m else None,
+                          "findings": [f.title for f in found][:5]}]
