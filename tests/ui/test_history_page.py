@@ -91,3 +91,22 @@ def test_comparison_survives_a_rerun(use_services, temp_db):
     at.toggle(key="history.only_changed").set_value(False).run()
     no_exception(at)
     assert len(at.dataframe) == n
+
+
+def test_an_opened_verify_run_shows_its_before_and_after(use_services, temp_db):
+    """issue 30: a run stored by ``verify --run N`` carries the pair; History shows it as the reports do."""
+    from triage.twin.verify import _probe_bad, compare
+
+    st = _fill(temp_db, 1)
+    rows, ok = compare({"seed-short-long-t256": "livelock"}, {"seed-short-long-t256": "ok"}, _probe_bad)
+    r = st.start_run(None, "probe", {"verifies": 1, "verification": {"before": 1, "after": 2, "verified": ok,
+                                                                      "pairs": rows, "skipped": []}})
+    st.finish_run(r.id)
+    use_services(Services(temp_db))
+    at = page("history").run()
+    at.selectbox(key="history.open").set_value(r.id).run()
+    at.button(key="history.open_btn").click().run()
+    no_exception(at)
+    said = [m.value.replace("\\", "") for m in at.markdown]  # md.text escapes Markdown's specials
+    assert any("This run verifies run 1: fix VERIFIED" in m for m in said), said
+    assert any(list(d.value["result"]) == ["cleared"] for d in at.dataframe if "result" in d.value)

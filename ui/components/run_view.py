@@ -24,6 +24,7 @@ def show(run: Any, compact: bool = False) -> None:
                                                                          else ""))
     if verdict.status_str(run.status) in ("fail", "error", "warn"):
         fix_view.show(getattr(run, "blocks", ()) or (), key=f"fix-blocks-{run.id}")
+    _verification(run)
     if run.findings:
         finding_card.show_grouped(run.findings, run.groups, run.ungrouped)
     else:
@@ -34,6 +35,19 @@ def show(run: Any, compact: bool = False) -> None:
     if run.config and not compact:
         with st.expander("Effective config"):
             st.dataframe(finding_card.evidence_rows(run.config), hide_index=True, width="stretch")
+
+
+def _verification(run: Any) -> None:
+    """A ``verify`` run's before/after pair (or, on the run it verified, which run did): the report's own words."""
+    from triage.export.view import verification
+
+    line, pairs = verification({"run": {"meta": getattr(run, "meta", None) or {}}})
+    if not line:
+        return
+    st.markdown(f"**Before and after** — {md.text(line)}")
+    if pairs:
+        st.dataframe([{"probe or check": i, "before": b, "after": a, "result": r} for i, b, a, r in pairs],
+                     hide_index=True, width="stretch")
 
 
 def _cell(v: Any) -> str:
