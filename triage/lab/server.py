@@ -232,10 +232,13 @@ def down(target: str | int | None = None) -> list[LabServer]:
 
 def ensure(version: str, model: str = "tiny-qwen3", profile: str = "defaults",
            extra_args: list[str] | None = None, env: dict[str, str] | None = None) -> tuple[LabServer, bool]:
-    """A healthy server of this exact configuration: reuse one (False) or start one (True = caller stops it)."""
+    """A healthy server of this exact configuration: reuse one (False) or start one (True = caller stops it).
+
+    The configuration is the command it runs, not the profile's name: a lab twin asking for ``defaults`` plus the
+    options a test's profile gives reuses that test's server (one shared server per configuration)."""
     extra = list(extra_args or [])
     for srv in status():
-        if (srv.version, srv.model, srv.profile) != (version, model, profile):
+        if (srv.version, srv.model) != (version, model):
             continue
         if srv.args == build_command(version, model, profile, srv.port, extra)[0][2:] and srv.healthy():
             return srv, False
