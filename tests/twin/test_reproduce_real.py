@@ -70,3 +70,16 @@ def test_reranker_without_overrides_reproduced_and_overrides_verified() -> None:
     res = reproduce(plan_twin(vals, None, LAB), LAB)
     assert res.reproduced, res.cases
     assert [f["verified"] for f in res.fixes] == [True] and "hf_overrides" in res.fixes[0]["serve"], res.fixes
+
+
+@pytest.mark.skipif(not is_installed("0.28.0"), reason="the seed's own release: `python -m triage lab install "
+                    "--vllm 0.28.0` (not in CI's setup: ~4 GB, minutes)")
+def test_seed_deployment_on_its_own_release() -> None:
+    """The done-when's exact form: the seed deployment's twin serves 0.28.0 itself."""
+    from triage.lab.install import installed_releases
+
+    installed = installed_releases()
+    res = reproduce(plan_twin(SEED, 2048, installed), installed)
+    assert res.plan.release.exact and res.plan.release.chosen == "0.28.0"
+    assert res.reproduced, res.cases
+    assert len(res.fixes) == 3 and all(f["verified"] for f in res.fixes), res.fixes
