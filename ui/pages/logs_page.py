@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, fix_view, log_input, md, page, session, verdict
+from ui.components import finding_card, fix_view, log_input, md, page, session, twin_button, verdict
 
 svc = page.header(
     "Logs",
@@ -43,6 +43,7 @@ if res.findings:
     verdict.banner(head.status, f"{cause}  ({head.tally}) · {counted}")
     if head.status != "pass":
         fix_view.show(head.blocks)
+        twin_button.show(res.run_id)
 else:
     verdict.banner("pass", f"No findings · {counted}")
 if res.filed_under:

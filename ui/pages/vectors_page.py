@@ -12,7 +12,7 @@ import streamlit as st
 
 from triage.probes import openwebui
 from triage.probes.vector_checks import cosine_rows
-from ui.components import finding_card, fix_view, md, page, verdict
+from ui.components import finding_card, fix_view, md, page, twin_button, verdict
 
 svc = page.header(
     "Vectors & clients",
@@ -47,6 +47,7 @@ else:
         part = "the client libraries" if head.check.startswith("clients-") else "the vectors themselves"
         verdict.banner(top, f"{md.prose(head.cause)} — in {part}: {md.text(worst_f.title)}  ({head.tally}){run_note}")
         fix_view.show(head.blocks)
+        twin_button.show(res.run_id)
     rows = cosine_rows(findings)
     if rows:
         fig = go.Figure(go.Bar(x=[r["check"] for r in rows], y=[r["cosine"] for r in rows],
