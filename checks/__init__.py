@@ -25,7 +25,7 @@ class Check:
 
 
 def registry() -> list[Check]:
-    from checks import backend, chunked_prefill, flags, gpu_memory, livelock, rerank, truncation, version
+    from checks import backend, chunked_prefill, flags, gpu_memory, livelock, liveness, rerank, truncation, version
     from triage.catalogue import POOLING_LIVELOCK
 
     return [
@@ -38,6 +38,8 @@ def registry() -> list[Check]:
         Check(livelock.CHECK_ID, f"Pooling livelock risk ({POOLING_LIVELOCK.refs[0]})", livelock.check),
         # after the design card's steps: only a reranker deployment gets findings (issue 25)
         Check(rerank.CHECK_ID, "Reranker deployment: served task, overrides, template", rerank.check),
+        # only a deployment whose liveness probe is known gets a finding (issue 31)
+        Check(liveness.CHECK_ID, "Liveness probe against the hang it should catch", liveness.check),
     ]
 
 

@@ -2,7 +2,8 @@
 
 Merge order (strongest first): server (what is running now), log (what the engine resolved at
 start-up), process (the running server's own command line, read from /proc on its host: what was
-asked, before vLLM resolved it), cmdline (what the user says they ran), nvml (this machine's GPUs), user (stated by the
+asked, before vLLM resolved it), cmdline (what the user says they ran), kube (what kubectl showed of the pod: its
+image, memory limit, liveness probe), nvml (this machine's GPUs), user (stated by the
 person triaging), then vLLM's default rules for values nobody stated. Disagreements between
 sources are kept as conflicts (the engine reports them as `config-conflict` findings).
 """
@@ -19,7 +20,7 @@ from triage.target import Truncation
 from triage.vllm import defaults
 from triage.catalogue.versions import parse_version
 
-PRIORITY = ("server", "log", "process", "cmdline", "nvml", "user", "default-rule")
+PRIORITY = ("server", "log", "process", "cmdline", "kube", "nvml", "user", "default-rule")
 
 # keys whose disagreement between sources is worth a finding
 CONFLICT_KEYS = (

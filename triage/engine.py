@@ -25,7 +25,7 @@ from triage.events import RunEvent
 from triage.config import EffectiveConfig, merge
 from triage.differential import diagnose
 from triage.findings import Finding, Status, worst
-from triage.sources import SourceResult, cmdline, nvml, process, server, startup_log
+from triage.sources import SourceResult, cmdline, kube, nvml, process, server, startup_log
 from triage.steps import CONFIG_CONFLICT, NO_EVIDENCE
 from triage.target import Target
 
@@ -110,6 +110,8 @@ def _gather(target: Target, opts: CheckOptions, transport: httpx.BaseTransport |
         # else the image tag on the line itself (cmdline.collect)
         yield cmdline.collect(target.cmdline, release=_release_hint(seen, target), pick=target.deploy_target,
                               file=target.cmdline_file)
+    if target.kube:
+        yield kube.collect(target.kube)
     local = _is_local(target.url) or opts.nvml_recorded is not None
     if opts.local_gpu if opts.local_gpu is not None else local:
         yield nvml.collect(opts.nvml_recorded)
@@ -158,7 +160,7 @@ def checklist_events(target: Target, options: CheckOptions | None = None, *,
                          captures=tuple(res.captures))
         for f in res.findings:
             yield emit(f)
-    if not target.url and not target.cmdline and not target.log_text:
+    if not target.url and not target.cmdline and not target.log_text and not target.kube:
         yield emit(
             Finding(NO_EVIDENCE, Status.ERROR, "No evidence given", {}, "Give --url, --cmdline-file or --log-file.")
         )

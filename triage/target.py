@@ -99,6 +99,8 @@ class Target:
     cmdline_file: str | None = None  # the name of the file it came from (deployment facts cite it)
     deploy_target: str | None = None  # which vLLM container / model spec / service of a deployment file
     log_text: str | None = field(default=None, repr=False)
+    # kubectl's view of the pod (triage/sources/kube.py): (file name, text) of describe / get -o yaml / logs
+    kube: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     label: str | None = None
     answers: dict[str, Any] | None = field(default=None, compare=False)  # typed by triage.answers
     api_key: str | None = field(default=None, repr=False, compare=False)  # memory only, never stored
@@ -127,6 +129,6 @@ class Target:
                "verify_tls": self.verify_tls, "timeout_s": self.timeout_s, "has_cmdline": bool(self.cmdline),
                "has_log": bool(self.log_text), "answers": dict(self.answers or {})}
         # a deployment file's name and the target picked in it, only when there is one
-        out.update({k: v for k, v in (("cmdline_file", self.cmdline_file), ("deploy_target", self.deploy_target))
-                    if v})
+        out.update({k: v for k, v in (("cmdline_file", self.cmdline_file), ("deploy_target", self.deploy_target),
+                                      ("kube_files", [name for name, _ in self.kube])) if v})
         return out

@@ -26,6 +26,7 @@ def test_registry_order_is_the_design_cards() -> None:
         "truncate-vs-max-model-len",
         "pooling-livelock-risk",
         "rerank-deployment",  # issue 25: findings only for a reranker deployment
+        "kube-liveness-blind",  # issue 31: findings only when the deployment's liveness probe is known
     ]
 
 

@@ -170,3 +170,20 @@ def test_the_recurrence_alert_on_the_recorded_client_timeouts(tmp_path: Path, ve
                               "tests": [{"interval": "2s", "input_series": series, "alert_rule_test": checks}]}))
     p = subprocess.run(["promtool", "test", "rules", str(tf)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+
+
+def test_prometheus_rule_is_the_rules_file(tmp_path: Path) -> None:
+    """`fleet rules --prometheus-rule`: prometheus-operator's CRD whose spec is the rules file, line for line, and
+    passes promtool as the plain file does (issue 31: the alert beside a liveness probe that cannot see the hang)."""
+    import yaml
+
+    out = tmp_path / "rule.yaml"
+    assert main(["fleet", "rules", "--prometheus-rule", "--namespace", "monitoring", "-o", str(out)]) == 0
+    doc = yaml.safe_load(out.read_text())
+    assert (doc["apiVersion"], doc["kind"], doc["metadata"]["namespace"]) == (
+        "monitoring.coreos.com/v1", "PrometheusRule", "monitoring")
+    assert doc["spec"] == yaml.safe_load(rules_yaml())
+    spec = tmp_path / "spec.yml"
+    spec.write_text(yaml.safe_dump(doc["spec"]))
+    p = subprocess.run(["promtool", "check", "rules", str(spec)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "SUCCESS: 4 rules found" in p.stdout, p.stdout + p.stderr

@@ -69,6 +69,10 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "reranker-overrides-missing", CHECKLIST, "rerank-deployment"),
     *_ids("flags", "classify-without-score-head", CHECKLIST, "rerank-convert-classify"),
     *_ids("flags", "scores-are-logits", CHECKLIST, "scores-activation"),
+    # Kubernetes (issue 31): the liveness probe (checks/liveness.py), the pod's view (triage/sources/kube.py)
+    *_ids("flags", "liveness-probe-blind", CHECKLIST, "kube-liveness-blind"),
+    *_ids("gpu-memory", "oom", CHECKLIST, "kube-oomkilled"),
+    *_ids("server", "", CHECKLIST, "kube-probe-failures"),
     # probes (triage/probes/)
     *_ids(None, "", PROBE, "probe-target", "probe-setup", "probe-recovery", "clients-plain", "clients-routes",
           "conformance-v1-prefix", "conformance-openai-server", "conformance-array-input", "conformance-token-ids",
@@ -150,6 +154,11 @@ _DECLS: list[CheckDecl] = [
     # "one of"), so no mode is declared here
     *_ids(None, "", (PROBE, CHECKLIST, LOG), *(f"diagnosis-{s}" for s in SYMPTOMS)),
 ]
+
+# CrashLoopBackOff reports what the crashed container's log post-mortem names (triage/sources/kube.py): any record
+# a log finding reports, or none (the log was not given, or names no cause)
+_DECLS += _ids("server", ("", *dict.fromkeys(m for d in _DECLS if LOG in d.sources for m in d.modes if m)), CHECKLIST,
+               "kube-crashloop")
 
 CHECKS: dict[str, CheckDecl] = {d.id: d for d in _DECLS}
 assert len(CHECKS) == len(_DECLS), "a check id declared twice"

@@ -16,6 +16,7 @@ from triage.catalogue import symptoms as sy
 from triage.catalogue.checks import primary_mode, written_before
 from triage.catalogue.clients import CLIENT_MODES
 from triage.catalogue.features import FEATURE_MODES
+from triage.catalogue.kubernetes import KUBERNETES_MODES
 from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
 from triage.catalogue.symptoms import Clue
 from triage.catalogue.rerank import RERANK_MODES
@@ -350,18 +351,33 @@ UNSUPPORTED_HEAD_DIM = FailureMode(
     experiment="read the server log for 'Head size N is not supported' and the model's head_dim (config.json)",
 )
 
+def _oom_fix(cfg: ConfigLike) -> str:
+    limit = cfg.get("memory_limit")
+    container = (
+        f"The kernel killed the container at its memory limit ({limit}): host memory, not the GPU's. Raise the "
+        "container's resources.limits.memory above what the server holds in host RAM (the weights while they "
+        "load, on CPU the KV cache as well), or lower that. " if limit else "")
+    return container + (
+        "Lower --gpu-memory-utilization headroom use, --max-num-batched-tokens, --max-num-seqs or "
+        "--max-model-len; on CPU set --kv-cache-memory-bytes / VLLM_CPU_KVCACHE_SPACE to what the host has. "
+        "Raising max_num_batched_tokens to dodge #55427 OOMs small cards: prefer truncating to "
+        "max_model_len − 1 or upgrading."
+    )
+
+
 OOM = FailureMode(
     id="oom",
     title="Out of memory",
     mechanism="An allocation failed: weights, KV cache and one step's activations must fit together.",
     refs=("vllm#55427 (report: 24576/65536 OOMed on 12 GiB)",),
-    evidence={"log": "'CUDA out of memory' / 'OutOfMemoryError'"},
-    fix_text=(
-        "Lower --gpu-memory-utilization headroom use, --max-num-batched-tokens, --max-num-seqs or "
-        "--max-model-len; on CPU set --kv-cache-memory-bytes / VLLM_CPU_KVCACHE_SPACE to what the host has. "
-        "Raising max_num_batched_tokens to dodge #55427 OOMs small cards: prefer truncating to "
-        "max_model_len − 1 or upgrading."
-    ),
+    evidence={
+        "log": "'CUDA out of memory' / 'OutOfMemoryError'",
+        # issue 31: the kernel's OOM killer at the container's cgroup limit (host memory, not the GPU's)
+        "kube": "a container terminated with reason OOMKilled, exit code 137 (`kubectl describe pod`'s Last State, "
+        "or status.containerStatuses[].lastState.terminated of `kubectl get pod -o yaml`), beside its "
+        "resources.limits.memory",
+    },
+    fix_for=_oom_fix,
     symptoms=(sy.STARTUP_REFUSAL, sy.REJECTED),
     clues=(Clue("logged", lambda c: ec.logged("log-oom", "an allocation failed (out of memory)", c)),),
     experiment="read the server log for 'out of memory' / OutOfMemoryError above the first EngineCore error",
@@ -412,9 +428,10 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 )
 
 # every record: this module's, then triage/catalogue/vectors.py, vector_causes.py, startup.py (issue 14), rerank.py
-# (issue 25), the client libraries' and features.py (issue 29)
+# (issue 25), the client libraries' and features.py (issue 29), kubernetes.py (issue 31)
 MODES: dict[str, FailureMode] = {m.id: m for m in (*modes_of(globals()), *VECTOR_MODES, *PIPELINE_MODES,
-                                                    *STARTUP_MODES, *RERANK_MODES, *CLIENT_MODES, *FEATURE_MODES)}
+                                                    *STARTUP_MODES, *RERANK_MODES, *CLIENT_MODES, *FEATURE_MODES,
+                                                    *KUBERNETES_MODES)}
 
 
 def get(mode_id: str) -> FailureMode:

@@ -78,6 +78,11 @@ def register(sub: Any) -> None:
                    help="with a deployment file holding several vLLM containers / model specs / services: which one "
                         "to judge (its name, e.g. vllm, or 'Deployment/x container vllm'), or 'all' (one run each)")
     p.add_argument("--log-file", metavar="F", help="the server's start-up log ('-' = stdin)")
+    p.add_argument("--kube-file", metavar="F", action="append", default=[],
+                   help="kubectl's view of the server's pod (repeatable; each file's kind is told by its shape): "
+                        "`kubectl describe pod` text, `kubectl get pod -o yaml`, or `kubectl logs [--previous]` "
+                        "output (a log is also the start-up log when --log-file is not given; a pod YAML is also "
+                        "the command line when --cmdline-file is not given)")
     p.add_argument(
         "--nvml-file", metavar="F", help="a recorded NVML JSON of the server's host (instead of this machine)"
     )
@@ -129,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         # streamed, its head (the start-up lines) and tail kept: a 200 MB log or /dev/zero is never read whole
         log_text = read_log_head_tail(args.log_file, stdin_used) if args.log_file else None
         nvml_rec = json.loads(read_small(args.nvml_file, "--nvml-file", [])) if args.nvml_file else None
+        kube_texts = tuple((f if f != "-" else "stdin", read_log_head_tail(f, stdin_used, flag="--kube-file"))
+                           for f in args.kube_file)
     except (OSError, ValueError) as e:
         print(f"check: cannot read input: {e}", file=sys.stderr)
         return 2
@@ -137,14 +144,16 @@ def run(args: argparse.Namespace) -> int:
     except AnswerError as e:
         print(f"check: --answer: {e}", file=sys.stderr)
         return 2
-    if not (args.url or cmdline or log_text):
-        print("check: give --url, or --cmdline-file/--cmdline/--log-file for offline triage", file=sys.stderr)
+    file = args.cmdline_file if args.cmdline_file and args.cmdline_file != "-" else None
+    cmdline, file, log_text = _from_kube(kube_texts, cmdline, file, log_text)
+    if not (args.url or cmdline or log_text or kube_texts):
+        print("check: give --url, or --cmdline-file/--cmdline/--log-file/--kube-file for offline triage",
+              file=sys.stderr)
         return 2
     if args.url and "://" not in args.url:
         print(f"check: --url needs a scheme, e.g. http://{args.url}", file=sys.stderr)
         return 2
     api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
-    file = args.cmdline_file if args.cmdline_file and args.cmdline_file != "-" else None
     picks = _deploy_picks(cmdline, file, args.deploy_target)
     if isinstance(picks, str):
         print(f"check: {picks}", file=sys.stderr)
@@ -159,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
             cmdline_file=file,
             deploy_target=pick,
             log_text=log_text,
+            kube=kube_texts,
             api_key=api_key,
             verify_tls=not args.insecure,
             timeout_s=args.timeout,
@@ -174,6 +184,22 @@ def run(args: argparse.Namespace) -> int:
     if args.format != "text":
         print_json(docs[0] if len(docs) == 1 else {"schema": CLI_SCHEMA, "runs": docs})
     return max(codes)
+
+
+def _from_kube(kube_texts: tuple[tuple[str, str], ...], cmdline: str | None, file: str | None,
+               log_text: str | None) -> tuple[str | None, str | None, str | None]:
+    """What the --kube-file texts also give when nothing else did: a pod's YAML is its command line (the deployment
+    reader reads a Pod), a log the start-up log."""
+    if not kube_texts:
+        return cmdline, file, log_text
+    from triage.sources import kube
+
+    kinds = [(name, text, kube.kind_of(text)) for name, text in kube_texts]
+    if not cmdline:
+        cmdline, file = next(((t, n) for n, t, k in kinds if k == "yaml"), (None, file))
+    if not log_text:
+        log_text = next((t for _n, t, k in kinds if k == "log"), None)
+    return cmdline, file, log_text
 
 
 def _deploy_picks(cmdline: str | None, file: str | None, want: str | None) -> list[str | None] | str:
@@ -250,6 +276,7 @@ def _judge(args: argparse.Namespace, spec: Target, api_key: str | None, answers:
         "api_key_given": bool(api_key),
         "cmdline_given": bool(cmdline),
         "log_given": bool(log_text),
+        "kube_files": [name for name, _ in spec.kube],
         "answers": answers,
     }
     if spec.deploy_target:

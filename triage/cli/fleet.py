@@ -105,11 +105,15 @@ def register(sub: Any) -> None:
     pr.add_argument("--for", dest="for_", default="0s", help="alert 'for:' duration (default 0s)")
     pr.add_argument("--recurrence-window", type=positive_duration, default=None,
                     help="the recurring-livelock alert fires on 2 ended episodes within this (default 10m)")
+    pr.add_argument("--prometheus-rule", action="store_true",
+                    help="write the rules as a prometheus-operator PrometheusRule (monitoring.coreos.com/v1) for "
+                         "`kubectl apply`, not a plain rules file")
+    pr.add_argument("--namespace", help="with --prometheus-rule: the PrometheusRule's namespace")
     pr.set_defaults(func=_rules)
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from triage.fleet.rules import RECURRENCE_WINDOW, rules_yaml
+    from triage.fleet.rules import RECURRENCE_WINDOW, prometheus_rule_yaml, rules_yaml
 
     interval = args.scrape_interval
     if interval is None and args.prometheus:
@@ -119,8 +123,10 @@ def _rules(args: argparse.Namespace) -> int:
         iv = scrape_interval(args.prometheus, args.match, now - 3600, now)
         interval = iv.seconds
         print(f"scrape interval {iv.seconds:g} s ({iv.source}: {iv.detail})", file=sys.stderr)
-    text = rules_yaml(args.stall_seconds, interval or 15.0, args.match, args.for_,
-                      f"{int(args.recurrence_window)}s" if args.recurrence_window else RECURRENCE_WINDOW)
+    rule_args = (args.stall_seconds, interval or 15.0, args.match, args.for_,
+                 f"{int(args.recurrence_window)}s" if args.recurrence_window else RECURRENCE_WINDOW)
+    text = (prometheus_rule_yaml(*rule_args, namespace=args.namespace) if args.prometheus_rule
+            else rules_yaml(*rule_args))
     if args.output == "-":
         sys.stdout.write(text)
     else:

@@ -90,12 +90,12 @@ def read_small(path: str, what: str, stdin_used: list[bool], limit: int = MAX_SM
 
 
 def read_log_head_tail(path: str, stdin_used: list[bool], keep: int = CHECK_LOG_KEEP_CHARS,
-                       limit: int = MAX_STREAM_BYTES) -> str:
+                       limit: int = MAX_STREAM_BYTES, flag: str = "--log-file") -> str:
     """A log streamed line by line, kept as its first and last ``keep``/2 characters (the start-up lines are at
     its head); a regular file is read whatever its size, a stream within ``limit``."""
     cap = limit if not is_regular(path) else 1 << 62
     with _open(path, stdin_used) as f:
-        tee = HeadTail(capped_lines(f, f"--log-file {path}", cap), keep)
+        tee = HeadTail(capped_lines(f, f"{flag} {path}", cap), keep)
         for _ in tee:
             pass
         return tee.text()
@@ -112,7 +112,7 @@ class _Stdin:
 def _open(path: str, stdin_used: list[bool]) -> IO[str] | _Stdin:
     if path == "-":
         if stdin_used:
-            raise ValueError("only one of --cmdline-file/--log-file can be '-'")
+            raise ValueError("only one of --cmdline-file/--log-file/--kube-file can be '-'")
         stdin_used.append(True)
         return _Stdin()
     return open(path, encoding="utf-8", errors="replace", newline="")

@@ -20,6 +20,7 @@ and what to do come from the catalogue records, like every other verdict path.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_stall
 from triage.fleet.replicas import BY, DEFAULT_STALL_S, METRICS, PROGRESS, selector
@@ -130,4 +131,20 @@ def rules_yaml(threshold_s: float = DEFAULT_STALL_S, scrape_interval_s: float = 
         f"          fix: {_q(rec.fix())}",
         f"          refs: {_q(', '.join(rec.refs))}",
     ]
+    return "\n".join(lines) + "\n"
+
+
+PROMETHEUS_RULE_NAME = "vllm-triage-stall"
+
+
+def prometheus_rule_yaml(*args: Any, name: str = PROMETHEUS_RULE_NAME, namespace: str | None = None,
+                         **kwargs: Any) -> str:
+    """The same rules file as a prometheus-operator ``PrometheusRule`` (monitoring.coreos.com/v1): its groups
+    under ``spec``, line for line what ``rules_yaml`` writes (same arguments), so the two never drift apart."""
+    head, body = [], []
+    for ln in rules_yaml(*args, **kwargs).splitlines():
+        (head if ln.startswith("#") and not body else body).append(ln)
+    meta = [f"  name: {name}"] + ([f"  namespace: {namespace}"] if namespace else [])
+    lines = [*head, "apiVersion: monitoring.coreos.com/v1", "kind: PrometheusRule", "metadata:", *meta,
+             "  labels:", f"    app.kubernetes.io/name: {GROUP}", "spec:", *(f"  {ln}" for ln in body)]
     return "\n".join(lines) + "\n"

@@ -1,7 +1,8 @@
 """Evidence sources: each returns facts with provenance, or says why it could not (never raises).
 
 Sources: ``server`` (live API), ``cmdline`` (pasted `vllm serve` / `docker run` text),
-``startup_log`` (pasted start-up log), ``nvml`` (local GPUs). Each yields a SourceResult.
+``startup_log`` (pasted start-up log), ``nvml`` (local GPUs), ``kube`` (kubectl describe / get -o yaml / logs of
+the pod). Each yields a SourceResult.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class Fact:
 
     key: str
     value: Any
-    source: str  # server | cmdline | log | nvml | default-rule | user
+    source: str  # server | cmdline | log | kube | nvml | default-rule | user
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
