@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from ui import services
-from ui.components import page, session
+from ui.components import deploy_upload, page, session
 
 MSG_KEY = "target.msg"  # (kind, text) said by the last button, drawn under the form
 
@@ -110,7 +110,8 @@ def _use() -> None:
             return
         warn = f"{url} does not answer ({e}): the checklist will read only the command line and the log."
     form = services.Target(url=url, model=_model_from_form(), truncation=tpt, cmdline=cmdline, log_text=log_text,
-                           api_key=api_key, label=get("target.label") or None)
+                           api_key=api_key, label=get("target.label") or None,
+                           cmdline_file=deploy_upload.file_name() if cmdline else None)
     try:
         form = svc.save_target(form)
     except services.ServiceError as e:
@@ -158,9 +159,11 @@ except ValueError:
 
 given = [w for w, k in (("command line", "target.cmdline"), ("start-up log", "target.log")) if st.session_state.get(k)]
 with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"
-                 + (f" — {' and '.join(given)} given" if given else "")):
+                 + (f" — {' and '.join(given)} given" if given else ""),
+                 expanded=deploy_upload.file_name() is not None):  # a drop renames it: kept open to show the drop
     st.caption("A fix is shown applied to this command line, ready to copy. A Kubernetes manifest, production-stack "
                "Helm values or a compose file pasted here is read as its vLLM container's command line.")
+    deploy_upload.show("target.cmdline")  # a dropped manifest / values / compose file fills the field below
     st.text_area("vllm serve command line", key="target.cmdline", height=80,
                  placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …")
     st.text_area("Start-up log", key="target.log", height=160,
