@@ -14,7 +14,7 @@ import yaml
 
 from checks import liveness
 from triage.catalogue import POOLING_LIVELOCK
-from triage.catalogue.kubernetes import LIVENESS_BLIND, exec_probe, exec_probe_yaml
+from triage.catalogue.kubernetes import HOLD_S, LIVENESS_BLIND, exec_probe, probe_script
 from triage.config import merge
 from triage.engine import run_checklist
 from triage.fleet.rules import rules_yaml
@@ -22,6 +22,7 @@ from triage.sources import Fact, SourceResult
 from triage.target import Target
 
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "deploy" / "seed-deployment.yaml"
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "0.31.0-tiny-qwen3-livelock"
 HEALTH = {"httpGet": {"path": "/health", "port": 8000}, "initialDelaySeconds": 60, "periodSeconds": 10}
 
 
@@ -54,22 +55,50 @@ def test_seed_manifest_probe_is_blind() -> None:
     assert f.refs == list(LIVENESS_BLIND.refs) and f.fix == LIVENESS_BLIND.fix(res.config)
     assert POOLING_LIVELOCK.version_note("0.28.0") == f.evidence["livelock"]
     assert "deploy.yaml, document 2" in f.evidence["liveness_probe"]["detail"]  # where the probe sits
-    # the probe that can see the hang, as YAML to paste: it loads, runs python's own HTTP client with a time-out
+    # the probe that can see the hang, as YAML to paste: it loads, and runs the held-request test on /metrics
     probe = yaml.safe_load(f.evidence["exec_probe"])["livenessProbe"]
     cmd = probe["exec"]["command"]
     assert cmd[:2] == ["python3", "-c"]
     ast.parse(cmd[2])
-    assert "/v1/embeddings" in cmd[2] and "timeout=5" in cmd[2] and "Qwen/Qwen3-Embedding-0.6B" in cmd[2]
-    assert probe["timeoutSeconds"] > 5 and probe["initialDelaySeconds"] == 60  # kept from the user's probe
+    assert "127.0.0.1:8000/metrics" in cmd[2] and "vllm:num_requests_running" in cmd[2]
+    assert probe["timeoutSeconds"] > HOLD_S and probe["initialDelaySeconds"] == 60  # kept from the user's probe
     # the alert beside it: today's rules file, as the operator's CRD
     rule = yaml.safe_load(f.evidence["prometheus_rule"])
     assert rule["kind"] == "PrometheusRule" and rule["apiVersion"] == "monitoring.coreos.com/v1"
     assert rule["spec"] == yaml.safe_load(rules_yaml())
 
 
-def test_probe_sends_the_key_from_the_container_env_never_the_manifest() -> None:
-    text = exec_probe_yaml({"model": "m", "api_key_required": True})
-    assert "VLLM_API_KEY" in text and "Bearer" in text
+class _Page:
+    def __init__(self, path: Path) -> None:
+        self.body = path.read_bytes()
+
+    def read(self) -> bytes:
+        return self.body
+
+
+@pytest.mark.parametrize("first,second,held", [
+    pytest.param("metrics-livelock-3s.txt", "metrics-livelock-9s.txt", True, id="livelocked-0.31.0"),
+    pytest.param("metrics-after-abort.txt", "metrics-after-abort.txt", False, id="after-the-abort"),
+    pytest.param("metrics-idle.txt", "metrics-after-requests.txt", False, id="idle-then-served"),
+])
+def test_probe_script_on_recorded_pages(monkeypatch: pytest.MonkeyPatch, first: str, second: str,
+                                        held: bool) -> None:
+    """The probe's own script on two /metrics pages of a real 0.31.0 (tests/fixtures/real/0.31.0-tiny-qwen3-livelock):
+    the network replaced by the recorded pages, the wait by nothing (a test double: the live run is
+    tests/catalogue/test_liveness_probe_live.py)."""
+    import time
+    import urllib.request
+
+    pages = iter([REAL / first, REAL / second])
+    seen: list[str] = []
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: seen.append(url) or _Page(next(pages)))
+    monkeypatch.setattr(time, "sleep", lambda s: seen.append(f"sleep {s}"))
+    with pytest.raises(SystemExit) as out:
+        exec(probe_script(8000), {})  # noqa: S102 - the probe's own text, as the container runs it
+    assert seen == ["http://127.0.0.1:8000/metrics", f"sleep {HOLD_S}", "http://127.0.0.1:8000/metrics"]
+    assert (out.value.code not in (0, None)) is held
+    if held:
+        assert "a request is held: running 1" in str(out.value.code)
 
 
 def test_record_sentences_are_its_own() -> None:
