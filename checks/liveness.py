@@ -36,8 +36,10 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     from triage.fleet.rules import prometheus_rule_yaml  # the rules `fleet rules` writes, as the operator's CRD
 
     evidence = {**ev(cfg, "liveness_probe", "vllm_version"), "probe_path": path,
-                "exec_probe": exec_probe_yaml(cfg), "prometheus_rule_command": RULE_COMMAND,
-                "prometheus_rule": prometheus_rule_yaml()}
+                "prometheus_rule_command": RULE_COMMAND,
+                # shown as code blocks by the faces (the finding card, the CLI's text): titles are what to do with it
+                "yaml_to_copy": {"livenessProbe: paste under the vLLM container": exec_probe_yaml(cfg),
+                                 "PrometheusRule: kubectl apply -f -": prometheus_rule_yaml()}}
     v = version_of(cfg)
     status = POOLING_LIVELOCK.version_status(v)
     bug = POOLING_LIVELOCK.refs[0]

@@ -56,14 +56,14 @@ def test_seed_manifest_probe_is_blind() -> None:
     assert POOLING_LIVELOCK.version_note("0.28.0") == f.evidence["livelock"]
     assert "deploy.yaml, document 2" in f.evidence["liveness_probe"]["detail"]  # where the probe sits
     # the probe that can see the hang, as YAML to paste: it loads, and runs the held-request test on /metrics
-    probe = yaml.safe_load(f.evidence["exec_probe"])["livenessProbe"]
+    probe = yaml.safe_load(f.evidence["yaml_to_copy"]["livenessProbe: paste under the vLLM container"])["livenessProbe"]
     cmd = probe["exec"]["command"]
     assert cmd[:2] == ["python3", "-c"]
     ast.parse(cmd[2])
     assert "127.0.0.1:8000/metrics" in cmd[2] and "vllm:num_requests_running" in cmd[2]
     assert probe["timeoutSeconds"] > HOLD_S and probe["initialDelaySeconds"] == 60  # kept from the user's probe
     # the alert beside it: today's rules file, as the operator's CRD
-    rule = yaml.safe_load(f.evidence["prometheus_rule"])
+    rule = yaml.safe_load(f.evidence["yaml_to_copy"]["PrometheusRule: kubectl apply -f -"])
     assert rule["kind"] == "PrometheusRule" and rule["apiVersion"] == "monitoring.coreos.com/v1"
     assert rule["spec"] == yaml.safe_load(rules_yaml())
 

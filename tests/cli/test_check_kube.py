@@ -47,3 +47,12 @@ def test_pod_yaml_alone_is_also_the_command_line(capsys: pytest.CaptureFixture[s
 def test_unreadable_kube_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["check", "--db", str(tmp_path / "t.db"), "--kube-file", str(tmp_path / "missing.txt")]) == 2
     assert "cannot read input" in capsys.readouterr().err
+
+
+def test_text_output_prints_the_probe_to_paste(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    seed = str(FIX / "deploy" / "seed-deployment.yaml")
+    code = main(["check", "--db", str(tmp_path / "t.db"), "--cmdline-file", seed, "--truncate", "2048"])
+    out = capsys.readouterr().out
+    assert code == 1 and "[WARN] kube-liveness-blind" in out
+    assert "         livenessProbe:" in out and "vllm:num_requests_running" in out  # the YAML, indented under it
+    assert "PrometheusRule: kubectl apply -f -:" in out and "--format json" in out  # the long one named

@@ -109,3 +109,21 @@ def test_target_form_survives_a_page_switch(use_services):
     no_exception(at)
     assert at.text_input(key="target.url").value == "http://10.0.0.7:8000"
     assert at.text_input(key="target.tpt").value == "4096"
+
+
+def _yaml_card_app() -> None:
+    from triage.findings import Finding, Status
+    from ui.components import finding_card
+
+    finding_card.show(Finding("kube-liveness-blind", Status.WARN, "probe blind", {
+        "probe_path": "/health", "yaml_to_copy": {"livenessProbe: paste under the vLLM container": "livenessProbe:\n"
+                                                  "  exec: {}\n"}}), expanded=True)
+
+
+def test_finding_card_shows_yaml_to_copy_as_code():
+    """A finding's YAML to paste (issue 31: the liveness probe) is a code block with its title, not an evidence row."""
+    at = AppTest.from_function(_yaml_card_app).run()
+    no_exception(at)
+    assert [c.value.strip() for c in at.code] == ["livenessProbe:\n  exec: {}"] and at.code[0].language == "yaml"
+    assert any("paste under the vLLM container" in c.value for c in at.caption)
+    assert [r["what"] for r in evidence_rows({"probe_path": "/health", "yaml_to_copy": {"t": "x"}})] == ["probe_path"]

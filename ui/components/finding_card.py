@@ -10,6 +10,8 @@ from triage.fixblocks import link_refs
 from ui.components import md
 from ui.components.verdict import label, status_str
 
+COPY_KEY = "yaml_to_copy"  # evidence {title: YAML text} a finding gives to paste (checks/liveness.py)
+
 
 def evidence_rows(evidence: dict[str, Any], prefix: str = "", depth: int = 0) -> list[dict[str, str]]:
     """Flatten evidence into (what, value, source) rows; provenance dicts keep their source.
@@ -19,7 +21,7 @@ def evidence_rows(evidence: dict[str, Any], prefix: str = "", depth: int = 0) ->
     """
     rows: list[dict[str, str]] = []
     for k, v in evidence.items():
-        if k in ("question", "questions"):  # asked below the evidence, not a row of it
+        if k in ("question", "questions", COPY_KEY):  # asked / shown as code below the evidence, not rows of it
             continue
         what = f"{prefix}{k}"
         if isinstance(v, dict) and "value" in v and ("source" in v or "detail" in v):
@@ -93,6 +95,9 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
             st.caption("No evidence was available for this check.")
         if f.fix and f.fix != fix_shown:
             st.markdown(f"**Fix:** {link_refs(f.fix)}")
+        for title, code in (f.evidence.get(COPY_KEY) or {}).items():
+            st.caption(md.text(title))
+            st.code(code, language="yaml")
         if f.refs:
             st.caption(md.refs(f.refs))
         qs = f.evidence.get("questions")
