@@ -290,6 +290,12 @@ DTYPE = FailureMode(
 
 def _throughput_fix(cfg: ConfigLike) -> str:
     cause = cfg.get("cause")
+    if cause == "client":
+        return (
+            "Nothing to change on the server yet: the measuring client ran out of CPU before the server did, so this "
+            "mode is neither shown nor ruled out. Measure again with the client on a host (or cores) of its own, "
+            "or beside `vllm bench serve --backend openai-embeddings` run from there."
+        )
     if cause == "budget":
         return (
             "Raise --max-num-seqs / --max-num-batched-tokens to cover the batch sizes clients send (the engine is "
@@ -318,6 +324,9 @@ THROUGHPUT_BOTTLENECK = FailureMode(
         "nvml": "GPU utilization low during the sweep",
         "cmdline": "no --api-server-count; small --max-num-seqs / --max-num-batched-tokens",
         "metrics": "num_requests_waiting > 0 during the sweep (budget-bound)",
+        "probe-client": "not this mode: the probe's own client (its event-loop thread) near one core during the "
+        "sweep, whatever the server's processes did: the flat rate is the client's ceiling (client CPU per "
+        "request in each row)",
     },
     fix_for=_throughput_fix,
     symptoms=(SLOW_PROGRESSING,),

@@ -7,7 +7,7 @@ cache and hide the pooling livelock's hang. LONG is sized with the server's own 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from random import Random
 
@@ -25,6 +25,15 @@ def new_salt() -> str:
 def salted_words(salt: str, n: int) -> str:
     rng = Random(salt)
     return " ".join(rng.choice(_WORDS) for _ in range(n))
+
+
+def unique_texts(n_words: int) -> Iterator[str]:
+    """Endless distinct texts of a salt and ``n_words`` salted words, as ``f"{salt} {salted_words(salt, n)}"`` reads
+    (a load test's inputs): one generator seeded once draws them, a few µs a text instead of a seed per text."""
+    rng = Random(secrets.token_hex(8))
+    words = _WORDS
+    while True:
+        yield f"{rng.getrandbits(32):08x} " + " ".join(rng.choices(words, k=n_words))
 
 
 def short_text(salt: str | None = None) -> str:

@@ -8,25 +8,35 @@ prefix cache does not flatter the figures) and about ``INPUT_TOKENS`` tokens lon
 the server's own token count, so a row for C compares with `vllm bench serve --backend openai-embeddings
 --random-input-len 32 --max-concurrency C`.
 
+The client measures, so it must cost the server as little as possible (on a small box they share the CPU): each
+worker sends on a keep-alive connection of its own (``triage.load_client``: no httpx, no JSON decoding of the
+vectors, the client's deadline and body cap kept), bodies are spliced from a prepared prefix and a text drawn from
+one generator, and a request keeps only (status, latency, prompt tokens); one answer's bytes are decoded after the
+step for the record. What the client still spent is in each row, so a client that capped the rate says so.
+
 Rows (the `throughput` finding's evidence ``rows``): concurrency, requests, ok, elapsed_s,
-requests_per_s, inputs_per_s, tokens_per_s, p50_s, p95_s, p99_s, plus api_server_cpu_percent /
+requests_per_s, inputs_per_s, tokens_per_s, p50_s, p95_s, p99_s, client_cpu_percent,
+client_cpu_ms_per_request and client_busy_percent (the probe's event-loop thread), plus api_server_cpu_percent /
 engine_cpu_percent (psutil, when the server runs on this host), gpu_utilization_percent (NVML, when a
 GPU is visible here) and max_engine_waiting (/metrics num_requests_waiting sampled each second).
-The verdict on them is catalogue mode `throughput-bottleneck`.
+The verdict on them is catalogue mode `throughput-bottleneck` (its evidence also says when the client, not the
+server, was the limit).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, Optional
 from urllib.parse import urlparse
 
 from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
-from triage.client import Exchange, trim_for_storage
+from triage.client import EMBEDDINGS_PATH, trim_for_storage
 from triage.findings import Finding, Status
+from triage.load_client import LoadConnection, LoadReply
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 
@@ -55,12 +65,14 @@ def percentile(values: list[float], q: float) -> float | None:
     return s[k]
 
 
-def summarize(concurrency: int, exchanges: list[Exchange], elapsed_s: float) -> dict[str, Any]:
-    """Pure: one step's row from its exchanges and wall time."""
-    ok = [x for x in exchanges if x.ok]
-    lat = [x.elapsed_s or 0.0 for x in ok]
-    tokens = sum(((x.body or {}).get("usage") or {}).get("prompt_tokens", 0) for x in ok)
-    inputs = sum(len((x.body or {}).get("data") or []) for x in ok)
+def summarize(concurrency: int, replies: list[LoadReply], elapsed_s: float, client_cpu_s: float | None = None,
+              client_wait_s: float | None = None, inputs_per_request: int = 1) -> dict[str, Any]:
+    """Pure: one step's row from its replies, wall time and the client's own CPU seconds over the step (and its
+    seconds runnable but waiting for a core, where known)."""
+    ok = [x for x in replies if x.ok]
+    lat = [x.elapsed_s for x in ok]
+    tokens = sum(x.prompt_tokens for x in ok)
+    inputs = inputs_per_request * len(ok)
 
     def rate(n: float) -> float | None:
         return round(n / elapsed_s, 2) if elapsed_s > 0 else None
@@ -69,9 +81,9 @@ def summarize(concurrency: int, exchanges: list[Exchange], elapsed_s: float) -> 
         v = percentile(lat, q)
         return round(v, 4) if v is not None else None
 
-    return {
+    row: dict[str, Any] = {
         "concurrency": concurrency,
-        "requests": len(exchanges),
+        "requests": len(replies),
         "ok": len(ok),
         "elapsed_s": round(elapsed_s, 3),
         "requests_per_s": rate(len(ok)),
@@ -82,17 +94,60 @@ def summarize(concurrency: int, exchanges: list[Exchange], elapsed_s: float) -> 
         "p95_s": p(95),
         "p99_s": p(99),
     }
+    if client_cpu_s is not None and elapsed_s > 0:
+        row["client_cpu_percent"] = round(100 * client_cpu_s / elapsed_s, 1)
+        if replies:
+            row["client_cpu_ms_per_request"] = round(1000 * client_cpu_s / len(replies), 3)
+        if client_wait_s is not None:
+            row["client_busy_percent"] = round(100 * (client_cpu_s + client_wait_s) / elapsed_s, 1)
+    return row
+
+
+def thread_clock() -> tuple[float, float | None]:
+    """(CPU seconds, seconds runnable but waiting for a core) of the calling thread so far; the wait is None where
+    the kernel does not say (Linux: /proc/thread-self/schedstat)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            cpu_ns, wait_ns = f.read().split()[:2]
+        return int(cpu_ns) / 1e9, int(wait_ns) / 1e9
+    except (OSError, ValueError):
+        return time.thread_time(), None
+
+
+def client_limited(row: dict[str, Any]) -> bool:
+    """The probe's own client (its event-loop thread) near a full core over the step: the rate is the client's.
+    Its demand is read where the row has it (CPU plus time runnable but waiting for a core: on a box busy with other
+    work the client's thread waits, and what it waits for delays each next request as its own CPU would)."""
+    c = row.get("client_busy_percent", row.get("client_cpu_percent"))
+    return c is not None and c >= BUSY_CPU_PERCENT
 
 
 def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
-    """Mode 8 from the sweep: (status, why, cause) with cause 'api-server' | 'budget' | None.
+    """Mode 8 from the sweep: (status, why, cause) with cause 'client' | 'api-server' | 'budget' | None.
 
-    Saturated = the last step's requests/s grew less than PLATEAU_GAIN over the step before. Then the
-    API server process near a full core while the engine's processes are not (or the GPU is idle) is the
-    front-end bottleneck; requests waiting in the engine's own queue with the front-end not saturated is
-    the batch budget; the engine busy without a queue is the hardware's capacity (pass, with the figure).
+    First the measurement itself: the probe's client near a full core at the last step means the figures are the
+    client's ceiling, not the server's: UNKNOWN, cause 'client', and the server is never blamed (whatever its
+    processes did, one saturated client thread caps what it can send). Else saturated = the last step's requests/s
+    grew less than PLATEAU_GAIN over the step before. Then the API server process near a full core while the
+    engine's processes are not (or the GPU is idle) is the front-end bottleneck; requests waiting in the engine's
+    own queue with the front-end not saturated is the batch budget; the engine busy without a queue is the hardware's
+    capacity (pass, with the figure).
     """
     good = [r for r in rows if r.get("requests_per_s")]
+    if good and client_limited(good[-1]):
+        last = good[-1]
+        server = ", ".join(
+            f"{k} {v:.0f} %" for k, v in (("API server CPU", last.get("api_server_cpu_percent")),
+                                          ("engine CPU", last.get("engine_cpu_percent"))) if v is not None
+        )
+        return Status.UNKNOWN, (
+            f"the probe's own client was the limit at concurrency {last['concurrency']}: its thread used "
+            f"{last['client_cpu_percent']:.0f} % of one core ({last.get('client_cpu_ms_per_request')} ms per request)"
+            + (f" and was busy or waiting for a core {last['client_busy_percent']:.0f} % of the step"
+               if last.get("client_busy_percent") is not None else "")
+            + (f" while the server's processes were at {server}" if server else "")
+            + f"; {last['requests_per_s']} requests/s is what this client could send, not what the server can do"
+        ), "client"
     if len(good) < 2:
         return Status.PASS, "too few steps to judge saturation", None
     prev, last = good[-2], good[-1]
@@ -128,7 +183,8 @@ def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
 
 
 def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | None = None) -> Finding:
-    """The `throughput` finding; a saturated front-end makes it warn with the catalogue's fix."""
+    """The `throughput` finding; a saturated front-end or batch budget makes it warn with the catalogue's fix, a
+    saturated client makes it unknown with the record's word on the measurement (never a server fix or refs)."""
     bad = [r for r in rows if r["ok"] < r["requests"]]
     best = max(rows, key=lambda r: r["requests_per_s"] or 0) if rows else None
     title = (
@@ -138,9 +194,12 @@ def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | Non
         else "no throughput measured"
     )
     status, why, cause = judge(rows)
+    if cause == "client":
+        title += ": the probe's client was the limit"
     if bad:
         title += f"; {sum(r['requests'] - r['ok'] for r in bad)} requests failed"
-        status = Status.WARN
+        if status != Status.UNKNOWN:
+            status = Status.WARN
     evidence = {
         "rows": rows,
         "verdict": why,
@@ -149,13 +208,16 @@ def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | Non
                    "requests_per_worker": REQUESTS_PER_WORKER, "input_tokens": INPUT_TOKENS},
         **(context or {}),
     }
+    if cause:
+        evidence["facts"] = {"throughput.cause": cause}
+    server_cause = cause is not None and cause != "client"
     return Finding(
         "throughput",
         status,
         title,
         evidence,
         THROUGHPUT_BOTTLENECK.fix({"cause": cause}) if cause else "",
-        list(THROUGHPUT_BOTTLENECK.refs) if cause else [],
+        list(THROUGHPUT_BOTTLENECK.refs) if server_cause else [],
         why if cause else "",
     )
 
@@ -239,24 +301,39 @@ async def _calibrate(ctx: ProbeContext, words: int) -> int:
 
 
 async def _step(
-    ctx: ProbeContext, concurrency: int, words: int, procs: _Procs
-) -> tuple[dict[str, Any], list[Exchange]]:
-    from triage.probes.inputs import new_salt, salted_words
+    ctx: ProbeContext, concurrency: int, words: int, procs: _Procs, client_work: Callable[[], object] | None = None
+) -> tuple[dict[str, Any], list[LoadReply], dict[str, Any], LoadReply]:
+    """One step: ``concurrency`` workers, each on a keep-alive connection of its own, send prepared bodies until the
+    step's bounds; per request only (status, latency, prompt tokens) is kept, one answer's bytes for the record.
+    ``client_work`` runs in the loop after each answer (tests slow the client with it)."""
+    from triage.probes.inputs import unique_texts
 
-    exchanges: list[Exchange] = []
+    texts = unique_texts(words)
+    head = (json.dumps({"model": ctx.model})[:-1] + ', "input": ').encode()
+    deadline = ctx.cfg.deadline_s
+    replies: list[LoadReply] = []
     want = min_requests(concurrency)
-    t0 = time.monotonic()
     stop = False
+    kept: list[LoadReply] = []
+    first_request: dict[str, Any] = {}
     gpu: list[int] = []
+    conns = [LoadConnection(ctx.pc) for _ in range(concurrency)]
 
-    async def worker() -> None:
+    async def worker(conn: LoadConnection) -> None:
         nonlocal stop
         while not stop:
-            s = new_salt()
-            ex = await ctx.pc.embed(ctx.body(f"{s} {salted_words(s, words)}"), timeout_s=ctx.cfg.deadline_s)
-            exchanges.append(ex)
+            text = next(texts)
+            keep = not first_request
+            if keep:
+                first_request.update(ctx.body(text))
+            r = await conn.post(EMBEDDINGS_PATH, head + json.dumps(text).encode() + b"}", deadline, keep_body=keep)
+            replies.append(r)
+            if keep:
+                kept.append(r)
+            if client_work is not None:
+                client_work()
             elapsed = time.monotonic() - t0
-            if not ex.ok or elapsed >= STEP_BUDGET_S or (len(exchanges) >= want and elapsed >= MIN_STEP_S):
+            if not r.ok or elapsed >= STEP_BUDGET_S or (len(replies) >= want and elapsed >= MIN_STEP_S):
                 stop = True
 
     async def sample_gpu() -> None:
@@ -284,28 +361,52 @@ async def _step(
             await asyncio.sleep(1.0)
 
     procs.start()
-    await asyncio.gather(*(worker() for _ in range(concurrency)), sample_gpu(), sample_queue())
+    t0 = time.monotonic()
+    cpu0, wait0 = thread_clock()  # the loop's thread: the client's own CPU (the samplers' parsing included)
+    try:
+        await asyncio.gather(*(worker(c) for c in conns), sample_gpu(), sample_queue())
+    finally:
+        for c in conns:
+            c.close()
     elapsed = time.monotonic() - t0
-    row = summarize(concurrency, exchanges, elapsed)
+    cpu1, wait1 = thread_clock()
+    row = summarize(concurrency, replies, elapsed, cpu1 - cpu0,
+                    wait1 - wait0 if wait0 is not None and wait1 is not None else None)
     row.update(procs.read())
     if gpu:
         row["gpu_utilization_percent"] = round(sum(gpu) / len(gpu), 1)
     if waiting:
         row["max_engine_waiting"] = max(waiting)
-    return row, exchanges
+    return row, replies, first_request, kept[0]
+
+
+def _stored(reply: LoadReply) -> dict[str, Any]:
+    """The record of one answer: its status and body (JSON when it parses, vectors trimmed), decoded after the
+    measurement."""
+    out: dict[str, Any] = {"status": reply.status}
+    if reply.error:
+        out["error"] = reply.error
+    if reply.body:
+        text = reply.body.decode("utf-8", "replace")
+        try:
+            out["body"] = trim_for_storage(json.loads(text))
+        except (ValueError, RecursionError):
+            out["body"] = trim_for_storage(text)
+    return out
 
 
 async def run(
-    ctx: ProbeContext, only: Iterable[str] | None = None, concurrency: tuple[int, ...] = CONCURRENCY
+    ctx: ProbeContext, only: Iterable[str] | None = None, concurrency: tuple[int, ...] = CONCURRENCY,
+    client_work: Callable[[], object] | None = None,
 ) -> AsyncIterator[ProbeOutcome | Finding]:
     procs = _Procs(ctx.pc.url)
     words = await _calibrate(ctx, 24)
     rows = []
     for c in concurrency:
-        row, exchanges = await _step(ctx, c, words, procs)
+        row, replies, request, sample = await _step(ctx, c, words, procs, client_work)
         rows.append(row)
-        bad = next((x for x in exchanges if not x.ok), None)
-        first = bad or exchanges[0]
+        bad = next((x for x in replies if not x.ok), None)
+        shown = bad or sample
         yield ProbeOutcome(
             probe=f"throughput-c{c}",
             set=SET,
@@ -313,9 +414,9 @@ async def run(
             description=f"{row['requests']} single-input requests, {c} in flight",
             duration_s=row["elapsed_s"],
             time_to_verdict_s=row["p50_s"],
-            http_status=first.status,
-            request={"method": "POST", "path": "/v1/embeddings", "body": trim_for_storage(exchanges[0].request)},
-            response={"status": first.status, "body": trim_for_storage(first.body)},
+            http_status=shown.status,
+            request={"method": "POST", "path": EMBEDDINGS_PATH, "body": trim_for_storage(request)},
+            response=_stored(shown),
             extra={"figures": row},
         )
         if bad is not None:
@@ -329,6 +430,8 @@ async def run(
             "process_cpu": "psutil: API server and busiest child, % of one core over each step"
             if procs.api is not None
             else f"not measured: {procs.why}",
+            "client_cpu": "the probe's event-loop thread: CPU % of one core over each step and ms per request; busy "
+            "% adds its time waiting for a core (Linux schedstat)",
             "gpu": gpu_ctx,
             "words_per_input": words,
         },
