@@ -12,6 +12,7 @@ import pytest
 
 from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
 from triage.findings import Status
+from triage.load_client import LoadReply, prompt_tokens_of
 from triage.probes.throughput import CONCURRENCY, judge, min_requests, percentile, summarize, throughput_finding
 
 from .recorded import DIRS, exchange
@@ -31,14 +32,36 @@ def test_defaults_are_the_issue_sweep() -> None:
     assert min_requests(1) >= 40 and min_requests(64) >= 64 * 4
 
 
+def _answer_bytes(body: dict, compact: bool) -> bytes:
+    """A recorded answer as the server's bytes: FastAPI writes compact JSON; a proxy may re-indent it."""
+    return json.dumps(body, separators=(",", ":") if compact else None).encode()
+
+
+@pytest.mark.parametrize("compact", [True, False], ids=["server-bytes", "spaced"])
+@pytest.mark.parametrize("server", DIRS)
+def test_prompt_tokens_read_from_the_answer_bytes(server: str, compact: bool) -> None:
+    body = exchange(server, "embed-single").body
+    assert prompt_tokens_of(_answer_bytes(body, compact)) == body["usage"]["prompt_tokens"] > 0
+    lst = exchange(server, "embed-list").body
+    assert prompt_tokens_of(_answer_bytes(lst, compact)) == lst["usage"]["prompt_tokens"]
+    assert prompt_tokens_of(b'{"object":"error","message":"x"}') == 0
+
+
 def test_summarize_recorded_single_inputs() -> None:
-    ex = exchange(DIRS[1], "embed-single")
-    ex.elapsed_s = 0.05
-    row = summarize(4, [ex] * 4, 0.1)
+    body = exchange(DIRS[1], "embed-single").body
+    r = LoadReply(200, 0.05, prompt_tokens_of(_answer_bytes(body, True)))
+    row = summarize(4, [r] * 4, 0.1, client_cpu_s=0.02, client_wait_s=0.01)
     assert ROW_KEYS <= set(row)
     assert row["requests_per_s"] == 40.0 and row["inputs_per_s"] == 40.0 and row["ok"] == 4
-    assert row["tokens_per_s"] == ex.body["usage"]["prompt_tokens"] * 4 / 0.1
+    assert row["tokens_per_s"] == body["usage"]["prompt_tokens"] * 4 / 0.1
     assert row["p50_s"] == row["p95_s"] == row["p99_s"] == 0.05
+    assert row["client_cpu_percent"] == 20.0 and row["client_cpu_ms_per_request"] == 5.0
+    assert row["client_busy_percent"] == 30.0
+
+
+def test_summarize_counts_failures_apart() -> None:
+    rows = summarize(2, [LoadReply(200, 0.1, 8), LoadReply(None, 30.0, error_kind="timeout")], 1.0)
+    assert (rows["requests"], rows["ok"], rows["tokens_per_s"], rows["p99_s"]) == (2, 1, 8.0, 0.1)
 
 
 def _row(c: int, rps: float, **ctx: float) -> dict:
@@ -70,6 +93,35 @@ def test_judge_mode_8(rows: list, status: Status, cause: str | None) -> None:
         assert f.fix == THROUGHPUT_BOTTLENECK.fix({"cause": cause})
         assert ("--api-server-count" if cause == "api-server" else "--max-num-seqs") in f.fix
         assert f.refs == list(THROUGHPUT_BOTTLENECK.refs)
+        assert f.evidence["facts"] == {"throughput.cause": cause}
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        pytest.param(_row(64, 410, client_cpu_percent=60, client_busy_percent=99, api_server_cpu_percent=30,
+                          engine_cpu_percent=20), id="client-busy-server-idle"),
+        # what used to read as a saturated front-end: the client's own ceiling comes first, the server is not blamed
+        pytest.param(_row(64, 410, client_cpu_percent=97, api_server_cpu_percent=99, engine_cpu_percent=40),
+                     id="client-and-api-server-busy"),
+        pytest.param(_row(64, 900, client_cpu_percent=95, max_engine_waiting=12), id="client-busy-still-scaling"),
+    ],
+)
+def test_a_saturated_client_is_named_never_the_server(last: dict) -> None:
+    rows = [_row(16, 400), last]
+    status, why, cause = judge(rows)
+    assert (status, cause) == (Status.UNKNOWN, "client"), why
+    assert "client was the limit" in why and "concurrency 64" in why
+    f = throughput_finding(rows)
+    assert f.status == Status.UNKNOWN and "client was the limit" in f.title
+    assert f.fix == THROUGHPUT_BOTTLENECK.fix({"cause": "client"}) != THROUGHPUT_BOTTLENECK.fix({"cause": "api-server"})
+    assert "--api-server-count" not in f.fix and "--max-num-seqs" not in f.fix and f.refs == []
+
+
+def test_a_client_below_a_core_changes_nothing() -> None:
+    rows = [_row(16, 400), _row(64, 410, client_cpu_percent=12, client_busy_percent=30, api_server_cpu_percent=99,
+                                engine_cpu_percent=40)]
+    assert judge(rows)[2] == "api-server"
 
 
 def test_recorded_sweep_has_the_contract_rows() -> None:

@@ -324,7 +324,7 @@ THROUGHPUT_BOTTLENECK = FailureMode(
         "nvml": "GPU utilization low during the sweep",
         "cmdline": "no --api-server-count; small --max-num-seqs / --max-num-batched-tokens",
         "metrics": "num_requests_waiting > 0 during the sweep (budget-bound)",
-        "probe-client": "not this mode: the probe's own client (its event-loop thread) near one core during the "
+        "probe-client": "not this mode: the probe's own client (its process) near one core during the "
         "sweep, whatever the server's processes did: the flat rate is the client's ceiling (client CPU per "
         "request in each row)",
     },

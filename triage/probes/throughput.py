@@ -16,7 +16,7 @@ step for the record. What the client still spent is in each row, so a client tha
 
 Rows (the `throughput` finding's evidence ``rows``): concurrency, requests, ok, elapsed_s,
 requests_per_s, inputs_per_s, tokens_per_s, p50_s, p95_s, p99_s, client_cpu_percent,
-client_cpu_ms_per_request and client_busy_percent (the probe's event-loop thread), plus api_server_cpu_percent /
+client_cpu_ms_per_request and client_busy_percent (the probe's own process), plus api_server_cpu_percent /
 engine_cpu_percent (psutil, when the server runs on this host), gpu_utilization_percent (NVML, when a
 GPU is visible here) and max_engine_waiting (/metrics num_requests_waiting sampled each second).
 The verdict on them is catalogue mode `throughput-bottleneck` (its evidence also says when the client, not the
@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, Optional
@@ -103,19 +104,29 @@ def summarize(concurrency: int, replies: list[LoadReply], elapsed_s: float, clie
     return row
 
 
-def thread_clock() -> tuple[float, float | None]:
-    """(CPU seconds, seconds runnable but waiting for a core) of the calling thread so far; the wait is None where
-    the kernel does not say (Linux: /proc/thread-self/schedstat)."""
+def client_clock() -> tuple[float, float | None]:
+    """(CPU seconds, seconds runnable but waiting for a core) of this process's threads so far: the client is the
+    whole process (its threads share one interpreter lock: an NVML sampler or a dashboard's other work slows the
+    probe's loop as its own work does). The wait is None where the kernel does not say (Linux:
+    /proc/self/task/*/schedstat); then the CPU is the process's."""
+    cpu = wait = 0
     try:
-        with open("/proc/thread-self/schedstat", "rb") as f:
-            cpu_ns, wait_ns = f.read().split()[:2]
-        return int(cpu_ns) / 1e9, int(wait_ns) / 1e9
+        for task in os.scandir("/proc/self/task"):
+            try:
+                with open(f"{task.path}/schedstat", "rb") as f:
+                    c, w = f.read().split()[:2]
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
+            cpu += int(c)
+            wait += int(w)
     except (OSError, ValueError):
-        return time.thread_time(), None
+        return time.process_time(), None
+    return cpu / 1e9, wait / 1e9
 
 
 def client_limited(row: dict[str, Any]) -> bool:
-    """The probe's own client (its event-loop thread) near a full core over the step: the rate is the client's.
+    """The probe's own client (its process: one interpreter lock) near a full core over the step: the rate is the
+    client's.
     Its demand is read where the row has it (CPU plus time runnable but waiting for a core: on a box busy with other
     work the client's thread waits, and what it waits for delays each next request as its own CPU would)."""
     c = row.get("client_busy_percent", row.get("client_cpu_percent"))
@@ -141,7 +152,7 @@ def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
                                           ("engine CPU", last.get("engine_cpu_percent"))) if v is not None
         )
         return Status.UNKNOWN, (
-            f"the probe's own client was the limit at concurrency {last['concurrency']}: its thread used "
+            f"the probe's own client was the limit at concurrency {last['concurrency']}: it used "
             f"{last['client_cpu_percent']:.0f} % of one core ({last.get('client_cpu_ms_per_request')} ms per request)"
             + (f" and was busy or waiting for a core {last['client_busy_percent']:.0f} % of the step"
                if last.get("client_busy_percent") is not None else "")
@@ -362,14 +373,14 @@ async def _step(
 
     procs.start()
     t0 = time.monotonic()
-    cpu0, wait0 = thread_clock()  # the loop's thread: the client's own CPU (the samplers' parsing included)
+    cpu0, wait0 = client_clock()  # the client's own CPU (the samplers' parsing included)
     try:
         await asyncio.gather(*(worker(c) for c in conns), sample_gpu(), sample_queue())
     finally:
         for c in conns:
             c.close()
     elapsed = time.monotonic() - t0
-    cpu1, wait1 = thread_clock()
+    cpu1, wait1 = client_clock()
     row = summarize(concurrency, replies, elapsed, cpu1 - cpu0,
                     wait1 - wait0 if wait0 is not None and wait1 is not None else None)
     row.update(procs.read())
@@ -430,8 +441,8 @@ async def run(
             "process_cpu": "psutil: API server and busiest child, % of one core over each step"
             if procs.api is not None
             else f"not measured: {procs.why}",
-            "client_cpu": "the probe's event-loop thread: CPU % of one core over each step and ms per request; busy "
-            "% adds its time waiting for a core (Linux schedstat)",
+            "client_cpu": "the probe's process (its threads share one interpreter lock): CPU % of one core over each "
+            "step and ms per request; busy % adds its threads' time waiting for a core (Linux schedstat)",
             "gpu": gpu_ctx,
             "words_per_input": words,
         },

@@ -1,0 +1,158 @@
+"""The throughput probe beside `vllm bench serve` on the same real lab server, interleaved, with the spread.
+
+For each concurrency C (default 1, 16, 64) it runs, --pairs times, `vllm bench serve --backend openai-embeddings
+--endpoint /v1/embeddings --dataset-name random --random-input-len 32 --max-concurrency C` (from the lab venv, the
+local model as --model and --tokenizer, no hub) and then the probe's step at C (`triage.probes.throughput.run` with
+concurrency (C,)), so the two alternate (bench, probe, bench, probe) and a box that gets busier mid-run shows as
+spread, not as a wrong ratio. Per pair it prints both rates and their ratio (probe / bench); per C the median of
+the ratios, their spread (min-max) and the bench figures' own spread (how much the box moved between pairs); last
+the probe's client CPU per request and the load average before and after.
+
+    PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 1 16 64] [--pairs 2]
+        [--url URL --model-path PATH]   # an already running server instead of a lab one
+
+Exit 0 when the median ratio at each C >= 16 lies within ±20 % (--tolerance), else 1. A lab server it started is
+stopped by PID at the end. Run it alone on the box (`flock /tmp/heavy.lock ...`): it starts a real server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from triage.client import ProbeClient  # noqa: E402
+from triage.findings import Finding  # noqa: E402
+from triage.lab import down, up  # noqa: E402
+from triage.lab.paths import venv_dir  # noqa: E402
+from triage.probes import throughput  # noqa: E402
+from triage.probes.context import ProbeContext  # noqa: E402
+from triage.probes.runner import MonitorConfig  # noqa: E402
+
+
+def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts: int, out: Path,
+          seed: int) -> dict[str, Any]:
+    """One `vllm bench serve` run; its result file's scalars plus rc and wall time (imports included)."""
+    name = f"bench-c{c}-{seed}.json"
+    cmd = [str(vllm_bin), "bench", "serve", "--backend", "openai-embeddings", "--base-url", url,
+           "--endpoint", "/v1/embeddings", "--model", model_path, "--served-model-name", model,
+           "--tokenizer", model_path, "--dataset-name", "random", "--random-input-len", "32",
+           "--num-prompts", str(prompts), "--max-concurrency", str(c), "--save-result", "--result-dir", str(out),
+           "--result-filename", name, "--disable-tqdm", "--seed", str(seed)]
+    env = dict(os.environ, VLLM_TARGET_DEVICE="cpu", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
+    env.pop("VIRTUAL_ENV", None)
+    t0 = time.time()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    res = out / name
+    if r.returncode != 0 or not res.exists():
+        sys.exit(f"vllm bench serve failed (exit {r.returncode}): {' '.join(cmd)}\n{r.stdout[-3000:]}\n"
+                 f"{r.stderr[-3000:]}")
+    scalars = {k: v for k, v in json.loads(res.read_text()).items() if not isinstance(v, list)}
+    return {"rc": r.returncode, "wall_s": round(time.time() - t0, 1), **scalars}
+
+
+async def probe(url: str, model: str, c: int) -> dict[str, Any]:
+    """The probe's step at C, as the sweep runs it: its row."""
+    async with ProbeClient(url) as pc:
+        models = (await pc.models()).body
+        mml = next((d.get("max_model_len") for d in models.get("data", []) if d.get("id") == model), None) or 256
+        ctx = ProbeContext(pc, model, mml, await pc.version(), MonitorConfig())
+        row: dict[str, Any] = {}
+        async for x in throughput.run(ctx, concurrency=(c,)):
+            if isinstance(x, Finding):
+                row = x.evidence["rows"][0]
+        return row
+
+
+def spread(values: list[float]) -> str:
+    lo, hi = min(values), max(values)
+    mid = statistics.median(values)
+    return f"{lo:.2f}-{hi:.2f} (±{100 * (hi - lo) / 2 / mid:.0f} % of the median)" if mid else "-"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vllm", default="0.31.0")
+    ap.add_argument("--model", default="tiny-qwen3")
+    ap.add_argument("--profile", default="defaults")
+    ap.add_argument("--c", type=int, nargs="+", default=[1, 16, 64])
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--prompts", type=int, default=20, help="bench prompts per unit of C (at least 100)")
+    ap.add_argument("--tolerance", type=float, default=0.2)
+    ap.add_argument("--url", help="a running server (else a lab server is started and stopped)")
+    ap.add_argument("--model-path", help="with --url: the served model's local path (bench's --tokenizer)")
+    ap.add_argument("--json", metavar="PATH", help="also write every figure to PATH")
+    a = ap.parse_args()
+    vllm_bin = venv_dir(a.vllm) / "bin" / "vllm"
+    load0 = os.getloadavg()
+    srv = None
+    if a.url:
+        if not a.model_path:
+            sys.exit("--url needs --model-path (the local model: bench's --tokenizer, no hub)")
+        url, model_path = a.url, a.model_path
+        model = asyncio.run(_first_model(url))
+    else:
+        srv = up(a.vllm, a.model, a.profile, timeout_s=600, name=f"bench-throughput-{a.vllm}")
+        url, model, model_path = srv.url, srv.served_model, srv.model_path
+        print(f"lab server vllm {a.vllm} {a.model} profile {a.profile}: {url} (pid {srv.pid}, ready in "
+              f"{srv.ready_s} s)", flush=True)
+    print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; {os.cpu_count()} CPUs", flush=True)
+    figures: dict[int, list[dict[str, Any]]] = {}
+    ok = True
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            for c in a.c:
+                prompts = max(100, a.prompts * c)
+                pairs = figures[c] = []
+                for i in range(a.pairs):
+                    b = bench(vllm_bin, url, model, model_path, c, prompts, Path(d), seed=i)
+                    row = asyncio.run(probe(url, model, c))
+                    ratio = row["requests_per_s"] / b["request_throughput"]
+                    pairs.append({"bench": b, "probe": row, "ratio": ratio})
+                    print(f"C={c:<3} pair {i + 1}: bench {b['request_throughput']:.1f} req/s ({b['completed']}/"
+                          f"{b['num_prompts']} in {b['duration']:.1f} s), probe {row['requests_per_s']:.1f} req/s "
+                          f"({row['ok']}/{row['requests']} in {row['elapsed_s']:.1f} s; client "
+                          f"{row.get('client_cpu_ms_per_request')} ms CPU/request, {row.get('client_cpu_percent')} % "
+                          f"CPU, {row.get('client_busy_percent')} % busy; API server "
+                          f"{row.get('api_server_cpu_percent')} %, engine {row.get('engine_cpu_percent')} %): "
+                          f"ratio {ratio:.2f}", flush=True)
+    finally:
+        if srv is not None:
+            down(srv.pid)
+    load1 = os.getloadavg()
+    print()
+    print("C    median ratio  ratios' spread                  bench req/s spread")
+    for c, pairs in figures.items():
+        ratios = [p["ratio"] for p in pairs]
+        med = statistics.median(ratios)
+        within = abs(med - 1) <= a.tolerance
+        if c >= 16 and not within:
+            ok = False
+        print(f"{c:<4} {med:>12.2f}  {spread(ratios):<31} {spread([p['bench']['request_throughput'] for p in pairs])}"
+              f"{'' if within else '  OUTSIDE ±' + format(a.tolerance, '.0%')}")
+    print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"load_before": load0, "load_after": load1,
+                                            "figures": {str(c): p for c, p in figures.items()}}, indent=1))
+    print("OK" if ok else f"FAIL: a median ratio at C >= 16 outside ±{a.tolerance:.0%}")
+    return 0 if ok else 1
+
+
+async def _first_model(url: str) -> str:
+    async with ProbeClient(url) as pc:
+        return (await pc.models()).body["data"][0]["id"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
