@@ -329,10 +329,11 @@ def _scan_file(scan: _Scan, path: str | os.PathLike[str]) -> None:
                 carry += block
                 continue
             cut = block.rfind(b"\n") + 1
-            buf = carry + block[:cut] if carry else block[:cut]
+            # one copy of the chunk (a line end, the carried piece, the block to its last line end): slicing and
+            # concatenating copied the half-megabyte block three times (~10 % of the scan)
+            scan.chunk(b"".join((b"\n", carry, memoryview(block)[:cut])))
+            offset += len(carry) + cut
             carry = block[cut:]
-            scan.chunk(b"\n" + buf)
-            offset += len(buf)
         if carry:
             scan.exact(carry.decode("utf-8", "replace"), False)
             run.n_lines = scan.lineno
