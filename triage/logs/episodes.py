@@ -144,36 +144,41 @@ class EngineTrack:
     def add_values(self, ts: Optional[float], line: int, running: int, waiting: int, prompt: float, gen: float,
                    kv: Optional[float] = None) -> None:
         """One stats line, given as its values: the stall rule (StallDetector.update_gauges), the silence rule and
-        the open episode."""
+        the open episode. The log post-mortem's hot path (one call per stats line): the interval is read once per
+        line, and the held rule is asked only with a request running (it needs one)."""
         self.n += 1
         gap = None
         prev_ts = self.last_ts
-        if ts is not None and self.last_ts is not None:
-            gap = ts - self.last_ts
+        min_gap = self.min_gap
+        if ts is not None and prev_ts is not None:
+            gap = ts - prev_ts
             # vLLM's own timestamps have 1 s resolution (two lines in one second: a gap of 0); a collector's are
             # exact, and a line read late makes the next gap short: the shortest gap of half a second or more
-            if gap >= MIN_INTERVAL_S and (self.min_gap is None or gap < self.min_gap):
-                self.min_gap = gap
+            if gap >= MIN_INTERVAL_S and (min_gap is None or gap < min_gap):
+                self.min_gap = min_gap = gap
                 if gap < FINE_INTERVAL_S:
                     self.det.threshold_s = min(self.threshold_s, STALL_INTERVALS * gap)
+        interval = min_gap if min_gap else DEFAULT_STATS_INTERVAL_S  # self.interval()
         t = ts if ts is not None else self.n * DEFAULT_STATS_INTERVAL_S
-        if self.open is not None and gap is not None and gap > 1.5 * self.interval():
+        if self.open is not None and gap is not None and gap > 1.5 * interval:
             self._close("silence-gap", ts, line, (running, kv, prompt))
             self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
             self._prev = None
         prev, self._prev = self._prev, (running, kv)
-        if self.interval() >= FINE_INTERVAL_S:
+        if interval >= FINE_INTERVAL_S:
             prev = None  # lines 10 s apart: equal KV usage may be two different requests (steady traffic)
-        held = prev is not None and held_gauges(prev[0], prev[1], running, kv)
+        held = prev is not None and bool(running) and held_gauges(prev[0], prev[1], running, kv)
         made_progress = (bool(prompt) or bool(gen)) and not held
         kv_moved = prev is not None and kv is not None and prev[1] is not None and kv != prev[1]
         kind, stalled = self.det.update_gauges(t, running, waiting, made_progress or kv_moved)
-        stalled_now = kind is not None and not made_progress
         ep = self.open
-        if ep is not None and (not stalled_now or kind != ep.kind):
-            self._close("progress" if made_progress else "shape-change", ts, line, (running, kv, prompt))
-            ep = None
-        if stalled_now:
+        if kind is None or made_progress:  # not stalled now
+            if ep is not None:
+                self._close("progress" if made_progress else "shape-change", ts, line, (running, kv, prompt))
+        else:
+            if ep is not None and kind != ep.kind:
+                self._close("shape-change", ts, line, (running, kv, prompt))
+                ep = None
             if ep is None:
                 start = prev_ts if held and prev_ts is not None else ts  # held since the line before
                 ep = self.open = StallEpisode(
@@ -183,7 +188,7 @@ class EngineTrack:
                     start_line=line or 0,
                     last_stall_line=line or 0,
                     last_stall_ts=ts,
-                    interval_s=self.interval(),
+                    interval_s=interval,
                     before=list(self._busy),
                     held=held,
                 )
