@@ -160,6 +160,16 @@ class EngineTrack:
                     self.det.threshold_s = min(self.threshold_s, STALL_INTERVALS * gap)
         interval = min_gap if min_gap else DEFAULT_STATS_INTERVAL_S  # self.interval()
         t = ts if ts is not None else self.n * DEFAULT_STATS_INTERVAL_S
+        if not running and not waiting and self.open is None:
+            # an idle engine with no episode open (most lines of a quiet server): the detector's window restarts,
+            # no episode opens and none closes; what the full path below would do, without its questions
+            self._prev = (running, kv)
+            self.det.update_gauges(t, running, waiting, False)
+            if ts is not None:
+                self.last_ts = ts
+            if self._busy:
+                self._busy.clear()
+            return
         if self.open is not None and gap is not None and gap > 1.5 * interval:
             self._close("silence-gap", ts, line, (running, kv, prompt))
             self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
