@@ -1,12 +1,12 @@
 """The throughput probe beside `vllm bench serve` on the same real lab server, interleaved, with the spread.
 
-For each concurrency C (default 1, 16, 64) it runs, --pairs times, `vllm bench serve --backend openai-embeddings
---endpoint /v1/embeddings --dataset-name random --random-input-len 32 --max-concurrency C` (from the lab venv, the
-local model as --model and --tokenizer, no hub) and then the probe's step at C (`triage.probes.throughput.run` with
-concurrency (C,)), so the two alternate (bench, probe, bench, probe) and a box that gets busier mid-run shows as
-spread, not as a wrong ratio. Per pair it prints both rates and their ratio (probe / bench); per C the median of
-the ratios, their spread (min-max) and the bench figures' own spread (how much the box moved between pairs); last
-the probe's client CPU per request and the load average before and after.
+After a warm-up step (not counted), for each concurrency C (default 1, 16, 64) it runs, --pairs times,
+`vllm bench serve --backend openai-embeddings --endpoint /v1/embeddings --dataset-name random
+--random-input-len 32 --max-concurrency C` (from the lab venv, the local model as --model and --tokenizer, no hub)
+and then the probe's step at C (`triage.probes.throughput.run` with concurrency (C,)), so the two alternate (bench,
+probe, bench, probe) and a box that gets busier mid-run shows as spread, not as a wrong ratio. Per pair it prints
+both rates and their ratio (probe / bench); per C the median of the ratios, their spread (min-max) and the bench
+figures' own spread (how much the box moved between pairs); last the load average before and after.
 
     PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 1 16 64] [--pairs 2]
         [--url URL --model-path PATH]   # an already running server instead of a lab one
@@ -88,7 +88,8 @@ def main() -> int:
     ap.add_argument("--profile", default="defaults")
     ap.add_argument("--c", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--pairs", type=int, default=2)
-    ap.add_argument("--prompts", type=int, default=20, help="bench prompts per unit of C (at least 100)")
+    ap.add_argument("--prompts", type=int, default=25, help="bench prompts per unit of C (at least 200)")
+    ap.add_argument("--warmup-c", type=int, default=16, help="a probe step at this C first, not counted (0: none)")
     ap.add_argument("--tolerance", type=float, default=0.2)
     ap.add_argument("--url", help="a running server (else a lab server is started and stopped)")
     ap.add_argument("--model-path", help="with --url: the served model's local path (bench's --tokenizer)")
@@ -111,9 +112,12 @@ def main() -> int:
     figures: dict[int, list[dict[str, Any]]] = {}
     ok = True
     try:
+        if a.warmup_c:  # a fresh server's first seconds are slower (first batches, caches): neither side pays them
+            w = asyncio.run(probe(url, model, a.warmup_c))
+            print(f"warm-up (not counted): probe at C={a.warmup_c} {w['requests_per_s']} req/s", flush=True)
         with tempfile.TemporaryDirectory() as d:
             for c in a.c:
-                prompts = max(100, a.prompts * c)
+                prompts = max(200, a.prompts * c)
                 pairs = figures[c] = []
                 for i in range(a.pairs):
                     b = bench(vllm_bin, url, model, model_path, c, prompts, Path(d), seed=i)
