@@ -27,83 +27,35 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, Optional
 from urllib.parse import urlparse
 
-from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
 from triage.client import EMBEDDINGS_PATH, trim_for_storage
-from triage.findings import Finding, Status
+from triage.findings import Finding
 from triage.load_client import LoadConnection, LoadReply
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
+from triage.probes.throughput_verdict import (  # noqa: F401 - the sweep's figures and verdict, named here too
+    BUSY_CPU_PERCENT,
+    CONCURRENCY,
+    INPUT_TOKENS,
+    MIN_REQUESTS,
+    MIN_STEP_S,
+    PLATEAU_GAIN,
+    REQUESTS_PER_WORKER,
+    STEP_BUDGET_S,
+    client_limited,
+    judge,
+    min_requests,
+    percentile,
+    summarize,
+    throughput_finding,
+)
 
 SET = "throughput"
-CONCURRENCY = (1, 4, 16, 64)
-INPUT_TOKENS = 32
-MIN_STEP_S = 3.0  # at least this long at each step, so a step is not one burst
-STEP_BUDGET_S = 12.0  # and never longer
-MIN_REQUESTS = 40
-REQUESTS_PER_WORKER = 8
-PLATEAU_GAIN = 1.2  # less than +20 % requests/s for 4x the concurrency: saturated
-BUSY_CPU_PERCENT = 85.0  # one process near a full core
-
-
-def min_requests(concurrency: int) -> int:
-    """Completed requests a step wants before it may stop (more workers, more requests)."""
-    return max(MIN_REQUESTS, REQUESTS_PER_WORKER * concurrency)
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100)."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))
-    return s[k]
-
-
-def summarize(concurrency: int, replies: list[LoadReply], elapsed_s: float, client_cpu_s: float | None = None,
-              client_wait_s: float | None = None, inputs_per_request: int = 1) -> dict[str, Any]:
-    """Pure: one step's row from its replies, wall time and the client's own CPU seconds over the step (and its
-    seconds runnable but waiting for a core, where known)."""
-    ok = [x for x in replies if x.ok]
-    lat = [x.elapsed_s for x in ok]
-    tokens = sum(x.prompt_tokens for x in ok)
-    inputs = inputs_per_request * len(ok)
-
-    def rate(n: float) -> float | None:
-        return round(n / elapsed_s, 2) if elapsed_s > 0 else None
-
-    def p(q: float) -> float | None:
-        v = percentile(lat, q)
-        return round(v, 4) if v is not None else None
-
-    row: dict[str, Any] = {
-        "concurrency": concurrency,
-        "requests": len(replies),
-        "ok": len(ok),
-        "elapsed_s": round(elapsed_s, 3),
-        "requests_per_s": rate(len(ok)),
-        "inputs_per_s": rate(inputs),
-        "tokens_per_s": rate(tokens),
-        "mean_input_tokens": round(tokens / len(ok), 1) if ok else None,
-        "p50_s": p(50),
-        "p95_s": p(95),
-        "p99_s": p(99),
-    }
-    if client_cpu_s is not None and elapsed_s > 0:
-        row["client_cpu_percent"] = round(100 * client_cpu_s / elapsed_s, 1)
-        if replies:
-            row["client_cpu_ms_per_request"] = round(1000 * client_cpu_s / len(replies), 3)
-        if client_wait_s is not None:
-            row["client_busy_percent"] = round(100 * (client_cpu_s + client_wait_s) / elapsed_s, 1)
-    return row
-
-
 def client_clock() -> tuple[float, float | None]:
     """(CPU seconds, seconds runnable but waiting for a core) of this process's threads so far: the client is the
     whole process (its threads share one interpreter lock: an NVML sampler or a dashboard's other work slows the
@@ -122,115 +74,6 @@ def client_clock() -> tuple[float, float | None]:
     except (OSError, ValueError):
         return time.process_time(), None
     return cpu / 1e9, wait / 1e9
-
-
-def client_limited(row: dict[str, Any]) -> bool:
-    """The probe's own client (its process: one interpreter lock) near a full core over the step: the rate is the
-    client's.
-    Its demand is read where the row has it (CPU plus time runnable but waiting for a core: on a box busy with other
-    work the client's thread waits, and what it waits for delays each next request as its own CPU would)."""
-    c = row.get("client_busy_percent", row.get("client_cpu_percent"))
-    return c is not None and c >= BUSY_CPU_PERCENT
-
-
-def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
-    """Mode 8 from the sweep: (status, why, cause) with cause 'client' | 'api-server' | 'budget' | None.
-
-    First the measurement itself: the probe's client near a full core at the last step means the figures are the
-    client's ceiling, not the server's: UNKNOWN, cause 'client', and the server is never blamed (whatever its
-    processes did, one saturated client thread caps what it can send). Else saturated = the last step's requests/s
-    grew less than PLATEAU_GAIN over the step before. Then the API server process near a full core while the
-    engine's processes are not (or the GPU is idle) is the front-end bottleneck; requests waiting in the engine's
-    own queue with the front-end not saturated is the batch budget; the engine busy without a queue is the hardware's
-    capacity (pass, with the figure).
-    """
-    good = [r for r in rows if r.get("requests_per_s")]
-    if good and client_limited(good[-1]):
-        last = good[-1]
-        server = ", ".join(
-            f"{k} {v:.0f} %" for k, v in (("API server CPU", last.get("api_server_cpu_percent")),
-                                          ("engine CPU", last.get("engine_cpu_percent"))) if v is not None
-        )
-        return Status.UNKNOWN, (
-            f"the probe's own client was the limit at concurrency {last['concurrency']}: it used "
-            f"{last['client_cpu_percent']:.0f} % of one core ({last.get('client_cpu_ms_per_request')} ms per request)"
-            + (f" and was busy or waiting for a core {last['client_busy_percent']:.0f} % of the step"
-               if last.get("client_busy_percent") is not None else "")
-            + (f" while the server's processes were at {server}" if server else "")
-            + f"; {last['requests_per_s']} requests/s is what this client could send, not what the server can do"
-        ), "client"
-    if len(good) < 2:
-        return Status.PASS, "too few steps to judge saturation", None
-    prev, last = good[-2], good[-1]
-    gain = last["requests_per_s"] / prev["requests_per_s"] if prev["requests_per_s"] else None
-    if gain is None or gain >= PLATEAU_GAIN:
-        grows = f"x{gain:.2f}" if gain else "no figure"
-        return Status.PASS, f"requests/s still grows with concurrency ({grows} from {prev['concurrency']} to " \
-            f"{last['concurrency']})", None
-    api, eng, gpu = last.get("api_server_cpu_percent"), last.get("engine_cpu_percent"), last.get(
-        "gpu_utilization_percent"
-    )
-    flat = (
-        f"requests/s flat from concurrency {prev['concurrency']} to {last['concurrency']} "
-        f"({prev['requests_per_s']} -> {last['requests_per_s']}, x{gain:.2f})"
-    )
-    if api is not None and api >= BUSY_CPU_PERCENT and (
-        (gpu is not None and gpu < 50) or (eng is not None and eng < api * 0.7)
-    ):
-        ctx = f"API server process at {api:.0f} % CPU" + (f", engine {eng:.0f} %" if eng is not None else "") + (
-            f", GPU {gpu:.0f} %" if gpu is not None else ""
-        )
-        return Status.WARN, f"{flat}: {ctx}: the front-end is the bottleneck", "api-server"
-    queued = last.get("max_engine_waiting")
-    if queued and queued > 0 and not (api is not None and api >= BUSY_CPU_PERCENT):
-        return Status.WARN, f"{flat}: up to {queued:.0f} requests waited in the engine's queue: the batch " \
-            "budget (max_num_seqs / max_num_batched_tokens) caps it", "budget"
-    if api is None and gpu is None:
-        return Status.PASS, f"{flat}: saturated; no process or GPU context here to say where", None
-    ctx = ", ".join(
-        f"{k} {v:.0f} %" for k, v in (("API server CPU", api), ("engine CPU", eng), ("GPU", gpu)) if v is not None
-    )
-    return Status.PASS, f"{flat}: the engine is saturated ({ctx}): the hardware's capacity", None
-
-
-def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | None = None) -> Finding:
-    """The `throughput` finding; a saturated front-end or batch budget makes it warn with the catalogue's fix, a
-    saturated client makes it unknown with the record's word on the measurement (never a server fix or refs)."""
-    bad = [r for r in rows if r["ok"] < r["requests"]]
-    best = max(rows, key=lambda r: r["requests_per_s"] or 0) if rows else None
-    title = (
-        f"up to {best['requests_per_s']} requests/s, {best['tokens_per_s']} tokens/s at concurrency "
-        f"{best['concurrency']} (p95 {best['p95_s']} s)"
-        if best
-        else "no throughput measured"
-    )
-    status, why, cause = judge(rows)
-    if cause == "client":
-        title += ": the probe's client was the limit"
-    if bad:
-        title += f"; {sum(r['requests'] - r['ok'] for r in bad)} requests failed"
-        if status != Status.UNKNOWN:
-            status = Status.WARN
-    evidence = {
-        "rows": rows,
-        "verdict": why,
-        "source": "live probe: closed-loop concurrency sweep of single-input POST /v1/embeddings",
-        "bounds": {"min_step_s": MIN_STEP_S, "step_budget_s": STEP_BUDGET_S, "min_requests": MIN_REQUESTS,
-                   "requests_per_worker": REQUESTS_PER_WORKER, "input_tokens": INPUT_TOKENS},
-        **(context or {}),
-    }
-    if cause:
-        evidence["facts"] = {"throughput.cause": cause}
-    server_cause = cause is not None and cause != "client"
-    return Finding(
-        "throughput",
-        status,
-        title,
-        evidence,
-        THROUGHPUT_BOTTLENECK.fix({"cause": cause}) if cause else "",
-        list(THROUGHPUT_BOTTLENECK.refs) if server_cause else [],
-        why if cause else "",
-    )
 
 
 class _Procs:
@@ -374,16 +217,23 @@ async def _step(
     procs.start()
     t0 = time.monotonic()
     cpu0, wait0 = client_clock()  # the client's own CPU (the samplers' parsing included)
+    samplers = [asyncio.create_task(sample_gpu()), asyncio.create_task(sample_queue())]
     try:
-        await asyncio.gather(*(worker(c) for c in conns), sample_gpu(), sample_queue())
+        await asyncio.gather(*(worker(c) for c in conns))
+        # the step ends with its last answer, not when a sampler wakes from its sleep (up to a second later: that
+        # idle tail was counted in the step's time, a third of a 3 s step at worst)
+        elapsed = time.monotonic() - t0
+        cpu1, wait1 = client_clock()
+        server = procs.read()
     finally:
         for c in conns:
             c.close()
-    elapsed = time.monotonic() - t0
-    cpu1, wait1 = client_clock()
+        for task in samplers:
+            task.cancel()
+        await asyncio.gather(*samplers, return_exceptions=True)
     row = summarize(concurrency, replies, elapsed, cpu1 - cpu0,
                     wait1 - wait0 if wait0 is not None and wait1 is not None else None)
-    row.update(procs.read())
+    row.update(server)
     if gpu:
         row["gpu_utilization_percent"] = round(sum(gpu) / len(gpu), 1)
     if waiting:
