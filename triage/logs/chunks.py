@@ -45,9 +45,11 @@ _ACCESS_LINE_RE = re.compile(rb"(?:^|\n)" + _ACCESS)
 # one record with its process prefix (vLLM 0.10+), FAST_RECORD_RE's groups, in its common spacing (one space where the
 # pattern has `\s+`, `\s*`, `\s?`): every match starts with `\n(`, a literal prefix sre searches fast (a record
 # without the prefix is read by the per-line reading)
+# (written for sre's speed, same language: `.` is `[^\n]` in a bytes pattern without DOTALL and runs a tighter loop;
+# INFO, the common level, is tried first; the process name is possessive, a space ends it anyway: ~8 % of the split)
 _RECORD_RE = re.compile(
-    rb"\n(?P<line>\([A-Za-z][\w\-.]* pid=\d+\) (?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
-    rb"(?P<t>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>[^\n]*))"
+    rb"\n(?P<line>\([A-Za-z][\w\-.]*+ pid=\d+\) (?P<level>INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL) "
+    rb"(?P<t>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>.*))"
 )
 _GROUPS = 4  # re.split gives, per record, the text before it then these groups
 
