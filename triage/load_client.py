@@ -71,7 +71,8 @@ def _kind_of(e: BaseException) -> str:
 
 
 class _HeaderTooLarge(_TooLarge):
-    pass
+    def __init__(self, limit: int) -> None:
+        Exception.__init__(self, f"header block over {limit} bytes: not read further")
 
 
 class LoadConnection:

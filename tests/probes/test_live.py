@@ -135,6 +135,7 @@ def test_throughput_is_bounded(server_032_livelock: LabServer, tmp_path: Path) -
     assert all(r["ok"] == r["requests"] and r["requests_per_s"] > 0 and r["p50_s"] and r["p99_s"] for r in rows)
     assert all(r["elapsed_s"] < 12.0 + 30 for r in rows)  # STEP_BUDGET_S plus one request's deadline
     assert "api_server_cpu_percent" in rows[-1] and f.evidence["gpu"]  # mode 8 context (psutil, NVML)
+    assert all(r["client_cpu_ms_per_request"] > 0 for r in rows)  # what the probe's own client spent
 
 
 def test_api_key_is_sent_but_never_stored(server_032_apikey: LabServer, tmp_path: Path) -> None:
