@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from triage.client import ProbeClient  # noqa: E402
@@ -40,26 +42,43 @@ from triage.probes.context import ProbeContext  # noqa: E402
 from triage.probes.runner import MonitorConfig  # noqa: E402
 
 
-def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts: int, out: Path,
+def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts: int, out_dir: Path,
           seed: int) -> dict[str, Any]:
     """One `vllm bench serve` run; its result file's scalars plus rc and wall time (imports included)."""
     name = f"bench-c{c}-{seed}.json"
     cmd = [str(vllm_bin), "bench", "serve", "--backend", "openai-embeddings", "--base-url", url,
            "--endpoint", "/v1/embeddings", "--model", model_path, "--served-model-name", model,
            "--tokenizer", model_path, "--dataset-name", "random", "--random-input-len", "32",
-           "--num-prompts", str(prompts), "--max-concurrency", str(c), "--save-result", "--result-dir", str(out),
+           "--num-prompts", str(prompts), "--max-concurrency", str(c), "--save-result", "--result-dir", str(out_dir),
            "--result-filename", name, "--disable-tqdm", "--seed", str(seed)]
     env = dict(os.environ, VLLM_TARGET_DEVICE="cpu", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
     env.pop("VIRTUAL_ENV", None)
     t0 = time.time()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-    res = out / name
-    if r.returncode != 0 or not res.exists():
-        sys.exit(f"vllm bench serve failed (exit {r.returncode}): {' '.join(cmd)}\n{r.stdout[-3000:]}\n"
-                 f"{r.stderr[-3000:]}")
+    # its own CPU over the measured run: sampled when it says the main run starts and when it prints the result
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**env, "PYTHONUNBUFFERED": "1"})
+    ps = psutil.Process(proc.pid)
+    marks: dict[str, float] = {}
+    out: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        out.append(line)
+        for key, text in (("start", "Starting main benchmark run"), ("end", "Serving Benchmark Result")):
+            if text in line and key not in marks:
+                try:
+                    t = ps.cpu_times()
+                    marks[key] = t.user + t.system
+                except psutil.Error:
+                    pass
+    rc = proc.wait(timeout=900)
+    res = out_dir / name
+    if rc != 0 or not res.exists():
+        sys.exit(f"vllm bench serve failed (exit {rc}): {' '.join(cmd)}\n{''.join(out)[-5000:]}")
     scalars = {k: v for k, v in json.loads(res.read_text()).items() if not isinstance(v, list)}
-    return {"rc": r.returncode, "wall_s": round(time.time() - t0, 1), **scalars}
+    cpu = marks["end"] - marks["start"] if len(marks) == 2 else None
+    per_request = round(1000 * cpu / scalars["completed"], 3) if cpu is not None and scalars.get("completed") else None
+    return {"rc": rc, "wall_s": round(time.time() - t0, 1), "client_cpu_ms_per_request": per_request, **scalars}
 
 
 async def probe(url: str, model: str, c: int) -> dict[str, Any]:
@@ -125,7 +144,8 @@ def main() -> int:
                     ratio = row["requests_per_s"] / b["request_throughput"]
                     pairs.append({"bench": b, "probe": row, "ratio": ratio})
                     print(f"C={c:<3} pair {i + 1}: bench {b['request_throughput']:.1f} req/s ({b['completed']}/"
-                          f"{b['num_prompts']} in {b['duration']:.1f} s), probe {row['requests_per_s']:.1f} req/s "
+                          f"{b['num_prompts']} in {b['duration']:.1f} s; client {b['client_cpu_ms_per_request']} ms "
+                          f"CPU/request), probe {row['requests_per_s']:.1f} req/s "
                           f"({row['ok']}/{row['requests']} in {row['elapsed_s']:.1f} s; client "
                           f"{row.get('client_cpu_ms_per_request')} ms CPU/request, {row.get('client_cpu_percent')} % "
                           f"CPU, {row.get('client_busy_percent')} % busy; API server "
