@@ -255,3 +255,16 @@ def test_add_values_reads_stats_as_the_stall_rule_does_and_gives_the_golden_epis
                                               num_requests_waiting=waiting))
             assert (state.kind, state.stalled) == (det._g_kind, det._g_confirmed)
     assert golden.stats_runs_view() == golden.load(golden.STATS_RUNS)
+
+
+def test_level_counts_are_counters_of_the_level_words() -> None:
+    """The chunk's batch count of the records' levels (joined bytes, one count per word) is Counter's."""
+    from collections import Counter
+
+    from triage.logs.chunks import _level_counts
+
+    rng = random.Random(3)
+    words = [b"INFO", b"DEBUG", b"WARNING", b"WARN", b"ERROR", b"CRITICAL"]
+    for _ in range(500):
+        levels = [rng.choice(words) for _ in range(rng.randint(0, 40))]
+        assert _level_counts(levels) == Counter(levels)
