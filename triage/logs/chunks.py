@@ -243,6 +243,7 @@ class _Scan:
         buffer: the regex cuts bytes out of either)."""
         run = self.run
         msgs, tsmemo, tail = self.msgs, self.ts, self.tail
+        msgs_get, ts_get = msgs.get, tsmemo.get  # bound once: the memos are emptied in place, never replaced
         clock, levels, lvname = run.clock, run.levels, _LEVELS
         n_exact = 0  # records handed to the per-line reading (which counts them)
         lineno = self.lineno
@@ -262,7 +263,7 @@ class _Scan:
                 self.block(blk)
                 lineno = self.lineno
                 first_ts, last_ts = run.first_ts, run.last_ts
-            got = msgs.get(msg_b)
+            got = msgs_get(msg_b)
             if got is None:
                 got = _classify(run, msg_b)
                 msgs.put(msg_b, got)
@@ -279,7 +280,7 @@ class _Scan:
             lineno += 1
             # the clock changes state only when the month changes: the memo holds times of the clock's current month
             # only (emptied when the month changes or the per-line reading ran), where a time reads the same
-            ts = tsmemo.get(t, False)
+            ts = ts_get(t, False)
             if ts is False:
                 ts = clock.vllm(t[:5].decode(), t[6:].decode())
                 if t[:2] != self.month:
