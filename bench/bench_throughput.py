@@ -94,6 +94,27 @@ async def probe(url: str, model: str, c: int) -> dict[str, Any]:
         return row
 
 
+def server_cpu(url: str) -> float | None:
+    """CPU seconds the server's processes (the one listening on the URL's port and its children) used so far."""
+    from triage.sources.process import listening_process
+
+    api = listening_process(int(url.rsplit(":", 1)[1].split("/")[0]))
+    if api is None:
+        return None
+    total = 0.0
+    for p in [api, *api.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def per_request_ms(before: float | None, after: float | None, n: int) -> float | None:
+    return round(1000 * (after - before) / n, 2) if before is not None and after is not None and n else None
+
+
 def spread(values: list[float]) -> str:
     lo, hi = min(values), max(values)
     mid = statistics.median(values)
@@ -139,18 +160,27 @@ def main() -> int:
                 prompts = max(200, a.prompts * c)
                 pairs = figures[c] = []
                 for i in range(a.pairs):
+                    s0 = server_cpu(url)
                     b = bench(vllm_bin, url, model, model_path, c, prompts, Path(d), seed=i)
+                    s1 = server_cpu(url)
                     row = asyncio.run(probe(url, model, c))
+                    s2 = server_cpu(url)
+                    # the server's CPU per request under each client (bench's includes its one test prompt): equal
+                    # figures say the two sent the same work, and a gap in the rates is the box, not the requests
+                    b["server_cpu_ms_per_request"] = per_request_ms(s0, s1, b["completed"] + 1)
+                    row["server_cpu_ms_per_request"] = per_request_ms(s1, s2, row["requests"] + 1)
                     ratio = row["requests_per_s"] / b["request_throughput"]
                     pairs.append({"bench": b, "probe": row, "ratio": ratio})
-                    print(f"C={c:<3} pair {i + 1}: bench {b['request_throughput']:.1f} req/s ({b['completed']}/"
-                          f"{b['num_prompts']} in {b['duration']:.1f} s; client {b['client_cpu_ms_per_request']} ms "
-                          f"CPU/request), probe {row['requests_per_s']:.1f} req/s "
-                          f"({row['ok']}/{row['requests']} in {row['elapsed_s']:.1f} s; client "
-                          f"{row.get('client_cpu_ms_per_request')} ms CPU/request, {row.get('client_cpu_percent')} % "
-                          f"CPU, {row.get('client_busy_percent')} % busy; API server "
-                          f"{row.get('api_server_cpu_percent')} %, engine {row.get('engine_cpu_percent')} %): "
-                          f"ratio {ratio:.2f}", flush=True)
+                    print(f"C={c:<3} pair {i + 1}: ratio {ratio:.2f}\n"
+                          f"  bench {b['request_throughput']:.1f} req/s ({b['completed']}/{b['num_prompts']} in "
+                          f"{b['duration']:.1f} s; client {b['client_cpu_ms_per_request']} ms CPU/request; server "
+                          f"{b['server_cpu_ms_per_request']} ms CPU/request)\n"
+                          f"  probe {row['requests_per_s']:.1f} req/s ({row['ok']}/{row['requests']} in "
+                          f"{row['elapsed_s']:.1f} s; client {row.get('client_cpu_ms_per_request')} ms CPU/request, "
+                          f"{row.get('client_cpu_percent')} % CPU, {row.get('client_busy_percent')} % busy; server "
+                          f"{row['server_cpu_ms_per_request']} ms CPU/request: API server "
+                          f"{row.get('api_server_cpu_percent')} %, engine {row.get('engine_cpu_percent')} %)",
+                          flush=True)
     finally:
         if srv is not None:
             down(srv.pid)
