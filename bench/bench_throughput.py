@@ -4,9 +4,11 @@ After a warm-up step (not counted), for each concurrency C (default 1, 16, 64) i
 `vllm bench serve --backend openai-embeddings --endpoint /v1/embeddings --dataset-name random
 --random-input-len 32 --max-concurrency C` (from the lab venv, the local model as --model and --tokenizer, no hub)
 and then the probe's step at C (`triage.probes.throughput.run` with concurrency (C,)), so the two alternate (bench,
-probe, bench, probe) and a box that gets busier mid-run shows as spread, not as a wrong ratio. Per pair it prints
-both rates and their ratio (probe / bench); per C the median of the ratios, their spread (min-max) and the bench
-figures' own spread (how much the box moved between pairs); last the load average before and after.
+probe, bench, probe) and a box that gets busier mid-run shows as spread, not as a wrong ratio; each bench run is sized
+to last about as long as the probe's step (--window-s). Per pair it prints both rates and their ratio (probe /
+bench) with each client's CPU per request and the server's under each; per C the median of the ratios, their
+spread (min-max) and the bench figures' own spread (how much the box moved between pairs); last the load average
+before and after.
 
     PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 1 16 64] [--pairs 2]
         [--url URL --model-path PATH]   # an already running server instead of a lab one
@@ -44,7 +46,9 @@ from triage.probes.runner import MonitorConfig  # noqa: E402
 
 def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts: int, out_dir: Path,
           seed: int) -> dict[str, Any]:
-    """One `vllm bench serve` run; its result file's scalars plus rc and wall time (imports included)."""
+    """One `vllm bench serve` run: its result file's scalars, rc and wall time (imports included), and its own and
+    the server's CPU per request over its measured run (sampled when it says the main run starts and when it prints
+    the result: its imports and the server idling meanwhile are not counted)."""
     name = f"bench-c{c}-{seed}.json"
     cmd = [str(vllm_bin), "bench", "serve", "--backend", "openai-embeddings", "--base-url", url,
            "--endpoint", "/v1/embeddings", "--model", model_path, "--served-model-name", model,
@@ -60,12 +64,14 @@ def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts
                             env={**env, "PYTHONUNBUFFERED": "1"})
     ps = psutil.Process(proc.pid)
     marks: dict[str, float] = {}
+    server: dict[str, float | None] = {}
     out: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:
         out.append(line)
         for key, text in (("start", "Starting main benchmark run"), ("end", "Serving Benchmark Result")):
             if text in line and key not in marks:
+                server[key] = server_cpu(url)
                 try:
                     t = ps.cpu_times()
                     marks[key] = t.user + t.system
@@ -78,7 +84,9 @@ def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts
     scalars = {k: v for k, v in json.loads(res.read_text()).items() if not isinstance(v, list)}
     cpu = marks["end"] - marks["start"] if len(marks) == 2 else None
     per_request = round(1000 * cpu / scalars["completed"], 3) if cpu is not None and scalars.get("completed") else None
-    return {"rc": rc, "wall_s": round(time.time() - t0, 1), "client_cpu_ms_per_request": per_request, **scalars}
+    done = scalars.get("completed") or 0
+    return {"rc": rc, "wall_s": round(time.time() - t0, 1), "client_cpu_ms_per_request": per_request,
+            "server_cpu_ms_per_request": per_request_ms(server.get("start"), server.get("end"), done), **scalars}
 
 
 async def probe(url: str, model: str, c: int) -> dict[str, Any]:
@@ -128,8 +136,9 @@ def main() -> int:
     ap.add_argument("--profile", default="defaults")
     ap.add_argument("--c", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--pairs", type=int, default=2)
-    ap.add_argument("--prompts", type=int, default=25, help="bench prompts per unit of C (at least 200)")
-    ap.add_argument("--warmup-c", type=int, default=16, help="a probe step at this C first, not counted (0: none)")
+    ap.add_argument("--window-s", type=float, default=3.5,
+                    help="bench's prompts: the last probe rate at this C times this (about the probe step's length)")
+    ap.add_argument("--warmup-c", type=int, default=16, help="the C of the warm-up probe step (not counted)")
     ap.add_argument("--tolerance", type=float, default=0.2)
     ap.add_argument("--url", help="a running server (else a lab server is started and stopped)")
     ap.add_argument("--model-path", help="with --url: the served model's local path (bench's --tokenizer)")
@@ -152,23 +161,25 @@ def main() -> int:
     figures: dict[int, list[dict[str, Any]]] = {}
     ok = True
     try:
-        if a.warmup_c:  # a fresh server's first seconds are slower (first batches, caches): neither side pays them
-            w = asyncio.run(probe(url, model, a.warmup_c))
-            print(f"warm-up (not counted): probe at C={a.warmup_c} {w['requests_per_s']} req/s", flush=True)
+        # a fresh server's first seconds are slower (first batches, caches): neither side pays them
+        w = asyncio.run(probe(url, model, a.warmup_c or 16))
+        rate0 = w["requests_per_s"] or 50.0
+        print(f"warm-up (not counted): probe at C={a.warmup_c or 16} {rate0} req/s", flush=True)
         with tempfile.TemporaryDirectory() as d:
             for c in a.c:
-                prompts = max(200, a.prompts * c)
+                rate = rate0 if c > 1 else rate0 / 3  # the first bench's size; then the last probe rate at this C
                 pairs = figures[c] = []
                 for i in range(a.pairs):
-                    s0 = server_cpu(url)
+                    # bench sized to run about as long as the probe's step (its last rate x --window-s)
+                    prompts = max(100, round(rate * a.window_s))
                     b = bench(vllm_bin, url, model, model_path, c, prompts, Path(d), seed=i)
                     s1 = server_cpu(url)
                     row = asyncio.run(probe(url, model, c))
                     s2 = server_cpu(url)
-                    # the server's CPU per request under each client (bench's includes its one test prompt): equal
-                    # figures say the two sent the same work, and a gap in the rates is the box, not the requests
-                    b["server_cpu_ms_per_request"] = per_request_ms(s0, s1, b["completed"] + 1)
-                    row["server_cpu_ms_per_request"] = per_request_ms(s1, s2, row["requests"] + 1)
+                    rate = row["requests_per_s"] or rate
+                    # the server's CPU per request under each client (the probe's window includes its set-up calls):
+                    # near figures say the two sent the same work, and a gap in the rates is the box, not the requests
+                    row["server_cpu_ms_per_request"] = per_request_ms(s1, s2, row["requests"])
                     ratio = row["requests_per_s"] / b["request_throughput"]
                     pairs.append({"bench": b, "probe": row, "ratio": ratio})
                     print(f"C={c:<3} pair {i + 1}: ratio {ratio:.2f}\n"
