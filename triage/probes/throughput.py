@@ -56,6 +56,8 @@ from triage.probes.throughput_verdict import (  # noqa: F401 - the sweep's figur
 )
 
 SET = "throughput"
+
+
 def client_clock() -> tuple[float, float | None]:
     """(CPU seconds, seconds runnable but waiting for a core) of this process's threads so far: the client is the
     whole process (its threads share one interpreter lock: an NVML sampler or a dashboard's other work slows the
