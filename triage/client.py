@@ -376,8 +376,12 @@ class Exchange:
                 "error": self.error, "elapsed_s": self.elapsed_s}
 
 
+STORED_LIST_ITEMS = 1000  # a list longer than this (no real answer of ours has one) is stored as its head
+STORED_LIST_KEEP = 100
+
+
 def trim_for_storage(v: Any, keep: int = 8, depth: int = 0) -> Any:
-    """Shorten embedding vectors and huge strings for storage: keep the head and the length."""
+    """Shorten embedding vectors, huge strings and lists for storage: keep the head and the length."""
     if depth > 32:
         return "[nested too deep]"
     if isinstance(v, dict):
@@ -393,6 +397,9 @@ def trim_for_storage(v: Any, keep: int = 8, depth: int = 0) -> Any:
                 out[k] = trim_for_storage(x, keep, depth + 1)
         return out
     if isinstance(v, list):
+        if len(v) > STORED_LIST_ITEMS:  # 100,000 rerank results from a hostile server: the head and the count
+            return [*(trim_for_storage(x, keep, depth + 1) for x in v[:STORED_LIST_KEEP]),
+                    f"... and {len(v) - STORED_LIST_KEEP:,} more"]
         return [trim_for_storage(x, keep, depth + 1) for x in v]
     if isinstance(v, str) and len(v) > 4000:
         return v[:4000] + f"... [{len(v)} chars]"
@@ -422,12 +429,18 @@ class CappedTransport(httpx.HTTPTransport):
     LangChain, LiteLLM in the clients set): each answer read within ``max_body_bytes`` and a total deadline of
     ``timeout_s`` (not per read), a stated Content-Length over the cap refused before any body byte."""
 
-    def __init__(self, max_body_bytes: int = MAX_BODY_BYTES, timeout_s: float = 60.0, **kw: Any) -> None:
+    def __init__(self, max_body_bytes: int = MAX_BODY_BYTES, timeout_s: float = 60.0, until: float | None = None,
+                 **kw: Any) -> None:
         super().__init__(**kw)
         self.max_body_bytes, self.timeout_s = max_body_bytes, timeout_s
+        self.until = until  # a monotonic time no request ends after (a library's retries share it), when given
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         deadline = time.monotonic() + self.timeout_s
+        if self.until is not None:
+            deadline = min(deadline, self.until)
+            if time.monotonic() >= deadline:  # a retry after the call's total deadline: not sent
+                raise httpx.ReadTimeout("no complete answer within the total deadline", request=request)
         resp = super().handle_request(request)
         try:
             stated = int(resp.headers.get("content-length") or 0)
@@ -439,6 +452,26 @@ class CappedTransport(httpx.HTTPTransport):
                                   request=request)
         return httpx.Response(resp.status_code, headers=resp.headers, extensions=resp.extensions, request=request,
                               stream=_CappedStream(resp.stream, self.max_body_bytes, deadline, request))
+
+
+def capped_client(timeout_s: float, *, until: float | None = None, max_body_bytes: int = MAX_BODY_BYTES,
+                  verify_tls: bool = True, event_hooks: dict[str, list[Any]] | None = None) -> httpx.Client:
+    """A sync httpx client with this client's rules, for callers that must send a request exactly as another program
+    does (Open WebUI's URL as given) or hand a client to a library (the Cohere SDK, the OpenAI SDK): every answer
+    read within ``max_body_bytes`` and ``timeout_s`` (connect, headers and body together), never past ``until`` (a
+    monotonic time: the call's total deadline, retries included), redirects not followed."""
+    limit = timeout_s if until is None else max(0.01, min(timeout_s, until - time.monotonic()))
+    return httpx.Client(timeout=_timeout(limit), verify=verify_tls, follow_redirects=False,
+                        event_hooks=event_hooks or {}, transport=CappedTransport(max_body_bytes, timeout_s, until))
+
+
+def read_json(resp: httpx.Response, limit: int = 4000) -> Any:
+    """A (capped) answer's body as JSON, else its text cut at ``limit``; the parsed-size caps apply (an answer of
+    millions of items is refused unparsed: ``ValueError`` saying which cap)."""
+    try:
+        return _json_or_text(resp.content, resp, limit)
+    except _TooMany as e:
+        raise ValueError(f"parsed-size cap: {e}") from None
 
 
 class _CappedStream(httpx.SyncByteStream):

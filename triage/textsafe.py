@@ -42,3 +42,27 @@ def md_code(value: Any, limit: int | None = None) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+LIST_LIMIT = 10  # items a title names before "and N more"
+EVIDENCE_LIMIT = 100  # items an evidence list or mapping keeps
+
+
+def listed(items: Any, limit: int = LIST_LIMIT, sep: str = ", ") -> str:
+    """A list from outside (indices, ids, scores) as text: the first ``limit`` items, then "and N more" — 100,000
+    rerank results never become a 600 KB title."""
+    seq = list(items)
+    head = sep.join(str(x) for x in seq[:limit])
+    return head + (f" and {len(seq) - limit:,} more" if len(seq) > limit else "")
+
+
+def clipped(value: Any, limit: int = EVIDENCE_LIMIT) -> Any:
+    """A list or mapping for evidence, cut to its first ``limit`` items with a last item (list) or key (mapping)
+    saying "and N more" (a cut mapping's keys become text); anything else as it is."""
+    if isinstance(value, dict) and len(value) > limit:
+        out = {str(k): v for k, v in list(value.items())[:limit]}  # str keys: sort_keys never meets int beside str
+        out["…"] = f"and {len(value) - limit:,} more"
+        return out
+    if isinstance(value, (list, tuple)) and len(value) > limit:
+        return [*value[:limit], f"… and {len(value) - limit:,} more"]
+    return value

