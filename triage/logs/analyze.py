@@ -186,8 +186,7 @@ class LogPass:
         if event == "added":
             self.notes.add(rid, ts)
         else:
-            for one in rid.split(","):
-                self.notes.abort(one, ts, lineno)
+            self.notes.aborted_line(rid, ts, lineno)
 
     def rest(self, lineno: int, line: str, msg: str, ts: Optional[float], cls: tuple[Any, ...]) -> None:
         """A record a start-up or error rule reads (msg_class FULL): what reader.feed and the error rules do."""

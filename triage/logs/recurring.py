@@ -14,6 +14,7 @@ collected with timestamps (`docker logs -t`, `kubectl logs --timestamps`).
 """
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -27,6 +28,17 @@ from triage.stall import LIVELOCK
 RECURRING_CHECK = STALL_CHECKS["log"][2]
 MAX_ADDED = 4096  # requests whose start is remembered (the oldest is forgotten first)
 MAX_NOTES = 1000
+MAX_ID_CHARS = 128  # a vLLM request id is ~40-60 characters (`embd-<16 hex>-<n>-<8 hex>`); a log's may be 1 MiB
+MAX_IDS_PER_LINE = 1000  # ids of one `Aborted request(s) a,b,…` line read; the rest only counted
+
+
+def request_id(rid: str) -> str:
+    """A request id as kept from a log: as written up to MAX_ID_CHARS, else its head, its length and a digest of the
+    whole (the same long id always gives the same key, so an abort still finds its start)."""
+    if len(rid) <= MAX_ID_CHARS:
+        return rid
+    digest = hashlib.blake2b(rid.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return f"{rid[:80]}…[{len(rid):,} chars, {digest}]"
 ABORT_SLACK_INTERVALS = 1.5  # an abort this many stats intervals after an episode's last stalled line still ends it
 
 
@@ -44,16 +56,25 @@ class RequestNotes:
         self.n_added += 1
         if ts is None:
             return
-        self.added[rid] = ts
+        self.added[request_id(rid)] = ts
         if len(self.added) > MAX_ADDED:
             self.added.popitem(last=False)
 
     def abort(self, rid: str, ts: Optional[float], line: int) -> None:
         self.n_aborted += 1
+        rid = request_id(rid)
         start = self.added.pop(rid, None)
         if len(self.aborts) < MAX_NOTES:
             self.aborts.append({"ts": ts, "id": rid, "line": line,
                                 "held_s": round(ts - start, 3) if ts is not None and start is not None else None})
+
+    def aborted_line(self, ids: str, ts: Optional[float], line: int) -> None:
+        """One `Aborted request(s) a,b,…` line: its first MAX_IDS_PER_LINE ids noted, the rest counted."""
+        parts = ids.split(",", MAX_IDS_PER_LINE)
+        if len(parts) > MAX_IDS_PER_LINE:
+            self.n_aborted += parts.pop().count(",") + 1
+        for one in parts:
+            self.abort(one, ts, line)
 
     def long_step(self, ts: Optional[float], line: int, waited_s: int) -> None:
         if len(self.long_steps) < MAX_NOTES:
