@@ -58,6 +58,10 @@ class EngineSample:
     # provenance
     line: Optional[int] = None  # log line number
     merged: int = 1  # how many raw samples this one stands for after downsampling
+    # the observer's own hole before this sample (``observer_gap``): seconds since the sample before when this one came
+    # late; None when on time. A late sample says nothing about the server between the two (the watcher, or the
+    # host it shares with the server, was held up), so the stall rule judges no window across it.
+    observer_gap_s: Optional[float] = None
     histograms: Mapping[str, Mapping[str, float]] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
     # derived values (quantiles, rates) and a source's own extras (a log line's KV device label, …)
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
@@ -82,7 +86,7 @@ class EngineSample:
             "request_success_total": self.request_success_total,
             "kv_cache_usage_perc": self.kv_cache_usage_perc,
         }
-        for k in ("prefix_cache_queries_total", "process_cpu_seconds_total"):
+        for k in ("prefix_cache_queries_total", "process_cpu_seconds_total", "observer_gap_s"):
             v = getattr(self, k)
             if v is not None:
                 row[k] = v
@@ -113,7 +117,11 @@ class EngineSample:
             kw["num_requests_waiting"] = d["waiting"]
         extra = d.get("extra", d.get("extra_json"))
         if isinstance(extra, Mapping) and extra:
-            kw["extra"] = MappingProxyType(dict(extra))
+            extra = dict(extra)
+            if "observer_gap_s" not in kw and isinstance(extra.get("observer_gap_s"), (int, float)):
+                kw["observer_gap_s"] = float(extra.pop("observer_gap_s"))  # the store keeps it beside the columns
+            if extra:
+                kw["extra"] = MappingProxyType(extra)
         if "line" in (extra or {}) and kw.get("line") is None and isinstance(extra, Mapping):
             kw["line"] = extra["line"]
         kw.setdefault("ts", 0.0)
@@ -121,6 +129,23 @@ class EngineSample:
 
 
 _FIELDS = tuple(f.name for f in fields(EngineSample))
+
+LATE_FACTOR = 4.0  # a sample more than this many scrape intervals after the one before came late …
+LATE_MIN_S = 2.0  # … and more than this beyond one interval (a failed 1 s scrape between two is no freeze)
+
+
+def observer_gap(prev_ts: Optional[float], ts: float, interval_s: Optional[float],
+                 took_s: float = 0.0) -> Optional[float]:
+    """The observer's own hole before a sample taken at ``ts``, when it came late: the time since the sample before
+    (``prev_ts``), or the scrape's own duration ``took_s`` when longer, past ``max(LATE_FACTOR x interval, interval +
+    LATE_MIN_S)``; None when on time (or no interval is known). The one definition of "the sample came late": live
+    samplers (probes, watch) set ``EngineSample.observer_gap_s`` from it, the stall rule and the charts read that.
+    Recorded case (issue 33): the watcher starved ~90 s by a loaded host, then two samples 6 s apart with nothing
+    moved read as REQUESTS STUCK WAITING on a healthy queue-bound server."""
+    if not interval_s or interval_s <= 0:
+        return None
+    gap = max(ts - prev_ts if prev_ts is not None else 0.0, took_s)
+    return round(gap, 3) if gap > max(LATE_FACTOR * interval_s, interval_s + LATE_MIN_S) else None
 CHART_FIELDS = ("ts", "num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", "prompt_throughput")
 
 

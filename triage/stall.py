@@ -39,6 +39,13 @@ request show the engine completed steps meanwhile, so no step of the held reques
 21: Prometheus' own 2 s scrapes of a 5 s hang hold two stalled samples, and an early lifetime-rate step estimate
 made the window longer than that).
 
+The observer's own gaps (issue 33): a sample that came late (``EngineSample.observer_gap_s``, set by the live
+samplers from ``triage.sample.observer_gap``) says nothing about the server between it and the sample before: the
+watcher, or the host it shares with the server, was held up, and a starved server makes no progress either. So a
+late sample starts the no-progress window afresh (a stall is confirmed only on samples that came on time across a
+whole window; until then the state says ``observer_gap_s``: cannot judge), and no step time is learned across such
+a hole. A stall confirmed before the hole stays confirmed unless the counters moved across it.
+
 The first step counts too (issue 21: a 0.32.0 server whose first step took ~100 s was called stalled two
 seconds after it ended): live samplers that read the server's process CPU see the engine start computing
 while its gauges still read idle (``BUSY_CPU_CORES``); that moment bounds the first step like a probe's
@@ -81,6 +88,12 @@ class StallState:
     no_progress_s: float = 0.0
     threshold_s: Optional[float] = None
     held_beside_others: bool = False  # others' counters moved while the request was held (the engine stepped)
+    observer_gap_s: Optional[float] = None  # the window starts after the observer's own hole this long: not judged
+
+    @property
+    def cannot_judge(self) -> bool:
+        """The window in progress starts at a late sample and is not yet a whole window of on-time samples."""
+        return self.observer_gap_s is not None and not self.stalled
 
     @property
     def stalled(self) -> bool:
@@ -104,7 +117,7 @@ class StallState:
         return {"kind": self.kind, "since": self.since, "confirmed_at": self.confirmed_at,
                 "no_progress_s": round(self.no_progress_s, 3), "window_s": self.window_s,
                 "expected_step_s": None if self.expected_step_s is None else round(self.expected_step_s, 3),
-                "last_progress": self.last_progress}
+                "last_progress": self.last_progress, "observer_gap_s": self.observer_gap_s}
 
 
 def _shape(s: EngineSample) -> Optional[str]:
@@ -182,6 +195,7 @@ class StallDetector:
         self._sent_by_cpu = False  # _sent_at came from the server's CPU (forgotten when it goes idle again)
         self._cpu_idle_since: Optional[float] = None
         self._others = False  # other requests finished beside a held one since the anchor (the engine stepped)
+        self._hole = False  # a late sample since the anchor: the gap to the next progress is no step
         self.gap_step_s: Optional[float] = None  # the longest time a busy engine took between progress
         # update_gauges' window: its kind, start and whether it was crossed
         self._g_kind: Optional[str] = None
@@ -239,12 +253,15 @@ class StallDetector:
             prev = self._prev
             kv0, kv1 = (prev.kv_cache_usage_perc if prev else None), s.kv_cache_usage_perc
             chunk = kv0 is None or kv1 is None or kv1 > kv0
-            # other requests finished beside a held one: the engine stepped inside the gap, so it is no step
-            if anchor is not None and s.ts > anchor and not self.state.stalled and chunk and not self._others:
+            # other requests finished beside a held one: the engine stepped inside the gap, so it is no step; nor is
+            # a gap that holds the observer's own hole (a late sample: the time is the observer's, not a step's)
+            if anchor is not None and s.ts > anchor and not self.state.stalled and chunk and not self._others \
+                    and not self._hole:
                 self.gap_step_s = max(self.gap_step_s or 0.0, s.ts - anchor)
             self._sent_at, self._sent_by_cpu = None, False
             self._anchor = s.ts if busy else None
             self._others = False
+            self._hole = False
         elif not busy:
             self._anchor = None
 
@@ -276,7 +293,8 @@ class StallDetector:
                   moved: Optional[str]) -> None:
         """Gauges idle, CPU busy: the engine started a step in (prev, s] that its gauges will show only when it
         ends. Gauges idle, CPU idle again and nothing moved: forget it."""
-        if shape is not None or moved is not None or prev is None or self._anchor is not None:
+        if shape is not None or moved is not None or prev is None or self._anchor is not None \
+                or s.observer_gap_s is not None:  # CPU over the observer's hole: spread over time it did not see
             return
         cores = cpu_cores(prev, s)
         if cores is None:
@@ -295,7 +313,10 @@ class StallDetector:
         shape = _shape(s)
         prev = self._prev
         moved = progress(prev, s)
+        late = s.observer_gap_s is not None
         if self.learn_steps:
+            if late:
+                self._hole = True
             if prev is not None and held(prev, s) and any(
                     _delta(getattr(prev, c), getattr(s, c)) for c in _STEP_SIGNALS[1:]):
                 self._others = True
@@ -305,12 +326,15 @@ class StallDetector:
         self._lifetime_rate(s)
         self._prev = s
         st = self.state
-        if shape is None or moved is not None or shape != st.kind:
-            # (re)start a window; progress right now means the window starts at this sample
+        if shape is None or moved is not None or shape != st.kind or (late and not st.stalled):
+            # (re)start a window; progress right now means the window starts at this sample; so does a late sample
+            # (the observer's own hole: nothing is known of the time before it, triage.sample.observer_gap)
             self.state = st = StallState(last_progress=moved or st.last_progress)
             if shape is not None:
                 st.kind, st.since = shape, s.ts
                 st.samples.append(s)
+                if late and moved is None:
+                    st.observer_gap_s = s.observer_gap_s
             st.running, st.waiting = s.num_requests_running, s.num_requests_waiting
             st.expected_step_s, st.window_s, st.threshold_s = self.expected_step_s(), self.window_s(), self.threshold_s
             return st

@@ -30,7 +30,7 @@ from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes,
 from triage.catalogue.stalls import stall_name as catalogue_stall_name
 from triage.recurrence import ONGOING, Span, ended_by, headline, summarize
 from triage.findings import Finding, Status
-from triage.sample import EngineSample, frozen_extra
+from triage.sample import EngineSample, frozen_extra, observer_gap
 from triage.series import WindowedHistogram, counter_rate
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, StallDetector, StallState
 from triage.target import Target
@@ -123,6 +123,7 @@ class _EngineState:
         self.hists = {k: WindowedHistogram(window_s) for k in QUANTILES}
         self.alert: Optional[dict[str, Any]] = None  # the open alert window
         self.noted_since: Optional[float] = None  # the no-progress window already reported as undecided
+        self.noted_gap: Optional[float] = None  # the window after an observer's hole already reported as not judged
         self.recurring_said = False  # the episodes' pattern (the livelock with client time-outs) was announced
 
 
@@ -170,6 +171,8 @@ class Watcher:
         self.alerts: list[dict[str, Any]] = []  # closed and open alert windows, for charts and JSON
         self.ticks = 0
         self.errors = 0
+        self.n_gaps = 0  # the observer's own holes (EngineSample.observer_gap_s): how many, the longest
+        self.longest_gap_s: Optional[float] = None
         self._agg: dict[str, dict[str, Any]] = {}  # per engine: maxima, means, last values (bounded)
 
     # -- scraping --------------------------------------------------------------------------------
@@ -221,10 +224,10 @@ class Watcher:
             self.ticks += 1
             self.errors += 1
             return WatchTick(ts=ts, sample=None, state=self._worst_state(), error=str(e))
-        return self.observe(text, ts, cpu_s=self._server_cpu_s())
+        return self.observe(text, ts, cpu_s=self._server_cpu_s(), took_s=self._clock() - ts)
 
-    def observe(self, text: str, ts: float, cpu_s: Optional[float] = None) -> WatchTick:
-        """Fold one /metrics page taken at ``ts`` into the series and the stall state."""
+    def observe(self, text: str, ts: float, cpu_s: Optional[float] = None, took_s: float = 0.0) -> WatchTick:
+        """Fold one /metrics page taken at ``ts`` (its scrape took ``took_s``) into the series and the stall state."""
         self.ticks += 1
         try:
             page = vm.parse_metrics(text, ts)
@@ -242,6 +245,11 @@ class Watcher:
             if cpu_s is not None and len(page.engines) == 1:
                 snap = snap.with_(process_cpu_seconds_total=cpu_s)
             row = self._row(label, snap, es, ts)
+            gap = observer_gap(es.prev_ts, ts, self.interval, took_s)
+            if gap is not None:  # this watcher's own hole (Ctrl-Z, a starved host): the stall rule judges no window
+                row = row.with_(observer_gap_s=gap)  # across it, the charts draw it
+                self.n_gaps += 1
+                self.longest_gap_s = max(gap, self.longest_gap_s or 0.0)
             tick.samples.append(row)
             state = es.det.update(row)
             ev = self._alert_transition(label, es, state, ts, row)
@@ -353,10 +361,23 @@ class Watcher:
             "engines": engines,
             "alerts": [dict(a) for a in self.alerts],
             "episodes": {label: self.recurrence(label) for label in self._engines},
+            "observer_gaps": {"count": self.n_gaps, "longest_s": self.longest_gap_s},
         }
 
     def _alert_transition(self, label: str, es: _EngineState, state: StallState, ts: float,
                           row: Optional[EngineSample] = None) -> Optional[AlertEvent]:
+        if state.cannot_judge and es.alert is None and es.noted_gap != state.since:
+            # the window starts after this watcher's own hole: say that nothing is known of it, never a stall
+            assert state.since is not None and state.kind is not None and state.observer_gap_s is not None
+            es.noted_gap = state.since
+            msg = (
+                f"cannot judge {hhmmss(ts - state.observer_gap_s)}-{hhmmss(ts)}: this watcher's sample came "
+                f"{state.observer_gap_s:.0f}s after the one before (interval {self.interval:g}s): it, or the host it "
+                f"shares, was held up, and a late sample says nothing about the server. running={_n(state.running)} "
+                f"waiting={_n(state.waiting)} now; the no-progress window starts again at {hhmmss(ts)}"
+            )
+            return AlertEvent("undecided", label, state.kind, state.since, ts, state.running, state.waiting, 0.0,
+                              msg)
         if state.waiting_for_step and es.alert is None and es.noted_since != state.since:
             # past the threshold, inside the step the measured prefill rate predicts: say what is known
             assert state.since is not None and state.kind is not None and state.window_s is not None

@@ -22,7 +22,7 @@ from typing import Any, Optional
 from triage import events as ev_
 from triage.client import EMBEDDINGS_PATH, Exchange, ProbeClient, trim_for_storage
 from triage.events import RunEvent
-from triage.sample import EngineSample, ProbeSeries
+from triage.sample import EngineSample, ProbeSeries, observer_gap
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
 from triage.vllm.metrics import MetricsPage
 
@@ -223,6 +223,8 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         baseline = baseline.with_(ts=0.0)
         det.update(baseline)
     det.note_sent(0.0)
+    last_ts = 0.0  # the last sample's time: a sample far later came late (the observer's own hole, not the server's)
+    gaps: list[float] = []
     emit(RunEvent(ev_.PROBE_STARTED, probe=probe,
                   data={"set": set_name, "description": description, "n_requests": len(bodies)}))
     tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5, path)) for b in bodies]
@@ -241,9 +243,15 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
             break
         if window_end is None or k * cfg.scrape_s <= window_end:  # the regular tick: move to the next one
             k = max(k + 1, int((time.monotonic() - t0) / cfg.scrape_s) + 1)
+        asked = time.monotonic() - t0
         s = await _scrape_sample(pc, t0, min(2.0, 2 * cfg.scrape_s))
         window_end = None
         if s is not None:
+            gap = observer_gap(last_ts, s.ts, cfg.scrape_s, s.ts - asked)
+            if gap is not None:
+                s = s.with_(observer_gap_s=gap)
+                gaps.append(gap)
+            last_ts = s.ts
             samples.append(s)
             emit(RunEvent(ev_.PROBE_SAMPLE, probe=probe, samples=(s,)))
             st = det.update(s)
@@ -258,6 +266,8 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
             break
     extra: dict[str, Any] = {"baseline": baseline.probe_row(0.0) if baseline is not None else None,
                              "idle_at_start": idle_at_start}
+    if gaps:  # the observer's own holes: no stall window was judged across them (triage.stall)
+        extra["observer_gaps"] = {"count": len(gaps), "longest_s": max(gaps), "scrape_s": cfg.scrape_s}
     if stall_evidence is not None and verdict in (*STALLS, SLOW):
         extra["stall"] = stall_evidence
     recovery = None

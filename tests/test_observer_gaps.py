@@ -1,0 +1,92 @@
+"""Issue 33 (deliver 6): no stall verdict from the observer's own gaps. A sample that came late
+(``EngineSample.observer_gap_s``, from ``triage.sample.observer_gap``) says nothing about the server: the stall
+rule starts its window afresh there, watch says "cannot judge", and a stall on on-time samples is still found.
+
+Pages: recorded from the real 0.32.0 BERT server whose long prompt waits for ever
+(tests/fixtures/real/0.32.0-minilm-bert-waiting: metrics-after-requests.txt, metrics-stuck-waiting-4s.txt). The
+recorded incident (a watcher starved ~90 s by a loaded host, then two samples 6 s apart) is replayed on their
+clock: the pages are real, the times are the incident's.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from triage.probes.runner import sample_from_page
+from triage.sample import EngineSample, observer_gap
+from triage.stall import STUCK_WAITING, StallDetector
+from triage.store import sample_values
+from triage.vllm.metrics import parse_metrics
+from triage.watch import Watcher
+
+BERT = Path(__file__).parent / "fixtures" / "real" / "0.32.0-minilm-bert-waiting"
+
+
+def page(name: str) -> str:
+    return (BERT / f"metrics-{name}.txt").read_text()
+
+
+def _sample(name: str, ts: float, gap: float | None = None) -> EngineSample:
+    return sample_from_page(parse_metrics(page(name)), ts).with_(observer_gap_s=gap)
+
+
+def test_observer_gap_is_late_only_past_intervals() -> None:
+    assert observer_gap(10.0, 10.6, 0.5) is None
+    assert observer_gap(10.0, 12.4, 0.5) is None  # a failed 1 s scrape between two is no freeze
+    assert observer_gap(10.0, 100.0, 0.5) == 90.0
+    assert observer_gap(10.0, 10.5, 0.5, took_s=30.0) == 30.0  # the scrape itself held up that long
+    assert observer_gap(10.0, 100.0, None) is None  # no interval known (a log, a Prometheus range): not judged here
+    assert observer_gap(0.0, 7.9, 2.0) is None and observer_gap(0.0, 8.5, 2.0) == 8.5
+
+
+def test_two_samples_around_a_freeze_are_no_stall() -> None:
+    """Without the gaps the same samples are a stuck-waiting verdict (the bug); with them, none."""
+    seq = [("after-requests", 0.0, None), ("after-requests", 0.5, None), ("stuck-waiting-4s", 91.0, 90.5),
+           ("stuck-waiting-4s", 97.0, 6.0)]
+    blind, aware = StallDetector(2.0, learn_steps=True), StallDetector(2.0, learn_steps=True)
+    for name, t, gap in seq:
+        b = blind.update(_sample(name, t))
+        a = aware.update(_sample(name, t, gap))
+    assert b.stalled and b.kind == STUCK_WAITING  # what the observer freeze produced before
+    assert not a.stalled and a.cannot_judge and a.observer_gap_s == 6.0
+    assert a.evidence()["observer_gap_s"] == 6.0
+    # the same stuck prompt, now sampled on time for a whole window: the stall is found
+    for i in range(1, 6):
+        a = aware.update(_sample("stuck-waiting-4s", 97.0 + 0.5 * i))
+    assert a.stalled and a.kind == STUCK_WAITING and a.since == 97.0 and not a.cannot_judge
+
+
+def test_no_step_is_learned_across_a_hole() -> None:
+    det = StallDetector(2.0, learn_steps=True)
+    det.note_sent(0.0)
+    det.update(_sample("stuck-waiting-4s", 0.5))
+    det.update(_sample("after-requests", 90.0, 89.5))  # progress, seen only after the observer's hole
+    assert det.gap_step_s is None  # a 90 s "step" would stretch every later window to 180 s
+
+
+def test_watch_says_cannot_judge_not_stuck_waiting() -> None:
+    w = Watcher("http://127.0.0.1:9", interval=0.5, stall_s=2.0, client=httpx.Client())
+    events = []
+    for name, t in (("after-requests", 1000.0), ("after-requests", 1000.5), ("stuck-waiting-4s", 1091.0),
+                    ("stuck-waiting-4s", 1097.0)):
+        events += w.observe(page(name), t).events
+    assert not any(e.event == "stalled" for e in events), [e.message for e in events]
+    said = [e for e in events if e.event == "undecided"]
+    assert said and "cannot judge" in said[-1].message and "6s" in said[-1].message
+    assert w.summary()["observer_gaps"] == {"count": 2, "longest_s": 90.5}
+    # a stall sampled on time after the hole is still one
+    for i in range(1, 6):
+        events += w.observe(page("stuck-waiting-4s"), 1097.0 + 0.5 * i).events
+    assert [e.kind for e in events if e.event == "stalled"] == [STUCK_WAITING]
+
+
+def test_the_gap_survives_the_store_and_the_probe_row() -> None:
+    s = _sample("stuck-waiting-4s", 5.0, 90.5)
+    stored = sample_values(s)
+    assert "observer_gap_s" in stored["extra_json"]
+    import json
+    back = EngineSample.from_row({**{k: stored[k] for k in ("ts", "engine", "source")},
+                                  "extra": json.loads(stored["extra_json"])})
+    assert back.observer_gap_s == 90.5 and "observer_gap_s" not in back.extra
+    assert EngineSample.from_row(s.probe_row(5.0)).observer_gap_s == 90.5
