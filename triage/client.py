@@ -70,6 +70,31 @@ STATUS_HINT = {
 }
 
 
+# What a proxy in front of vLLM answers when the server behind it is slow or down: uvicorn (vLLM's HTTP server)
+# never sends 502 or 504 itself, and its 503s are vLLM's JSON errors with `Server: uvicorn`.
+GATEWAY_TEXT = {502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+PROXY_NAMES = ("nginx", "openresty", "envoy", "haproxy", "traefik", "caddy", "apache", "cloudflare", "istio",
+               "awselb", "kong", "squid", "varnish")
+
+
+def proxy_of(status: int | None, server: str | None = None, via: str | None = None, body: Any = None) -> str | None:
+    """Who answered, when a proxy in front of the server did rather than vLLM: its name and status ("nginx/1.24.0's
+    504 Gateway Timeout"), else None. A 502 or 504 is always a proxy's (uvicorn sends neither); a 503 when its
+    ``Server:`` header names a proxy or its body is an HTML page. Such an answer says nothing about the request's fate
+    in the engine: the proxy gave up waiting (proxy_read_timeout) or could not connect."""
+    if status not in GATEWAY_TEXT:
+        return None
+    name = (server or "").strip()[:60]
+    named = any(p in name.lower() for p in PROXY_NAMES)
+    html = isinstance(body, str) and "<html" in body[:2000].lower()
+    if name.lower().startswith("uvicorn") and not html:
+        return None
+    if status == 503 and not (named or html or via):
+        return None
+    who = name or (f"a proxy (Via: {via.strip()[:60]})" if via else "a proxy")
+    return f"{who}'s {status} {GATEWAY_TEXT[status]}"
+
+
 def transport_text(kind: str | None, url: str) -> tuple[str, str]:
     """(what happened, what to do) for a transport failure of ``kind`` at ``url``."""
     head, fix = TRANSPORT_TEXT.get(kind or "protocol", TRANSPORT_TEXT["protocol"])
@@ -357,6 +382,7 @@ class Exchange:
     elapsed_s: Optional[float] = None
     extra: dict[str, Any] = field(default_factory=dict)
     error_kind: Optional[str] = None
+    proxy: Optional[str] = None  # a proxy answered, not the server (``proxy_of``): "nginx/1.24.0's 504 Gateway Timeout"
 
     @property
     def ok(self) -> bool:
@@ -367,13 +393,18 @@ class Exchange:
         return server_message(self.body)
 
     def describe(self) -> str:
+        if self.proxy:
+            return f"{self.method} {self.path}: {self.proxy} (a proxy's answer, not the server's)"
         return describe_failure(self.method, self.path, self.status, self.error, self.body)
 
     def to_dict(self, trim_vectors: bool = True) -> dict[str, Any]:
         keep = trim_for_storage if trim_vectors else (lambda v: v)
-        return {"method": self.method, "path": self.path, "request": keep(self.request),
-                "status": self.status, "body": keep(self.body),
-                "error": self.error, "elapsed_s": self.elapsed_s}
+        d = {"method": self.method, "path": self.path, "request": keep(self.request),
+             "status": self.status, "body": keep(self.body),
+             "error": self.error, "elapsed_s": self.elapsed_s}
+        if self.proxy:
+            d["proxy"] = self.proxy
+        return d
 
 
 STORED_LIST_ITEMS = 1000  # a list longer than this (no real answer of ours has one) is stored as its head
@@ -566,6 +597,7 @@ class ProbeClient:
             if not as_text:
                 _check_sizes(body_)
             ex.status, ex.body = status, body_
+            ex.proxy = proxy_of(status, resp.headers.get("server"), resp.headers.get("via"), body_)
         except (httpx.HTTPError, _TooLarge, _TooMany, _Deadline, ssl.SSLError, OSError, ValueError) as e:
             ex.error, ex.error_kind = _error_text(e), _kind(e)
         ex.elapsed_s = round(time.monotonic() - t, 4)

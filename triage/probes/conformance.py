@@ -2,11 +2,15 @@
 
 Only short inputs, or inputs the server rejects before scheduling, are sent plainly; the one
 long input that is scheduled (max_model_len - 1 tokens) goes under watch and is aborted if it
-stalls. Verdicts live in conformance_checks.py / conformance_deploy.py (pure functions).
+stalls. Verdicts live in conformance_checks.py / conformance_deploy.py (pure functions); a verdict that is not a
+pass stands only on the server's own answers: a request that got none (a time-out on a starved box, a refused
+connection) or got a proxy's 502/504 makes it "unknown" with the reason (``not_judged``), never a FAIL with an
+empty reason.
 """
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import replace
 from typing import Any
 
 from triage.findings import Finding, Status
@@ -14,7 +18,7 @@ from triage.probes import conformance_checks as cc
 from triage.probes import conformance_deploy as cd
 from triage.client import Exchange, trim_for_storage
 from triage.probes.context import ProbeContext
-from triage.probes.runner import HTTP_ERROR, OK, SLOW, UNREACHABLE, ProbeOutcome
+from triage.probes.runner import HTTP_ERROR, OK, PROXY_ERROR, SLOW, UNREACHABLE, ProbeOutcome
 
 SET = "conformance"
 QUERY_TASK = "Given a web search query, retrieve relevant passages that answer the query"
@@ -31,6 +35,8 @@ def as_outcome(probe: str, exchanges: list[Exchange], finding: Finding | None = 
     description = finding.title if finding is not None else ""
     if any(x.status is None for x in exchanges):
         outcome = UNREACHABLE if any("Connect" in (x.error or "") for x in exchanges) else SLOW
+    elif any(x.proxy for x in exchanges) and (finding is None or finding.status != Status.PASS):
+        outcome = PROXY_ERROR
     elif bad is None or (finding is not None and finding.status == Status.PASS):
         outcome = OK
     else:
@@ -42,6 +48,28 @@ def as_outcome(probe: str, exchanges: list[Exchange], finding: Finding | None = 
                         response={"status": first.status, "body": trim_for_storage(first.body), "error": first.error,
                                   "all": [{"path": x.path, "status": x.status} for x in exchanges]},
                         exchanges=exchanges)
+
+
+def missing_answer(exchanges: list[Exchange]) -> str | None:
+    """Why the server's answer is missing from these exchanges (no answer: time-out, refused, cut; or a proxy's
+    502/504 instead of it), else None."""
+    for x in exchanges:
+        if x.proxy:
+            return f"{x.method} {x.path}: {x.proxy}, a proxy's answer, not the server's"
+        if x.status is None:
+            kind = f" ({x.error_kind})" if x.error_kind else ""
+            return f"{x.method} {x.path}: no answer{kind}: {(x.error or 'no error text')[:200]}"
+    return None
+
+
+def not_judged(finding: Finding, exchanges: list[Exchange]) -> Finding:
+    """A verdict that is not a pass, made without the server's own answer to one of its requests, as UNKNOWN with
+    the reason (missing data is no evidence: a 30 s time-out on a starved box is not a failed claim)."""
+    why = missing_answer(exchanges) if finding.status not in (Status.PASS, Status.UNKNOWN) else None
+    if why is None:
+        return finding
+    return replace(finding, status=Status.UNKNOWN, title=f"not judged: {why}", fix="", explanation="",
+                   evidence={**finding.evidence, "not_judged": why, "would_have_said": finding.title})
 
 
 def _only(name: str, only: Iterable[str] | None) -> bool:
@@ -162,6 +190,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         if not _only(name, only):
             continue
         exchanges, finding = await step()
+        finding = not_judged(finding, exchanges)
         yield as_outcome(name, exchanges, finding)
         yield finding
 

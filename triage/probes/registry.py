@@ -56,7 +56,7 @@ PROBE_SETS: tuple[ProbeSet, ...] = (
 # A probe outcome as a verdict status: what every report and page colours it by.
 OUTCOME_STATUS: dict[str, str] = {
     "ok": "pass", "slow": "warn", "skipped": "unknown", "livelock": "fail", "stuck-waiting": "fail",
-    "http-error": "warn", "unreachable": "error", "error": "error"}
+    "http-error": "warn", "unreachable": "error", "error": "error", "proxy-error": "unknown"}
 
 
 def outcome_status(outcome: str) -> str:

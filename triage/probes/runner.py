@@ -2,7 +2,9 @@
 
 Outcomes: ok, http-error (status and body kept), livelock and stuck-waiting (the one stall rule
 of triage/stall.py over the scraped samples), slow (no stall verdict but past the deadline),
-unreachable (no connection). A stalled or slow probe is aborted by cancelling its request
+unreachable (no connection), proxy-error (a proxy in front of the server answered instead of it, e.g. nginx's
+504 when its proxy_read_timeout ran out: the request's fate in the engine is unknown, triage.client.proxy_of).
+A stalled or slow probe is aborted by cancelling its request
 task, which closes its own connection; vLLM then cancels the request in the engine. Recovery
 is verified after every abort: gauges back to 0, then a fresh salted SHORT request answers 200.
 Every wait here is bounded: by the deadline, the stall threshold, or the recovery timeout.
@@ -31,7 +33,8 @@ HTTP_ERROR = "http-error"
 SLOW = "slow"
 UNREACHABLE = "unreachable"
 SKIPPED = "skipped"
-OUTCOMES = (OK, HTTP_ERROR, LIVELOCK, STUCK_WAITING, SLOW, UNREACHABLE, SKIPPED)
+PROXY_ERROR = "proxy-error"
+OUTCOMES = (OK, HTTP_ERROR, LIVELOCK, STUCK_WAITING, SLOW, UNREACHABLE, SKIPPED, PROXY_ERROR)
 STALLS = (LIVELOCK, STUCK_WAITING)
 
 
@@ -134,10 +137,13 @@ def classify_samples(samples: list[dict[str, Any]], stall_s: float) -> tuple[Opt
 
 
 def outcome_of(exchanges: list[Exchange]) -> tuple[str, Optional[int]]:
-    """ok / http-error / unreachable / slow from finished requests, with the first bad status."""
+    """ok / http-error / proxy-error / unreachable / slow from finished requests, with the first bad status."""
     for ex in exchanges:
         if ex.status is None:
             return (UNREACHABLE if ex.error and "Connect" in ex.error else SLOW), None
+    for ex in exchanges:
+        if ex.proxy:  # a proxy's answer says nothing of what the server did with the request
+            return PROXY_ERROR, ex.status
     for ex in exchanges:
         if not ex.ok:
             return HTTP_ERROR, ex.status

@@ -4,6 +4,10 @@ Cases: [SHORT], [LONG], [LONG, SHORT], [SHORT, LONG] with truncate_prompt_tokens
 max_model_len (the report's setting), max_model_len - 1 (the workaround: must pass) and -1
 (maps to max_model_len for pooling), plus a concurrent variant (several [SHORT, LONG] at once,
 so in-flight tokens approach the batch budget). Facts: shared/reference/vllm-embedding-facts.md §1.
+
+A case is judged only on the server's own answer or a stall seen on on-time samples: one a proxy cut (its 502/504,
+outcome proxy-error) or one that ran out its deadline across the observer's own gaps is "unknown" (``unjudged``),
+never counted as passing or failing; the matrix names those cases and why.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from typing import Any
 from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE, explain_stall, word_stall
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
-from triage.probes.runner import HTTP_ERROR, OK, SLOW, ProbeOutcome
+from triage.probes.runner import HTTP_ERROR, OK, PROXY_ERROR, SLOW, UNREACHABLE, ProbeOutcome
 from triage.stall import LIVELOCK, STUCK_WAITING
 
 SET = "seed"
@@ -130,6 +134,18 @@ def _evidence(o: ProbeOutcome, max_model_len: int, version: str | None) -> dict[
             "vllm_version": version, "source": "live probe: POST /v1/embeddings while scraping GET /metrics"}
 
 
+def unjudged(o: ProbeOutcome) -> str | None:
+    """Why a case's outcome says nothing about the server (a proxy cut it; its deadline ran out across the
+    observer's own gaps), else None."""
+    if o.outcome == PROXY_ERROR:
+        cut = (o.response or {}).get("proxy") or next((x.proxy for x in o.exchanges if x.proxy), None)
+        return f"cut by {cut or 'a proxy'}"
+    gaps = o.extra.get("observer_gaps")
+    if o.outcome == SLOW and isinstance(gaps, dict):
+        return f"not judged: the observer's own samples came up to {gaps.get('longest_s')} s late"
+    return None
+
+
 def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str | None) -> list[Finding]:
     """Pure: findings from the matrix outcomes (probe-livelock, probe-stuck-waiting, probe-recovery, probe-matrix)."""
     out: list[Finding] = []
@@ -143,9 +159,13 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
                                 "truncate_prompt_tokens": o.extra.get("truncate_prompt_tokens")})
         out.append(Finding(status=Status.FAIL, evidence={**_evidence(o, max_model_len, version),
                                                          "stall": o.extra.get("stall")}, **words.finding_args()))
+    cut = {o.probe: why for o in ran if (why := unjudged(o))}
     if not livelocks and ran:
-        out.append(Finding("probe-livelock", Status.PASS, f"no livelock in {len(ran)} seed probes",
-                           {"cases": {o.probe: o.outcome for o in ran}, "vllm_version": version,
+        judged = len(ran) - len(cut)
+        out.append(Finding("probe-livelock", Status.UNKNOWN if cut else Status.PASS,
+                           f"no livelock in {judged} seed probes" + (f"; {len(cut)} unknown ({_cut_text(cut)})"
+                                                                     if cut else ""),
+                           {"cases": {o.probe: o.outcome for o in ran}, "unjudged": cut, "vllm_version": version,
                             "max_model_len": max_model_len}, refs=[POOLING_LIVELOCK.refs[0]],
                            failure_mode=POOLING_LIVELOCK.id))
     aborted = [o for o in ran if o.recovery is not None]
@@ -167,25 +187,42 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
     return out
 
 
+def _cut_text(cut: dict[str, str]) -> str:
+    whys = sorted(set(cut.values()))
+    return ", ".join(sorted(cut)[:6]) + (f" and {len(cut) - 6} more" if len(cut) > 6 else "") + ": " + "; ".join(
+        whys[:3])
+
+
 def matrix_finding(ran: list[ProbeOutcome], max_model_len: int, version: str | None) -> Finding:
+    cut = {o.probe: why for o in ran if (why := unjudged(o))}
     cases = {o.probe: {"case": o.description, "outcome": o.outcome, "time_to_verdict_s": o.time_to_verdict_s,
-                       "http_status": o.http_status} for o in ran}
+                       "http_status": o.http_status, **({"unknown": cut[o.probe]} if o.probe in cut else {})}
+             for o in ran}
     workaround = [o for o in ran if o.extra.get("truncate_prompt_tokens") == max_model_len - 1]
-    workaround_ok = all(o.outcome == OK for o in workaround) if workaround else None
     hangs = [o for o in ran if o.outcome in (LIVELOCK, STUCK_WAITING)]
-    soft = [o for o in ran if o.outcome in (HTTP_ERROR, SLOW, "unreachable")]
-    status = Status.FAIL if hangs else Status.WARN if soft else Status.PASS
+    # a hang is evidence whatever else happened; a case a proxy cut (or not judged) is neither a pass nor a failure
+    workaround_ok: bool | None = None
+    if any(o in hangs for o in workaround):
+        workaround_ok = False
+    elif workaround and not any(o.probe in cut for o in workaround):
+        workaround_ok = all(o.outcome == OK for o in workaround)
+    soft = [o for o in ran if o.outcome in (HTTP_ERROR, SLOW, UNREACHABLE) and o.probe not in cut]
+    status = Status.FAIL if hangs else Status.WARN if soft else Status.UNKNOWN if cut else Status.PASS
     kinds = sorted({o.outcome for o in hangs})
     title = (f"seed matrix: {len(hangs)} of {len(ran)} cases hang ({', '.join(kinds)})" if hangs
-             else f"seed matrix: {len(ran) - len(soft)} of {len(ran)} cases ok")
+             else f"seed matrix: {len(ran) - len(soft) - len(cut)} of {len(ran)} cases ok")
+    if cut:
+        title += f"; {len(cut)} unknown ({_cut_text(cut)})"
     if workaround_ok is not None:
         title += "; truncate to max_model_len - 1 " + ("passes" if workaround_ok else "does NOT pass")
+    elif workaround:
+        title += "; truncate to max_model_len - 1: unknown (its cases were not judged)"
     at_max = [o for o in ran if held_tokens(o, max_model_len) == max_model_len]
     facts = {"vllm.version": version, "engine.max_model_len": max_model_len, "matrix.workaround_ok": workaround_ok,
              "matrix.hangs_at_max_model_len": any(o.outcome == LIVELOCK for o in at_max) if at_max else None}
     return Finding("probe-matrix", status, title,
                    {"facts": facts, "cases": cases, "workaround_ok": workaround_ok, "max_model_len": max_model_len,
-                    "vllm_version": version},
+                    "vllm_version": version, "unjudged": cut},
                    _livelock_fix(max_model_len, max_model_len) if any(o.outcome == LIVELOCK for o in hangs)
                    else (STUCK_MODE.fix(now=True) if hangs else ""),
                    [POOLING_LIVELOCK.refs[0]], failure_mode=_matrix_mode(hangs, version))
