@@ -165,8 +165,9 @@ class _TooLarge(Exception):
 
 
 class _Deadline(Exception):
-    def __init__(self, limit: float) -> None:
-        super().__init__(f"no complete answer within {limit:g} s (total deadline)")
+    def __init__(self, limit: float | None = None) -> None:
+        super().__init__(f"no complete answer within {limit:g} s (total deadline)" if limit
+                         else "no complete answer before the deadline (total, not per read)")
 
 
 def _error_text(e: BaseException) -> str:
@@ -234,6 +235,40 @@ def _json_or_text(data: bytes, resp: httpx.Response, limit: int = 4000) -> Any:
 
 
 # -- the sync face ---------------------------------------------------------------------------------
+
+
+def read_body(r: httpx.Response, deadline: float, max_bytes: int, limit: float | None = None) -> bytes:
+    """A streamed answer's body read whole within ``deadline`` (a monotonic time: every byte, not per read) and
+    ``max_bytes``; raises the client's own cut (``cut_kind`` names it: timeout, too-large) otherwise."""
+    buf = bytearray()
+    for chunk in r.iter_bytes():
+        buf += chunk
+        if len(buf) > max_bytes:
+            raise _TooLarge(max_bytes)
+        if time.monotonic() > deadline:
+            raise _Deadline(limit)
+    return bytes(buf)
+
+
+def get_within(http: httpx.Client, url: str, params: Any, deadline: float, max_bytes: int) -> tuple[int, bytes]:
+    """(status, body) of one GET with ``http`` (its headers: another service's credentials) read whole within
+    ``deadline`` (a monotonic time: connect, headers and every byte together) and ``max_bytes``. Raises what
+    ``cut_kind`` and ``cut_text`` read: the client's own cuts, or httpx's errors."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _Deadline()
+    with http.stream("GET", url, params=params, timeout=_timeout(left)) as r:
+        return r.status_code, read_body(r, deadline, max_bytes, left)
+
+
+def cut_kind(e: BaseException) -> str:
+    """A failed call's ``error_kind`` (refused | timeout | tls | dns | protocol | invalid-url | too-large)."""
+    return _kind(e)
+
+
+def cut_text(e: BaseException) -> str:
+    """A failed call's error text, as a Reply or an Exchange says it."""
+    return _error_text(e)
 
 
 @dataclass(frozen=True)
@@ -343,14 +378,7 @@ class VllmClient:
             )
 
     def _read(self, r: httpx.Response, t0: float, limit: float) -> bytes:
-        buf = bytearray()
-        for chunk in r.iter_bytes():
-            buf += chunk
-            if len(buf) > self.max_body_bytes:
-                raise _TooLarge(self.max_body_bytes)
-            if time.monotonic() - t0 > limit:
-                raise _Deadline(limit)
-        return bytes(buf)
+        return read_body(r, t0 + limit, self.max_body_bytes, limit)
 
     def get(self, path: str, timeout_s: float | None = None) -> Reply:
         return self.request("GET", path, timeout_s=timeout_s)

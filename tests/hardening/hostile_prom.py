@@ -28,7 +28,8 @@ MANY = ('{"status":"success","data":{"result":[' + ",".join(
 
 
 class HostileProm(LocalServer):
-    """``mode``: trickle | huge | many-series | one-bad-chunk | label-newline | version-trickle | version-huge."""
+    """``mode``: trickle | huge | many-series | one-bad-chunk | label-newline | version-trickle | version-huge |
+    discovery-trickle (/api/v1/targets and /api/v1/query trickle; the range queries answer well)."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
@@ -66,6 +67,9 @@ class HostileProm(LocalServer):
                     if srv.mode == "version-huge":
                         return self._send(b'{"version": "' + b"9" * (1 << 20), length=700 << 20)
                     return self._send(b'{"version": "0.31.0"}', trickle=srv.mode == "version-trickle")
+                if srv.mode == "discovery-trickle" and u.path in ("/api/v1/targets", "/api/v1/query"):
+                    return self._send(b'{"status": "success", "data": {"activeTargets": []}}' + b" " * 4096,
+                                      trickle=True)  # interval discovery's every answer, one byte every 0.5 s
                 if u.path != "/api/v1/query_range":
                     return self._send(b'{"status": "error", "errorType": "not_found", "error": "no"}')
                 query, start, end, step = q.get("query", ""), float(q["start"]), float(q["end"]), float(q["step"])

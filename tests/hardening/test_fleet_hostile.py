@@ -78,3 +78,15 @@ def test_a_replica_version_is_read_within_a_deadline_and_a_cap(mode: str) -> Non
     version, secs = r.out.split()
     assert version == "None" and float(secs) < 2 + 1, r.out
     assert r.peak_mb < 200, r.peak_mb
+
+
+@pytest.mark.timeout(120)
+def test_fleet_timeout_covers_interval_discovery(tmp_path: Path) -> None:
+    """Issue 33: interval discovery took a fixed 10 s per request (up to 6 of them) past --timeout; now the scan's
+    --timeout bounds discovery and range queries together (discovery falls back to the default interval)."""
+    with HostileProm("discovery-trickle") as p:
+        r = fleet(p.url, tmp_path, "--format", "json", timeout=6)
+    assert_clean(r)
+    assert r.elapsed_s < 6 + 5 + 4, f"{r.elapsed_s:.1f} s"  # was ~60 s: six discovery requests of 10 s each
+    doc = json.loads(r.out)
+    assert doc["fleet"]["scrape_interval"]["source"] == "default", doc["fleet"]["scrape_interval"]

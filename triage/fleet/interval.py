@@ -55,13 +55,15 @@ def prom_duration(text: str) -> Optional[float]:
     return sum(float(a) * _UNIT[b] for a, b in parts)
 
 
-def _get(client: httpx.Client, base: str, path: str, params: dict[str, str] | None = None) -> Any:
-    """Prometheus' ``data``, read as prom.fetch reads (the client's timeout as a total deadline, the byte cap)."""
+def _get(client: httpx.Client, base: str, path: str, params: dict[str, str] | None = None,
+         until: Optional[float] = None) -> Any:
+    """Prometheus' ``data``, read as prom.fetch reads (by ``until``, the discovery's total deadline, else the
+    client's timeout; the byte cap)."""
     from triage.fleet.prom import MAX_ANSWER_BYTES, _Cut, fetch
 
+    deadline = until if until is not None else time.monotonic() + (client.timeout.read or 10.0)
     try:
-        _status, body = fetch(client, f"{base}{path}", params, time.monotonic() + (client.timeout.read or 10.0),
-                              MAX_ANSWER_BYTES)
+        _status, body = fetch(client, f"{base}{path}", params, deadline, MAX_ANSWER_BYTES)
         doc = json.loads(body)
     except (_Cut, ValueError, RecursionError):
         return None
@@ -76,23 +78,24 @@ def _labels(t: dict[str, Any]) -> dict[str, str]:
             for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
-def _vllm_targets(client: httpx.Client, base: str, match: str, at: float) -> set[tuple[str, str]]:
+def _vllm_targets(client: httpx.Client, base: str, match: str, at: float,
+                  until: Optional[float] = None) -> set[tuple[str, str]]:
     q = f"count by (job, instance) ({selector(METRICS['num_requests_running'], match)})"
-    data = _get(client, base, "/api/v1/query", {"query": q, "time": f"{at:.3f}"}) or {}
+    data = _get(client, base, "/api/v1/query", {"query": q, "time": f"{at:.3f}"}, until) or {}
     result = data.get("result")
     return {(_labels(r).get("job", ""), _labels(r).get("instance", "")) for r in
             (result if isinstance(result, list) else ()) if isinstance(r, dict) and isinstance(r.get("metric"), dict)}
 
 
 def from_targets(client: httpx.Client, base: str, match: str, at: float,
-                 any_target: bool = False) -> Optional[ScrapeInterval]:
+                 any_target: bool = False, until: Optional[float] = None) -> Optional[ScrapeInterval]:
     """The finest ``scrapeInterval`` among the active targets that carry vLLM series at ``at`` (with
     ``any_target``: among all active targets, for series no target can be matched to)."""
-    data = _get(client, base, "/api/v1/targets", {"state": "active"}) or {}
+    data = _get(client, base, "/api/v1/targets", {"state": "active"}, until) or {}
     active = data.get("activeTargets")
     targets = [t for t in (active if isinstance(active, list) else ()) if isinstance(t, dict)]
     if not any_target:
-        vllm = _vllm_targets(client, base, match, at)
+        vllm = _vllm_targets(client, base, match, at, until)
         targets = [t for t in targets if (_labels(t).get("job", ""), _labels(t).get("instance", "")) in vllm]
     found = [(s, t) for t in targets
              if (s := prom_duration(str(t.get("scrapeInterval", "")))) and s >= MIN_INTERVAL_S]
@@ -104,12 +107,13 @@ def from_targets(client: httpx.Client, base: str, match: str, at: float,
                                         f"target{'s' if len(found) != 1 else ''} (finest: {who})")
 
 
-def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: float) -> Optional[ScrapeInterval]:
+def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: float,
+              until: Optional[float] = None) -> Optional[ScrapeInterval]:
     """Measured: the raw samples of the last ``RAW_WINDOW_S`` before ``at`` (the finest median gap among the
     series), else the samples per window (coarser intervals)."""
     w = int(max(1.0, min(RAW_WINDOW_S, window_s)))
     sel = selector(METRICS["num_requests_running"], match)
-    data = _get(client, base, "/api/v1/query", {"query": f"{sel}[{w}s]", "time": f"{at:.3f}"}) or {}
+    data = _get(client, base, "/api/v1/query", {"query": f"{sel}[{w}s]", "time": f"{at:.3f}"}, until) or {}
     gaps = []
     result = data.get("result")
     for r in result if isinstance(result, list) else ():
@@ -123,7 +127,8 @@ def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: 
     if gaps:
         return ScrapeInterval(round(min(gaps), 3), "data", f"median gap between raw samples in {w} s before {at:.0f}")
     w = int(max(60.0, min(MEASURE_WINDOW_S, window_s)))
-    data = _get(client, base, "/api/v1/query", {"query": f"max(count_over_time({sel}[{w}s]))", "time": f"{at:.3f}"})
+    data = _get(client, base, "/api/v1/query", {"query": f"max(count_over_time({sel}[{w}s]))", "time": f"{at:.3f}"},
+                until)
     result = (data or {}).get("result")
     for r in result if isinstance(result, list) else ():
         try:
@@ -138,16 +143,19 @@ def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: 
 def scrape_interval(base: str, match: str, start: float, end: float, *, timeout_s: float = 10.0,
                     headers: dict[str, str] | None = None) -> ScrapeInterval:
     """The replicas' scrape interval: their targets' in Prometheus, else measured in the range, else the
-    finest of any active target, else the default."""
+    finest of any active target, else the default. ``timeout_s`` bounds the whole discovery, every request
+    together (a scan gives it a share of its own deadline, triage.fleet.scan); what it did not read in time
+    falls through to the next source, at worst the default."""
     import httpx
 
     base = base.rstrip("/")
-    with httpx.Client(timeout=timeout_s, headers=dict(headers or {})) as client:
-        got = from_targets(client, base, match, end)
+    until = time.monotonic() + timeout_s
+    with httpx.Client(timeout=timeout_s, headers=dict(headers or {}), follow_redirects=False) as client:
+        got = from_targets(client, base, match, end, until=until)
         for at in (end, (start + end) / 2, start + min(MEASURE_WINDOW_S, end - start)):
             if got is not None:
                 break
-            got = from_data(client, base, match, at, end - start)
+            got = from_data(client, base, match, at, end - start, until)
         if got is None:
-            got = from_targets(client, base, match, end, any_target=True)
+            got = from_targets(client, base, match, end, any_target=True, until=until)
     return got or ScrapeInterval(FALLBACK_S, "default", "no target reported one and no series showed it")

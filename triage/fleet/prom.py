@@ -83,26 +83,22 @@ class _Cut(Exception):
 def fetch(client: httpx.Client, url: str, params: Mapping[str, str] | None, deadline: float,
           max_bytes: int) -> tuple[int, bytes]:
     """(status, body) of one GET read whole within ``deadline`` (a monotonic time: connect, headers and every byte
-    together, so a server trickling a byte a second cannot hold it) and ``max_bytes``; raises _Cut otherwise."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise _Cut("timeout", "no time left before the scan's deadline")
-    import httpx
+    together, so a server trickling a byte a second cannot hold it) and ``max_bytes``, by the one client's read
+    (triage.client.get_within: Prometheus' larger cap is a parameter); raises _Cut otherwise."""
+    from triage.client import cut_kind, get_within
 
-    buf = bytearray()
+    if deadline - time.monotonic() <= 0:
+        raise _Cut("timeout", "no time left before the scan's deadline")
     try:
-        with client.stream("GET", url, params=params, timeout=httpx.Timeout(left, connect=min(left, 5.0))) as r:
-            for chunk in r.iter_bytes():
-                buf += chunk
-                if len(buf) > max_bytes:
-                    raise _Cut("too-large", f"answer over {max_bytes >> 20 or max_bytes} "
-                                            f"{'MB' if max_bytes >> 20 else 'bytes'}: not read further (byte cap)")
-                if time.monotonic() > deadline:
-                    raise _Cut("timeout", "no complete answer before the deadline (total, not per read)")
-            return r.status_code, bytes(buf)
-    except httpx.TimeoutException as e:
-        raise _Cut("timeout", f"no answer before the deadline ({e.__class__.__name__})") from None
-    except httpx.HTTPError as e:
+        return get_within(client, url, params, deadline, max_bytes)
+    except Exception as e:  # noqa: BLE001 - httpx's errors and the client's cuts, each a kind
+        kind = cut_kind(e)
+        if kind == "too-large":
+            raise _Cut(kind, f"answer over {max_bytes >> 20 or max_bytes} {'MB' if max_bytes >> 20 else 'bytes'}: "
+                             "not read further (byte cap)") from None
+        if kind == "timeout":
+            raise _Cut(kind, f"no complete answer before the deadline (total, not per read; "
+                             f"{e.__class__.__name__.lstrip('_')})") from None
         raise _Cut("unreachable", f"not reachable: {str(e)[:200]}") from None
 
 

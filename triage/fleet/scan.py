@@ -69,6 +69,7 @@ class FleetScan:
         return self.interval is None or self.step <= self.interval.seconds * 0.999
 
 
+INTERVAL_TIMEOUT_S = 10.0  # interval discovery's share of the scan's deadline (at most half of it)
 MAX_VERSION_BYTES = 64 * 1024  # a replica's /version answer ({"version": "0.32.0"} is 20 bytes)
 
 
@@ -98,7 +99,8 @@ def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = N
     so the episodes found do not depend on where the step grid falls, i.e. on when the scan runs."""
     qs = queries(match)
     t0 = time.perf_counter()
-    iv = scrape_interval(prometheus, match, start, end)
+    until = time.monotonic() + deadline_s  # --timeout: interval discovery and every range query together
+    iv = scrape_interval(prometheus, match, start, end, timeout_s=min(INTERVAL_TIMEOUT_S, deadline_s / 2))
     out = FleetScan(prometheus=prometheus.rstrip("/"), match=match, start=start, end=end,
                     step=step if step else iv.step, threshold_s=threshold_s, queries=qs, interval=iv,
                     step_given=bool(step))
@@ -107,7 +109,7 @@ def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = N
     # the grid ends on `end` (a range's last scrape is read whatever the step); scrapes before `start` are dropped
     grid_start = end - math.ceil((end - start) / step - 1e-9) * step
     results = query_ranges(out.prometheus, qs, grid_start, end + step * 1e-6, step, max_workers=max_workers,
-                           max_points=max_points, timeout_s=deadline_s,
+                           max_points=max_points, timeout_s=max(0.0, until - time.monotonic()),
                            on_chunk=lambda n, i, total: progress(f"query {i}/{total}") if i % 10 == 0 else None)
     out.timings["query_s"] = round(time.perf_counter() - t0, 3)
     t1 = time.perf_counter()
