@@ -13,7 +13,7 @@ plus 5 s. The last lines give the worst case (time, peak RSS) of each class.
 
     python3 bench/bench_hardening.py                  # all
     python3 bench/bench_hardening.py fleet vectors    # some: redact logs import check fleet
-                                                      # vectors devices secrets
+                                                      # vectors devices secrets bounded
 """
 
 from __future__ import annotations
@@ -259,8 +259,49 @@ def bench_redact(tmp: Path) -> bool:
     return ok
 
 
+def bench_bounded(tmp: Path) -> bool:
+    """Issue 33, deliver 4: the rerank clients and Open WebUI's reranker against 100,000 results for 3 documents and
+    against answers that trickle (--deadline 3: each client call by 3 + 5 s), a log of 500 KB request ids, fleet
+    interval discovery that trickles (--timeout 6)."""
+    global CLASS
+    import json as json_
+
+    from hostile import Behaviour, HostileServer
+    from hostile_prom import HostileProm
+
+    CLASS = "bounded"
+    rec = json_.loads((ROOT / "tests/fixtures/real/rerank/0.32.0-rerank/rerank.json").read_text())["body"]
+    many = json_.dumps({**rec, "results": [{"index": i, "relevance_score": 0.5} for i in range(100_000)]}).encode()
+    ok = True
+    with HostileServer(Behaviour(bodies={p: many for p in ("/rerank", "/v1/rerank", "/v2/rerank")})) as s:
+        ok &= run_measured("rerank: 100,000 results for 3 documents", [
+            "probe", "--url", s.url, "--set", "rerank", "--only", "rerank-shape", "score-shape", "rerank-top-n",
+            "rerank-client-*", "--deadline", "5", "--format", "json", "--db", str(tmp / "b.db")], 240)
+    plain = json_.dumps(rec).encode()
+    with HostileServer(Behaviour(bodies={"/rerank": plain, "/v1/rerank": plain, "/v2/rerank": plain},
+                                 slow=("/v1/rerank", "/v2/rerank"))) as s:
+        ok &= run_measured("rerank clients: answers trickle, --deadline 3", [
+            "probe", "--url", s.url, "--set", "rerank", "--only", "rerank-client-*", "--deadline", "3", "--db",
+            str(tmp / "b.db")], 240, deadline=4 * 8)  # four client calls, each by --deadline + 5 s
+    log = tmp / "ids.log"
+    line = (ROOT / "tests/fixtures/real/client-timeouts/0.31.0-tiny-qwen3-livelock/server.log").read_text() \
+        .splitlines()[1]
+    prefix = line.partition("Added request ")[0]
+    with open(log, "w") as f:
+        for i in range(200):  # ~100 MB
+            rid = f"embd-{i}-" + "b" * (1 << 19)
+            f.write(f"{prefix}Added request {rid}.\n{prefix}Aborted request(s) {rid}.\n")
+    ok &= row("logs: 400 request ids of 512 KB", *measure(["logs", str(log), "--format", "json", "--no-save"], 300))
+    with HostileProm("discovery-trickle") as p:
+        ok &= run_measured("fleet: interval discovery trickles, --timeout 6", [
+            "fleet", "--prometheus", p.url, "--since", "30m", "--timeout", "6", "--no-version", "--db",
+            str(tmp / "f.db")], 60, deadline=6)
+    return ok
+
+
 BENCHES = {"redact": bench_redact, "logs": bench_logs, "import": bench_import, "check": bench_check,
-           "fleet": bench_fleet, "vectors": bench_vectors, "devices": bench_devices, "secrets": bench_secrets}
+           "fleet": bench_fleet, "vectors": bench_vectors, "devices": bench_devices, "secrets": bench_secrets,
+           "bounded": bench_bounded}
 
 
 def main(names: list[str]) -> int:

@@ -4,7 +4,8 @@ Text: one line per sample (``--quiet``: alerts only), an ``ENGINE STALLED since 
 stall rule fires and a ``cleared …`` line when it ends. JSON (schema CLI_SCHEMA) at the end:
 {"schema", "run_id", "url", "status", "summary": {ticks, errors, interval_s, stall_threshold_s,
 engines: {label: {samples, max_running, …, last}}, alerts: [{engine, kind, since, confirmed_at,
-cleared_at, running, waiting}]}, "events": [AlertEvent…]}.
+cleared_at, running, waiting}], observer_gaps: {count, longest_s}}, "events": [AlertEvent…]}. A sample that came
+late (this process held up: Ctrl-Z, a starved host) judges no stall window; watch says "cannot judge" instead.
 Exit: 0 no stall seen (or below --fail-on), 1 a stall alert was raised, 2 could not run.
 """
 
