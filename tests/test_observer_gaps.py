@@ -18,7 +18,7 @@ from triage.sample import EngineSample, observer_gap
 from triage.stall import STUCK_WAITING, StallDetector
 from triage.store import sample_values
 from triage.vllm.metrics import parse_metrics
-from triage.watch import Watcher
+from triage.watch import Watcher, state_label
 
 BERT = Path(__file__).parent / "fixtures" / "real" / "0.32.0-minilm-bert-waiting"
 
@@ -75,6 +75,7 @@ def test_watch_says_cannot_judge_not_stuck_waiting() -> None:
     said = [e for e in events if e.event == "undecided"]
     assert said and "cannot judge" in said[-1].message and "6s" in said[-1].message
     assert w.summary()["observer_gaps"] == {"count": 2, "longest_s": 90.5}
+    assert state_label(w._engines["0"].det.state).startswith("cannot judge")  # the sample line says so too
     # a stall sampled on time after the hole is still one
     for i in range(1, 6):
         events += w.observe(page("stuck-waiting-4s"), 1097.0 + 0.5 * i).events

@@ -93,10 +93,14 @@ def stall_name(kind: str, version: Any = None) -> str:
 
 
 def state_label(state: StallState, version: Any = None) -> str:
-    """What a sample line says of an engine: '' (idle or moving), 'step in progress since …' while no
-    verdict (inside the window the stall rule expects a step to need), the catalogue mode once confirmed."""
+    """What a sample line says of an engine: '' (idle or moving), 'cannot judge' in a window that starts after the
+    watcher's own gap, 'step in progress since …' while no verdict (inside the window the stall rule expects a step
+    to need), the catalogue mode once confirmed."""
     if state.kind is None or state.since is None:
         return ""
+    if state.cannot_judge:  # the window starts after this watcher's own hole (triage.sample.observer_gap)
+        return f"cannot judge: this watcher's own {state.observer_gap_s:.0f}s gap; watching again since " \
+               f"{hhmmss(state.since)}"
     if not state.stalled:
         step = f", one step ~{state.expected_step_s:.0f}s" if state.expected_step_s else ""
         return f"{STEP_IN_PROGRESS} since {hhmmss(state.since)}{step}"
