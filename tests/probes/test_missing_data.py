@@ -117,3 +117,34 @@ def test_conformance_time_out_is_unknown_with_the_reason() -> None:
     g = not_judged(cc.array_input(proxied, 2), [proxied])
     assert g.status == Status.UNKNOWN and "a proxy's answer" in g.title
     assert as_outcome("conformance-array-input", [proxied], g).outcome == PROXY_ERROR
+
+
+def test_runner_marks_its_own_late_sample_and_the_case_is_unknown() -> None:
+    """The probe runner's observer frozen 4 s (its event loop blocked, as a starved host or SIGSTOP does) while a
+    request is in flight: the late sample carries ``observer_gap_s``, the outcome counts the gap, and a case that
+    then runs out its deadline is "unknown" in the seed matrix. The server is the hostile look-alike (its /metrics
+    the recorded idle page of a real 0.32.0 server; its answer trickles so the probe stays in flight)."""
+    import time as time_
+
+    from triage.events import PROBE_SAMPLE
+    from triage.probes.runner import MonitorConfig, observe
+
+    frozen: list[float] = []
+
+    def on_event(e) -> None:  # noqa: ANN001
+        if e.kind == PROBE_SAMPLE and not frozen:
+            frozen.append(4.0)
+            time_.sleep(4.0)  # the observer holds the loop: no scrape for 4 s
+
+    cfg = MonitorConfig(stall_s=2.0, deadline_s=8.0, scrape_s=0.5, idle_wait_s=1.0, recovery_timeout_s=1.0)
+    with HostileServer(Behaviour(slow=("/v1/embeddings",))) as s:
+        async def go():  # noqa: ANN202
+            async with ProbeClient(s.url) as pc:
+                return await observe(pc, "seed-short-t255", "seed", [{"model": "m", "input": "x"}], cfg,
+                                     lambda: {"model": "m", "input": "y"}, on_event)
+        out = asyncio.run(go())
+    late = [x for x in out.samples if x.observer_gap_s is not None]
+    assert late and late[0].observer_gap_s >= 4.0, [x.observer_gap_s for x in out.samples]
+    assert out.extra["observer_gaps"]["count"] >= 1 and out.outcome == SLOW
+    out.extra["truncate_prompt_tokens"] = 255
+    assert unjudged(out) and matrix_finding([out], 256, "0.32.0").evidence["workaround_ok"] is None
