@@ -146,11 +146,23 @@ def held(prev: Optional[EngineSample], cur: EngineSample) -> bool:
     Recorded on 0.31.0 (tests/fixtures/real/client-timeouts): with light traffic next to a request held by the
     pooling livelock, the traffic's prompts finish every second (the counters move) while running stays >= 1 and
     KV usage stays at the stuck request's blocks to the last digit; a healthy prefill's KV moves with each chunk.
-    Read from /metrics and Prometheus samples only: a log line's KV usage has one decimal of a percent."""
-    if prev is None or cur.source == LOG_SOURCE:
+    Read from /metrics and Prometheus samples only: a log line's KV usage has one decimal of a percent.
+
+    Not held when the queue is being served (``queue_served``): a healthy engine that runs one request at a time
+    from a queue of same-size requests shows the same two gauges at every sample (running 1, one request's blocks)
+    while a new request runs each time (issue 33: recorded on 0.32.0 under 12 clients, watch called it stalled)."""
+    if prev is None or cur.source == LOG_SOURCE or queue_served(prev, cur):
         return False
     return held_gauges(prev.num_requests_running, prev.kv_cache_usage_perc, cur.num_requests_running,
                        cur.kv_cache_usage_perc)
+
+
+def queue_served(prev: EngineSample, cur: EngineSample) -> bool:
+    """Requests waited at both samples and requests finished between them: the queue is being served. (The held
+    request of issue 21's recording had waiting 0 beside it: light traffic finishing next to it.)"""
+    w0, w1 = prev.num_requests_waiting, cur.num_requests_waiting
+    done = _delta(prev.request_success_total, cur.request_success_total)
+    return w0 is not None and w1 is not None and w0 >= 1 and w1 >= 1 and bool(done and done >= 1)
 
 
 def held_gauges(r0: Optional[float], k0: Optional[float], r1: Optional[float], k1: Optional[float]) -> bool:
