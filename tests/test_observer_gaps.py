@@ -91,3 +91,27 @@ def test_the_gap_survives_the_store_and_the_probe_row() -> None:
                                   "extra": json.loads(stored["extra_json"])})
     assert back.observer_gap_s == 90.5 and "observer_gap_s" not in back.extra
     assert EngineSample.from_row(s.probe_row(5.0)).observer_gap_s == 90.5
+
+
+QUEUE = Path(__file__).parent / "fixtures" / "real" / "queue-bound" / "0.32.0-tiny-qwen3"
+
+
+def test_a_healthy_queue_bound_server_is_not_held() -> None:
+    """Recorded on a real 0.32.0 lab server under 12 clients (tests/fixtures/real/queue-bound): running 1, ~35
+    waiting, one request's KV blocks at every sample while thousands finish. The gauges alone read as a held
+    request (the rule of issue 21); the queue being served says it is not: no alert, in watch or in the rule."""
+    import json
+
+    from triage.stall import held_gauges
+
+    rows = [json.loads(ln) for ln in (QUEUE / "metrics.jsonl").read_text().splitlines()]
+    samples = [sample_from_page(parse_metrics(r["page"]), r["t"]) for r in rows]
+    gauges_held = sum(held_gauges(a.num_requests_running, a.kv_cache_usage_perc, b.num_requests_running,
+                                  b.kv_cache_usage_perc) for a, b in zip(samples, samples[1:], strict=False))
+    assert gauges_held > len(samples) // 2  # what misled the rule: the same two gauges, sample after sample
+    det = StallDetector(2.0, learn_steps=True)
+    assert not any(det.update(s).stalled for s in samples)
+    w = Watcher("http://127.0.0.1:9", interval=0.5, stall_s=2.0, client=httpx.Client())
+    events = [e for r in rows for e in w.observe(r["page"], r["t"]).events]
+    assert not any(e.event == "stalled" for e in events), [e.message for e in events]
+    assert json.loads((QUEUE / "traffic.json").read_text())["status_200"] > 1000  # a healthy server
