@@ -9,6 +9,13 @@ port, TLS, 401, 404, 400/422 bodies). Calls answer, never raise: the sync face r
 ``Reply``, the async face an ``Exchange``; both carry ``error_kind`` (refused | timeout | tls |
 dns | protocol | invalid-url | too-large). The API key and a URL's password are handed to
 ``triage.redact`` as exact secrets the moment a client is built.
+
+The same rules for callers that are not a vLLM base URL: ``capped_client`` (an httpx client over
+``CappedTransport`` for the client libraries and Open WebUI's requests, one total deadline shared by a
+library's retries), ``get_within`` (a GET with another service's headers and a larger cap: Prometheus),
+``read_json`` (the parsed-size caps). ``proxy_of`` names an answer a proxy gave instead of the server
+(``Exchange.proxy``). One file past ~350 lines on purpose: every byte that enters from the network
+passes these few functions.
 """
 
 from __future__ import annotations
