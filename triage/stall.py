@@ -160,9 +160,14 @@ def held(prev: Optional[EngineSample], cur: EngineSample) -> bool:
 def queue_served(prev: EngineSample, cur: EngineSample) -> bool:
     """Requests waited at both samples and requests finished between them: the queue is being served. (The held
     request of issue 21's recording had waiting 0 beside it: light traffic finishing next to it.)"""
-    w0, w1 = prev.num_requests_waiting, cur.num_requests_waiting
     done = _delta(prev.request_success_total, cur.request_success_total)
-    return w0 is not None and w1 is not None and w0 >= 1 and w1 >= 1 and bool(done and done >= 1)
+    return queue_served_gauges(prev.num_requests_waiting, cur.num_requests_waiting, bool(done and done >= 1))
+
+
+def queue_served_gauges(w0: Optional[float], w1: Optional[float], finished: bool) -> bool:
+    """``queue_served`` on two readings of waiting and whether requests finished between them (a log's stats lines:
+    a non-zero prompt throughput, prompt tokens being counted when a request finishes)."""
+    return w0 is not None and w1 is not None and w0 >= 1 and w1 >= 1 and finished
 
 
 def held_gauges(r0: Optional[float], k0: Optional[float], r1: Optional[float], k1: Optional[float]) -> bool:

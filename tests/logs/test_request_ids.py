@@ -46,3 +46,4 @@ def test_log_of_megabyte_ids_gives_a_small_analysis(tmp_path: Path) -> None:
     text = json.dumps(a.summary, default=str)
     assert len(text) < 100_000, len(text)  # was every 1 MiB id, in full
     assert a.summary["requests"]["added"] == 8 and a.summary["requests"]["aborted"] == 8
+

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from triage.stall import StallDetector, held_gauges
+from triage.stall import StallDetector, held_gauges, queue_served_gauges
 
 DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32)
 # Two stats intervals: one interval of zero throughput with a request running is normal for a long
@@ -122,7 +122,7 @@ class EngineTrack:
         self.last_ts: Optional[float] = None
         self.min_gap: Optional[float] = None
         self._busy: deque[tuple[int, float]] = deque(maxlen=8)  # busy lines since the engine was last idle
-        self._prev: Optional[tuple[int, Optional[float]]] = None  # the last line's (running, KV usage)
+        self._prev: Optional[tuple[int, Optional[float], Any]] = None  # the last line's (running, KV usage, waiting)
 
     def interval(self) -> float:
         return self.min_gap if self.min_gap else DEFAULT_STATS_INTERVAL_S
@@ -163,7 +163,7 @@ class EngineTrack:
         if not running and not waiting and self.open is None:
             # an idle engine with no episode open (most lines of a quiet server): the detector's window restarts,
             # no episode opens and none closes; what the full path below would do, without its questions
-            self._prev = (running, kv)
+            self._prev = (running, kv, waiting)
             self.det.update_gauges(t, running, waiting, False)
             if ts is not None:
                 self.last_ts = ts
@@ -174,10 +174,12 @@ class EngineTrack:
             self._close("silence-gap", ts, line, (running, kv, prompt))
             self.det = StallDetector(self.det.threshold_s)  # the silence broke the window
             self._prev = None
-        prev, self._prev = self._prev, (running, kv)
+        prev, self._prev = self._prev, (running, kv, waiting)
         if interval >= FINE_INTERVAL_S:
             prev = None  # lines 10 s apart: equal KV usage may be two different requests (steady traffic)
-        held = prev is not None and bool(running) and held_gauges(prev[0], prev[1], running, kv)
+        # a queue being served (waiting at both lines, prompts finishing) is no held request (triage.stall.held)
+        held = prev is not None and bool(running) and held_gauges(prev[0], prev[1], running, kv) \
+            and not queue_served_gauges(prev[2], waiting, bool(prompt))
         made_progress = (bool(prompt) or bool(gen)) and not held
         kv_moved = prev is not None and kv is not None and prev[1] is not None and kv != prev[1]
         kind, stalled = self.det.update_gauges(t, running, waiting, made_progress or kv_moved)
