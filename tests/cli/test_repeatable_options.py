@@ -17,6 +17,7 @@ CASES = [
     pytest.param(["lab", "prometheus", "up"], "--rules", ["a.yml", "b.yml"], [], id="lab-prometheus-rules"),
     pytest.param(["check"], "--answer", ["gpu_name=NVIDIA GeForce RTX 3080 Ti", "vllm_version=0.28.0"], [],
                  id="check-answer"),
+    pytest.param(["check"], "--kube-file", ["describe.txt", "pod.yaml"], [], id="check-kube-file"),
     pytest.param(["probe", "--url", "http://x"], "--set", ["seed", "conformance"], [], id="probe-set"),
     pytest.param(["probe", "--url", "http://x"], "--only", ["seed-*", "conformance-v1-prefix"], [], id="probe-only"),
     pytest.param(["report", "latest"], "--redact", ["secret-a", "secret-b"], [], id="report-redact"),

@@ -78,7 +78,7 @@ def register(sub: Any) -> None:
                    help="with a deployment file holding several vLLM containers / model specs / services: which one "
                         "to judge (its name, e.g. vllm, or 'Deployment/x container vllm'), or 'all' (one run each)")
     p.add_argument("--log-file", metavar="F", help="the server's start-up log ('-' = stdin)")
-    p.add_argument("--kube-file", metavar="F", action="append", default=[],
+    p.add_argument("--kube-file", metavar="F", action="extend", nargs="+", default=[],
                    help="kubectl's view of the server's pod (repeatable; each file's kind is told by its shape): "
                         "`kubectl describe pod` text, `kubectl get pod -o yaml`, or `kubectl logs [--previous]` "
                         "output (a log is also the start-up log when --log-file is not given; a pod YAML is also "
