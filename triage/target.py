@@ -99,6 +99,7 @@ class Target:
     cmdline_file: str | None = None  # the name of the file it came from (deployment facts cite it)
     deploy_target: str | None = None  # which vLLM container / model spec / service of a deployment file
     log_text: str | None = field(default=None, repr=False)
+    model_path: str | None = None  # the model's directory readable here (the vectors probes read its files)
     # kubectl's view of the pod (triage/sources/kube.py): (file name, text) of describe / get -o yaml / logs
     kube: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     label: str | None = None

@@ -35,8 +35,8 @@ def _server(version: str, profile: str) -> Iterator[LabServer]:
 
 
 def _run(srv: LabServer, sets: list[str], only: list[str] | None = None, allow_hang: bool = False):
-    return run_probes(Target(url=srv.url, model=srv.served_model, timeout_s=60.0), sets, allow_hang=allow_hang,
-                      deadline_s=60.0, only=only)
+    target = Target(url=srv.url, model=srv.served_model, timeout_s=60.0, log_text=srv.log_text())  # the log, given
+    return run_probes(target, sets, allow_hang=allow_hang, deadline_s=60.0, only=only)
 
 
 def _by(res) -> dict:

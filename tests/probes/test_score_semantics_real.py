@@ -22,7 +22,8 @@ V = "0.32.0"
 
 
 def _findings(srv: LabServer, sets: list[str], only: list[str] | None = None) -> dict:
-    res = run_probes(Target(url=srv.url, model=srv.served_model, timeout_s=60.0), sets, deadline_s=60.0, only=only)
+    target = Target(url=srv.url, model=srv.served_model, timeout_s=60.0, log_text=srv.log_text())  # the log, given
+    res = run_probes(target, sets, deadline_s=60.0, only=only)
     return {f.check: f for f in res.findings}
 
 

@@ -14,7 +14,7 @@ from triage.catalogue.symptoms import Case
 from triage.findings import Finding, Status
 from triage.probes import vector_checks as vc
 from triage.probes import vector_reference as vr
-from triage.probes.vectors import resolved_facts
+from triage.probes.server_facts import resolved_facts
 from triage.sources.model_files import ModelPooling
 
 from .recorded import VECTORS, exchange_of, recording

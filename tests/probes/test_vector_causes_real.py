@@ -40,8 +40,8 @@ def config(request: pytest.FixtureRequest) -> Iterator[tuple[tuple, LabServer]]:
 
 
 def _findings(srv: LabServer) -> dict[str, Finding]:
-    res = run_probes(Target(url=srv.url, model=srv.served_model, timeout_s=120.0), sets="vectors", deadline_s=120.0,
-                     only=ONLY)
+    target = Target(url=srv.url, model=srv.served_model, timeout_s=120.0, log_text=srv.log_text())  # the log, given
+    res = run_probes(target, sets="vectors", deadline_s=120.0, only=ONLY)
     return {f.check: f for f in res.findings if f.check in ONLY}
 
 

@@ -133,9 +133,9 @@ def test_cosine_rows_for_the_plot(healthy: dict) -> None:
 
 
 def test_server_pooling_from_the_recorded_start_up_log() -> None:
-    from triage.probes.vectors import _from_log
+    from triage.probes.server_facts import pooling_from_log
     log = MEAN.parent / "server.log"
     if not log.exists():
         pytest.skip("no recorded log")
-    pooling, source = _from_log(log.read_text(), "start-up log")
+    pooling, source = pooling_from_log(log.read_text(), "start-up log")
     assert pooling == "MEAN" and "--pooler-config" in source

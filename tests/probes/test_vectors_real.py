@@ -23,7 +23,7 @@ def spec(srv: LabServer) -> object:
     """The probe target: triage.target.Target where the tree has it, else the older ProbeTarget."""
     try:
         from triage.target import Target
-        return Target(url=srv.url, model=srv.served_model, timeout_s=120.0)
+        return Target(url=srv.url, model=srv.served_model, timeout_s=120.0, log_text=srv.log_text())
     except ImportError:
         from triage.probes.api import ProbeTarget  # type: ignore[attr-defined]
         return ProbeTarget(srv.url, srv.served_model, timeout_s=120.0)

@@ -6,6 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from triage.cli.check import add_experiments_arg, truncation_arg
+from triage.cli.inputs import read_log_head_tail, read_small
 from triage.cli import (
     SECONDS,
     number,
@@ -53,6 +54,14 @@ def register(sub: Any) -> None:
                         "ends by this + 5 s, whatever the server sends")
     p.add_argument("--scrape-interval", type=number(0.01, 3600, above=True), default=0.5,
         help="seconds between /metrics scrapes (default 0.5)")
+    p.add_argument("--log-file", metavar="F",
+                   help="the server's start-up log ('-' = stdin): the pooling and overrides it resolved, which the "
+                        "vectors and rerank sets judge the answers against")
+    p.add_argument("--cmdline-file", metavar="F",
+                   help="file with the vllm serve command line or the deployment file ('-' = stdin)")
+    p.add_argument("--model-path", metavar="DIR",
+                   help="the model's directory readable here, when /v1/models' root is not (the vectors set reads "
+                        "its config files)")
     p.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_db_arg(p)
@@ -107,6 +116,16 @@ def to_text(result: ProbeRunResult) -> str:
     return "\n".join(lines)
 
 
+def read_evidence(args: argparse.Namespace) -> dict[str, Any]:
+    """The Target fields the probe sets read beyond the API (log, command line, its file's name, model directory),
+    read as ``check`` reads them (triage.cli.inputs)."""
+    stdin_used: list[bool] = []
+    cmdline = read_small(args.cmdline_file, "--cmdline-file", stdin_used) if args.cmdline_file else None
+    log_text = read_log_head_tail(args.log_file, stdin_used) if args.log_file else None
+    file = args.cmdline_file if args.cmdline_file and args.cmdline_file != "-" else None
+    return {"cmdline": cmdline, "cmdline_file": file, "log_text": log_text, "model_path": args.model_path}
+
+
 def run(args: argparse.Namespace) -> int:
     sets = resolve_sets(args.sets or ["conformance"])
     hangs = [p.id for p in PROBE_SETS if p.can_hang]  # seed, rerank-seed
@@ -125,9 +144,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"the clients set needs the client libraries ({', '.join(missing)} not installed): {INSTALL_HINT}",
                   file=sys.stderr)
             return 2
+    try:
+        evidence = read_evidence(args)
+    except (OSError, ValueError) as e:
+        print(f"probe: cannot read input: {e}", file=sys.stderr)
+        return 2
     api_key = api_key_from_env(args)  # an ArgError: main prints it, exit 2
     spec = Target(url=args.url, model=args.model, truncation=args.truncate_prompt_tokens,
-                  api_key=api_key, verify_tls=not args.insecure)
+                  api_key=api_key, verify_tls=not args.insecure, **evidence)
     from triage.probes.api import run_probes  # the runner (httpx, the sets) loads once the arguments are good
 
     store = open_store(args.db)

@@ -174,7 +174,8 @@ async def _run(spec: Target, names: list[str], allow_hang: bool, stall_s: float,
         else:
             ctx = ProbeContext(pc, info["model"], info["max_model_len"], info["vllm_version"], cfg, emit,
                                model_root=info.get("model_root"),
-                               client_truncation=spec.truncation.request_value())
+                               client_truncation=spec.truncation.request_value(), log_text=spec.log_text,
+                               cmdline=spec.cmdline, cmdline_file=spec.cmdline_file, model_path=spec.model_path)
             async def run_set(name: str, only_: Iterable[str] | None) -> None:
                 try:
                     async for item in _SET_RUNNERS[name](ctx, only=only_):

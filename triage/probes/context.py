@@ -1,4 +1,8 @@
-"""What every probe set gets: the client, the target's model and max_model_len, inputs, the monitor."""
+"""What every probe set gets: the client, the target's model and max_model_len, inputs, the monitor, and what the
+caller knows beyond the API (the target's start-up log, command line, deployment file name, model directory).
+
+``run_probes`` fills the last from the ``Target`` every face builds; a probe set reads them here and nowhere else.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,6 +23,10 @@ class ProbeContext:
     on_event: Optional[EventSink] = None
     model_root: Optional[str] = None
     client_truncation: Optional[int] = None  # the target's truncate_prompt_tokens, when known
+    log_text: Optional[str] = None  # the server's start-up log, as given (Target.log_text)
+    cmdline: Optional[str] = None  # its command line or deployment file, as given (Target.cmdline)
+    cmdline_file: Optional[str] = None  # the name of the file that came from (Target.cmdline_file)
+    model_path: Optional[str] = None  # the model directory readable here, when /v1/models' root is not
 
     def short(self) -> str:
         return short_text()

@@ -13,7 +13,6 @@ reach to scoring, issue 25). Verdicts: triage/probes/rerank_checks.py; wording: 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import json
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
@@ -27,16 +26,12 @@ from triage.lab.rerank_models import CONSTRUCTED_MARKER_KEY, RANKING_CASES
 from triage.probes import rerank_checks as rc
 from triage.probes.context import ProbeContext
 from triage.probes.runner import ProbeOutcome
+from triage.probes.server_facts import wanted as _want
 
 SET = "rerank"
 SEED_SET = "rerank-seed"
 RERANK_PATH = "/rerank"
 QUERY, DOCS = rc.QUERY, rc.DOCS  # one definition, beside the checks that read them
-
-
-def _want(name: str, only: Iterable[str] | None) -> bool:
-    pats = list(only or [])
-    return not pats or any(fnmatch.fnmatch(name, p) for p in pats)
 
 
 def _outcome(probe: str, exchanges: list[Exchange], f: Finding, set_name: str = SET) -> ProbeOutcome:
@@ -70,20 +65,12 @@ def rerank_body(ctx: ProbeContext, query: str, documents: list[str], **params: A
 
 
 def _supported_tasks_from_log(ctx: ProbeContext) -> tuple[Optional[list[str]], str]:
-    """'Supported tasks: [...]' and the whole start-up log text of a lab server (or the given log)."""
-    from triage.probes.vectors import SERVER_LOG_ENV, _evidence, _lab_log
-    import os
+    """'Supported tasks: [...]' and the whole start-up log text given with the target ("" when none was)."""
     from triage.vllm import logformats as lf
-    text = _evidence().log_text
-    if not text:
-        path = os.environ.get(SERVER_LOG_ENV) or _lab_log(ctx.pc.url)
-        try:
-            text = Path(path).read_text(errors="replace") if path else ""
-        except OSError:
-            text = ""
-    m = lf.SUPPORTED_TASKS_RE.search(text or "")
+    text = ctx.log_text or ""
+    m = lf.SUPPORTED_TASKS_RE.search(text)
     tasks = [t.strip().strip("'\"") for t in m.group("tasks").split(",") if t.strip()] if m else None
-    return tasks, text or ""
+    return tasks, text
 
 
 def log_facts(log_text: str) -> dict[str, Any]:

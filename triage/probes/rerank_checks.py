@@ -313,8 +313,8 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
         return Finding("rerank-ranking", Status.FAIL, f"scores do not rank: {why}; the evidence does not single out "
                        f"a cause (one of {', '.join(standing)})", {**ev, "source": "live probe",
                                                                    "candidates": standing},
-                       "Run the rerank probe set with the start-up log (VLLM_TRIAGE_SERVER_LOG) so that the overrides, "
-                       "the template warning and the raw logits can tell them apart.",
+                       "Run the rerank probe set with the start-up log (--log-file, or the Target page's log) so "
+                       "that the overrides, the template warning and the raw logits can tell them apart.",
                        [r for m in standing for r in get(m).refs], failure_mode="")
     return _finding("rerank-ranking", cause, Status.FAIL, f"scores do not rank: {why}", ev,
                     {**facts_cfg(facts), **({"model": model} if model else {})})

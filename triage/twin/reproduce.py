@@ -83,7 +83,8 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
         for n in range(1, rounds + 1):
             progress(f"probing {srv.url}: {', '.join(cand.sets)} {' '.join(only)}"
                      + (f" (round {n} of {rounds})" if rounds > 1 else ""))
-            res = run_probes(Target(url=srv.url, model=srv.served_model, truncation=truncation), list(cand.sets),
+            res = run_probes(Target(url=srv.url, model=srv.served_model, truncation=truncation,
+                                    log_text=srv.log_text()), list(cand.sets),
                              allow_hang=True, deadline_s=60.0, only=list(only))
             seen, got = _shown(res, cand)
             rows += [dict(r, round=n) for r in got] if rounds > 1 else got

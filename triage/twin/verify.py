@@ -106,6 +106,16 @@ def _probe_plan(rec: RunRecord, allow_hang: bool) -> tuple[list[str], list[str],
     return sets, names, skipped
 
 
+def _lab_log_text(url: str) -> Optional[str]:
+    """The start-up log of a lab server at ``url`` (the probe sets judge against it), else None."""
+    try:
+        from triage.lab.server import log_path_of
+        path = log_path_of(url)
+        return path.read_text(errors="replace") if path else None
+    except (OSError, ValueError, ImportError):
+        return None
+
+
 def verify(store: Store, run_id: int, *, allow_hang: bool = False, url: Optional[str] = None,
            api_key: Optional[str] = None, verify_tls: bool = True, deadline_s: float = 60.0,
            on_event: Optional[Callable[[RunEvent], object]] = None,
@@ -129,8 +139,8 @@ def verify(store: Store, run_id: int, *, allow_hang: bool = False, url: Optional
             out.pairs = [{"item": s, "before": None, "after": None, "result": "not rerun"} for s in out.skipped]
             return out
         progress(f"rerunning {len(names)} probes of run {run_id} on {server}: {', '.join(names)}")
-        res = run_probes(target, sets, allow_hang=allow_hang, deadline_s=deadline_s, store=store,
-                         on_event=on_event, only=names)
+        res = run_probes(target.with_(log_text=_lab_log_text(server)), sets, allow_hang=allow_hang,
+                         deadline_s=deadline_s, store=store, on_event=on_event, only=names)
         out.after = res.run_id
         before = {p.probe: p.outcome for p in rec.probes if p.probe in names}
         after = {o.probe: o.outcome for o in res.outcomes}

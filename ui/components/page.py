@@ -51,17 +51,12 @@ def kept_for_target(key: str, target: Target) -> Any:
 
 def run_probe_sets(key: str, target: Target, svc: services.Services, sets: list[str], *,
                    allow_hang: bool = False, model_path: str | None = None) -> None:
-    """Run probe sets for the page with the target's log, command line (and model path) as server evidence,
-    under a spinner, keeping the result under ``key`` (``run_for_target``)."""
-    from triage.probes.vectors import EVIDENCE, ServerEvidence
-
-    token = EVIDENCE.set(ServerEvidence(log_text=target.log_text, cmdline=target.cmdline, model_path=model_path))
+    """Run probe sets for the page under a spinner, keeping the result under ``key`` (``run_for_target``). The
+    target carries its log and command line to the probe sets; ``model_path`` (the page's field) joins it."""
+    form = target.with_(model_path=model_path) if model_path else target
 
     def run_sets() -> services.ProbeRunView:
         with st.spinner(f"Running {', '.join(sets)}…"):
-            return svc.run_probes(target, sets, allow_hang=allow_hang)
+            return svc.run_probes(form, sets, allow_hang=allow_hang)
 
-    try:
-        run_for_target(key, target, run_sets)
-    finally:
-        EVIDENCE.reset(token)
+    run_for_target(key, target, run_sets)
