@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Union
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from triage.config import EffectiveConfig
 from triage.findings import Finding
@@ -42,9 +42,3 @@ def registry() -> list[Check]:
         Check(liveness.CHECK_ID, "Liveness probe against the hang it should catch", liveness.check),
     ]
 
-
-def run_all(cfg: EffectiveConfig, checks: list[Check] | None = None) -> Iterator[Finding]:
-    """Run each check in order and yield its findings as they come."""
-    for c in checks or registry():
-        out = c.run(cfg)
-        yield from (out if isinstance(out, list) else [out])

@@ -5,16 +5,15 @@ plain values of ui.values, so a change in an engine type is absorbed in one plac
 """
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any, Optional
 from collections.abc import Callable
 
 from triage import events as ev_
 from triage.events import RunEvent
-from triage.findings import Finding, Status
+from triage.findings import Status
 from triage.sample import EngineSample
-from triage.store import RunRecord
+from triage.store import ProbeInfo, RunRecord
 from ui.errors import ServiceError
 from triage.steps import step_of  # noqa: F401 - re-exported for ui.services
 from ui.values import DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
@@ -59,28 +58,12 @@ def iso(dt: Any) -> str:
         return str(dt)
 
 
-def finding_of(obj: Any) -> Optional[Finding]:
-    if obj is None:
-        return None
-    if isinstance(obj, Finding):
-        return obj
-    if isinstance(obj, dict) and "check" in obj:
-        return Finding.from_dict(obj)
-    return None
-
-
-def probe_view(p: Any) -> ProbeView:
-
+def probe_view(p: ProbeInfo | dict[str, Any]) -> ProbeView:
+    """A stored probe (``triage.store.ProbeInfo``) or an outcome's ``to_dict()`` as the page's row."""
     if isinstance(p, dict):
         return ProbeView(p.get("probe", "?"), str(p.get("outcome", "?")), p.get("duration_s"),
                          p.get("time_to_verdict_s"), p.get("http_status"), dict(p.get("detail") or {}))
-    detail = getattr(p, "detail", None)
-    if detail is None:
-        raw = getattr(p, "detail_json", None)
-        detail = json.loads(raw) if raw else {}
-    return ProbeView(str(getattr(p, "probe", getattr(p, "name", "?"))), str(getattr(p, "outcome", "?")),
-                     getattr(p, "duration_s", None), getattr(p, "time_to_verdict_s", None),
-                     getattr(p, "http_status", None), dict(detail or {}))
+    return ProbeView(p.probe, str(p.outcome), p.duration_s, p.time_to_verdict_s, p.http_status, dict(p.detail))
 
 
 def _n(v: Optional[float]) -> str:

@@ -47,7 +47,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "catalogue": ("catalogue", "the known failure modes: list them, or write docs/FAILURE-MODES.md"),
     "dashboard": ("dashboard", "open the Streamlit dashboard (from any directory)"),
 }
-COMMAND_MODULES = [module for module, _help in COMMANDS.values()]
 
 
 def prog_name() -> str:

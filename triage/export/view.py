@@ -49,12 +49,6 @@ def verdict(doc: dict[str, Any]) -> Verdict:
     return Verdict(status=status, headline=headline, counts={k: v for k, v in counts.items() if v})
 
 
-def sorted_findings(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Worst first, then in the order the run produced them."""
-    fs = list(enumerate(doc.get("findings") or []))
-    return [f for _, f in sorted(fs, key=lambda p: (-severity(p[1]["status"]), p[0]))]
-
-
 def value_text(v: Any) -> str:
     if isinstance(v, str):
         return v

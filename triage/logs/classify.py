@@ -12,7 +12,6 @@ from typing import Any, Optional
 
 from triage.logs.episodes import EVIDENCE_LINES
 from triage.logs.hits import ErrorHits, first_match, marked
-from triage.logs.lines import LogLine
 from triage.logs.memo import Memo
 from triage.logs.startup import _has_any_marker, _plan
 from triage.logs.stats import stats_values
@@ -95,10 +94,6 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "signal": ("received signal",),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)
-
-
-def match_errors(rec: LogLine, errors: dict[str, ErrorHits]) -> None:
-    count_error(error_of(rec.msg), rec.lineno, rec.raw, rec.ts, errors)
 
 
 _ERRORS = Memo()  # message -> (check, groups) or None

@@ -73,14 +73,6 @@ def _optional(pynvml: Any, h: Any) -> dict[str, Any]:
     return out
 
 
-def other_processes_memory(gpu: dict[str, Any], own_pids: set[int] = frozenset()) -> int | None:  # type: ignore[assignment]
-    """Bytes held on this GPU by processes other than ``own_pids`` (None when NVML listed none)."""
-    procs = gpu.get("processes")
-    if procs is None:
-        return None
-    return sum(int(p.get("used_memory") or 0) for p in procs if int(p.get("pid", -1)) not in own_pids)
-
-
 def read_amdsmi() -> dict[str, Any]:
     """ROCm GPUs through amdsmi (only when the library is importable)."""
     import amdsmi  # type: ignore[import-not-found]
