@@ -5,7 +5,7 @@ from triage.findings import Finding, Status
 from ui.components import session
 from triage.steps import STEPS
 from triage.target import Target
-from ui_apptest import no_exception, says_empty, with_target
+from ui_apptest import no_exception, says_empty, shown, with_target
 from ui_fakes import MODEL, URL, FakeServices
 
 SAVED = Target(URL, MODEL, 256, target_id=1)  # the session target of these tests: a saved one (id 1)
@@ -30,7 +30,7 @@ def test_walk_shows_steps_in_order_and_summary(use_services):
     assert any("To decide" in i.value for i in at.info)
     assert at.session_state[session.OPEN_RUN_KEY] == 11
     md = " ".join(m.value for m in at.markdown)
-    assert "**Fix:** Send truncate_prompt_tokens 255" in md
+    assert "**Fix:** Send truncate_prompt_tokens 255" in shown(md)
 
 
 def test_pass_summary(use_services):

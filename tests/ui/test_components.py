@@ -5,7 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from triage.findings import Finding, Status
 from ui.components.finding_card import evidence_rows
-from ui_apptest import ROOT, no_exception
+from ui_apptest import ROOT, no_exception, shown
 
 
 def _pager_app() -> None:
@@ -71,7 +71,7 @@ def test_finding_card_asks_the_evidence_question():
     at = AppTest.from_function(_card_app).run()
     no_exception(at)
     assert "UNKNOWN" in at.expander[0].label and "gpu-memory" in at.expander[0].label
-    assert any("Which GPU?" in i.value for i in at.info)
+    assert any("Which GPU?" in shown(i.value) for i in at.info)
     assert at.dataframe[0].value.to_dict("records") == [{"what": "max_model_len", "value": "256", "source": "server"}]
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ui.components import session
-from ui_apptest import no_exception, with_target
+from ui_apptest import no_exception, shown, with_target
 from ui_fakes import FakeServices
 
 
@@ -67,8 +67,8 @@ def test_one_of_diagnosis_is_the_banner_and_offers_the_experiments(use_services)
     at = _at()
     at.button(key="probes.run").click().run()
     no_exception(at)
-    assert any("one of pooling-livelock" in e.value for e in at.error)  # the diagnosis is the banner's cause
-    assert any("The experiments (seed, conformance)" in i.value for i in at.info)
+    assert any("one of pooling-livelock" in shown(e.value) for e in at.error)  # the diagnosis is the banner's cause
+    assert any("The experiments (seed, conformance)" in shown(i.value) for i in at.info)
     at.button(key="probes.experiments").click().run()
     no_exception(at)
     assert fake.calls[-1][1].get("run_experiments") is True

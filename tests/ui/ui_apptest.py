@@ -1,6 +1,7 @@
 """Helpers for the dashboard's AppTest page tests (imported by tests/ui/test_*.py)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -28,6 +29,12 @@ def with_target(name: str, target: Target | None = None, timeout: float = 30) ->
 def no_exception(at: AppTest) -> None:
     """A page never shows a traceback: no exception element, whatever happened."""
     assert not at.exception, [e.value for e in at.exception]
+
+
+def shown(source: str) -> str:
+    """A Markdown source as the characters it renders when only backslash escapes are in play (ui.components.md
+    escapes every outside string): what a reader sees, for assertions on text."""
+    return re.sub(r"\\(.)", r"\1", source, flags=re.DOTALL)
 
 
 def says_empty(name: str, text: str) -> bool:

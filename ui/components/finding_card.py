@@ -6,7 +6,6 @@ from typing import Any, Optional
 import streamlit as st
 
 from triage.findings import Finding
-from triage.fixblocks import link_refs
 from ui.components import md
 from ui.components.verdict import label, status_str
 
@@ -73,9 +72,9 @@ def group(g: Any, findings: list[Finding]) -> None:
     st.caption(f"shown by {g.count} finding(s)"
                + (f" · affected: {md.text(g.mode.affected_text)}" if g.mode.affected else "")
                + (f" · {md.refs(g.mode.refs)}" if g.mode.refs else ""))
-    st.markdown(link_refs(g.mode.mechanism))
+    st.markdown(md.prose(g.mode.mechanism))
     if g.fix:
-        st.markdown(f"**Fix:** {link_refs(g.fix)}")
+        st.markdown(f"**Fix:** {md.prose(g.fix)}")
     for i in g.indices:
         show(findings[i], fix_shown=g.fix)
 
@@ -84,9 +83,9 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
     """Render one finding; ``question`` is asked when the evidence was missing (status unknown);
     ``fix_shown`` is its root cause's fix, already shown above (not repeated)."""
     s = status_str(f.status)
-    with st.expander(f"{label(s)} · {md.text(f.title)}  {md.code(f.check)}", expanded=expanded):
+    with st.expander(f"{label(s)} · {md.title(f.title)}  {md.code(f.check)}", expanded=expanded):
         if f.explanation:
-            st.markdown(link_refs(f.explanation))
+            st.markdown(md.prose(f.explanation))
         rows = evidence_rows(f.evidence)
         if rows:
             st.caption("Evidence (and where it came from)")
@@ -94,7 +93,7 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
         else:
             st.caption("No evidence was available for this check.")
         if f.fix and f.fix != fix_shown:
-            st.markdown(f"**Fix:** {link_refs(f.fix)}")
+            st.markdown(f"**Fix:** {md.prose(f.fix)}")
         for title, code in (f.evidence.get(COPY_KEY) or {}).items():
             st.caption(md.text(title))
             st.code(code, language="yaml")
@@ -104,7 +103,7 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
         asked = (" ".join(q.get("text", "") if isinstance(q, dict) else str(q) for q in qs) if isinstance(qs, list)
                  else None) or f.evidence.get("question") or question
         if s in ("unknown", "error") and asked:
-            st.info(f"**To decide this:** {asked}")
+            st.info(f"**To decide this:** {md.prose(asked)}")
 
 
 def show_results(findings: list[Finding]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui import services
-from ui.components import session
+from ui.components import md, session
 from ui.services import Target
 
 
@@ -40,7 +40,7 @@ def run_for_target(key: str, target: Target, run: Callable[[], Any]) -> None:
             session.set_open_run(res.run_id)
     except services.ServiceError as e:
         st.session_state[key] = None
-        st.error(str(e))
+        st.error(md.text(e))
 
 
 def kept_for_target(key: str, target: Target) -> Any:

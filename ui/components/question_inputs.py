@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.components import gpu_picker
+from ui.components import gpu_picker, md
 
 BLANK = "—"
 GPU_KEYS = ("gpu_name", "gpu_memory_total_bytes")
@@ -23,7 +23,7 @@ def show(questions: Sequence[Mapping[str, Any]], keys: Mapping[str, Any], gpus: 
     """Ask each question and draw an input for each of its keys not yet ``drawn`` on this page run."""
     got: dict[str, Any] = {}
     for q in questions:
-        st.markdown(f"**{q.get('text', '')}**")
+        st.markdown(f"**{md.prose(q.get('text', ''))}**")
         wanted = [k for k in q.get("keys") or [] if k in keys and k not in drawn]
         if any(k in GPU_KEYS for k in wanted):
             name, mem = gpu_picker.show(f"{prefix}.gpu", gpus, sizes_gib,

@@ -6,16 +6,21 @@ served_order; triage/probes/rerank_checks.py). ``figure`` is pure (tests call it
 """
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import plotly.graph_objects as go
+
+from ui.components import md
 
 EXPECTED_COLOUR = "#2e7d32"  # the document the inputs were built to put first
 OTHER_COLOUR = "#9e9e9e"
 
 
 def _short(text: str, n: int = 48) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+    """Cut to ``n`` characters, as text: Plotly reads tags in labels (``<a href>`` would be a link), so they
+    are entities (issue 33: an imported run's documents are outside strings)."""
+    return html.escape(text if len(text) <= n else text[: n - 1] + "…", quote=False)
 
 
 def figure(case: dict[str, Any]) -> go.Figure:
@@ -66,5 +71,5 @@ def show(evidence: dict[str, Any], key: str = "rerank.ranking") -> None:
         if case.get("scores"):
             left.plotly_chart(figure(case), key=f"{key}.{i}", width="stretch")
         else:
-            left.warning(f"no scores: {case.get('error')}")
+            left.warning(f"no scores: {md.text(case.get('error'))}")
         right.dataframe(order_rows(case), hide_index=True, width="stretch")

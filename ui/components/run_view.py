@@ -19,9 +19,9 @@ def title(run: Any) -> str:
 
 def show(run: Any, compact: bool = False) -> None:
     """Render a services.RunDetail: header, the fix as copyable blocks, findings, probes, config."""
-    verdict.banner(run.status, f"Run #{run.id} · {KINDS.get(run.kind, run.kind)} · {md.text(run.target)} · "
-                   f"{md.code(run.model or '?')} · {run.started_at}" + (f" · {md.text(run.summary)}" if run.summary
-                                                                         else ""))
+    verdict.banner(run.status, f"Run #{run.id} · {md.text(KINDS.get(run.kind, run.kind))} · {md.text(run.target)} · "
+                   f"{md.code(run.model or '?')} · {md.text(run.started_at)}"
+                   + (f" · {md.text(run.summary)}" if run.summary else ""))
     if verdict.status_str(run.status) in ("fail", "error", "warn"):
         fix_view.show(getattr(run, "blocks", ()) or (), key=f"fix-blocks-{run.id}")
     _verification(run)
@@ -58,8 +58,8 @@ def show_diff(diff: Any, only_changed: bool = True) -> None:
     """Two runs side by side: what changed in config values and in verdicts."""
     a, b = diff.left, diff.right
     c1, c2 = st.columns(2)
-    c1.markdown(f"**Run #{a.id}** · {verdict.label(a.status)} · {a.kind} · {a.started_at}")
-    c2.markdown(f"**Run #{b.id}** · {verdict.label(b.status)} · {b.kind} · {b.started_at}")
+    c1.markdown(f"**Run #{a.id}** · {verdict.label(a.status)} · {md.text(a.kind)} · {md.text(a.started_at)}")
+    c2.markdown(f"**Run #{b.id}** · {verdict.label(b.status)} · {md.text(b.kind)} · {md.text(b.started_at)}")
     verdicts = [r for r in diff.verdicts if r.changed or not only_changed]
     st.subheader("Verdicts")
     if verdicts:

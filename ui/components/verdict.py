@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import streamlit as st
 
 from triage.findings import worst
+from ui.components import md
 
 # Material icons (bundled with Streamlit) rather than emoji: they render without an emoji font,
 # which headless Chromium on a server box (and many locked-down desktops) lacks.
@@ -23,7 +24,7 @@ def status_str(status: Any) -> str:
 def label(status: Any) -> str:
     """Markdown: a coloured icon and the status word (for headings, expanders, banners)."""
     s = status_str(status)
-    return f":{COLORS.get(s, 'gray')}[{ICONS.get(s, '•')} {LABELS.get(s, s.upper())}]"
+    return f":{COLORS.get(s, 'gray')}[{ICONS.get(s, '•')} {LABELS.get(s) or md.text(s.upper())}]"
 
 
 def plain(status: Any) -> str:
@@ -35,7 +36,7 @@ def plain(status: Any) -> str:
 def banner(status: Any, text: str) -> None:
     """The page's summary verdict: green pass, orange warn/unknown, red fail/error."""
     s = status_str(status)
-    msg = f"**{LABELS.get(s, s.upper())}** — {text}"
+    msg = f"**{LABELS.get(s) or md.text(s.upper())}** — {text}"
     if s == "pass":
         st.success(msg, icon=ICONS["pass"])
     elif s in ("fail", "error"):

@@ -45,15 +45,16 @@ if run_clicked or rerun:
         for ev in svc.iter_checklist(target):
             run_id = ev.run_id or run_id
             if ev.kind == "progress":
-                progress.progress(0.05, text=ev.message)
-                st.write(ev.message)
+                progress.progress(0.05, text=md.text(ev.message))
+                st.write(md.text(ev.message))
             elif ev.kind == "step":
                 title = next((s.title for s in steps if s.id == ev.step), ev.step)
-                progress.progress(min(ev.index / max(ev.total, 1), 1.0), text=f"Step {ev.index}/{ev.total}: {title}")
-                st.write(f"→ {title}")
+                progress.progress(min(ev.index / max(ev.total, 1), 1.0),
+                                  text=f"Step {ev.index}/{ev.total}: {md.text(title)}")
+                st.write(f"→ {md.text(title)}")
             elif ev.kind == "finding" and ev.finding is not None:
                 findings.append(ev.finding)
-                st.markdown(f"{verdict.label(ev.finding.status)} {md.text(ev.finding.title)}")
+                st.markdown(f"{verdict.label(ev.finding.status)} {md.title(ev.finding.title)}")
             elif ev.kind == "done":
                 config = ev.config
             elif ev.kind == "error":
@@ -74,7 +75,7 @@ if not result:
     st.stop()
 
 if result["error"]:
-    st.error(result["error"])
+    st.error(md.text(result["error"]))
 findings = result["findings"]
 head = svc.headline(findings, result.get("config"), target) if findings else None
 if head is not None:
@@ -86,7 +87,7 @@ if head is not None:
             fix_view.show(head.blocks)
             if head.fix:
                 with st.expander("Why, and the fix in words", expanded=not head.blocks):
-                    st.markdown(finding_card.link_refs(head.fix))
+                    st.markdown(md.prose(head.fix))
             twin_button.show(result["run_id"])
         if result["run_id"] is not None:
             st.caption(f"Saved as run #{result['run_id']} — open it in History or export it on Report.")
@@ -119,7 +120,7 @@ def ask(step_id: str, fs: list) -> None:
             try:
                 new = svc.with_answers(target, {**answered, **got})
             except services.ServiceError as e:
-                st.error(str(e))
+                st.error(md.text(e))
                 return
             session.set_target(new)
             st.session_state["checklist.rerun"] = True
@@ -136,7 +137,7 @@ for i, step in enumerate(steps, 1):
         st.markdown(f"{verdict.label(head.status)} This step's value is part of the root cause in "
                     f"{md.text(head.where)}: {md.prose(cause)}. The fix above changes it.")
     if not fs:
-        st.info(f"No evidence for this step. **To decide it:** {step.question}")
+        st.info(f"No evidence for this step. **To decide it:** {md.prose(step.question)}")
     for f in fs:
         finding_card.show(f, question=step.question, expanded=f.check == worst_check and head is not None
                           and head.status != "pass")

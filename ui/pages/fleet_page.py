@@ -39,7 +39,7 @@ if st.button("Scan the fleet", type="primary", key="fleet.scan"):
     try:
         prom_url, _note = services.get().check_url(prom_url)
     except services.ServiceError as e:
-        st.error(f"{e} {GET_ONE}")
+        st.error(f"{md.text(e)} {GET_ONE}")
         st.stop()
     end = time.time()
     with st.spinner("Querying Prometheus…"):
@@ -49,13 +49,14 @@ if st.button("Scan the fleet", type="primary", key="fleet.scan"):
     if res.errors and not res.replicas:
         # a failed set-up is a message, not a stored ERROR run
         st.session_state[RESULT_KEY] = None
-        st.error(f"{prom_url} did not answer as a Prometheus: {res.errors[0].message}. {GET_ONE} Nothing was saved.")
+        st.error(f"{md.text(prom_url)} did not answer as a Prometheus: {md.text(res.errors[0].message)}. {GET_ONE} "
+                 "Nothing was saved.")
         st.stop()
     try:
         run_id = save(fleet_events(res, found), Recorder(services.get().store))  # the Recorder writes the run
         session.set_open_run(run_id)
     except services.ServiceError as e:
-        st.warning(f"Scanned, but the run could not be stored: {e}")
+        st.warning(f"Scanned, but the run could not be stored: {md.text(e)}")
     st.session_state[RESULT_KEY] = (summary(res), [f.to_dict() for f in found])
 
 result = st.session_state.get(RESULT_KEY)
@@ -66,9 +67,9 @@ if not result:
 doc, found_dicts = result
 for f in found_dicts:
     if f["status"] == "error":
-        st.error(f["title"])
+        st.error(md.title(f["title"]))
     elif f["status"] == "unknown":
-        st.warning(f["title"])
+        st.warning(md.title(f["title"]))
 stalled = [f for f in found_dicts if f["check"] == CHECK_STALL]
 reps = doc.get("replicas") or []
 st.metric("Replicas with a stall", f"{len({f['evidence']['replica'] for f in stalled})} of {len(reps)}")
@@ -77,8 +78,8 @@ if reps:
 
 for i, f in enumerate(stalled):
     ev = f["evidence"]
-    with st.expander(md.text(f["title"]), expanded=i < 3):
-        st.write(f"**Version:** {ev.get('version_note') or 'unknown'}")
+    with st.expander(md.title(f["title"]), expanded=i < 3):
+        st.markdown(f"**Version:** {md.text(ev.get('version_note') or 'unknown')}")
         eps = ev.get("episodes", [])
         st.dataframe([{"#": n, "kind": e["kind"], "start (UTC)": e["start_utc"],
                        "end (UTC)": "ongoing" if e["ongoing"] else e["end_utc"], "duration (s)": e["duration_s"],
@@ -87,7 +88,7 @@ for i, f in enumerate(stalled):
                      hide_index=True)
         st.caption("Evidence per episode (the gauges and frozen counters Prometheus recorded):")
         st.json({f"#{n}": e.get("evidence") for n, e in enumerate(eps, 1)}, expanded=False)
-        st.markdown(f"**Fix:** {md.link_refs(f['fix'])}")
+        st.markdown(f"**Fix:** {md.prose(f['fix'])}")
         st.caption(md.refs(f["refs"]))
         instance = (ev.get("labels") or {}).get("instance")
         if instance and st.button("Open this replica's triage", key=f"fleet.open.{i}"):
@@ -97,6 +98,6 @@ for i, f in enumerate(stalled):
             try:
                 st.switch_page("ui/pages/target_page.py")
             except Exception:  # a page run alone (tests) has no navigation
-                st.success(f"Target URL set to {url}: open **Target**.")
+                st.success(f"Target URL set to {md.text(url)}: open **Target**.")
 if not stalled and not any(f["status"] in ("error", "unknown") for f in found_dicts):
     st.success("No replica stalled in this range.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import pager, run_view, session, verdict
+from ui.components import md, pager, run_view, session, verdict
 
 PAGE_SIZE = 25
 STATUSES = ["any", "fail", "error", "warn", "unknown", "pass", "running"]
@@ -16,7 +16,7 @@ try:
     targets = svc.saved_targets()
 except services.ServiceError as e:
     targets = []
-    st.error(str(e))
+    st.error(md.text(e))
 c1, c2 = st.columns([3, 1])
 titles = ["all targets"] + [t.title for t in targets]
 picked = c1.selectbox("Target", titles, key="history.target", on_change=pager.reset, args=("history.pager",))
@@ -28,7 +28,7 @@ try:
     limit, offset = pager.show("history.pager", svc.count_runs(target_id=target_id, status=wanted), PAGE_SIZE)
     page = svc.list_runs(target_id=target_id, status=wanted, limit=limit, offset=offset)
 except services.ServiceError as e:
-    st.error(str(e))
+    st.error(md.text(e))
     st.stop()
 
 if page.total == 0:
@@ -54,7 +54,7 @@ if opened is not None:
         detail = svc.get_run(opened)
     except services.ServiceError as e:
         detail = None
-        st.error(str(e))
+        st.error(md.text(e))
     if detail is None:
         st.caption(f"Run #{opened} is not in this database.")
     else:
@@ -72,4 +72,4 @@ if st.session_state.get("history.comparing"):
     try:
         run_view.show_diff(svc.compare_runs(int(left), int(right)), only_changed=only_changed)
     except services.ServiceError as e:
-        st.error(str(e))
+        st.error(md.text(e))

@@ -29,7 +29,7 @@ elif clicked:
             session.set_open_run(res.run_id)
     except services.ServiceError as e:
         st.session_state["logs.result"] = None
-        st.error(str(e))
+        st.error(md.text(e))
 
 res = st.session_state.get("logs.result")
 if res is None:
@@ -47,7 +47,7 @@ if res.findings:
 else:
     verdict.banner("pass", f"No findings · {counted}")
 if res.filed_under:
-    st.caption(res.filed_under)
+    st.caption(md.text(res.filed_under))
 st.subheader("Findings")
 if not res.findings:
     st.caption("No findings.")

@@ -70,7 +70,8 @@ if head is not None and head.status not in ("pass", "unknown"):
     twin_button.show(res.run_id)
 asked = svc.experiments_asked(res.findings)
 if asked:  # a "one of" diagnosis: the probe sets that tell its candidates apart, run on request
-    st.info(f"The evidence does not single out one cause. The experiments ({', '.join(asked)}) tell them apart"
+    st.info("The evidence does not single out one cause. The experiments "
+            f"({', '.join(md.text(a) for a in asked)}) tell them apart"
             + ("; a hang-capable one runs only when the hang is confirmed above." if not confirmed else "."))
     if st.button("Run the experiments", key="probes.experiments"):
         with st.spinner(f"Running {', '.join(chosen)} and the experiments…"):
@@ -90,7 +91,7 @@ if res.figure is not None:
     st.plotly_chart(res.figure, key="probes.timeline", width="stretch")
 st.subheader("Evidence per probe")
 for p in res.probes:
-    with st.expander(f"{p.probe} — {p.outcome}"):
+    with st.expander(f"{md.text(p.probe)} — {md.text(p.outcome)}"):
         d = p.detail
         if d.get("request") is not None:
             st.caption("Request")

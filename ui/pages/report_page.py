@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import page, report_file, run_view, session
+from ui.components import md, page, report_file, run_view, session
 
 svc = page.header(
     "Report",
@@ -17,7 +17,7 @@ if run_id is None:
     try:
         run_id = svc.latest_run_id()
     except services.ServiceError as e:
-        st.error(str(e))
+        st.error(md.text(e))
 if run_id is None:
     st.info("No run yet: run the **Checklist** (or open one in **History**) first.")
     st.stop()
@@ -25,7 +25,7 @@ if run_id is None:
 try:
     detail = svc.get_run(run_id)
 except services.ServiceError as e:
-    st.error(str(e))
+    st.error(md.text(e))
     st.stop()
 if detail is None:
     st.warning(f"Run #{run_id} is not in this database.")

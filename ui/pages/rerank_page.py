@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from triage.catalogue import POOLING_LIVELOCK
-from ui.components import finding_card, hang_confirm, page, rerank_chart, verdict
+from ui.components import finding_card, hang_confirm, md, page, rerank_chart, verdict
 
 svc = page.header(
     "Rerankers",
@@ -36,6 +36,6 @@ else:
     ranking = next((f for f in findings if f.check == "rerank-ranking"), None)
     if ranking is not None:
         st.subheader("Ranking check")
-        st.caption(f"{verdict.label(verdict.status_str(ranking.status))} {ranking.title}")
+        st.caption(f"{verdict.label(verdict.status_str(ranking.status))} {md.title(ranking.title)}")
         rerank_chart.show(ranking.evidence)
     finding_card.show_results(findings)

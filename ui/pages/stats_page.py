@@ -11,7 +11,7 @@ import streamlit as st
 
 from triage.stall import DEFAULT_STALL_S
 from ui import services
-from ui.components import page, verdict
+from ui.components import md, page, verdict
 
 svc = page.header(
     "Engine stats",
@@ -50,7 +50,7 @@ def history(episodes: tuple[dict, ...]) -> None:
                    "how it ended": e["ended"]} for i, e in enumerate(episodes, 1)],
                  hide_index=True, width="stretch", key="stats.history")
     for i, e in enumerate(episodes, 1):
-        with st.expander(f"Evidence of #{i}: {e['kind']} from {_hms(e['start'])} "
+        with st.expander(f"Evidence of #{i}: {md.text(e['kind'])} from {_hms(e['start'])} "
                          f"({len(e['evidence'])} samples, {services.EVIDENCE_BEFORE_S:.0f} s before to "
                          f"{services.EVIDENCE_AFTER_S:.0f} s after)"):
             st.dataframe(e["evidence"], hide_index=True, width="stretch")
@@ -63,13 +63,13 @@ def live_chart() -> None:
     try:
         view = svc.stats_tick(target, state, stall_s=float(stall_s))
     except services.ServiceError as e:
-        st.error(str(e))
+        st.error(md.text(e))
         return
     if view.error:
-        st.error(view.error)
+        st.error(md.text(view.error))
     if view.alert:
-        verdict.banner("fail", view.alert.get("message") or
-                       f"Stall: **{view.alert.get('kind')}** since {_hms(view.alert.get('since'))}")
+        verdict.banner("fail", md.prose(view.alert.get("message")) if view.alert.get("message") else
+                       f"Stall: **{md.text(view.alert.get('kind'))}** since {_hms(view.alert.get('since'))}")
     else:
         ended = f"{view.n_alerts} stall episode(s) since watching: see the alert history below" if view.n_alerts \
             else "no stall since watching"

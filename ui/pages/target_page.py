@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from ui import services
-from ui.components import deploy_upload, page, session
+from ui.components import deploy_upload, md, page, session
 
 MSG_KEY = "target.msg"  # (kind, text) said by the last button, drawn under the form
 
@@ -28,7 +28,7 @@ try:
     saved = svc.saved_targets()
 except services.ServiceError as e:
     saved = []
-    st.error(str(e))
+    st.error(md.text(e))
 
 
 def _fill(url: str, model: str | None, tpt: Any, cmdline: str | None) -> None:
@@ -174,7 +174,7 @@ st.button("Use this target", type="primary", key="target.use", on_click=_use)
 
 msg = st.session_state.get(MSG_KEY)
 if msg:
-    getattr(st, msg[0])(msg[1])
+    getattr(st, msg[0])(md.prose(msg[1]))  # a URL, a server's error text: text
 
 current = session.target()
 if current is None:

@@ -45,7 +45,7 @@ else:
     else:
         worst_f = next(f for f in findings if f.check == head.check)
         part = "the client libraries" if head.check.startswith("clients-") else "the vectors themselves"
-        verdict.banner(top, f"{md.prose(head.cause)} — in {part}: {md.text(worst_f.title)}  ({head.tally}){run_note}")
+        verdict.banner(top, f"{md.prose(head.cause)} — in {part}: {md.title(worst_f.title)}  ({head.tally}){run_note}")
         fix_view.show(head.blocks)
         twin_button.show(res.run_id)
     rows = cosine_rows(findings)
