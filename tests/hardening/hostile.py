@@ -40,6 +40,7 @@ class Behaviour:
     status: dict[str, int] = field(default_factory=dict)
     huge: dict[str, int] = field(default_factory=dict)  # path -> an answer of this many bytes, generated as sent
     huge_for_libraries: bool = False  # `huge` only for the client libraries (User-Agent not vllm-triage's)
+    seen: list[str] = field(default_factory=list)  # every path asked for, in order (a beacon's fetch shows here)
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -140,6 +141,7 @@ class HostileServer(LocalServer):
 
             def do_GET(self) -> None:
                 path = self.path.split("?")[0]
+                server.b.seen.append(path)
                 key = self._key()
                 try:
                     if path == "/metrics" and server.b.endless_metrics:

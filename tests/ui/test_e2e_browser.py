@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -44,7 +45,14 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`streamlit run app.py` in its own process group on a free port, with a temp database; stopped by PID."""
-    d = tmp_path_factory.mktemp("dashboard")
+    with running_dashboard(tmp_path_factory.mktemp("dashboard")) as url:
+        yield url
+
+
+@contextmanager
+def running_dashboard(d: Path) -> Iterator[str]:
+    """`streamlit run app.py` on a free port with ``d``/triage.db as its database (what is already in it
+    shows in History); its URL while the block runs, then stopped by PID."""
     port = _free_port()
     env = {**os.environ, "VLLM_TRIAGE_DB": str(d / "triage.db"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     log = open(d / "streamlit.log", "w")  # noqa: SIM115 - closed in finally

@@ -32,9 +32,9 @@ def no_exception(at: AppTest) -> None:
 
 
 def shown(source: str) -> str:
-    """A Markdown source as the characters it renders when only backslash escapes are in play (ui.components.md
-    escapes every outside string): what a reader sees, for assertions on text."""
-    return re.sub(r"\\(.)", r"\1", source, flags=re.DOTALL)
+    """A Markdown source as the characters it renders when only backslash escapes and code spans are in play
+    (ui.components.md escapes every outside string): what a reader sees, for assertions on text."""
+    return re.sub(r"\\(.)|`+", lambda m: m.group(1) or "", source, flags=re.DOTALL)
 
 
 def says_empty(name: str, text: str) -> bool:

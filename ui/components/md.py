@@ -30,6 +30,7 @@ __all__ = ["code", "prose", "refs", "text", "title"]
 
 _PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character (CommonMark's escapable set)
 _TICKS = re.compile(r"`+")
+_WORDS = re.compile(r"(\s+)")
 _REF_HASH = re.compile(r"\\#(?=\d)")  # '#' before a number, unescaped so triage.fixblocks can link the ref
 
 
@@ -37,8 +38,24 @@ def _str(s: Any) -> str:
     return "" if s is None else s if isinstance(s, str) else str(s)
 
 
-def _escape(one: str) -> str:
-    return _PUNCT.sub(r"\\\1", one)
+def _linkable(word: str) -> bool:
+    """A word GFM would turn into a link after parsing (its autolink literals are found in the text nodes, so
+    backslash escapes do not stop them: ``http\\://x`` still became a link in Chromium)."""
+    low = word.lower()
+    return "://" in low or "www." in low or "@" in low
+
+
+def _escape(one: str, link: Any = None) -> str:
+    """Every punctuation character escaped; a word that would be autolinked as a code span instead (its text,
+    copyable, never a link); vLLM refs linked by ``link`` in the other words. Linear: one split, one pass."""
+    out = []
+    for word in _WORDS.split(one):
+        if word and not word.isspace() and _linkable(word):
+            out.append(code(word))
+        else:
+            esc = _PUNCT.sub(r"\\\1", word)
+            out.append(link(_REF_HASH.sub("#", esc)) if link is not None else esc)
+    return "".join(out)
 
 
 def text(s: Any) -> str:
@@ -76,7 +93,7 @@ def _spans(src: str) -> list[tuple[bool, str]]:
 def prose(s: Any, *, links: bool = True) -> str:
     """Escaped text whose balanced backtick code spans stay code (on one line each), line breaks kept as
     Markdown hard breaks, and vLLM refs (vllm#NNNNN, #NNNNN) as links (unless ``links`` is false)."""
-    link = _link_refs if links else (lambda x: x)
+    link = _link_refs if links else None
     out: list[str] = []
     for is_code, piece in _spans(_str(s).replace("\r\n", "\n").replace("\r", "\n")):
         if is_code:
@@ -84,8 +101,7 @@ def prose(s: Any, *, links: bool = True) -> str:
             # item), leaving its content to be read as Markdown: one line, always
             out.append(piece.replace("\n", " "))
         else:
-            lines = [link(_REF_HASH.sub("#", _escape(line.lstrip(" \t") if n else line)))
-                     for n, line in enumerate(piece.split("\n"))]
+            lines = [_escape(line.lstrip(" \t") if n else line, link) for n, line in enumerate(piece.split("\n"))]
             out.append("  \n".join(lines))
     return "".join(out)
 
