@@ -164,14 +164,21 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
                     continue
                 ex = await post(RERANK_PATH, rerank_body(ctx, query, documents, **extra))
                 exs.append(ex)
-                sc = rc.rerank_scores(ex)
-                scores = [sc[i] for i in range(len(documents))] if sc and len(sc) == len(documents) else None
+                # the server's indices, checked before use (out of range, negative, a string: was KeyError,
+                # "could not run: 0" for the whole set)
+                why = rc.rerank_problem(ex, len(documents)) if ex.ok else None
+                sc = rc.rerank_scores(ex) if why is None else None
+                if sc is not None and len(sc) != len(documents):
+                    why = f"{len(sc)} results for the {len(documents)} documents sent"
+                scores = [sc[i] for i in range(len(documents))] if sc is not None and why is None else None
                 variants[name].append(scores)
                 if not ex.ok:
                     errors.append(f"{name}: HTTP {ex.status or ex.error} {ex.error_message()[:200]}")
+                elif why is not None:
+                    errors.append(f"{name}: the answer is not a ranking of the inputs: {why}")
                 if name == "default":
                     cases.append({"query": query, "documents": documents, "scores": scores,
-                                  "error": errors[-1] if not ex.ok else None})
+                                  "error": errors[-1] if scores is None and errors else None})
         if _want("rerank-activation", only):
             f = rc.check_activation(variants["default"], variants["false"], variants["true"], errors)
             facts.update(f.evidence.get("facts") or {})

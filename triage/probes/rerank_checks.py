@@ -6,6 +6,7 @@ can draw scores per document with the expected order beside the served one.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -33,18 +34,47 @@ def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence
                    list(mode.refs), mode.mechanism if bad else "", failure_mode=mode.id)
 
 
-def rerank_scores(ex: Exchange) -> Optional[dict[int, float]]:
-    """{input index: relevance_score} from a /rerank answer, or None when it is not one."""
+def _show(v: Any) -> str:
+    return repr(v) if len(repr(v)) <= 40 else repr(v)[:39] + "…"
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_score(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def rerank_problem(ex: Exchange, n_inputs: Optional[int] = None) -> Optional[str]:
+    """Why a /rerank answer is not a ranking of the ``n_inputs`` documents sent (None when it is one): an index
+    that is not an integer, out of range or negative, repeated, or a score that is not a finite number (JSON's
+    Infinity and NaN parse in Python). A server's answer, so a reason, never an exception (issue 33)."""
     res = ex.body.get("results") if ex.ok and isinstance(ex.body, dict) else None
     if not isinstance(res, list):
-        return None
-    out: dict[int, float] = {}
+        return "no results[{index, relevance_score}]"
+    seen: set[int] = set()
     for r in res:
-        if not isinstance(r, dict) or not isinstance(r.get("index"), int) or \
-                not isinstance(r.get("relevance_score"), (int, float)):
-            return None
-        out[r["index"]] = float(r["relevance_score"])
-    return out
+        if not isinstance(r, dict):
+            return f"a result is {_show(r)}, not an object"
+        i, score = r.get("index"), r.get("relevance_score")
+        if not _is_int(i):
+            return f"index {_show(i)} is not an integer"
+        if i < 0 or n_inputs is not None and i >= n_inputs:
+            return f"index {i} is not one of the {n_inputs if n_inputs is not None else 'inputs'} inputs sent"
+        if i in seen:
+            return f"index {i} appears twice"
+        seen.add(i)
+        if not _is_score(score):
+            return f"relevance_score {_show(score)} of index {i} is not a finite number"
+    return None
+
+
+def rerank_scores(ex: Exchange) -> Optional[dict[int, float]]:
+    """{input index: relevance_score} from a /rerank answer, or None when it is not one (rerank_problem says why)."""
+    if rerank_problem(ex) is not None:
+        return None
+    return {r["index"]: float(r["relevance_score"]) for r in ex.body["results"]}
 
 
 def score_scores(ex: Exchange) -> Optional[list[float]]:
@@ -107,8 +137,9 @@ def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
     res = ex.body.get("results") if isinstance(ex.body, dict) else None
     scores = rerank_scores(ex)
     problems = []
-    if scores is None or not isinstance(res, list):
-        problems.append("no results[{index, relevance_score}]")
+    why = rerank_problem(ex, len(documents))
+    if scores is None or not isinstance(res, list) or why is not None:
+        problems.append(why or "no results[{index, relevance_score}]")
     else:
         if sorted(scores) != list(range(len(documents))):
             problems.append(f"{len(scores):,} indices ({listed(sorted(scores))}) are not the {len(documents)} "
@@ -148,9 +179,16 @@ def check_top_n(ex: Exchange, full: Exchange, top_n: int) -> Finding:
     mode = get("rerank-api-contract")
     got, all_ = rerank_scores(ex), rerank_scores(full)
     ev = {"top_n": top_n, "exchange": ex.to_dict()}
-    if got is None or all_ is None:
+    if not ex.ok:
         return _finding("rerank-top-n", mode, Status.ERROR, f"/rerank with top_n {top_n} failed: HTTP "
                         f"{ex.status or ex.error} {ex.error_message()[:200]}", ev)
+    full_why = rerank_problem(full, len(all_) if all_ is not None else None)
+    if all_ is None or full_why is not None:
+        return _finding("rerank-top-n", mode, Status.UNKNOWN, f"top_n {top_n} not judged: the full /rerank answer "
+                        f"is not a ranking of the inputs ({full_why or 'no scores'})", ev)
+    why = rerank_problem(ex, len(all_))
+    if got is None or why is not None:
+        return _finding("rerank-top-n", mode, Status.FAIL, f"top_n {top_n} answer: {why}", ev)
     best = sorted(all_, key=lambda i: -all_[i])[:top_n]
     if len(got) != top_n or list(got) != best:
         return _finding("rerank-top-n", mode, Status.FAIL, f"top_n {top_n} returned {len(got)} results "
@@ -288,6 +326,10 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
     if failed:
         return _finding("rerank-ranking", mode, Status.ERROR, f"ranking requests failed: {failed[0].get('error')}",
                         ev)
+    odd = [x for c in shown for x in c["scores"] if not _is_score(x)]
+    if odd:  # inf - 0 = inf passed "spread >= inf": a spread is only a spread of finite numbers
+        return _finding("rerank-ranking", mode, Status.UNKNOWN, f"ranking not judged: score {_show(odd[0])} is not "
+                        "a finite number", ev)
     if untrained:
         return _finding("rerank-ranking", mode, Status.UNKNOWN, f"ranking not judged: {untrained}", ev)
     first = [c["served_order"][0] == 0 for c in shown]
