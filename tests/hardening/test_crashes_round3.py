@@ -109,3 +109,21 @@ def test_infinite_score_on_the_wire_is_not_a_score() -> None:
     ex = bent("rerank", relevance_score=math.inf)
     assert rc.rerank_scores(ex) is None
     assert "not a finite number" in (rc.rerank_problem(ex, 3) or "")
+
+
+# -- a config argument too deep or too long to read ---------------------------------------------------------------
+@pytest.mark.parametrize("cmdline", [
+    pytest.param("vllm serve m --pooler-config " + "[" * 100_000 + "]" * 100_000, id="deep-json"),
+    pytest.param("vllm serve m --pooler-config '" + "{\"a\": " * 50_000 + "1" + "}" * 50_000 + "'", id="deep-object"),
+    pytest.param("vllm serve m --pooler-config" + ".a" * 500_000 + " 1", id="dotted-500000"),
+    pytest.param("vllm serve m --pooler-config '[" + "1," * 400_000 + "1]'", id="huge-json"),
+])
+def test_a_config_argument_too_deep_is_not_read(cmdline: str, capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    """main: 'check: could not finish the run: RecursionError: maximum recursion depth exceeded while decoding a
+    JSON array' (and 'while getting the repr of an object' for 500,000 dotted levels)."""
+    r = cli(capsys, "check", "--cmdline", cmdline, "--db", str(tmp_path / "t.db"), "--format", "json", within_s=60)
+    assert_clean(r)
+    assert "could not finish" not in r.err
+    pooler = json.loads(r.out)["config"]["pooler_config"]
+    assert pooler["value"].startswith("(not read: ") and len(pooler["value"]) < 200, pooler

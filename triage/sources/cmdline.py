@@ -110,7 +110,43 @@ def human_int(text: str) -> int:
     return int(n)
 
 
+MAX_JSON_DEPTH = 64  # a vLLM config argument is a few levels deep; 100,000 '[' was a RecursionError (issue 33)
+MAX_JSON_CHARS = 256 * 1024  # and a few hundred bytes long; 8 MB of JSON is read as the text it is, unparsed
+
+
+def _depth(text: str) -> int:
+    """How deeply ``text`` nests brackets and braces outside quoted strings (one linear pass, no recursion)."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]})":
+            depth -= 1
+    return deepest
+
+
+def unread(what: str, why: str) -> str:
+    """The value kept for a config argument too deep or too long to read: says so, bounded."""
+    return f"(not read: {what[:60]} {why})"
+
+
 def _loads(text: str) -> Any:
+    if len(text) > MAX_JSON_CHARS:
+        return unread("the value", f"is {len(text):,} characters, more than the {MAX_JSON_CHARS:,} read")
+    if any(c in text for c in "[{(") and (d := _depth(text)) > MAX_JSON_DEPTH:
+        return unread("the value", f"nests {d:,} levels, more than the {MAX_JSON_DEPTH} read")
     try:
         return json.loads(text)
     except ValueError:
@@ -289,7 +325,11 @@ def parse_args(
         else:
             raw = args[i] if i < len(args) else None
             i += 1
-        if dotted is not None:
+        if dotted is not None and dotted.count(".") >= MAX_JSON_DEPTH:  # --pooler-config.a.a… 500,000 levels
+            levels = dotted.count(".") + 1
+            values[spec.dest] = unread(f"{opt}.{dotted[:20]}…", f"has {levels:,} dotted levels, more than the "
+                                       f"{MAX_JSON_DEPTH} read")
+        elif dotted is not None:
             cur = values.get(spec.dest) if isinstance(values.get(spec.dest), dict) else {}
             node = cur
             parts = dotted.split(".")
