@@ -127,3 +127,34 @@ def test_a_config_argument_too_deep_is_not_read(cmdline: str, capsys: pytest.Cap
     assert "could not finish" not in r.err
     pooler = json.loads(r.out)["config"]["pooler_config"]
     assert pooler["value"].startswith("(not read: ") and len(pooler["value"]) < 200, pooler
+
+
+# -- an import with a time the database cannot store ------------------------------------------------------------
+@pytest.mark.parametrize("field, when", [
+    pytest.param("started_at", "9999-12-31T23:59:59-14:00", id="run-past-9999-in-utc"),
+    pytest.param("finished_at", "0001-01-01T00:00:00+14:00", id="run-before-year-1-in-utc"),
+    pytest.param("probe", "9999-12-31T23:00:00-01:00", id="probe-started-at"),
+])
+def test_an_import_with_a_time_the_database_cannot_store(field: str, when: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """main: 'import: cannot import …: (builtins.OverflowError) date value out of range [SQL: INSERT INTO run …
+    [parameters: …]' (540 characters of SQL and parameters), exit 2 only by the catch-all's luck."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export"))
+    import export_runs
+
+    from triage.export import render
+    from triage.store import Store
+
+    src = Store(str(tmp_path / "src.db"))
+    doc = json.loads(render(src.get_run(export_runs.build(src)), "json"))
+    if field == "probe":
+        doc["probes"][0]["started_at"] = when
+    else:
+        doc["run"][field] = when
+    f = tmp_path / "run.json"
+    f.write_text(json.dumps(doc))
+    r = cli(capsys, "import", str(f), "--db", str(tmp_path / "dest.db"))
+    assert r.rc == 2
+    assert "a time the database cannot store" in r.err and when in r.err
+    assert "SQL" not in r.err and "Overflow" not in r.err and len(r.err) < 400, r.err
+    assert Store(str(tmp_path / "dest.db")).count_runs() == 0

@@ -160,9 +160,16 @@ class _Doc(BaseModel):
 def _iso_ok(v: str | None) -> str | None:
     if v is not None:
         try:
-            parse_iso(v)
+            dt = parse_iso(v)
         except (ValueError, TypeError):
             raise ValueError(f"not an ISO-8601 time: {v[:40]!r}") from None
+        try:  # the store keeps UTC: 9999-12-31T23:59:59-14:00 is past year 9999 there (was an OverflowError and
+            # a 540-character SQL dump from the database layer, issue 33)
+            if dt is not None:
+                dt.astimezone(UTC)
+        except OverflowError:
+            raise ValueError(f"{v[:40]!r} is outside the years 1 to 9999 in UTC: a time the database cannot "
+                             "store") from None
     return v
 
 
