@@ -110,3 +110,49 @@ def test_an_opened_verify_run_shows_its_before_and_after(use_services, temp_db):
     said = [m.value.replace("\\", "") for m in at.markdown]  # md.text escapes Markdown's specials
     assert any("This run verifies run 1: fix VERIFIED" in m for m in said), said
     assert any(list(d.value["result"]) == ["cleared"] for d in at.dataframe if "result" in d.value)
+
+
+def test_an_imported_question_that_is_a_number_opens(use_services, temp_db):
+    """main: a valid import with ``questions: [{"text": 5}]`` put a TypeError traceback on History (issue 33)."""
+    import sys
+    from pathlib import Path
+
+    from triage.export.json_ import import_run
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "export"))
+    import export_runs
+    from triage.export import render
+
+    src = Store(str(Path(temp_db).with_name("src.db")))
+    doc = __import__("json").loads(render(src.get_run(export_runs.build(src)), "json"))
+    doc["findings"][0].update(status="unknown")
+    doc["findings"][0]["evidence"]["questions"] = [{"text": 5}, {"text": None}, 7]
+    run_id = import_run(Store(temp_db), doc)
+    use_services(Services(temp_db))
+    at = page("history").run()
+    at.button(key="history.open_btn").click().run()
+    no_exception(at)
+    assert at.session_state[session.OPEN_RUN_KEY] == run_id
+    assert any("To decide this:** 5" in i.value and "7" in i.value for i in at.info)
+    assert not [e for e in at.error if "could not be shown" in e.value]
+
+
+def _run_that_breaks() -> None:
+    from ui.components import run_view
+
+    class Broken:
+        id, status, kind, target, model, started_at, summary = 3, "fail", "import", "t", "m", "x", ""
+
+        @property
+        def findings(self) -> list:
+            raise KeyError("a field no writer of ours leaves out")
+
+    run_view.show(Broken())
+
+
+def test_a_stored_run_that_cannot_be_drawn_is_a_message():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_run_that_breaks).run()
+    no_exception(at)
+    assert any("Run #3 could not be shown in full" in e.value and "KeyError" in e.value for e in at.error)

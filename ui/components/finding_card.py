@@ -100,7 +100,9 @@ def show(f: Finding, question: Optional[str] = None, expanded: bool = False, fix
         if f.refs:
             st.caption(md.refs(f.refs))
         qs = f.evidence.get("questions")
-        asked = (" ".join(q.get("text", "") if isinstance(q, dict) else str(q) for q in qs) if isinstance(qs, list)
+        # an imported document's question may hold any JSON value (a number as "text" was a TypeError, issue 33)
+        asked = (" ".join(str(q.get("text") or "") if isinstance(q, dict) else str(q) for q in qs)
+                 if isinstance(qs, list)
                  else None) or f.evidence.get("question") or question
         if s in ("unknown", "error") and asked:
             st.info(f"**To decide this:** {md.prose(asked)}")

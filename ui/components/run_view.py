@@ -18,7 +18,17 @@ def title(run: Any) -> str:
 
 
 def show(run: Any, compact: bool = False) -> None:
-    """Render a services.RunDetail: header, the fix as copyable blocks, findings, probes, config."""
+    """Render a services.RunDetail; a stored run that cannot be drawn (an imported document the engine never
+    wrote: any JSON value in any field) is a message naming the run, never a traceback (issue 33)."""
+    try:
+        _show(run, compact)
+    except Exception as e:  # noqa: BLE001 - a page shows a message; Streamlit's own stop/rerun are BaseException
+        st.error(f"Run #{md.text(getattr(run, 'id', '?'))} could not be shown in full: "
+                 f"{md.text(type(e).__name__)}: {md.text(str(e)[:300])}. Export it on Report (JSON) to read it.")
+
+
+def _show(run: Any, compact: bool) -> None:
+    """Header, the fix as copyable blocks, findings, probes, config."""
     verdict.banner(run.status, f"Run #{run.id} · {md.text(KINDS.get(run.kind, run.kind))} · {md.text(run.target)} · "
                    f"{md.code(run.model or '?')} · {md.text(run.started_at)}"
                    + (f" · {md.text(run.summary)}" if run.summary else ""))
