@@ -158,3 +158,34 @@ def test_an_import_with_a_time_the_database_cannot_store(field: str, when: str, 
     assert "a time the database cannot store" in r.err and when in r.err
     assert "SQL" not in r.err and "Overflow" not in r.err and len(r.err) < 400, r.err
     assert Store(str(tmp_path / "dest.db")).count_runs() == 0
+
+
+# -- fleet rules: values written into a rules file --------------------------------------------------------------
+@pytest.mark.parametrize("args, says", [
+    pytest.param(["--for", "banana"], "not a Prometheus duration", id="for-banana"),
+    pytest.param(["--for", "5m\n        labels:\n          team: x"], "not a Prometheus duration", id="for-newline"),
+    pytest.param(["--match", '{job="vllm"}\n      - alert: Injected'], "not a label selector", id="match-newline"),
+    pytest.param(["--match", '{job="vllm"} or vector(1)'], "not a label selector", id="match-expression"),
+    pytest.param(["--match", '{job="vllm\n"}'], "not a label selector", id="match-newline-in-value"),
+])
+def test_fleet_rules_refuses_what_would_break_the_file(args: list[str], says: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """main: exit 0 and a rules file with 'for: banana' (promtool: not a valid duration string) or with the
+    newline's own YAML lines (an injected label or alert)."""
+    out = tmp_path / "rules.yml"
+    r = cli(capsys, "fleet", "rules", "-o", str(out), *args)
+    assert r.rc == 2 and says in r.err, r
+    assert not out.exists()
+
+
+@pytest.mark.skipif(not __import__("shutil").which("promtool"), reason="promtool not installed (apt: prometheus)")
+@pytest.mark.parametrize("args", [["--for", "1h30m"], ["--for", "0"], ["--match", 'job="vllm",instance=~"10\\\\..*"'],
+                                  ["--match", "{ job = 'vllm' , }"]])
+def test_fleet_rules_accepts_what_prometheus_accepts(args: list[str], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    out = tmp_path / "rules.yml"
+    assert cli(capsys, "fleet", "rules", "-o", str(out), *args).rc == 0
+    p = subprocess.run(["promtool", "check", "rules", str(out)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr

@@ -44,6 +44,36 @@ def duration(text: str) -> float:
     return secs
 
 
+_PROM_DURATION = re.compile(r"(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?")
+_LABEL = re.compile(r"[ \t]*([a-zA-Z_][a-zA-Z0-9_]*)[ \t]*(=~|!~|!=|=)[ \t]*"
+                    r"(\"(?:[^\"\\\n\r]|\\[^\n\r])*\"|'(?:[^'\\\n\r]|\\[^\n\r])*')[ \t]*(,|$)")
+
+
+def prom_duration(text: str) -> str:
+    """A Prometheus duration written into a rules file as it is ('0s', '5m', '1h30m'): checked, because a
+    value like 'banana' or one with a newline made an invalid or injected rules file (issue 33)."""
+    t = text.strip()
+    if len(t) > 40 or not (t == "0" or t and _PROM_DURATION.fullmatch(t)):
+        raise argparse.ArgumentTypeError(f"not a Prometheus duration: {t[:40]!r} (e.g. 0s, 5m, 1h30m)")
+    return t
+
+
+def label_matchers(text: str) -> str:
+    """A PromQL label-matcher set ('{job="vllm"}', 'job="vllm",instance=~"10.*"', or empty), checked matcher by
+    matcher in one pass: it is pasted into queries and into a rules file, where a newline or a quote would
+    write lines of its own (issue 33)."""
+    t = text.strip()
+    inner = t[1:-1] if t.startswith("{") and t.endswith("}") else t
+    pos = 0
+    while pos < len(inner.rstrip()):
+        m = _LABEL.match(inner, pos)
+        if m is None or m.end() == pos:
+            raise argparse.ArgumentTypeError(f"not a label selector at character {pos + 1}: {t[:80]!r} "
+                                             "(e.g. '{job=\"vllm\"}', 'job=\"vllm\",instance=~\"10.*\"')")
+        pos = m.end()
+    return t
+
+
 def positive_duration(text: str) -> float:
     """A duration above zero (a step, an interval)."""
     secs = duration(text)
@@ -75,7 +105,8 @@ def register(sub: Any) -> None:
                        description="Query the vLLM series of every replica Prometheus scrapes, run the stall rule "
                                    "on each, and give the catalogue's verdict and fix per replica.")
     p.add_argument("--prometheus", metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
-    p.add_argument("--match", default="", metavar="SELECTOR", help="label matchers, e.g. '{job=\"vllm\"}'")
+    p.add_argument("--match", default="", type=label_matchers, metavar="SELECTOR",
+                   help="label matchers, e.g. '{job=\"vllm\"}'")
     p.add_argument("--since", type=duration, default=None, metavar="DUR", help="look back this far (default 1h)")
     p.add_argument("--from", dest="start", type=instant, default=None, metavar="TIME", help="range start")
     p.add_argument("--to", dest="end", type=instant, default=None, metavar="TIME", help="range end (default now)")
@@ -101,8 +132,9 @@ def register(sub: Any) -> None:
     pr.add_argument("--scrape-interval", type=positive_duration, default=None,
                     help="your Prometheus' (default: what --prometheus reports for the vLLM targets, else 15s)")
     pr.add_argument("--prometheus", metavar="URL", help="read the scrape interval from this Prometheus' targets")
-    pr.add_argument("--match", default="", metavar="SELECTOR")
-    pr.add_argument("--for", dest="for_", default="0s", help="alert 'for:' duration (default 0s)")
+    pr.add_argument("--match", default="", type=label_matchers, metavar="SELECTOR")
+    pr.add_argument("--for", dest="for_", default="0s", type=prom_duration,
+                    help="alert 'for:' duration (default 0s)")
     pr.add_argument("--recurrence-window", type=positive_duration, default=None,
                     help="the recurring-livelock alert fires on 2 ended episodes within this (default 10m)")
     pr.add_argument("--prometheus-rule", action="store_true",
