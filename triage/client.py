@@ -199,6 +199,18 @@ def origin_of(url: str) -> str:
     return f"{p.scheme}://{p.netloc}"
 
 
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a base URL that API paths are appended to (None when it can): a query string or a
+    fragment would end up before the path (``http://h:8000/?x=1`` + ``/v1/models`` asked ``/?x=1/v1/models``,
+    issue 33)."""
+    p = urlsplit(url)
+    if p.query or url.rstrip("/").endswith("?"):
+        return f"it has a query string (?{p.query[:40]}): give the server's root, e.g. {p.scheme}://{p.netloc}"
+    if p.fragment or "#" in url:
+        return f"it has a fragment (#{p.fragment[:40]}): give the server's root, e.g. {p.scheme}://{p.netloc}"
+    return None
+
+
 def path_prefix_of(url: str) -> str:
     return urlsplit(url).path.rstrip("/")
 

@@ -191,6 +191,8 @@ class Services:
         """(the URL to use, a note on what was changed); a ServiceError says why a URL cannot be used."""
         from urllib.parse import urlsplit
 
+        from triage.client import base_url_problem
+
         raw = (text or "").strip().rstrip("/")
         if not raw:
             raise ServiceError("Give the server URL, for example http://127.0.0.1:8000.")
@@ -211,6 +213,9 @@ class Services:
             raise ServiceError(f"'{raw}' names no host: give one like http://127.0.0.1:8000.")
         if port == 0:
             raise ServiceError(f"Port 0 in '{raw}' is not a port a server listens on.")
+        why = base_url_problem(raw)
+        if why is not None:
+            raise ServiceError(f"'{raw}' cannot be used: {why}.")
         if parts.path.rstrip("/").endswith("/v1"):
             raw, note = raw[: raw.rstrip("/").rfind("/v1")], (note + " The server's root is used, without /v1.").strip()
         return raw, note

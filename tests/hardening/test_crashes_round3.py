@@ -189,3 +189,29 @@ def test_fleet_rules_accepts_what_prometheus_accepts(args: list[str], tmp_path: 
     assert cli(capsys, "fleet", "rules", "-o", str(out), *args).rc == 0
     p = subprocess.run(["promtool", "check", "rules", str(out)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+# -- a base URL with a query string or a fragment ------------------------------------------------------------------
+@pytest.mark.parametrize("suffix", ["/?token=x", "?a=1", "/#frag", "/?"])
+@pytest.mark.parametrize("command", [["check"], ["probe"], ["watch", "--duration", "1"]])
+def test_a_url_with_a_query_is_refused(suffix: str, command: list[str], tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """main: paths were appended after the query (GET /?token=x/v1/models: the server's root, asked with an odd
+    query), and every verdict read that answer."""
+    with HostileServer() as s:
+        r = cli(capsys, *command[:1], "--url", s.url + suffix, *command[1:], "--db", str(tmp_path / "t.db"))
+        assert r.rc == 2 and "--url" in r.err and ("query string" in r.err or "fragment" in r.err), r.err
+        assert s.b.seen == []  # nothing was asked of the server
+
+
+def test_the_dashboard_refuses_a_url_with_a_query() -> None:
+    from ui.services import ServiceError, Services
+
+    with pytest.raises(ServiceError, match="query string"):
+        Services.check_url(None, "http://127.0.0.1:8000/?x=1")  # type: ignore[arg-type]  # uses no state
+    assert Services.check_url(None, "http://127.0.0.1:8000/")[0] == "http://127.0.0.1:8000"  # type: ignore[arg-type]
+
+
+def test_fleet_prometheus_url_with_a_query_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    r = cli(capsys, "fleet", "rules", "--prometheus", "http://127.0.0.1:9/?x=1")
+    assert r.rc == 2 and "query string" in r.err

@@ -217,6 +217,17 @@ def number(lo: float, hi: float, *, integer: bool = False, above: bool = False) 
 SECONDS = number(0.0, 86_400 * 365, above=True)  # a positive, finite number of seconds (at most a year)
 
 
+def base_url(text: str) -> str:
+    """An argparse type for --url/--prometheus: a base URL that paths can be appended to (exit 2 with the reason
+    otherwise: a query string or a fragment, triage.client.base_url_problem)."""
+    from triage.client import base_url_problem
+
+    why = base_url_problem(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{text[:80]!r}: {why}")
+    return text
+
+
 class ArgError(CommandError, ValueError):
     """A command-line value that cannot be used; ``main`` prints it as ``<command>: <message>`` and exits 2."""
 

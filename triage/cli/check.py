@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from triage.answers import KEYS as ANSWER_KEYS, AnswerError, parse_answers
 from triage.cli import (
+    base_url,
     CLI_SCHEMA,
     add_api_key_arg,
     add_db_arg,
@@ -58,7 +59,8 @@ def register(sub: Any) -> None:
         "`vllm serve` command line and the start-up log. Sends no long request.",
     )
     p.add_argument(
-        "--url", help="server base URL, e.g. http://127.0.0.1:8000 (optional with --cmdline-file/--log-file)"
+        "--url", type=base_url,
+        help="server base URL, e.g. http://127.0.0.1:8000 (optional with --cmdline-file/--log-file)"
     )
     add_api_key_arg(p)
     p.add_argument("--model", help="model id your client sends (default: the first of /v1/models)")

@@ -17,7 +17,8 @@ import time
 from datetime import datetime, UTC
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, command_deadline, number, open_store
+from triage.cli import (CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, base_url, command_deadline, number,
+                        open_store)
 from triage.findings import Finding, reaches, worst
 from triage.textsafe import one_line
 from triage.fleet.prom import DEFAULT_DEADLINE_S, MAX_RANGE_STEPS, range_steps
@@ -104,7 +105,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("fleet", help="triage many replicas through Prometheus (stall episodes per replica)",
                        description="Query the vLLM series of every replica Prometheus scrapes, run the stall rule "
                                    "on each, and give the catalogue's verdict and fix per replica.")
-    p.add_argument("--prometheus", metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
+    p.add_argument("--prometheus", metavar="URL", type=base_url, help="Prometheus base URL, e.g. http://prometheus:9090")
     p.add_argument("--match", default="", type=label_matchers, metavar="SELECTOR",
                    help="label matchers, e.g. '{job=\"vllm\"}'")
     p.add_argument("--since", type=duration, default=None, metavar="DUR", help="look back this far (default 1h)")
@@ -131,7 +132,8 @@ def register(sub: Any) -> None:
     pr.add_argument("--stall-seconds", type=SECONDS, default=DEFAULT_STALL_S)
     pr.add_argument("--scrape-interval", type=positive_duration, default=None,
                     help="your Prometheus' (default: what --prometheus reports for the vLLM targets, else 15s)")
-    pr.add_argument("--prometheus", metavar="URL", help="read the scrape interval from this Prometheus' targets")
+    pr.add_argument("--prometheus", metavar="URL", type=base_url,
+                    help="read the scrape interval from this Prometheus' targets")
     pr.add_argument("--match", default="", type=label_matchers, metavar="SELECTOR")
     pr.add_argument("--for", dest="for_", default="0s", type=prom_duration,
                     help="alert 'for:' duration (default 0s)")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from triage.cli.check import add_experiments_arg, truncation_arg
 from triage.cli.inputs import read_log_head_tail, read_small
 from triage.cli import (
+    base_url,
     SECONDS,
     number,
     CLI_SCHEMA,
@@ -35,7 +36,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("probe", help="send live probes: the livelock's seed matrix, API conformance, throughput",
                        description="Send live probes to a vLLM embedding server while watching /metrics. "
                                    "The seed matrix can hang an affected vLLM until aborted: it needs --allow-hang.")
-    p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--url", required=True, type=base_url, help="server base URL, e.g. http://127.0.0.1:8000")
     add_api_key_arg(p)
     p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")
     p.add_argument("--set", dest="sets", action="extend", nargs="+", choices=[*SETS, "all"],

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from triage.cli import CLI_SCHEMA, CommandError, add_db_arg, open_store, print_json
+from triage.cli import CLI_SCHEMA, CommandError, add_db_arg, base_url, open_store, print_json
 from triage.cli.check import truncation_arg
 
 
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
                        description="Start a lab twin of the deployment (same release or the nearest agreeing one, a "
                        "tiny model of the same shape, lengths scaled), run the probes that show its symptom, then "
                        "each fix of the record on a twin with it applied. Every twin server is stopped afterwards.")
-    p.add_argument("--url")
+    p.add_argument("--url", type=base_url)
     p.add_argument("--cmdline", metavar="TEXT")
     p.add_argument("--cmdline-file", metavar="F")
     p.add_argument("--log-file", metavar="F")

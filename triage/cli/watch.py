@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from triage.cli import (
+    base_url,
     SECONDS,
     number,
     CLI_SCHEMA,
@@ -44,7 +45,7 @@ def register(sub: Any) -> None:
         "and apply the stall rule (running ≥ 1, waiting 0, no progress for "
         "--stall-seconds) to real traffic.",
     )
-    p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:8000")
+    p.add_argument("--url", required=True, type=base_url, help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--interval", type=number(0.01, 86_400, above=True), default=0.5,
         help="seconds between samples (default 0.5)")
     p.add_argument("--duration", type=SECONDS, default=None,
