@@ -215,3 +215,21 @@ def test_the_dashboard_refuses_a_url_with_a_query() -> None:
 def test_fleet_prometheus_url_with_a_query_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     r = cli(capsys, "fleet", "rules", "--prometheus", "http://127.0.0.1:9/?x=1")
     assert r.rc == 2 and "query string" in r.err
+
+
+# -- the config detail of a key given on the command line ------------------------------------------------------
+def test_the_api_key_detail_reads_as_words_in_every_output(capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
+    """main (round 3): "--api-key [REDACTED] the command line" (the detail's next word taken for the key); the
+    detail now names the option last, and reads the same after redaction in JSON and in the Markdown report."""
+    import re
+
+    from triage.redact import redact_text
+
+    key = "sk-" + "q" * 24
+    db = str(tmp_path / "t.db")
+    r = cli(capsys, "check", "--cmdline", f"vllm serve m --api-key {key}", "--db", db, "--format", "json")
+    detail = json.loads(r.out)["config"]["api_key_required"]["detail"]
+    assert detail == redact_text(detail) and not re.search(r"--api-key\s+\S", detail), detail
+    md = cli(capsys, "report", "latest", "--db", db, "--format", "md")
+    assert "[REDACTED] the command line" not in md.out and detail in md.out and key not in md.out

@@ -476,7 +476,9 @@ def collect(text: str, release: object = None, *, pick: str | None = None, file:
         keys = values.pop("api_key")  # nargs='+': every key given is a secret for the rest of the run
         for k in keys if isinstance(keys, list) else [keys]:
             redact.add_secret(k if isinstance(k, str) else None)
-        res.add("api_key_required", True, "--api-key on the command line")
+        # "--api-key on …" read as the option and its value: an older redactor printed "--api-key [REDACTED] the
+        # command line" (issue 33); the option last, nothing after it to mistake for a key
+        res.add("api_key_required", True, "the command line sets --api-key")
     stated: set[str] = set()
     for dest, val in values.items():
         key = _KEY.get(dest, dest)
