@@ -23,7 +23,7 @@ OURS = {"GET_ONE", "run_note", "cause", "counted", "ended", "part", "heading", "
         "index", "total", "n_alerts", "n_samples", "EVIDENCE_BEFORE_S", "EVIDENCE_AFTER_S", "MAX_BYTES", "mib",
         "page", "pages", "i", "opened", "msg", "step_status", "s", "status", "passing", "findings", "episodes",
         "evidence", "bad_probes", "probes", "bad_findings", "top", "data", "stalled", "reps", "confirmed",
-        "title", "caption", "name", "given", "k"}  # page.header's literals, export file names, gauge names
+        "title", "caption", "name", "given", "k", "mark"}  # page.header's literals, export file names, gauge names
 FILES = sorted([ROOT / "app.py", *(ROOT / "ui").rglob("*.py")])
 
 
