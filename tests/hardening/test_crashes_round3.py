@@ -26,6 +26,16 @@ from triage.probes import rerank_checks as rc  # noqa: E402
 REC = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "rerank" / "0.32.0-rerank"
 
 
+@pytest.fixture(autouse=True)
+def _no_secret_left_behind() -> Any:
+    """The CLI runs in-process here: what one test registers as a secret (redact's registry lasts a process)
+    must not blank words in the next test's output."""
+    from triage import redact
+
+    yield
+    redact.forget_secrets()
+
+
 def recorded(name: str) -> Exchange:
     d = json.loads((REC / f"{name}.json").read_text())
     return Exchange(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
