@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from test_e2e_browser import CHROMIUM, SLOW, browser, expect, nav, running_dashboard, shot  # noqa: F401 - fixtures
+from test_e2e_browser import CHROMIUM, SLOW, browser, expect, nav, page, running_dashboard, shot  # noqa: F401 - fixtures
 from triage.export import render
 from triage.export.json_ import import_run
 from triage.store import Store
@@ -85,19 +85,6 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory, server: HostileServer) -
         yield url
 
 
-@pytest.fixture
-def pg(browser, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    p = ctx.new_page()
-    p.set_default_timeout(SLOW)
-    p.goto(dashboard)
-    expect(p.get_by_role("heading", name=re.compile("Target"))).to_be_visible(timeout=SLOW)
-    try:
-        yield p
-    finally:
-        ctx.close()
-
-
 def assert_no_beacon(pg, server: HostileServer) -> None:  # type: ignore[no-untyped-def]
     """Nothing fetched from the beacon server by the browser, no image or link to it in the page."""
     pg.wait_for_timeout(1500)  # an image the page did render would be fetched by now
@@ -110,48 +97,48 @@ def text_of(pg) -> str:  # type: ignore[no-untyped-def]
     return str(pg.locator("[data-testid=stMain]").inner_text())
 
 
-def test_model_id_from_the_server_is_text(pg, server) -> None:  # type: ignore[no-untyped-def]
-    pg.get_by_label("Server URL").fill(server.url)
-    pg.get_by_role("button", name="Fetch models").click()
-    expect(pg.get_by_role("combobox", name="Model (from /v1/models)")).to_be_visible(timeout=SLOW)
-    pg.get_by_role("button", name="Use this target").click()
-    target_line = pg.get_by_test_id("stAlertContentSuccess").filter(has_text="Target:")
+def test_model_id_from_the_server_is_text(page, server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    page.get_by_label("Server URL").fill(server.url)
+    page.get_by_role("button", name="Fetch models").click()
+    expect(page.get_by_role("combobox", name="Model (from /v1/models)")).to_be_visible(timeout=SLOW)
+    page.get_by_role("button", name="Use this target").click()
+    target_line = page.get_by_test_id("stAlertContentSuccess").filter(has_text="Target:")
     expect(target_line).to_contain_text("model-id ![t](", timeout=SLOW)
-    assert beacon(server.url, "model-id") in text_of(pg)  # literally, brackets, parentheses and tag
-    nav(pg, "Checklist")
-    pg.get_by_role("button", name="Run checklist").click()
-    expect(pg.get_by_text("Checklist finished")).to_be_visible(timeout=SLOW)
-    shot(pg, "beacon-checklist")
-    assert "model-id ![t](" in pg.locator("body").inner_text()  # the sidebar's target line, at least
-    assert_no_beacon(pg, server)
+    assert beacon(server.url, "model-id") in text_of(page)  # literally, brackets, parentheses and tag
+    nav(page, "Checklist")
+    page.get_by_role("button", name="Run checklist").click()
+    expect(page.get_by_text("Checklist finished")).to_be_visible(timeout=SLOW)
+    shot(page, "beacon-checklist")
+    assert "model-id ![t](" in page.locator("body").inner_text()  # the sidebar's target line, at least
+    assert_no_beacon(page, server)
 
 
-def test_a_servers_error_body_is_text(pg, server) -> None:  # type: ignore[no-untyped-def]
+def test_a_servers_error_body_is_text(page, server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     server.b.status["/v1/models"] = 500
     try:
-        pg.get_by_label("Server URL").fill(server.url)
-        pg.get_by_role("button", name="Fetch models").click()
-        expect(pg.get_by_test_id("stAlertContentError").first).to_be_visible(timeout=SLOW)
-        assert_no_beacon(pg, server)
+        page.get_by_label("Server URL").fill(server.url)
+        page.get_by_role("button", name="Fetch models").click()
+        expect(page.get_by_test_id("stAlertContentError").first).to_be_visible(timeout=SLOW)
+        assert_no_beacon(page, server)
     finally:
         del server.b.status["/v1/models"]
 
 
-def test_an_imported_run_is_text_in_history(pg, server) -> None:  # type: ignore[no-untyped-def]
-    nav(pg, "History")
-    box = pg.get_by_role("combobox", name="Run", exact=True)
+def test_an_imported_run_is_text_in_history(page, server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    nav(page, "History")
+    box = page.get_by_role("combobox", name="Run", exact=True)
     box.click()  # the imported run is #1 (written before the dashboard started); others may come after it
-    pg.keyboard.type("#1 · ")
-    pg.keyboard.press("Enter")
+    page.keyboard.type("#1 · ")
+    page.keyboard.press("Enter")
     expect(box).to_have_value(re.compile(r"^#1 · "), timeout=SLOW)
-    pg.get_by_role("button", name="Open run").click()
-    expect(pg.get_by_text(re.compile(r"summary !\[t\]\(")).first).to_be_visible(timeout=SLOW)
-    for ex in pg.get_by_test_id("stExpander").all():  # every finding card open: its explanation, fix, question
+    page.get_by_role("button", name="Open run").click()
+    expect(page.get_by_text(re.compile(r"summary !\[t\]\(")).first).to_be_visible(timeout=SLOW)
+    for ex in page.get_by_test_id("stExpander").all():  # every finding card open: its explanation, fix, question
         ex.locator("summary").click()
-    shot(pg, "beacon-history")
-    shown = text_of(pg)
+    shot(page, "beacon-history")
+    shown = text_of(page)
     # (a group's heading and mechanism are the catalogue's own: the document's group title is not shown)
     for what in ("summary", "title0", "explanation0", "fix0", "fix1", "question"):
         assert beacon(server.url, what) in shown, what
     assert "# not a heading" in shown and "- not a list" in shown
-    assert_no_beacon(pg, server)
+    assert_no_beacon(page, server)
