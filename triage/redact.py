@@ -78,7 +78,7 @@ def _secret_name(ident: str, quoted: bool, query: bool) -> bool:
     if ident[0].isalpha() and ident[0].isupper() and all(c in _UPPER for c in ident) and \
             ident.endswith(("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD")):
         return True  # environment variables are upper case (kv_bytes_per_token=147456 is no secret)
-    if n in _WEAK and (quoted or query):
+    if n in _WEAK and (query or (quoted and n != "key")):  # a JSON "key" names things (a question's config key)
         return True
     return query and (n.endswith("token") or n.endswith("pwd"))
 

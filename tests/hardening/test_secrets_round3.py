@@ -108,3 +108,16 @@ def test_the_command_line_splitter_is_linear_on_a_long_quoted_token() -> None:
     t0 = time.perf_counter()
     words = shell_split(text)
     assert len(words[-1]) == 700_000 and time.perf_counter() - t0 < 1.0  # shlex: 15 s
+
+
+def test_a_json_field_named_key_is_a_name_not_a_secret() -> None:
+    """Our own documents (a question's {"key": "max_model_len"}) were redacted, and the config name registered as a
+    secret for the rest of the run; "token"/"apiKey" fields and ?key= queries stay secrets."""
+    from triage import redact as r
+
+    r.forget_secrets()
+    out = r.redact_text('{"key": "max_model_len", "token": "abcdefgh123", "apiKey": "zzzzzz123"} ?key=secretvalue1')
+    assert '"key": "max_model_len"' in out
+    assert "abcdefgh123" not in out and "zzzzzz123" not in out and "secretvalue1" not in out
+    assert "max_model_len" in r.redact_text("max_model_len")  # not registered
+    r.forget_secrets()
