@@ -56,4 +56,4 @@ def _result(doc: Optional[dict[str, Any]]) -> None:
                     "configuration" + (f" · saved as run #{doc['run_id']}" if doc.get("run_id") else ""))
     for f in doc.get("fixes") or []:
         mark = ":green[**verified**]" if f.get("verified") else ":red[**not verified**]"
-        st.markdown(f"- {mark} on the twin: {md.prose(f.get("fix", ""))}")
+        st.markdown(f"- {mark} on the twin: {md.prose(f.get('fix', ''))}")
