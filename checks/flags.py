@@ -226,7 +226,8 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 Status.PASS if stated is not None else Status.UNKNOWN,
                 title,
                 ev(cfg, "runner", "convert", "max_num_batched_tokens"),
-                "" if stated is not None else "Pass --cmdline-file with the vllm serve command line.",
+                "" if stated is not None
+                else "Give the vllm serve command line (or the deployment file) the server was started with.",
             )
         )
     return out

@@ -17,7 +17,7 @@ def check(cfg: EffectiveConfig) -> Finding:
     if state == "unknown":
         return unknown(CHECK_ID, "The client's truncate_prompt_tokens is not stated", evidence,
             "truncate_prompt_tokens",
-            "Pass --truncate N (what your client sends; -1 or none are valid answers).")
+            "State what your client sends as truncate_prompt_tokens: a number of tokens, -1 (max_model_len) or none.")
     if not isinstance(mml, int):
         return unknown(CHECK_ID, "max_model_len unknown", evidence, "max_model_len",
             "Give the server URL or the log.")

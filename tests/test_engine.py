@@ -188,3 +188,22 @@ def test_a_crash_mid_run_keeps_what_came_before(store: Store, monkeypatch) -> No
     assert rec is not None and rec.config["values"]["max_model_len"]["value"] == 256
     assert [f.check for f in rec.findings] == [e.finding.check for e in seen if e.finding]
     assert {c.kind for c in rec.captures} >= {"log", "cmdline"}
+
+
+@pytest.mark.parametrize(
+    "log,truncate",
+    [
+        pytest.param(LOG_031, 256, id="0.31-fail"),
+        pytest.param(LOG_032, 256, id="0.32-pass"),
+        pytest.param(LOG_032, None, id="0.32-truncation-not-stated-unknown"),
+        pytest.param(LOG_031, None, id="0.31-truncation-not-stated"),
+    ],
+)
+def test_a_runs_summary_agrees_with_its_status(store: Store, log: str, truncate: int | None) -> None:
+    """Issue 32: run #9 was UNKNOWN with the summary "pass: vLLM 0.32.0 carries the fix" (the livelock check's
+    own status). The summary starts with the run's status and names a finding that has it."""
+    res = run_checklist(Target(cmdline=CMD, log_text=log, truncation=truncate), store)
+    rec = store.get_run(res.run_id)
+    status, _, title = rec.run.summary.partition(": ")
+    assert status == rec.run.status, rec.run.summary
+    assert any(f.status.value == status and title.startswith(f.title) for f in res.findings), rec.run.summary

@@ -90,6 +90,7 @@ def test_an_interrupted_probe_run_keeps_what_came_before(tmp_path: Path) -> None
     got = store.get_run(recorder.run_id)
     assert got is not None and [f.check for f in got.findings] == ["probe-target"]
     assert got.run.summary.startswith("interrupted: KeyboardInterrupt") and got.run.finished_at is not None
+    assert got.run.status == "interrupted"  # issue 32: an interrupted probe run is never stored as PASS
     assert KEY not in json.dumps([got.run.meta, got.target.url if got.target else ""])
 
 

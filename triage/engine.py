@@ -23,7 +23,7 @@ from triage.client import VllmClient
 from triage import events as ev_
 from triage.events import RunEvent
 from triage.config import EffectiveConfig, merge
-from triage.differential import diagnose
+from triage.differential import diagnose, is_diagnosis
 from triage.findings import Finding, Status, worst
 from triage.sources import SourceResult, cmdline, kube, nvml, process, server, startup_log
 from triage.steps import CONFIG_CONFLICT, NO_EVIDENCE
@@ -162,7 +162,8 @@ def checklist_events(target: Target, options: CheckOptions | None = None, *,
             yield emit(f)
     if not target.url and not target.cmdline and not target.log_text and not target.kube:
         yield emit(
-            Finding(NO_EVIDENCE, Status.ERROR, "No evidence given", {}, "Give --url, --cmdline-file or --log-file.")
+            Finding(NO_EVIDENCE, Status.ERROR, "No evidence given", {},
+                    "Give the server URL, the vllm serve command line or the start-up log.")
         )
     cfg = merge(results, _user_facts(target), target.answers)
     config = cfg.to_dict()
@@ -194,8 +195,16 @@ def checklist_events(target: Target, options: CheckOptions | None = None, *,
 
 
 def _summary(findings: list[Finding]) -> str:
-    live = next((f for f in findings if f.check == LIVELOCK_CHECK), None)
-    return f"{live.status.value}: {live.title}" if live else ""
+    """'<the run's status>: <the finding that gives it>': the status word is the run's own (the worst finding's),
+    never a passing finding's beside an UNKNOWN run; among the worst, a diagnosis, then the livelock check."""
+    if not findings:
+        return ""
+    top = worst(f.status for f in findings)
+    at_top = [f for f in findings if f.status == top]
+    lead = (next((f for f in at_top if is_diagnosis(f)), None)
+            or next((f for f in at_top if f.check == LIVELOCK_CHECK), None) or at_top[0])
+    more = f" (+{len(at_top) - 1} more {top.value})" if len(at_top) > 1 else ""
+    return f"{top.value}: {lead.title}{more}"
 
 
 def iter_checklist(target: Target, store: Store | None = None, options: CheckOptions | None = None, *,

@@ -38,6 +38,9 @@ ALERT = "alert"  # a stall alert raised / cleared / undecided / recurring: alert
 CAPTURE = "capture"  # raw material kept with the run (a log's head and tail): captures
 META = "meta"  # more of the run's description (a summary at the end): meta
 DONE = "done"  # the run ended: summary
+
+# a run's status besides the finding statuses: one its core did not end (a stopped page, Ctrl-C, a crash)
+INTERRUPTED = "interrupted"
 RECORDED = (STARTED, SOURCE, FINDING, CONFIG, PROBE, SAMPLES, CAPTURE, META, DONE)  # what a Recorder writes
 # progress only (the probe runner's; shown, never written): a probe sent, one scrape while it runs, its abort,
 # its verdict

@@ -101,9 +101,9 @@ class Recorder:
         if o.response is not None:
             self.capture("probe-response", json.dumps(o.response, default=str), o.probe)
 
-    def finish(self, summary: str = "") -> RunInfo:
-        """Close the run: its status becomes the worst stored finding's."""
-        return self.store.finish_run(self._id(), summary)
+    def finish(self, summary: str = "", status: str | None = None) -> RunInfo:
+        """Close the run: its status becomes the worst stored finding's (or ``status``)."""
+        return self.store.finish_run(self._id(), summary, status)
 
     @contextmanager
     def guard(self, what: str = "interrupted") -> Iterator[Recorder]:
@@ -115,9 +115,10 @@ class Recorder:
             raise
 
     def interrupted(self, e: BaseException, what: str = "interrupted") -> None:
-        """Close a run its core could not end (an exception, Ctrl-C) with what stopped it; what came before stays."""
+        """Close a run its core could not end (an exception, Ctrl-C, a stopped page) as ``interrupted``, never
+        with a verdict (what it found before stays, but an unfinished run is no PASS); says what stopped it."""
         if self.run_id is not None:
-            self.finish(f"{what}: {type(e).__name__}: {str(e)[:300]}")
+            self.finish(f"{what}: {type(e).__name__}: {str(e)[:300]}".rstrip(": "), ev_.INTERRUPTED)
 
     def observe(self, ev: RunEvent) -> RunEvent:
         """Write one event of any core (progress-only kinds pass unwritten); returns it stamped with the run id."""
@@ -147,9 +148,11 @@ class Recorder:
 def record(events: Iterable[RunEvent], recorder: Recorder) -> Iterator[RunEvent]:
     """Pass the events through, each written before the consumer sees it.
 
-    An exception from the engine closes the run with what interrupted it (what came before stays)
-    and goes on to the caller; a consumer that stops early leaves the run "running"."""
+    An exception from the engine closes the run as interrupted with what stopped it (what came before
+    stays) and goes on to the caller; so does a consumer that closes the stream before its ``done`` (a
+    dashboard page stopped mid-checklist), rather than leaving the run "running" for ever."""
     it = iter(events)
+    done = False
     while True:
         try:
             ev = next(it)
@@ -158,7 +161,13 @@ def record(events: Iterable[RunEvent], recorder: Recorder) -> Iterator[RunEvent]
         except BaseException as e:
             recorder.interrupted(e)
             raise
-        yield recorder.observe(ev)
+        done = done or ev.kind == ev_.DONE
+        try:
+            yield recorder.observe(ev)
+        except GeneratorExit as e:
+            if not done:
+                recorder.interrupted(e, "stopped before the end")
+            raise
 
 
 def save(events: Iterable[RunEvent], recorder: Recorder) -> int | None:

@@ -49,7 +49,7 @@ class Run(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     target_id: Optional[int] = Field(default=None, foreign_key="target.id", index=True)
     kind: str = "check"  # check | probe | watch | logs | import
-    status: str = Field(default="running", index=True)  # running, then the worst finding status
+    status: str = Field(default="running", index=True)  # running, then the worst finding status, or events.INTERRUPTED
     started_at: datetime = Field(default_factory=utcnow, index=True)
     finished_at: Optional[datetime] = None
     summary: str = ""
@@ -410,12 +410,14 @@ class Store:
                 s.add(r)
                 s.commit()
 
-    def finish_run(self, run_id: int, summary: str = "") -> RunInfo:
+    def finish_run(self, run_id: int, summary: str = "", status: str | None = None) -> RunInfo:
+        """Close a run: its status is the worst stored finding's, or ``status`` (``interrupted``: a run its
+        core did not end has no verdict, whatever it found before it stopped)."""
         with Session(self.engine) as s:
             r = s.get(Run, run_id)
             assert r is not None, f"no run {run_id}"
             statuses = s.exec(select(FindingRow.status).where(FindingRow.run_id == run_id)).all()
-            r.status = worst(statuses).value
+            r.status = status or worst(statuses).value
             r.finished_at = utcnow()
             r.summary = redact_text(summary)
             s.add(r)

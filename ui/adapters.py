@@ -39,7 +39,11 @@ def plain_error(e: BaseException) -> str:
     return msg if name in msg or name in ("ValueError", "RuntimeError") else f"{name}: {msg}"
 
 
-def http_status_message(code: int, body: str = "") -> str:
+def http_status_message(code: int, body: str = "", key_given: bool = False) -> str:
+    """A plain message for an HTTP error; a 401 says whether the key was missing or refused (``key_given``)."""
+    if code == 401 and key_given:
+        return ("401 Unauthorized: the server refused the API key given. Enter the key the server was started "
+                "with (its --api-key or VLLM_API_KEY) on the Target page.")
     if code == 401:
         return "401 Unauthorized: the server wants an API key (vllm serve --api-key). Enter it on the Target page."
     if code == 403:

@@ -181,7 +181,7 @@ class Services:
                      "tls": "TLS error talking to the server: check https vs http and the certificate."}
             raise ServiceError(kinds.get(r.error_kind or "", f"Cannot reach the server: {r.error}"))
         if r.status_code != 200:
-            raise ServiceError(http_status_message(r.status_code or 0, r.text))
+            raise ServiceError(http_status_message(r.status_code or 0, r.text, key_given=bool(api_key)))
         body = r.json()
         if not isinstance(body, dict):
             raise ServiceError("The server answered /v1/models with something that is not JSON: is it vLLM?")

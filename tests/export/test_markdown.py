@@ -66,3 +66,21 @@ def test_hostile_model_name_stays_text(hostile_record: RunRecord) -> None:
     assert "model \\<script\\>window.\\__pwned = 1\\</script\\>" in md  # the summary line, escaped
     outside_code = re.sub(r"(?s)```.*?```|`[^`\n]*`", "", md)
     assert re.search(r"(?<!\\)<", outside_code) is None  # every '<' outside code is escaped
+
+
+def test_an_interrupted_run_exports_as_interrupted_not_its_findings_worst(store) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: a probe run stopped by the user was stored and exported as PASS ("interrupted: StopException").
+    Its Markdown and HTML say INTERRUPTED, with what stopped it, whatever it found before."""
+    from triage.findings import Finding, Status
+
+    t = store.add_target("http://127.0.0.1:8000", "m", 256)
+    run = store.start_run(t.id, "probe", {})
+    store.add_finding(run.id, Finding("probe-target", Status.PASS, "the server answers"))
+    store.finish_run(run.id, "interrupted: StopException", "interrupted")
+    rec = store.get_run(run.id)
+    md = render(rec, "md").decode()
+    assert "**Verdict: INTERRUPTED** (1 pass): the run was interrupted (interrupted: StopException)" in md
+    assert "Verdict: PASS" not in md
+    html = render(rec, "html").decode()
+    verdict_line = re.search(r'<p class="verdict">.*?</p>', html)
+    assert verdict_line and "INTERRUPTED" in verdict_line.group(0).upper() and "PASS<" not in verdict_line.group(0)

@@ -127,7 +127,8 @@ def test_override_is_restored():
 
 
 def test_list_models_401_names_the_api_key(temp_db):
-    """A real HTTP 401 on loopback (vLLM's body shape) becomes the API-key message."""
+    """A real HTTP 401 on loopback (vLLM's body shape) becomes the API-key message: a missing key is asked for,
+    a refused one is said to be refused (issue 32), not asked for again."""
     import http.server
     import threading
 
@@ -144,8 +145,12 @@ def test_list_models_401_names_the_api_key(temp_db):
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Deny)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}"
+        with pytest.raises(ServiceError, match="401 Unauthorized: the server refused the API key given") as e:
+            Services(temp_db).list_models(url, api_key="wrong")
+        assert "wants an API key" not in str(e.value)
         with pytest.raises(ServiceError, match="401 Unauthorized: the server wants an API key"):
-            Services(temp_db).list_models(f"http://127.0.0.1:{srv.server_address[1]}", api_key="wrong")
+            Services(temp_db).list_models(url)
     finally:
         srv.shutdown()
         srv.server_close()

@@ -15,6 +15,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from triage import events as ev_
 from triage.answers import KEYS as ANSWER_KEYS, AnswerError, parse_answers
 from triage.cli import (
     base_url,
@@ -281,7 +282,7 @@ def _judge(args: argparse.Namespace, spec: Target, api_key: str | None, answers:
             try:
                 recorder.finding(Finding("checklist", Status.ERROR, f"The checklist did not finish: {why}",
                                          {"error": why, "timeout_s": args.timeout}))
-                recorder.finish(f"incomplete: {why}")
+                recorder.finish(f"interrupted: {why}", ev_.INTERRUPTED)
             except Exception:  # noqa: BLE001 - the database itself is what failed
                 pass
         print(f"check: could not finish the run: {why}", file=sys.stderr)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from triage.differential import is_diagnosis
+from triage.events import INTERRUPTED
 from triage.findings import ORDER, Status, severity, worst
 
 STATUS_ORDER = list(reversed(ORDER))  # most severe first
@@ -29,6 +30,10 @@ def verdict(doc: dict[str, Any]) -> Verdict:
         counts[f["status"]] = counts.get(f["status"], 0) + 1
     status = worst(f["status"] for f in findings).value if findings else (doc["run"].get("status") or "unknown")
     bad = [f for f in findings if severity(f["status"]) >= severity(Status.WARN)]
+    if doc["run"].get("status") == INTERRUPTED:  # stopped before its end: no verdict, least of all PASS
+        return Verdict(status=INTERRUPTED, counts={k: v for k, v in counts.items() if v},
+                       headline=f"the run was interrupted ({doc['run'].get('summary') or 'no reason recorded'}); "
+                                f"{len(findings)} finding(s) recorded before it stopped")
     if not doc["run"].get("finished_at") and doc["run"].get("status") in (None, "running", "incomplete"):
         # killed (or still going): what it found so far is no verdict, least of all PASS
         return Verdict(status="incomplete", counts={k: v for k, v in counts.items() if v},

@@ -101,7 +101,7 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
                     Status.ERROR,
                     "The server requires an API key (HTTP 401 on /v1/models)",
                     {"GET /v1/models": 401, "api_key_given": False},
-                    "Pass --api-key-env NAME where $NAME holds the server's --api-key.",
+                    "Give the key the server was started with (its --api-key or VLLM_API_KEY).",
                 )
             )
     elif models_r.ok and client.api_key:

@@ -12,9 +12,12 @@ from ui.components import md
 # Material icons (bundled with Streamlit) rather than emoji: they render without an emoji font,
 # which headless Chromium on a server box (and many locked-down desktops) lacks.
 ICONS = {"pass": ":material/check_circle:", "warn": ":material/warning:", "fail": ":material/cancel:",
-         "unknown": ":material/help:", "error": ":material/error:", "running": ":material/hourglass_top:"}
-COLORS = {"pass": "green", "warn": "orange", "fail": "red", "unknown": "gray", "error": "red", "running": "blue"}
-LABELS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "UNKNOWN", "error": "ERROR", "running": "RUNNING"}
+         "unknown": ":material/help:", "error": ":material/error:", "running": ":material/hourglass_top:",
+         "interrupted": ":material/stop_circle:"}
+COLORS = {"pass": "green", "warn": "orange", "fail": "red", "unknown": "gray", "error": "red", "running": "blue",
+          "interrupted": "orange"}
+LABELS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "UNKNOWN", "error": "ERROR", "running": "RUNNING",
+          "interrupted": "INTERRUPTED"}
 
 
 def status_str(status: Any) -> str:
@@ -34,14 +37,14 @@ def plain(status: Any) -> str:
 
 
 def banner(status: Any, text: str) -> None:
-    """The page's summary verdict: green pass, orange warn/unknown, red fail/error."""
+    """The page's summary verdict: green pass, orange warn/unknown/interrupted (no verdict), red fail/error."""
     s = status_str(status)
     msg = f"**{LABELS.get(s) or md.text(s.upper())}** — {text}"
     if s == "pass":
         st.success(msg, icon=ICONS["pass"])
     elif s in ("fail", "error"):
         st.error(msg, icon=ICONS[s])
-    elif s in ("warn", "unknown"):
+    elif s in ("warn", "unknown", "interrupted"):
         st.warning(msg, icon=ICONS[s])
     else:
         st.info(msg)

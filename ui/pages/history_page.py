@@ -7,7 +7,7 @@ from ui import services
 from ui.components import md, pager, run_view, session, verdict
 
 PAGE_SIZE = 25
-STATUSES = ["any", "fail", "error", "warn", "unknown", "pass", "running"]
+STATUSES = ["any", "fail", "error", "warn", "unknown", "pass", "interrupted", "running"]
 
 svc = services.get()
 st.title("History")
