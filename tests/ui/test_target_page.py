@@ -68,3 +68,31 @@ def test_saved_target_fills_the_form(use_services):
     at.selectbox(key="target.saved").set_value(fake.saved[0].title).run()
     assert at.text_input(key="target.url").value == URL
     assert at.text_input(key="target.tpt").value == "256"
+
+
+class _LastTargetServices(FakeServices):
+    """The store remembers the last target with the truncation its user stated then (256)."""
+
+    def last_target(self):  # type: ignore[no-untyped-def]
+        from triage.target import Target
+
+        return Target(URL, MODEL, 256, cmdline="vllm serve m", target_id=1)
+
+
+def test_a_new_session_does_not_carry_the_last_targets_truncation(use_services):
+    """Issue 32: a new session opened pre-filled with the previous target's truncation and ran the checklist with
+    it as "stated by user". The server and model are carried; the truncation is offered and used only once
+    confirmed."""
+    use_services(_LastTargetServices())
+    at = page("target").run()
+    no_exception(at)
+    t = at.session_state[session.TARGET_KEY]
+    assert (t.url, t.model, t.truncation.known) == (URL, MODEL, False)
+    assert at.text_input(key="target.url").value == URL and at.text_input(key="target.tpt").value == ""
+    offer = at.button(key="target.confirm_carried")
+    assert offer.label == "My client still sends 256"
+    offer.click().run()
+    no_exception(at)
+    t = at.session_state[session.TARGET_KEY]
+    assert t.truncation == Truncation("tokens", 256) and at.text_input(key="target.tpt").value == "256"
+    assert not [b for b in at.button if b.key == "target.confirm_carried"]  # asked once

@@ -7,15 +7,21 @@ import streamlit as st
 
 from ui import services
 from ui.components import md
-from ui.services import Target
+from ui.services import Target, Truncation
 
 TARGET_KEY = "triage.target"
 OPEN_RUN_KEY = "triage.open_run"
 LOADED_KEY = "triage.target_loaded"
+CARRIED_KEY = "triage.carried_truncation"  # (url, Truncation) stored with the last target, not yet confirmed
 
 
 def target() -> Optional[Target]:
-    """The target chosen on the Target page (in this tab, else the last one chosen in any tab), or None."""
+    """The target chosen on the Target page (in this tab, else the last one chosen in any tab), or None.
+
+    A new session opens on the last target's server, model and command line, but not on its stored
+    truncation: that is an answer about the user's client, and an answer is never carried into a new
+    session unconfirmed (issue 32: it ran as "stated by user"). The stored value waits in ``carried()``
+    for the Target page to offer it."""
     t = st.session_state.get(TARGET_KEY)
     if t is None and not st.session_state.get(LOADED_KEY):
         st.session_state[LOADED_KEY] = True  # once per session: a new tab opens on the last target
@@ -24,8 +30,31 @@ def target() -> Optional[Target]:
         except Exception:  # noqa: BLE001 - a fake or a broken database: no target yet
             t = None
         if isinstance(t, Target):
+            if t.truncation.known:
+                st.session_state[CARRIED_KEY] = (t.url, t.truncation)
+            t = t.with_(truncation=Truncation(), answers=None)  # Truncation(): not stated
             st.session_state[TARGET_KEY] = t
     return t if isinstance(t, Target) else None
+
+
+def carried() -> Optional[Truncation]:
+    """The truncation stored with the target this session opened on, awaiting the user's confirmation, or None."""
+    c = st.session_state.get(CARRIED_KEY)
+    t = st.session_state.get(TARGET_KEY)
+    if not c or not isinstance(t, Target) or t.url != c[0] or t.truncation.known:
+        return None
+    return c[1]
+
+
+def confirm_carried() -> Optional[Target]:
+    """The user confirmed the stored truncation: the session's target states it from now on."""
+    c, t = carried(), st.session_state.get(TARGET_KEY)
+    st.session_state.pop(CARRIED_KEY, None)
+    if c is None or not isinstance(t, Target):
+        return None
+    t = t.with_(truncation=c)
+    set_target(t)
+    return t
 
 
 def set_target(form: Optional[Target]) -> None:

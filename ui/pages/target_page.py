@@ -53,6 +53,21 @@ if current is not None and not st.session_state.get("target.url"):
     if current.model:
         st.session_state["target.models"] = None
 
+def _confirm_carried() -> None:
+    t = session.confirm_carried()
+    if t is not None:
+        st.session_state["target.tpt"] = "" if t.truncation.config_value() is None else str(t.truncation.config_value())
+        _say("success", f"Confirmed: your client sends truncate_prompt_tokens {t.truncation}.")
+
+
+stored = session.carried()
+if stored is not None:  # the last target's stored answer is offered, never used unconfirmed (issue 32)
+    with st.container(border=True):
+        st.markdown(f"This session opened on the last target used. It was saved with truncate_prompt_tokens "
+                    f"**{stored}** as what its client sent; that is not used until you confirm it (the checklist "
+                    "asks otherwise).")
+        st.button(f"My client still sends {stored}", key="target.confirm_carried", on_click=_confirm_carried)
+
 if saved:
     st.selectbox("Saved targets", ["—"] + [t.title for t in saved], key="target.saved", on_change=_fill_from_saved)
 
