@@ -7,17 +7,18 @@ from ui.components import session
 
 st.set_page_config(page_title="vLLM Embedding Triage", page_icon=":material/troubleshoot:", layout="wide")
 
+# short URL paths, so a link names a page as people do: /history?run=7 opens run 7 (issue 32)
 PAGES = [
     st.Page("ui/pages/target_page.py", title="Target", icon=":material/my_location:", default=True),
-    st.Page("ui/pages/checklist_page.py", title="Checklist", icon=":material/checklist:"),
-    st.Page("ui/pages/probes_page.py", title="Probes", icon=":material/science:"),
-    st.Page("ui/pages/vectors_page.py", title="Vectors & clients", icon=":material/scatter_plot:"),
-    st.Page("ui/pages/rerank_page.py", title="Rerankers", icon=":material/sort:"),  # issue 25
-    st.Page("ui/pages/stats_page.py", title="Engine stats", icon=":material/monitoring:"),
-    st.Page("ui/pages/logs_page.py", title="Logs", icon=":material/article:"),
-    st.Page("ui/pages/fleet_page.py", title="Fleet", icon=":material/lan:"),
-    st.Page("ui/pages/history_page.py", title="History", icon=":material/history:"),
-    st.Page("ui/pages/report_page.py", title="Report", icon=":material/description:"),
+    st.Page("ui/pages/checklist_page.py", url_path="checklist", title="Checklist", icon=":material/checklist:"),
+    st.Page("ui/pages/probes_page.py", url_path="probes", title="Probes", icon=":material/science:"),
+    st.Page("ui/pages/vectors_page.py", url_path="vectors", title="Vectors & clients", icon=":material/scatter_plot:"),
+    st.Page("ui/pages/rerank_page.py", url_path="rerankers", title="Rerankers", icon=":material/sort:"),  # issue 25
+    st.Page("ui/pages/stats_page.py", url_path="stats", title="Engine stats", icon=":material/monitoring:"),
+    st.Page("ui/pages/logs_page.py", url_path="logs", title="Logs", icon=":material/article:"),
+    st.Page("ui/pages/fleet_page.py", url_path="fleet", title="Fleet", icon=":material/lan:"),
+    st.Page("ui/pages/history_page.py", url_path="history", title="History", icon=":material/history:"),
+    st.Page("ui/pages/report_page.py", url_path="report", title="Report", icon=":material/description:"),
 ]
 
 session.keep_form_values()

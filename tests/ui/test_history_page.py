@@ -156,3 +156,31 @@ def test_a_stored_run_that_cannot_be_drawn_is_a_message():
     at = AppTest.from_function(_run_that_breaks).run()
     no_exception(at)
     assert any("Run #3 could not be shown in full" in e.value and "KeyError" in e.value for e in at.error)
+
+
+def test_a_link_with_run_opens_that_run(use_services, temp_db):
+    """Issue 32: /history?run=7 fell back to the root page. ?run=N opens run N, even one on another page of
+    the list, and the address names the run shown after "Open run"."""
+    _fill(temp_db, 60)
+    use_services(Services(temp_db))
+    at = page("history")
+    at.query_params["run"] = "7"
+    at.run()
+    no_exception(at)
+    assert at.session_state[session.OPEN_RUN_KEY] == 7
+    assert any(s.value.startswith("**FAIL** — Run #7 ") for s in at.error)  # run 7 is on page 3 of the list
+    assert "Link to this run: `/history?run=7`" in [c.value for c in at.caption]
+    at.selectbox(key="history.open").set_value(60).run()
+    at.button(key="history.open_btn").click().run()  # a click is not undone by the link it came from
+    assert at.session_state[session.OPEN_RUN_KEY] == 60 and at.query_params["run"] == "60"
+
+
+def test_a_link_to_no_run_says_so(use_services, temp_db):
+    _fill(temp_db, 2)
+    use_services(Services(temp_db))
+    for raw, words in (("99", "Run #99 is not in this database."), ("seven", "?run=seven is not a run number")):
+        at = page("history")
+        at.query_params["run"] = raw
+        at.run()
+        no_exception(at)
+        assert any(words in w.value for w in at.warning), [w.value for w in at.warning]

@@ -60,3 +60,14 @@ def run_probe_sets(key: str, target: Target, svc: services.Services, sets: list[
             return svc.run_probes(form, sets, allow_hang=allow_hang)
 
     run_for_target(key, target, run_sets)
+
+
+def run_link(run_id: int | None) -> None:
+    """A link to one stored run (History's ``?run=N``), under what a page just ran."""
+    if run_id is None:
+        return
+    try:
+        st.page_link("ui/pages/history_page.py", label=f"Run #{run_id} in History (link: /history?run={run_id})",
+                     icon=":material/history:", query_params={"run": str(run_id)})
+    except Exception:  # a page run alone (tests) has no navigation to link into
+        st.caption(f"Saved as run #{run_id}: /history?run={run_id}")

@@ -85,6 +85,31 @@ def set_open_run(run_id: Optional[int]) -> None:
     st.session_state[OPEN_RUN_KEY] = run_id
 
 
+RUN_PARAM = "run"  # ?run=N: a link to one run (History and Report open it)
+URL_RUN_KEY = "triage.url_run"  # the ?run= value already applied (a later "Open run" click is not undone)
+
+
+def open_run_from_url() -> str:
+    """Apply ``?run=N`` once per value: run N becomes the open run. Returns a message when the value is no run
+    number, else ''. Call at the top of a page that shows the open run."""
+    raw = st.query_params.get(RUN_PARAM)
+    if raw is None or st.session_state.get(URL_RUN_KEY) == raw:
+        return ""
+    st.session_state[URL_RUN_KEY] = raw
+    try:
+        run_id = int(str(raw).strip().lstrip("#"))
+    except ValueError:
+        return f"?run={raw} is not a run number: give one like ?run=7."
+    set_open_run(run_id)
+    return ""
+
+
+def link_open_run(run_id: int) -> None:
+    """The address bar names the run shown (?run=N), so it can be copied as a link to it."""
+    st.query_params[RUN_PARAM] = str(run_id)
+    st.session_state[URL_RUN_KEY] = str(run_id)
+
+
 # Form fields that must survive a visit to another page. Streamlit drops the state of widgets a run
 # did not draw; writing the value back as plain session state on every run keeps it.
 KEEP = ("target.url", "target.api_key", "target.model_manual", "target.model_pick", "target.tpt", "target.cmdline",

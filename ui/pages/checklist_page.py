@@ -91,6 +91,7 @@ if head is not None:
             twin_button.show(result["run_id"])
         if result["run_id"] is not None:
             st.caption(f"Saved as run #{result['run_id']} — open it in History or export it on Report.")
+            page.run_link(result["run_id"])
 elif not result["error"]:
     summary_slot.warning("The checklist produced no findings.")
 

@@ -11,6 +11,9 @@ STATUSES = ["any", "fail", "error", "warn", "unknown", "pass", "interrupted", "r
 
 svc = services.get()
 st.title("History")
+bad_link = session.open_run_from_url()  # /history?run=7 opens run 7
+if bad_link:
+    st.warning(bad_link)
 
 try:
     targets = svc.saved_targets()
@@ -31,7 +34,7 @@ except services.ServiceError as e:
     st.error(md.text(e))
     st.stop()
 
-if page.total == 0:
+if page.total == 0 and session.open_run() is None:
     st.info("No runs yet. Run the **Checklist** or **Probes**, or analyze a log, and they appear here.")
     st.stop()
 
@@ -56,9 +59,13 @@ if opened is not None:
         detail = None
         st.error(md.text(e))
     if detail is None:
-        st.caption(f"Run #{opened} is not in this database.")
+        st.warning(f"Run #{opened} is not in this database.")
     else:
+        session.link_open_run(opened)
+        st.caption(f"Link to this run: `/history?run={opened}`")
         run_view.show(detail)
+if page.total == 0:
+    st.stop()
 
 st.subheader("Compare two runs")
 c1, c2, c3 = st.columns([2, 2, 1])

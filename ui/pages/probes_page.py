@@ -65,6 +65,7 @@ head = svc.headline(res.findings, None, target, where="probes") if res.findings 
 cause = f"{md.prose(head.cause)} · " if head is not None and top != "pass" and head.status == top else ""
 verdict.banner(top, f"{cause}{len(res.probes)} probes, {bad_probes} failed · {bad_findings} failing findings"
                + (f" · run #{res.run_id}" if res.run_id else ""))
+page.run_link(res.run_id)
 if head is not None and head.status not in ("pass", "unknown"):
     fix_view.show(head.blocks)
     twin_button.show(res.run_id)

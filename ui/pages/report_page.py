@@ -12,6 +12,9 @@ svc = page.header(
     "API keys are never in them.",
 )
 
+bad_link = session.open_run_from_url()  # /report?run=7 exports run 7
+if bad_link:
+    st.warning(bad_link)
 run_id = session.open_run()
 if run_id is None:
     try:
@@ -31,6 +34,7 @@ if detail is None:
     st.warning(f"Run #{run_id} is not in this database.")
     st.stop()
 
+session.link_open_run(run_id)
 st.subheader(f"Download run #{run_id}")
 st.caption("Each file is rendered when you press its button (the HTML report embeds its charts).")
 target = session.target()
