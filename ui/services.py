@@ -347,6 +347,13 @@ class Services:
         except Exception:  # noqa: BLE001 - the prose fix below the banner still says it
             return []
 
+    def coverage(self, config: dict[str, Any] | None, probe_sets_run: list[str] | tuple[str, ...] = ()) -> list[Any]:
+        """What a verdict covered, part by part (triage.coverage): from the stored config's sources and the probe
+        sets run for the same target."""
+        from triage.coverage import coverage
+
+        return coverage((config or {}).get("sources"), probe_sets_run)
+
     # -- probes ------------------------------------------------------------------------------
     def probe_sets(self) -> tuple[ProbeSet, ...]:
         return PROBE_SETS
@@ -388,7 +395,8 @@ class Services:
             except Exception:  # noqa: BLE001 - the per-probe tables below still carry the samples
                 figure = None
         grouped, rest = groups(findings, {"values": res.target})
-        return ProbeRunView(run_id, probes, findings, figure, groups=tuple(grouped), ungrouped=tuple(rest))
+        return ProbeRunView(run_id, probes, findings, figure, groups=tuple(grouped), ungrouped=tuple(rest),
+                            sets=tuple(sets))
 
     def throughput_figure(self, findings: list[Finding]) -> Any:
         """Requests/s and p50/p95 per concurrency from the ``throughput`` finding's rows, or None."""

@@ -88,6 +88,7 @@ class ProbeRunView(Grouped):
     probes: list[ProbeView]
     findings: list[Finding]
     figure: Any = None  # engine gauges while each probe ran (the charts module), when any probe has samples
+    sets: tuple[str, ...] = ()  # the probe sets that ran (what a healthy verdict covered)
 
 
 @dataclass(frozen=True)

@@ -58,3 +58,26 @@ def test_results_of_another_target_are_not_shown(use_services):
     at.run()
     no_exception(at)
     assert not at.subheader and any("Press **Run checklist**" in i.value for i in at.info)
+
+
+def test_a_healthy_verdict_says_what_it_did_not_check(use_services):
+    """Issue 32: a healthy verdict did not say what was not checked. It lists the parts checked (the set-up, from
+    the sources that answered) and those not (log, real requests, vectors, load), each with where to check it;
+    a probe set run in this session for the target counts as checked."""
+    fake = use_services(FakeServices(findings=[Finding("pooling-livelock-risk", Status.PASS, "No livelock risk")]))
+    fake.config = {"values": {}, "sources": {"server": "ok", "log": "no log given", "cmdline": "no command line"}}
+    at = with_target("checklist", SAVED).run()
+    at.button(key="checklist.run").click().run()
+    no_exception(at)
+    md = [m.value for m in at.markdown]
+    assert any(m.startswith(":green[:material/check:] Checked: The set-up") and "read from server" in m for m in md)
+    unchecked = [m for m in md if "Not checked:" in m]
+    assert [m.split("Not checked: ")[1].split(" (")[0].split(":")[0] for m in unchecked] == [
+        "The server's log", "Real requests", "The vectors", "Behaviour under load"]
+    assert [c.value for c in at.caption if c.value.startswith(("Analyze", "Send", "Check the", "Try it"))] == [
+        "Analyze the server's log", "Send real requests: Probes", "Check the vectors: Vectors & clients",
+        "Try it under load: Probes → Throughput"]  # the page links (captions where a page runs alone)
+    at.session_state[session.SETS_RUN_KEY] = {URL: ["conformance"]}
+    at.button(key="checklist.run").click().run()
+    md = [m.value for m in at.markdown]
+    assert any("Checked: Real requests" in m and "probe set conformance run" in m for m in md)

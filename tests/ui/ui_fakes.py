@@ -46,6 +46,7 @@ class FakeServices:
         self.error = error
         self.models_error = models_error
         self.n_runs = n_runs
+        self.config: dict[str, Any] | None = None  # the stored config the checklist's "done" carries
         self.calls: list[tuple[str, Any]] = []
         self.saved: list[v.SavedTarget] = [
             v.SavedTarget(1, URL, MODEL, Truncation.parse(256), "vllm serve … --max-model-len 256", "lab 0.31")]
@@ -83,12 +84,15 @@ class FakeServices:
         if self.error:
             yield v.ChecklistEvent("error", None, None, None, self.error)
         else:
-            yield v.ChecklistEvent("done", None, None, 11, "fail")
+            yield v.ChecklistEvent("done", None, None, 11, "fail", config=self.config)
 
     # pure computations of the real service (no engine I/O): the fake shares them
     def headline(self, findings: list[Finding], config: Any = None, form: Target | None = None,
                  where: str = "") -> v.Headline:
         return services.Services.headline(self, findings, config, form, where)  # type: ignore[arg-type]
+
+    def coverage(self, config: Any, probe_sets_run: Any = ()) -> list[Any]:
+        return services.Services.coverage(self, config, probe_sets_run)  # type: ignore[arg-type]
 
     def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None, mode: Any = None) -> list[Any]:
         return services.Services.fix_blocks(self, findings, config, form, mode)  # type: ignore[arg-type]

@@ -36,6 +36,8 @@ def run_for_target(key: str, target: Target, run: Callable[[], Any]) -> None:
     try:
         res = run()
         st.session_state[key] = (target.url, res)
+        if getattr(res, "sets", ()):
+            session.note_sets_run(target, res.sets)
         if res.run_id is not None:
             session.set_open_run(res.run_id)
     except services.ServiceError as e:

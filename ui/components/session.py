@@ -133,3 +133,16 @@ def require_target() -> Target | None:
         except Exception:  # a page run alone (tests) has no navigation to link into
             pass
     return t
+
+
+SETS_RUN_KEY = "triage.sets_run"  # {server URL: probe sets run against it in this session}
+
+
+def note_sets_run(t: Target, sets: list[str] | tuple[str, ...]) -> None:
+    """Probe sets that ran against ``t`` in this session (a healthy verdict says what they covered)."""
+    done = st.session_state.setdefault(SETS_RUN_KEY, {})
+    done[t.url] = sorted(set(done.get(t.url, ())) | set(sets))
+
+
+def sets_run(t: Target) -> list[str]:
+    return list((st.session_state.get(SETS_RUN_KEY) or {}).get(t.url, ()))

@@ -12,7 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import finding_card, fix_view, md, page, question_inputs, session, twin_button, verdict
+from ui.components import (coverage_view, finding_card, fix_view, md, page, question_inputs, session, twin_button,
+                           verdict)
 
 svc = page.header(
     "Checklist",
@@ -82,6 +83,8 @@ if head is not None:
     with summary_slot.container():
         if head.status == "pass":
             verdict.banner("pass", f"All {len(findings)} findings pass  ({head.tally})")
+            # a healthy verdict is as wide as what was looked at: say what was not (issue 32)
+            coverage_view.show(svc.coverage(result.get("config"), session.sets_run(target)), "checklist.coverage")
         else:
             verdict.banner(head.status, f"{md.prose(head.cause)} — in {md.text(head.where)}  ({head.tally})")
             fix_view.show(head.blocks)
