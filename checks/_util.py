@@ -23,7 +23,7 @@ QUESTIONS = {
     "max_num_batched_tokens": "What is max_num_batched_tokens? (the log's 'Chunked prefill is enabled with "
     "max_num_batched_tokens=N.', or --max-num-batched-tokens on the command line)",
     "truncate_prompt_tokens": "What truncate_prompt_tokens does your client send with /v1/embeddings? "
-    "(--truncate N, -1, or none)",
+    "(a number of tokens, -1 for max_model_len, or none)",
     "gpu_memory_total_bytes": "Which GPU does the server run on, and how much memory has it? "
     "(run triage on the server host, pass the NVML record, or state the card and its memory)",
 }
