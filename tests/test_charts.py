@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import httpx
+import pytest
 import plotly.graph_objects as go
 
-from triage.charts import MAX_POINTS, engine_stats_figure, probe_timeline_figure
+from triage.charts import MAX_POINTS, engine_stats_figure, probe_timeline_figure, scrape_gaps
 from triage.probes.runner import ProbeOutcome
 from triage.logs import analyze_log, to_metric_samples
 from triage.sample import EngineSample
@@ -90,3 +92,52 @@ def test_two_engines_are_summed_per_scrape() -> None:
     assert max(next(t for t in fig.data if t.name == "running").y) == 2
     one = engine_stats_figure(both, engine="1")
     assert max(next(t for t in one.data if t.name == "running").y) == 1
+
+
+def _gap_rows(gap_s: float) -> list[EngineSample]:
+    """The recorded 0.31.0 pages scraped each second, with no scrape for ``gap_s`` while the livelock goes on
+    (the issue-32 scene: a loaded box stopped the scrapes for ~45 s)."""
+    w = Watcher("http://127.0.0.1:9", interval=1, stall_s=5, client=httpx.Client())
+    seq = ["idle", "after-requests", "livelock-3s", "livelock-3s"] + ["livelock-9s"] * 4
+    out: list[EngineSample] = []
+    t = 1000.0
+    for i, p in enumerate(seq):
+        out += w.observe((D031 / f"metrics-{p}.txt").read_text(), t).samples
+        t += gap_s if i == 3 else 1.0
+    return out
+
+
+@pytest.mark.parametrize("ts, now, gaps", [
+    pytest.param([1000.0 + i for i in range(10)], None, [], id="steady-1s"),
+    pytest.param([1000.0, 1001.0, 1002.0, 1047.0, 1048.0], None, [(1002.0, 1047.0)], id="45s-hole"),
+    pytest.param([1000.0, 1001.0, 1002.0], 1050.0, [(1002.0, 1050.0)], id="stopped-coming"),
+    pytest.param([1000.0, 1001.0, 1002.0], 1003.5, [], id="next-scrape-not-due-yet"),
+    pytest.param([1000.0, 1010.0, 1020.0, 1045.0, 1055.0], None, [], id="log-stats-every-10s-a-25s-wait-is-no-gap"),
+    pytest.param([1000.0, 1010.0, 1020.0, 1060.0], None, [(1020.0, 1060.0)], id="log-stats-40s-hole"),
+])
+def test_scrape_gaps(ts, now, gaps) -> None:  # type: ignore[no-untyped-def]
+    assert scrape_gaps(ts, now) == gaps
+
+
+def test_a_scrape_gap_breaks_the_lines_and_is_stated_on_the_chart() -> None:
+    fig = engine_stats_figure(_gap_rows(45.0))
+    running = next(t for t in fig.data if t.name == "running")
+    ys = [float(v) for v in running.y]
+    breaks = [i for i, v in enumerate(ys) if math.isnan(v)]
+    assert len(breaks) == 1  # one break, inside the hole: no straight line from before it to after it
+    xs = [str(v) for v in running.x]
+    assert xs[breaks[0] - 1] < xs[breaks[0]] < xs[breaks[0] + 1]
+    for name in ("waiting", "prompt tokens/s", "KV cache %"):
+        assert any(math.isnan(float(v)) for v in next(t for t in fig.data if t.name == name).y), name
+    assert "no sample for 45 s — cannot judge" in [a.text for a in fig.layout.annotations]
+    assert any(s.fillcolor == "rgba(128,128,128,0.18)" for s in fig.layout.shapes)
+
+
+def test_no_gap_no_break_and_an_open_gap_at_the_end() -> None:
+    rows = _gap_rows(1.0)
+    fig = engine_stats_figure(rows)
+    assert not any(math.isnan(float(v)) for v in next(t for t in fig.data if t.name == "running").y)
+    assert not any("cannot judge" in (a.text or "") for a in fig.layout.annotations)
+    last = max(r.ts for r in rows if r.ts is not None)
+    fig = engine_stats_figure(rows, now=last + 30)  # the scrapes stopped 30 s ago
+    assert "no sample for 30 s — cannot judge" in [a.text for a in fig.layout.annotations]

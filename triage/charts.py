@@ -102,11 +102,66 @@ def _sum_engines(c: dict[str, list[Any]]) -> dict[str, list[Any]]:
     }
 
 
-def _line(x: Sequence[float], y: Sequence[Any], name: str, color: str, shape: str = "linear") -> go.Scattergl:
-    xs, ys = downsample_minmax(x, y, MAX_POINTS)
+# a span with no sample longer than GAP_FACTOR usual intervals (and at least MIN_GAP_S) is a gap in the series
+GAP_FACTOR = 3.0
+MIN_GAP_S = 3.0
+_GAP_FILL = "rgba(128,128,128,0.18)"
+
+
+def scrape_gaps(ts: Iterable[Optional[float]], now: Optional[float] = None) -> list[tuple[float, float]]:
+    """Spans (start, end) with no sample: longer than ``GAP_FACTOR`` times the usual interval between samples
+    (their median), and at least ``MIN_GAP_S``. With ``now``, a series that stopped coming ends in an open gap
+    (last sample, now). Nothing can be judged inside a gap: a chart must not draw a line across it."""
+    xs = sorted({float(t) for t in ts if t is not None})
+    if len(xs) < 2:
+        return [(xs[-1], float(now))] if xs and now is not None and now - xs[-1] > MIN_GAP_S else []
+    diffs = sorted(b - a for a, b in zip(xs, xs[1:], strict=False))
+    limit = max(GAP_FACTOR * diffs[len(diffs) // 2], MIN_GAP_S)
+    gaps = [(a, b) for a, b in zip(xs, xs[1:], strict=False) if b - a > limit]
+    if now is not None and now - xs[-1] > limit:
+        gaps.append((xs[-1], float(now)))
+    return gaps
+
+
+def gap_text(start: float, end: float) -> str:
+    """One gap in words, the same on the chart and the page."""
+    return f"no sample for {end - start:.0f} s — cannot judge"
+
+
+def _break_at_gaps(xs: Sequence[float], ys: Sequence[Any], gaps: Sequence[tuple[float, float]]
+                   ) -> tuple[list[float], list[Any]]:
+    """The series with a missing point inside each gap between two of its points (``connectgaps=False`` then
+    breaks the line there instead of drawing it straight across)."""
+    if not gaps:
+        return list(xs), list(ys)
+    ox: list[float] = []
+    oy: list[Any] = []
+    gi = 0
+    for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
+        while gi < len(gaps) and gaps[gi][1] <= x:
+            if i and gaps[gi][0] >= xs[i - 1]:
+                ox.append((gaps[gi][0] + gaps[gi][1]) / 2)
+                oy.append(None)
+            gi += 1
+        ox.append(x)
+        oy.append(y)
+    return ox, oy
+
+
+def _line(x: Sequence[float], y: Sequence[Any], name: str, color: str, shape: str = "linear",
+          gaps: Sequence[tuple[float, float]] = ()) -> go.Scattergl:
+    xs, ys = _break_at_gaps(*downsample_minmax(x, y, MAX_POINTS), gaps)
     return go.Scattergl(
         x=_dt(xs), y=_ys(ys), name=name, mode="lines", line={"color": color, "shape": shape}, connectgaps=False
     )
+
+
+def _shade_gaps(fig: go.Figure, gaps: Sequence[tuple[float, float]]) -> None:
+    for g0, g1 in gaps:
+        fig.add_vrect(x0=datetime.fromtimestamp(g0, UTC), x1=datetime.fromtimestamp(g1, UTC), fillcolor=_GAP_FILL,
+                      line_width=0, layer="below", row="all", col=1)
+        fig.add_annotation(x=datetime.fromtimestamp((g0 + g1) / 2, UTC), y=0.5, yref="y domain", row=1, col=1,
+                           text=gap_text(g0, g1), showarrow=False, font={"color": "#666"}, textangle=-90)
 
 
 def _alert_windows(alerts: Iterable[Any], last_ts: Optional[float]) -> list[tuple[float, float, float, str]]:
@@ -134,12 +189,15 @@ def engine_stats_figure(
     *,
     title: str = "Engine stats",
     engine: Optional[str] = None,
+    now: Optional[float] = None,
 ) -> go.Figure:
     """Running/waiting, prompt tokens/s, KV cache usage and latency quantiles over time, with stall
     alerts shaded on the time axis. ``engine`` picks one engine label when samples mix several.
 
-    Every panel has its own time axis labels (local time) and a y axis with its unit; the latency panel is
-    drawn only when some sample carries a quantile (a log's stats lines carry none)."""
+    Every panel has its own time axis labels (UTC) and a y axis with its unit; the latency panel is
+    drawn only when some sample carries a quantile (a log's stats lines carry none). A span with no sample
+    (``scrape_gaps``; with ``now``, also since the last sample) breaks the lines and is shaded grey with
+    "no sample for N s — cannot judge": a straight line across it would claim what nobody saw."""
     rows = [s for s in samples if engine is None or str(s.engine) == engine]
     labels = _engine_labels(rows) if engine is None else {engine}
     has_latency = any(r.extra.get(k) is not None for r in rows for k in _LATENCY_KEYS)
@@ -173,12 +231,14 @@ def engine_stats_figure(
         c = _sum_engines(c)  # data parallel: one point per scrape, gauges and rates summed, KV averaged
         fig.update_layout(title=f"{title} ({len(labels)} engines, summed)")
     x = c["ts"]
-    fig.add_trace(_line(x, c["running"], "running", _COLORS["running"], "hv"), row=1, col=1)
-    fig.add_trace(_line(x, c["waiting"], "waiting", _COLORS["waiting"], "hv"), row=1, col=1)
-    fig.add_trace(_line(x, c["prompt"], "prompt tokens/s", _COLORS["prompt"]), row=2, col=1)
-    fig.add_trace(_line(x, c["kv"], "KV cache %", _COLORS["kv"]), row=3, col=1)
+    gaps = scrape_gaps(x, now)
+    fig.add_trace(_line(x, c["running"], "running", _COLORS["running"], "hv", gaps), row=1, col=1)
+    fig.add_trace(_line(x, c["waiting"], "waiting", _COLORS["waiting"], "hv", gaps), row=1, col=1)
+    fig.add_trace(_line(x, c["prompt"], "prompt tokens/s", _COLORS["prompt"], gaps=gaps), row=2, col=1)
+    fig.add_trace(_line(x, c["kv"], "KV cache %", _COLORS["kv"], gaps=gaps), row=3, col=1)
     if has_latency:
-        _latency_traces(fig, rows)
+        _latency_traces(fig, rows, gaps)
+    _shade_gaps(fig, gaps)
     last = x[-1] if x else None
     for since, end, confirmed, kind in _alert_windows(alerts, last):
         fig.add_vrect(
@@ -215,7 +275,7 @@ def engine_stats_figure(
 _LATENCY_KEYS = ("e2e_p50", "e2e_p95", "queue_p95", "prefill_p95")
 
 
-def _latency_traces(fig: go.Figure, rows: Sequence[EngineSample]) -> None:
+def _latency_traces(fig: go.Figure, rows: Sequence[EngineSample], gaps: Sequence[tuple[float, float]] = ()) -> None:
     idx = stride_indices(len(rows), MAX_POINTS)
     keys = _LATENCY_KEYS
     cols: dict[str, list[Any]] = {k: [] for k in keys}
@@ -237,10 +297,12 @@ def _latency_traces(fig: go.Figure, rows: Sequence[EngineSample]) -> None:
     for k in keys:
         if any(v is not None for v in cols[k]):
             dash = "dot" if k.endswith("p50") else "solid"
+            kx, ky = _break_at_gaps(xs, cols[k], gaps)
             fig.add_trace(
                 go.Scattergl(
-                    x=_dt(xs),
-                    y=_ys(cols[k]),
+                    x=_dt(kx),
+                    y=_ys(ky),
+                    connectgaps=False,
                     name=k.replace("_", " "),
                     mode="lines",
                     line={"color": colors[k], "dash": dash},

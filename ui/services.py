@@ -14,10 +14,12 @@ from dataclasses import replace
 import io
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 from triage import charts, engine, export, fixblocks, logs, watch
+from triage.charts import gap_text
 from triage.logs.persist import to_metric_samples
 from triage.export import EXPORT_FORMATS, ExportFormat
 from triage.events import observers
@@ -49,6 +51,7 @@ from ui.values import (  # re-exported: pages import one module
     ChecklistEvent,
     DiffRow,
     Headline,
+    LiveState,
     LogView,
     ModelInfo,
     ProbeEvent,
@@ -64,10 +67,10 @@ from ui.values import (  # re-exported: pages import one module
 
 __all__ = ["EXPORT_FORMATS", "OUTCOME_STATUS", "PROBE_SETS", "STEPS", "ChecklistEvent", "DiffRow", "ExportFormat",
            "Headline",
-           "LogView", "ModelInfo", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
+           "LiveState", "LogView", "ModelInfo", "ProbeEvent", "ProbeRunView", "ProbeSet", "ProbeView", "RunDetail",
            "RunDiff", "RunPage", "RunRow", "SavedTarget", "ServiceError", "Services", "StatsView", "Step",
-           "Target", "Truncation", "diff_runs", "effective_config", "get", "override", "plain_error", "set_override",
-           "step_of"]
+           "Target", "Truncation", "diff_runs", "gap_text", "effective_config", "get", "override", "plain_error",
+           "set_override", "step_of"]
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -409,6 +412,50 @@ class Services:
         except Exception:  # noqa: BLE001 - the finding's table still carries the numbers
             return None
 
+    def live_state(self, form: Target, watch_s: float = DEFAULT_STALL_S + 1.5, every_s: float = 0.5,
+                   stall_s: float = DEFAULT_STALL_S, client: Any = None,
+                   clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> LiveState:
+        """Is the engine stalled now? The live stall rule (a Watcher) over /metrics scraped every ``every_s`` for
+        ``watch_s`` (just past the stall window): what the checklist adds about the moment it ran, since its
+        own evidence is the set-up, which reads the same on an idle and on a hung server. ``client``/``clock``/
+        ``sleep``: a recorded transport and a clock for tests."""
+        if not form.url:
+            return LiveState("cannot judge", "no server URL: only the set-up was read")
+        w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None, interval=every_s,
+                          timeout_s=max(every_s * 4, 2.0), client=client, clock=clock)
+        samples, errors, alert, last = 0, [], None, None
+        t0 = clock()
+        try:
+            while True:
+                tick = w.sample_once()
+                if tick.error:
+                    errors.append(tick.error)
+                else:
+                    samples += 1
+                    last = tick.sample
+                if tick.state.kind and tick.state.confirmed_at is not None:
+                    alert = watch.alert_message(tick.state.kind, tick.state.since or tick.ts, tick.ts,
+                                                tick.state.running, tick.state.waiting, w.vllm_version,
+                                                tick.state.expected_step_s)
+                    break
+                if clock() - t0 >= watch_s:
+                    break
+                sleep(every_s)
+        except Exception as e:  # noqa: BLE001 - the live state is extra: it says it could not judge
+            return LiveState("cannot judge", f"/metrics could not be read: {plain_error(e)}", samples)
+        finally:
+            with contextlib.suppress(Exception):
+                w.close()
+        watched = clock() - t0
+        if alert is not None:
+            return LiveState("stalled", alert, samples, watched)
+        if samples < 2:
+            why = errors[-1] if errors else "too few samples"
+            return LiveState("cannot judge", f"no /metrics samples to judge by ({why})", samples, watched)
+        seen = (f"running {_n(last.num_requests_running)}, waiting {_n(last.num_requests_waiting)}"
+                if last is not None else "")
+        return LiveState("not stalled", f"{samples} /metrics samples over {watched:.1f} s: {seen}", samples, watched)
+
     # -- engine stats ------------------------------------------------------------------------
     def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = DEFAULT_STALL_S,
                    keep: int = 900) -> StatsView:
@@ -435,7 +482,12 @@ class Services:
         del samples[:-keep]
         alerts = list(w.alerts or [])
         history = _episode_history(session, alerts, list(tick.events or []), samples, tick.ts)
-        figure = charts.engine_stats_figure(samples, alerts=alerts)
+        now = time.time()  # the samples' clock (the Watcher's): a gap up to now is drawn and stated
+        figure = charts.engine_stats_figure(samples, alerts=alerts, now=now)
+        stamps = [s.ts for s in samples if s.ts is not None]
+        gaps = charts.scrape_gaps(stamps, now)
+        last_ts = max(stamps, default=None)
+        stale_s = now - last_ts if last_ts is not None and gaps and gaps[-1][1] == now else None
         row = tick.sample
         latest: dict[str, Any] = {}
         if row is not None:
@@ -451,7 +503,8 @@ class Services:
                                       open_alert.get("waiting"), open_alert.get("vllm_version") or w.vllm_version)
         alert = {**open_alert, "message": msg} if open_alert is not None else None
         error = f"Scrape failed: {tick.error}" if tick.error else None
-        return StatsView(figure, latest, alert, len(samples), error, len(history), episodes=tuple(history))
+        return StatsView(figure, latest, alert, len(samples), error, len(history), episodes=tuple(history),
+                         last_ts=last_ts, gaps=tuple(gaps), stale_s=stale_s)
 
     # -- logs --------------------------------------------------------------------------------
     @_guard("Log analysis")

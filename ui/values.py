@@ -186,3 +186,17 @@ class StatsView:
     n_alerts: int = 0  # alerts seen since the page started watching (open and cleared)
     # every stall episode seen: {engine, kind, start, confirmed, end, ended, evidence: [sample rows]}
     episodes: tuple[dict[str, Any], ...] = field(default=(), kw_only=True)
+    last_ts: Optional[float] = field(default=None, kw_only=True)  # when the last sample was taken (epoch s)
+    # spans with no sample (start, end), the last one open (ending now) when the scrapes stopped coming
+    gaps: tuple[tuple[float, float], ...] = field(default=(), kw_only=True)
+    stale_s: Optional[float] = field(default=None, kw_only=True)  # seconds since the last sample, when overdue
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """The engine right now, by the stall rule over a few /metrics samples taken while the checklist ran."""
+
+    verdict: str  # "stalled" | "not stalled" | "cannot judge"
+    message: str  # the stall alert's words, or what was seen, or why nothing can be judged
+    samples: int = 0
+    watched_s: float = 0.0

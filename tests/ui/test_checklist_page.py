@@ -81,3 +81,22 @@ def test_a_healthy_verdict_says_what_it_did_not_check(use_services):
     at.button(key="checklist.run").click().run()
     md = [m.value for m in at.markdown]
     assert any("Checked: Real requests" in m and "probe set conformance run" in m for m in md)
+
+
+def test_stalled_now_while_the_checklist_runs(use_services):
+    """Issue 32: during a live hang the Checklist showed the same text as on an idle server. The live stall rule
+    over /metrics while it ran is said at the top: stalled now, or not, or cannot judge."""
+    from ui.values import LiveState
+
+    fake = use_services(FakeServices())
+    fake.config = {"values": {}, "sources": {"server": "ok"}}  # the server answered: its engine is looked at
+    fake.live = LiveState("stalled", "ENGINE STALLED: running 1, waiting 0, no progress for 2.5 s", 6, 3.0)
+    at = with_target("checklist", SAVED).run()
+    at.button(key="checklist.run").click().run()
+    no_exception(at)
+    assert ("live_state", URL) in fake.calls
+    assert at.error[0].value.startswith("**FAIL** — **Stalled now** (while the checklist ran): ENGINE STALLED")
+    fake.live = LiveState("cannot judge", "no /metrics samples to judge by (HTTP 503)", 0, 3.0)
+    at.button(key="checklist.run").click().run()
+    assert "Live state: cannot judge — no /metrics samples to judge by (HTTP 503)" in [c.value for c in at.caption]
+    assert not any("Stalled now" in e.value for e in at.error)

@@ -47,6 +47,7 @@ class FakeServices:
         self.models_error = models_error
         self.n_runs = n_runs
         self.config: dict[str, Any] | None = None  # the stored config the checklist's "done" carries
+        self.live = v.LiveState("not stalled", "7 /metrics samples over 3.5 s: running 0, waiting 0", 7, 3.5)
         self.calls: list[tuple[str, Any]] = []
         self.saved: list[v.SavedTarget] = [
             v.SavedTarget(1, URL, MODEL, Truncation.parse(256), "vllm serve … --max-model-len 256", "lab 0.31")]
@@ -90,6 +91,10 @@ class FakeServices:
     def headline(self, findings: list[Finding], config: Any = None, form: Target | None = None,
                  where: str = "") -> v.Headline:
         return services.Services.headline(self, findings, config, form, where)  # type: ignore[arg-type]
+
+    def live_state(self, form: Target, **_: Any) -> v.LiveState:
+        self.calls.append(("live_state", form.url))
+        return self.live
 
     def coverage(self, config: Any, probe_sets_run: Any = ()) -> list[Any]:
         return services.Services.coverage(self, config, probe_sets_run)  # type: ignore[arg-type]

@@ -60,11 +60,19 @@ if run_clicked or rerun:
                 config = ev.config
             elif ev.kind == "error":
                 error = ev.message
+        live = None
+        answered_now = ((config or {}).get("sources") or {}).get("server") == "ok"
+        if error is None and target.url and answered_now:  # the set-up reads the same on an idle and a hung
+            # server: look at the engine now
+            progress.progress(0.97, text="Is the engine stalled now? Watching /metrics…")
+            live = svc.live_state(target)
+            st.write(f"Live: {live.verdict}")
         progress.progress(1.0, text="Done" if error is None else "Stopped")
         status_box.update(label="Checklist finished" if error is None else "Checklist stopped",
                           state="complete" if error is None else "error", expanded=False)
     st.session_state["checklist.result"] = {"findings": findings, "error": error, "run_id": run_id,
-                                            "target": target.url, "answers": answered, "config": config}
+                                            "target": target.url, "answers": answered, "config": config,
+                                            "live": live}
     if run_id is not None:
         session.set_open_run(run_id)
 
@@ -79,8 +87,28 @@ if result["error"]:
     st.error(md.text(result["error"]))
 findings = result["findings"]
 head = svc.headline(findings, result.get("config"), target) if findings else None
+live = result.get("live")
+
+
+def live_line() -> None:
+    """The engine at the moment the checklist ran (issue 32: a live hang read the same as an idle server)."""
+    if live is None:
+        return
+    if live.verdict == "stalled":
+        verdict.banner("fail", f"**Stalled now** (while the checklist ran): {md.prose(live.message)}")
+        try:
+            st.page_link("ui/pages/stats_page.py", label="Watch it on Engine stats", icon=":material/monitoring:")
+        except Exception:  # a page run alone (tests) has no navigation
+            pass
+    elif live.verdict == "cannot judge":
+        st.caption(f"Live state: cannot judge — {md.text(live.message)}")
+    else:
+        st.caption(f"Live state: not stalled now ({md.text(live.message)})")
+
+
 if head is not None:
     with summary_slot.container():
+        live_line()
         if head.status == "pass":
             verdict.banner("pass", f"All {len(findings)} findings pass  ({head.tally})")
             # a healthy verdict is as wide as what was looked at: say what was not (issue 32)

@@ -5,7 +5,7 @@ it as evidence), after it ends and after the live series scrolls past it.
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 import streamlit as st
 
@@ -35,7 +35,8 @@ if st.button("Reset the series", key="stats.reset"):
 
 
 def _hms(ts: object) -> str:
-    return datetime.fromtimestamp(ts).strftime("%H:%M:%S") if isinstance(ts, (int, float)) else "—"
+    """A sample's time in UTC, as the charts' time axis shows it (never the dashboard host's zone)."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%S") if isinstance(ts, (int, float)) else "—"
 
 
 def history(episodes: tuple[dict, ...]) -> None:
@@ -44,8 +45,8 @@ def history(episodes: tuple[dict, ...]) -> None:
     if not episodes:
         st.caption("No stall seen since this page started watching.")
         return
-    st.dataframe([{"#": i, "kind": e["kind"], "engine": e["engine"], "start": _hms(e["start"]),
-                   "end": _hms(e["end"]) if e["end"] else "ongoing",
+    st.dataframe([{"#": i, "kind": e["kind"], "engine": e["engine"], "start (UTC)": _hms(e["start"]),
+                   "end (UTC)": _hms(e["end"]) if e["end"] else "ongoing",
                    "lasted (s)": round((e["end"] or datetime.now().timestamp()) - e["start"], 1),
                    "how it ended": e["ended"]} for i, e in enumerate(episodes, 1)],
                  hide_index=True, width="stretch", key="stats.history")
@@ -67,14 +68,21 @@ def live_chart() -> None:
         return
     if view.error:
         st.error(md.text(view.error))
+    last = f"last scrape {_hms(view.last_ts)} UTC" if view.last_ts is not None else "no scrape answered yet"
     if view.alert:
         verdict.banner("fail", md.prose(view.alert.get("message")) if view.alert.get("message") else
-                       f"Stall: **{md.text(view.alert.get('kind'))}** since {_hms(view.alert.get('since'))}")
-    else:
+                       f"Stall: **{md.text(view.alert.get('kind'))}** since {_hms(view.alert.get('since'))} UTC")
+    if view.stale_s is not None and view.last_ts is not None:  # no sample lately: neither "stalled" nor "fine"
+        st.warning(f"**Stale**: {services.gap_text(view.last_ts, view.last_ts + view.stale_s)} ({last}). "
+                   "Whatever the engine did since is unseen.", icon=":material/timer_off:")
+    elif not view.alert:
         ended = f"{view.n_alerts} stall episode(s) since watching: see the alert history below" if view.n_alerts \
             else "no stall since watching"
-        st.caption(f"No stall now · {ended} · {view.n_samples} samples · last scrape "
-                   f"{datetime.now().strftime('%H:%M:%S')}")
+        st.caption(f"No stall now · {ended} · {view.n_samples} samples · {last}")
+    past = [g for g in view.gaps if view.stale_s is None or g[0] != view.last_ts]
+    if past:
+        st.caption("Scrape gaps (drawn grey, the lines broken): " + "; ".join(
+            f"{_hms(g0)}–{_hms(g1)} UTC: {services.gap_text(g0, g1)}" for g0, g1 in past))
     if view.latest:
         cols = st.columns(len(view.latest))
         for col, (k, v) in zip(cols, view.latest.items(), strict=True):
