@@ -190,6 +190,7 @@ def engine_stats_figure(
     title: str = "Engine stats",
     engine: Optional[str] = None,
     now: Optional[float] = None,
+    time_title: str = "time (UTC)",
 ) -> go.Figure:
     """Running/waiting, prompt tokens/s, KV cache usage and latency quantiles over time, with stall
     alerts shaded on the time axis. ``engine`` picks one engine label when samples mix several.
@@ -222,7 +223,7 @@ def engine_stats_figure(
     for i, (_t, unit) in enumerate(panels, 1):
         fig.update_yaxes(title_text=unit, row=i, col=1)
         fig.update_xaxes(showticklabels=True, type="date", tickformat="%H:%M:%S", row=i, col=1)
-    fig.update_xaxes(title_text="time (UTC)", row=len(panels), col=1)
+    fig.update_xaxes(title_text=time_title, row=len(panels), col=1)  # a log without zones says so
     if not rows:
         fig.add_annotation(text="No samples yet", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
         return fig

@@ -5,7 +5,7 @@ plain values of ui.values, so a change in an engine type is absorbed in one plac
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Optional
 from collections.abc import Callable
 
@@ -123,7 +123,8 @@ def sample_row(s: EngineSample) -> dict[str, Any]:
 
     KV cache usage is in percent, as the charts draw it (vLLM's gauge is a fraction: 0.002 is 0.2 %)."""
     ts = s.ts
-    return {"time": datetime.fromtimestamp(ts) if ts is not None else None,
+    # the samples' clock as the charts draw it (never shifted into the dashboard host's zone)
+    return {"time": datetime.fromtimestamp(ts, UTC).replace(tzinfo=None) if ts is not None else None,
             "engine": s.engine, "line": s.line,
             "running": s.num_requests_running,
             "waiting": s.num_requests_waiting,

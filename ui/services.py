@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from triage import charts, engine, export, fixblocks, logs, watch
 from triage.charts import gap_text
+from triage.logs.lines import times_zoned
 from triage.logs.persist import to_metric_samples
 from triage.export import EXPORT_FORMATS, ExportFormat
 from triage.events import observers
@@ -142,6 +143,52 @@ def _episode_history(session: dict[str, Any], alerts: list[dict[str, Any]], even
 
 def _n(v: Any) -> str:
     return "?" if v is None else f"{v:g}"
+
+
+LOG_TIME_UTC = "time (UTC)"
+LOG_TIME_AS_WRITTEN = "time as the log wrote it (no zone stated)"  # vLLM's own record times carry none
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+_ANY_HOST = {"0.0.0.0", "::", ""}
+
+
+def _log_server(config: dict[str, Any]) -> tuple[str, int] | None:
+    """(host, port) of the server a log names (its start-up arguments; vLLM's defaults where it states none)."""
+    args = config.get("non_default_args") if isinstance(config.get("non_default_args"), dict) else {}
+    if not args and "port" not in config:
+        return None
+    try:
+        port = int(args.get("port", config.get("port", 8000)))  # vLLM's default port when the log states none
+    except (TypeError, ValueError):
+        return None
+    return str(args.get("host") or config.get("host") or "0.0.0.0"), port
+
+
+def _names(url: str | None, host: str, port: int) -> bool:
+    """Whether ``url`` is the server listening on ``host``:``port``."""
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url or "")
+        uport = u.port or (443 if u.scheme == "https" else 80)
+    except ValueError:
+        return False
+    same_host = host in _ANY_HOST or u.hostname == host or (u.hostname in _LOOPBACK and host in _LOOPBACK)
+    return uport == port and same_host
+
+
+def log_server_target(config: dict[str, Any], session_target: Target | None) -> Target | None:
+    """The server a log names, as the target its fix snippets address: the session's target when it is that
+    server (its command line and key), else the log's own host and port (issue 32: snippets pointed at
+    127.0.0.1:8000 while the log named port 8003); None when the log names none."""
+    named = _log_server(config)
+    if named is None:
+        return None
+    host, port = named
+    if session_target is not None and _names(session_target.url, host, port):
+        return session_target
+    shown = "127.0.0.1" if host in _ANY_HOST else (f"[{host}]" if ":" in host else host)
+    model = config.get("served_model_name") or config.get("model")
+    return Target(url=f"http://{shown}:{port}", model=model if isinstance(model, str) else None)
 
 
 # -- the service ---------------------------------------------------------------------------
@@ -542,43 +589,33 @@ class Services:
             events = logs.log_events(res, log_text=text, name="dashboard-paste.log", target_id=target_id)
             run_id = recorder_.save(events, Recorder(self.store, tuple(x for x in secrets if x)))
         figure = None
+        zoned = times_zoned(text)
         if points:
             try:
                 # the log's stall episodes are shaded on the time axis
-                figure = charts.engine_stats_figure(to_metric_samples(points), alerts=list(res.episodes or []))
+                figure = charts.engine_stats_figure(to_metric_samples(points), alerts=list(res.episodes or []),
+                                                    time_title=LOG_TIME_UTC if zoned else LOG_TIME_AS_WRITTEN)
             except Exception:  # noqa: BLE001 - the table below still shows the series
                 figure = None
         grouped, rest = groups(findings, config)
         return LogView(findings, config, samples, dict(summary), run_id, figure, groups=tuple(grouped),
-                       ungrouped=tuple(rest), filed_under=filed)
+                       ungrouped=tuple(rest), filed_under=filed,
+                       server=log_server_target(dict(res.config or {}), session_target), times_zoned=zoned)
 
     def _log_target(self, config: dict[str, Any], session_target: Target | None) -> tuple[int | None, str]:
         """(target id, what was said) for the server a log names: host and port of its start-up arguments."""
-        from urllib.parse import urlsplit
-
-        args = config.get("non_default_args") if isinstance(config.get("non_default_args"), dict) else {}
-        if not args and "port" not in config:
+        named = _log_server(config)
+        if named is None:
             return None, "The log names no server (no start-up arguments): filed under no target."
-        port = args.get("port", config.get("port", 8000))  # vLLM's default port when the log states none
-        host = str(args.get("host") or config.get("host") or "0.0.0.0")
-        loop = {"127.0.0.1", "localhost", "::1"}
-
-        def names(url: str | None) -> bool:
-            try:
-                u = urlsplit(url or "")
-                uport = u.port or (443 if u.scheme == "https" else 80)
-            except ValueError:
-                return False
-            same_host = host in ("0.0.0.0", "::", "") or u.hostname == host or (u.hostname in loop and host in loop)
-            return uport == int(port) and same_host
-
-        named = f"{host}:{port}"
-        if session_target is not None and session_target.target_id is not None and names(session_target.url):
-            return session_target.target_id, f"Filed under {session_target.url}, the server the log names ({named})."
-        t = next((t for t in self.store.list_targets() if names(t.url)), None)
+        host, port = named
+        if session_target is not None and session_target.target_id is not None and _names(session_target.url,
+                                                                                           host, port):
+            return session_target.target_id, (f"Filed under {session_target.url}, the server the log names "
+                                              f"({host}:{port}).")
+        t = next((t for t in self.store.list_targets() if _names(t.url, host, port)), None)
         if t is not None:
-            return t.id, f"Filed under {t.url}, the server the log names ({named})."
-        return None, f"The log names {named}, which is not a saved target: filed under no target."
+            return t.id, f"Filed under {t.url}, the server the log names ({host}:{port})."
+        return None, f"The log names {host}:{port}, which is not a saved target: filed under no target."
 
     # -- history -----------------------------------------------------------------------------
     @_guard("History")

@@ -153,6 +153,8 @@ class LogView(Grouped):
     run_id: Optional[int] = None
     figure: Any = None  # the engine's stats figure for the series, when the charts module is in
     filed_under: str = ""  # which target the run was filed under, and why
+    server: Any = None  # the Target the log names (its host and port): what the fix snippets address
+    times_zoned: bool = True  # False: the record times carry no zone (vLLM's own): never labelled UTC
 
 
 @dataclass(frozen=True)

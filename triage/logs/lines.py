@@ -202,3 +202,20 @@ def iter_records(source: LogSource, year: int | None = None) -> Iterator[LogLine
     clock = Clock(year)
     for n, raw in enumerate(physical_lines(source), start=1):
         yield from frame(raw, n, clock)
+
+
+def times_zoned(text: str, sample: int = 200) -> bool:
+    """Whether the log's record times carry a zone (a `--timestamps` RFC 3339 prefix with one on every record
+    line of the first ``sample``): else they are the server's wall clock, zone unknown, and a chart or table
+    must not call them UTC (they are read as UTC numbers only to be placed on one axis)."""
+    seen = 0
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        m = lf.ISO_PREFIX_RE.match(raw)
+        if m is None or not m["tz"]:
+            return False
+        seen += 1
+        if seen >= sample:
+            break
+    return seen > 0

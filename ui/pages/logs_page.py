@@ -38,8 +38,13 @@ if res is None:
 
 counted = f"{len(res.samples)} stats lines" + (f" · saved as run #{res.run_id}" if res.run_id else "")
 if res.findings:
-    head = svc.headline(res.findings, {"values": res.config}, session.target(), where="the log")
-    cause = "nothing wrong found" if head.status == "pass" else f"{md.prose(head.cause)} — in the log"
+    # the fix snippets address the server the log names (its port), else the session's target
+    head = svc.headline(res.findings, {"values": res.config}, res.server or session.target(), where="the log")
+    # the log's own line leads (issue 32: "8192 > 4096 max_position_embeddings" hid under the record's title)
+    line = next((f for f in res.findings if verdict.status_str(f.status) == head.status and f.check != head.check
+                 and f.title != head.cause), None) if head.status != "pass" else None
+    cause = "nothing wrong found" if head.status == "pass" else (
+        (f"**{md.prose(line.title)}** — " if line is not None else "") + f"{md.prose(head.cause)} — in the log")
     verdict.banner(head.status, f"{cause}  ({head.tally}) · {counted}")
     if head.status != "pass":
         fix_view.show(head.blocks)
@@ -58,6 +63,9 @@ if res.config:
 else:
     st.caption("No start-up config lines found.")
 st.subheader("Stats series")
+if res.samples and not res.times_zoned:
+    st.caption("Times are as the log wrote them: its lines state no zone (the server's clock), so none is "
+               "assumed.")
 if res.samples:
     if res.figure is not None:
         st.plotly_chart(res.figure, key="logs.chart", width="stretch")
