@@ -57,3 +57,25 @@ def test_page_runs_rerank_and_draws_the_ranking(use_services):
     assert at.session_state[session.OPEN_RUN_KEY] == 31
     assert any("scores do not rank" in c.value for c in at.caption)
     assert any("ClientV2" in c.value for c in at.code)
+
+
+def test_a_failed_ranking_is_not_drawn_green_and_flat_scores_are_said() -> None:
+    """Issue 32: green "#1 expected · #1 served" bars at 0.97–0.99 stood beside "scores do not rank". On the
+    recorded no-overrides server the expected document is red, and the chart says the scores do not separate."""
+    f = recorded_ranking()
+    assert f.status == Status.FAIL
+    case = f.evidence["cases"][0]
+    fig = rerank_chart.figure(case, f.status.value, f.evidence["flat_spread"])
+    assert fig.data[0].marker.color[0] == rerank_chart.FAILED_COLOUR
+    assert rerank_chart.EXPECTED_COLOUR not in fig.data[0].marker.color
+    assert "they do not separate the documents" in fig.layout.title.text
+
+
+def test_the_banner_names_the_cause_not_only_a_count(use_services):
+    use_services(RerankServices())
+    at = with_target("rerank").run()
+    at.button(key="rerank.run").click().run()
+    no_exception(at)
+    banner = at.error[0].value
+    assert banner.startswith("**FAIL** — ") and "2 findings, 1 failing" in banner
+    assert banner.split("**FAIL** — ")[1].split(" · ")[0] not in ("2 findings", ""), banner

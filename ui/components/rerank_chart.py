@@ -13,7 +13,9 @@ import plotly.graph_objects as go
 
 from ui.components import md
 
-EXPECTED_COLOUR = "#2e7d32"  # the document the inputs were built to put first
+EXPECTED_COLOUR = "#2e7d32"  # the document the inputs were built to put first, when the ranking check passed
+FAILED_COLOUR = "#c62828"  # … when it did not: a green bar beside "scores do not rank" reads as fine (issue 32)
+UNJUDGED_COLOUR = "#ef6c00"
 OTHER_COLOUR = "#9e9e9e"
 
 
@@ -23,8 +25,10 @@ def _short(text: str, n: int = 48) -> str:
     return html.escape(text if len(text) <= n else text[: n - 1] + "…", quote=False)
 
 
-def figure(case: dict[str, Any]) -> go.Figure:
-    """Horizontal bars: each document's score, the expected first one in green, labelled with both ranks."""
+def figure(case: dict[str, Any], status: str = "pass", flat_spread: float | None = None) -> go.Figure:
+    """Horizontal bars: each document's score, labelled with both ranks; the expected first one coloured by the
+    ranking check's verdict (``status``: green only when it passed). Scores closer than ``flat_spread`` are said
+    to not separate the documents, whatever order they happen to come in."""
     docs = [str(d) for d in case.get("documents") or []]
     scores = list(case.get("scores") or [])
     served = list(case.get("served_order") or [])
@@ -34,12 +38,21 @@ def figure(case: dict[str, Any]) -> go.Figure:
     labels = [f"#{want.get(i, '?')} expected · #{rank.get(i, '?')} served — {_short(d)}" for i, d in enumerate(docs)]
     fig = go.Figure(go.Bar(
         x=scores, y=labels, orientation="h",
-        marker_color=[EXPECTED_COLOUR if expected and i == expected[0] else OTHER_COLOUR for i in range(len(docs))],
+        marker_color=[_COLOURS.get(status, UNJUDGED_COLOUR) if expected and i == expected[0] else OTHER_COLOUR
+                      for i in range(len(docs))],
         text=[f"{s:.3f}" for s in scores], textposition="auto"))
+    numbers = [float(x) for x in scores if isinstance(x, (int, float))]
+    spread = max(numbers) - min(numbers) if numbers else None
+    flat = flat_spread is not None and spread is not None and spread < flat_spread
+    title = _short(f"query: {case.get('query', '')}", 90)
+    if flat:
+        title += f" — scores within {spread:.3f}: they do not separate the documents"
     fig.update_layout(height=60 + 40 * len(docs), margin={"t": 30, "b": 20, "l": 10, "r": 10},
-                      title=_short(f"query: {case.get('query', '')}", 90), xaxis_title="relevance score",
-                      yaxis={"autorange": "reversed"})
+                      title=title, xaxis_title="relevance score", yaxis={"autorange": "reversed"})
     return fig
+
+
+_COLOURS = {"pass": EXPECTED_COLOUR, "fail": FAILED_COLOUR, "error": FAILED_COLOUR}
 
 
 def order_rows(case: dict[str, Any]) -> list[dict[str, Any]]:
@@ -59,7 +72,8 @@ def order_rows(case: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def show(evidence: dict[str, Any], key: str = "rerank.ranking") -> None:
+def show(evidence: dict[str, Any], key: str = "rerank.ranking", status: str = "pass") -> None:
+    """Each case's chart (coloured by the check's ``status``) and its order table."""
     import streamlit as st
 
     cases = evidence.get("cases") or []
@@ -69,7 +83,7 @@ def show(evidence: dict[str, Any], key: str = "rerank.ranking") -> None:
     for i, case in enumerate(cases):
         left, right = st.columns([3, 2])
         if case.get("scores"):
-            left.plotly_chart(figure(case), key=f"{key}.{i}", width="stretch")
+            left.plotly_chart(figure(case, status, evidence.get("flat_spread")), key=f"{key}.{i}", width="stretch")
         else:
             left.warning(f"no scores: {md.text(case.get('error'))}")
         right.dataframe(order_rows(case), hide_index=True, width="stretch")

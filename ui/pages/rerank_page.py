@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from triage.catalogue import POOLING_LIVELOCK
-from ui.components import finding_card, hang_confirm, md, page, rerank_chart, verdict
+from ui.components import finding_card, fix_view, hang_confirm, md, page, rerank_chart, verdict
 
 svc = page.header(
     "Rerankers",
@@ -31,11 +31,19 @@ if res is None:
     st.info("Press **Run** to check the reranker.")
 else:
     findings = [f for f in res.findings if f.check.startswith(("rerank", "score-", "probe-"))]
-    verdict.banner(verdict.worst_status([verdict.status_str(f.status) for f in findings]),
-                   f"{len(findings)} findings" + (f" · run #{res.run_id}" if res.run_id else ""))
+    top = verdict.worst_status([verdict.status_str(f.status) for f in findings])
+    # the banner names the cause and how many findings say what (issue 32: it said only "FAIL — 12 findings")
+    head = svc.headline(findings, None, target, where="the reranker") if findings else None
+    bad = sum(1 for f in findings if verdict.status_str(f.status) in ("fail", "error"))
+    cause = f"{md.prose(head.cause)} · " if head is not None and top not in ("pass", "unknown") else ""
+    verdict.banner(top, f"{cause}{len(findings)} findings, {bad} failing"
+                   + (f" ({head.tally})" if head is not None else "") + (f" · run #{res.run_id}" if res.run_id else ""))
+    page.run_link(res.run_id)
+    if head is not None and top not in ("pass", "unknown"):
+        fix_view.show(head.blocks)
     ranking = next((f for f in findings if f.check == "rerank-ranking"), None)
     if ranking is not None:
         st.subheader("Ranking check")
         st.caption(f"{verdict.label(verdict.status_str(ranking.status))} {md.title(ranking.title)}")
-        rerank_chart.show(ranking.evidence)
+        rerank_chart.show(ranking.evidence, status=verdict.status_str(ranking.status))
     finding_card.show_results(findings)
