@@ -141,3 +141,24 @@ def test_no_gap_no_break_and_an_open_gap_at_the_end() -> None:
     last = max(r.ts for r in rows if r.ts is not None)
     fig = engine_stats_figure(rows, now=last + 30)  # the scrapes stopped 30 s ago
     assert "no sample for 30 s — cannot judge" in [a.text for a in fig.layout.annotations]
+
+
+def _luminance(colour: str) -> float:
+    c = colour.strip()
+    if c.startswith("#"):
+        rgb = [int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    else:  # rgba(r,g,b,a)
+        rgb = [float(v) / 255 for v in c[c.index("(") + 1:c.index(")")].split(",")[:3]]
+    lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_the_stalled_label_reads_on_a_dark_theme() -> None:
+    """Issue 32: in dark mode the "stalled" label was red on dark red. It sits in its own light box whose contrast
+    with the text passes WCAG AA (4.5:1), whatever the theme's background."""
+    rows, alerts = _watch_rows()
+    fig = engine_stats_figure(rows, alerts=alerts)
+    label = next(a for a in fig.layout.annotations if (a.text or "").startswith("stalled"))
+    assert label.bgcolor and label.font.color
+    hi, lo = sorted((_luminance(label.bgcolor), _luminance(label.font.color)), reverse=True)
+    assert (hi + 0.05) / (lo + 0.05) >= 4.5

@@ -43,6 +43,10 @@ _COLORS = {
 }
 
 
+_LABEL_RED = "#b71c1c"  # a stall label: dark red on a near-white box, readable on a light and a dark theme
+_LABEL_BG = "rgba(255,255,255,0.92)"
+
+
 def _get(row: Any, name: str, default: Any = None) -> Any:
     if isinstance(row, dict):
         return row.get(name, default)
@@ -266,7 +270,11 @@ def engine_stats_figure(
             col=1,
             text=f"stalled: {kind}",
             showarrow=False,
-            font={"color": _COLORS["running"]},
+            # its own light box: red on the stall's red shade over a dark theme was unreadable (issue 32)
+            font={"color": _LABEL_RED},
+            bgcolor=_LABEL_BG,
+            bordercolor=_COLORS["running"],
+            borderwidth=1,
             xanchor="left",
         )
     fig.update_yaxes(rangemode="tozero")
