@@ -397,12 +397,12 @@ class Services:
         except Exception:  # noqa: BLE001 - the prose fix below the banner still says it
             return []
 
-    def coverage(self, config: dict[str, Any] | None, probe_sets_run: list[str] | tuple[str, ...] = ()) -> list[Any]:
-        """What a verdict covered, part by part (triage.coverage): from the stored config's sources and the probe
+    def scope(self, config: dict[str, Any] | None, probe_sets_run: list[str] | tuple[str, ...] = ()) -> list[Any]:
+        """What a verdict covered, part by part (triage.scope): from the stored config's sources and the probe
         sets run for the same target."""
-        from triage.coverage import coverage
+        from triage.scope import scope
 
-        return coverage((config or {}).get("sources"), probe_sets_run)
+        return scope((config or {}).get("sources"), probe_sets_run)
 
     # -- probes ------------------------------------------------------------------------------
     def probe_sets(self) -> tuple[ProbeSet, ...]:

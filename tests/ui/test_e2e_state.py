@@ -117,7 +117,7 @@ def test_a_fresh_browser_session_carries_no_answer_and_a_link_opens_its_run(brow
 @pytest.mark.real_server
 def test_a_probe_run_stopped_by_the_user_is_stored_as_interrupted(browser, dashboard, server_031_livelock):  # type: ignore[no-untyped-def]  # noqa: F811
     """Issue 32: a probe run the user stopped was stored as PASS ("interrupted: StopException"). The seed probe
-    on 0.31.0 hangs until aborted; the user stops the page while it runs; History shows the run INTERRUPTED."""
+    on 0.31.0 hangs until aborted; the user leaves the page while it runs; History shows the run INTERRUPTED."""
     srv = server_031_livelock
     ctx, pg = _open(browser, dashboard)
     try:
@@ -140,12 +140,9 @@ def test_a_probe_run_stopped_by_the_user_is_stored_as_interrupted(browser, dashb
         expect(pg.get_by_role("button", name="Run probes")).to_be_enabled(timeout=SLOW)
         pg.get_by_role("button", name="Run probes").click()
         expect(pg.get_by_test_id("stDataFrame").first).to_be_visible(timeout=SLOW)  # the run's progress table
-        pg.wait_for_timeout(6000)  # the seed probe is in flight (it hangs until aborted)
-        shot(pg, "state-4-probe-run-before-stop")
-        pg.get_by_test_id("stStatusWidget").get_by_role("button", name="Stop").click()  # the user gives up
-        expect(pg.get_by_test_id("stStatusWidget").get_by_role("button", name="Stop")).to_have_count(0, timeout=SLOW)
-
-        nav(pg, "History")
+        pg.wait_for_timeout(2500)  # the seed matrix is under way (its probes hang until aborted)
+        shot(pg, "state-4-probe-run-before-leaving")
+        nav(pg, "History")  # the user gives up and leaves: Streamlit stops the page's script mid-run
         expect(pg.get_by_role("combobox", name="Run")).to_have_value(re.compile(r"^#\d+ · probes · INTERRUPTED"),
                                                                      timeout=SLOW)
         pg.get_by_role("button", name="Open run", exact=True).click()

@@ -96,8 +96,8 @@ class FakeServices:
         self.calls.append(("live_state", form.url))
         return self.live
 
-    def coverage(self, config: Any, probe_sets_run: Any = ()) -> list[Any]:
-        return services.Services.coverage(self, config, probe_sets_run)  # type: ignore[arg-type]
+    def scope(self, config: Any, probe_sets_run: Any = ()) -> list[Any]:
+        return services.Services.scope(self, config, probe_sets_run)  # type: ignore[arg-type]
 
     def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None, mode: Any = None) -> list[Any]:
         return services.Services.fix_blocks(self, findings, config, form, mode)  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import (coverage_view, finding_card, fix_view, md, page, question_inputs, session, twin_button,
+from ui.components import (scope_view, finding_card, fix_view, md, page, question_inputs, session, twin_button,
                            verdict)
 
 svc = page.header(
@@ -112,7 +112,7 @@ if head is not None:
         if head.status == "pass":
             verdict.banner("pass", f"All {len(findings)} findings pass  ({head.tally})")
             # a healthy verdict is as wide as what was looked at: say what was not (issue 32)
-            coverage_view.show(svc.coverage(result.get("config"), session.sets_run(target)), "checklist.coverage")
+            scope_view.show(svc.scope(result.get("config"), session.sets_run(target)), "checklist.scope")
         else:
             verdict.banner(head.status, f"{md.prose(head.cause)} — in {md.text(head.where)}  ({head.tally})")
             fix_view.show(head.blocks)

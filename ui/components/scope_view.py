@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui.components import md
 
-# where the dashboard checks each part of triage.coverage.PARTS (the parts and their words are the engine's)
+# where the dashboard checks each part of triage.scope.PARTS (the parts and their words are the engine's)
 PAGES = {"setup": ("ui/pages/checklist_page.py", "Run the checklist"),
          "log": ("ui/pages/logs_page.py", "Analyze the server's log"),
          "probes": ("ui/pages/probes_page.py", "Send real requests: Probes"),

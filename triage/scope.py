@@ -1,8 +1,8 @@
-"""What a verdict covered: the parts of a diagnosis (set-up, log, real requests, vectors, load) and which a run read.
+"""A verdict's scope: the parts of a diagnosis (set-up, log, real requests, vectors, load) and which a run read.
 
 A healthy verdict is only as wide as what was looked at: a checklist that passes has read the set-up
 from the sources that answered, and said nothing about real requests, the vectors or the server under
-load. ``coverage`` turns what a run read (its effective config's sources, the probe sets run for the
+load. ``scope`` turns what a run read (its effective config's sources, the probe sets run for the
 same target) into one row per part, checked or not, so every face says the same scope. The faces map a
 part's ``id`` to where it is checked (a dashboard page, a CLI command); the wording lives here, once.
 """
@@ -46,7 +46,7 @@ class Covered:
     how: str = ""
 
 
-def coverage(sources: Mapping[str, str] | None, probe_sets_run: Iterable[str] = ()) -> list[Covered]:
+def scope(sources: Mapping[str, str] | None, probe_sets_run: Iterable[str] = ()) -> list[Covered]:
     """Each part, checked or not: ``sources`` is the effective config's source -> "ok" or why it gave nothing;
     ``probe_sets_run`` the sets that ran for the same target."""
     ok = sorted(s for s, why in (sources or {}).items() if why == "ok")

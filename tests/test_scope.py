@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from triage.coverage import PARTS, coverage
+from triage.scope import PARTS, scope
 
 
 @pytest.mark.parametrize("sources, sets, checked", [
@@ -15,8 +15,8 @@ from triage.coverage import PARTS, coverage
                  id="after-the-default-probes"),
     pytest.param(None, ("clients",), {"vectors"}, id="clients-alone-check-the-vectors"),
 ])
-def test_coverage_per_part(sources, sets, checked) -> None:  # type: ignore[no-untyped-def]
-    got = coverage(sources, sets)
+def test_scope_per_part(sources, sets, checked) -> None:  # type: ignore[no-untyped-def]
+    got = scope(sources, sets)
     assert [c.part.id for c in got] == [p.id for p in PARTS]
     assert {c.part.id for c in got if c.checked} == checked
     assert all(c.how for c in got if c.checked) and not any(c.how for c in got if not c.checked)
