@@ -203,7 +203,7 @@ def _summary(findings: list[Finding]) -> str:
     at_top = [f for f in findings if f.status == top]
     lead = (next((f for f in at_top if is_diagnosis(f)), None)
             or next((f for f in at_top if f.check == LIVELOCK_CHECK), None) or at_top[0])
-    more = f" (+{len(at_top) - 1} more {top.value})" if len(at_top) > 1 else ""
+    more = f" (+{len(at_top) - 1} more {top.value})" if len(at_top) > 1 and top != Status.PASS else ""
     return f"{top.value}: {lead.title}{more}"
 
 

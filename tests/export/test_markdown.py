@@ -84,3 +84,28 @@ def test_an_interrupted_run_exports_as_interrupted_not_its_findings_worst(store)
     html = render(rec, "html").decode()
     verdict_line = re.search(r'<p class="verdict">.*?</p>', html)
     assert verdict_line and "INTERRUPTED" in verdict_line.group(0).upper() and "PASS<" not in verdict_line.group(0)
+
+
+def test_a_healthy_run_exports_what_it_checked_and_what_not(store) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: a healthy verdict lists what was checked and what was not, in the export as on the page. The
+    recorded 0.32.0 start-up log and the lab's command line, truncation 256: every finding passes."""
+    from tests.sources import replay
+    from triage.engine import CheckOptions, run_checklist
+    from triage.target import Target
+
+    log = (replay.REAL / "0.32.0-tiny-qwen3-livelock" / "server.log").read_text()
+    cmd = ("vllm serve /root/.cache/vllm-triage/lab/models/tiny-qwen3 --runner pooling --convert embed "
+           "--max-model-len 256 --max-num-batched-tokens 128 --enable-chunked-prefill --enforce-eager")
+    res = run_checklist(Target(cmdline=cmd, log_text=log, truncation=256), store,
+                        options=CheckOptions(local_gpu=False))
+    rec = store.get_run(res.run_id)
+    assert rec.run.status == "pass"
+    md = render(rec, "md").decode()
+    section = md.split("## What this verdict covers\n", 1)[1].split("\n## ", 1)[0]
+    assert "| checked | The set-up (version, backend, GPU memory, flags, chunked prefill, truncation) | read " \
+           "from cmdline |" in section
+    assert "| checked | The server's log | read from log |" in section
+    for part in ("Real requests (conformance probes)", "The vectors", "Behaviour under load"):
+        assert re.search(r"\| not checked \| " + re.escape(part), section), section
+    html = render(rec, "html").decode()
+    assert "<h2>What this verdict covers</h2>" in html and "<td>not checked</td>" in html

@@ -188,6 +188,8 @@ def _body(doc: dict[str, Any]) -> tuple[str, str]:
         f"<h1>vLLM embedding triage: run {esc(doc['run'].get('id'))}</h1>",
         f"<p class=\"verdict\">Verdict: {badge(v.status)} ({esc(counts)}): {esc(v.headline)}</p>",
         _table(["", ""], view.target_rows(doc)),
+        ("<h2>What this verdict covers</h2>" + _table(["", "part", ""], view.scope_rows(doc))
+         if view.scope_rows(doc) else ""),
         fix_section(doc),
         "<h2>Findings</h2>", _findings(doc),
         "<h2>Charts</h2>", "".join(charts_html) or "<p>No metric samples or probe timelines in this run.</p>",

@@ -97,12 +97,21 @@ def fix_section(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+def scope_section(doc: dict[str, Any]) -> list[str]:
+    """What a healthy verdict covered and what not (the dashboard's "What this verdict covers")."""
+    rows = view.scope_rows(doc)
+    if not rows:
+        return []
+    return ["## What this verdict covers", table(["", "part", ""], [(c, text(p), text(h)) for c, p, h in rows])]
+
+
 def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     v = view.verdict(doc)
     counts = ", ".join(f"{n} {s}" for s, n in v.counts.items())
     out = [f"# vLLM embedding triage: run {doc['run'].get('id')}",
            f"**Verdict: {v.status.upper()}** ({counts or 'no findings'}): {text(v.headline)}",
            table(["", ""], [(k, code(val)) for k, val in view.target_rows(doc)]),
+           *scope_section(doc),
            *fix_section(doc),
            "## Findings"]
     findings = doc.get("findings") or []

@@ -86,6 +86,20 @@ def source_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(k), value_text(v)) for k, v in sorted(sources.items())] if isinstance(sources, dict) else []
 
 
+def scope_rows(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """A passing run's scope, as the dashboard shows it (triage.scope): (checked | not checked, part, how or what is
+    unknown). Empty for a run with a problem (its findings say what to do) or nothing read."""
+    from triage.scope import scope
+
+    if verdict(doc).status != Status.PASS.value:
+        return []
+    sources = (doc["run"].get("config") or {}).get("sources")
+    sets = (doc["run"].get("meta") or {}).get("sets") or []
+    parts = scope(sources if isinstance(sources, dict) else None, [str(x) for x in sets if isinstance(x, str)])
+    return [("checked" if c.checked else "not checked", c.part.title, c.how if c.checked else c.part.unchecked)
+            for c in parts]
+
+
 def conflict_rows(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(key, chosen "value (source)", the others) where sources disagreed."""
     def fact(f: Any) -> str:
