@@ -10,6 +10,7 @@ st.set_page_config(page_title="vLLM Embedding Triage", page_icon=":material/trou
 # short URL paths, so a link names a page as people do: /history?run=7 opens run 7 (issue 32)
 PAGES = [
     st.Page("ui/pages/target_page.py", title="Target", icon=":material/my_location:", default=True),
+    st.Page("ui/pages/diagnose_page.py", url_path="diagnose", title="Diagnose", icon=":material/stethoscope:"),
     st.Page("ui/pages/checklist_page.py", url_path="checklist", title="Checklist", icon=":material/checklist:"),
     st.Page("ui/pages/probes_page.py", url_path="probes", title="Probes", icon=":material/science:"),
     st.Page("ui/pages/vectors_page.py", url_path="vectors", title="Vectors & clients", icon=":material/scatter_plot:"),

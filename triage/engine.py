@@ -191,10 +191,10 @@ def checklist_events(target: Target, options: CheckOptions | None = None, *,
     for f in diagnose(findings, cfg):  # the differential after the checks' own findings (issue 29)
         yield emit(f)
     status = worst(f.status for f in findings)
-    yield RunEvent(ev_.DONE, message=f"status {status.value}", summary=_summary(findings))
+    yield RunEvent(ev_.DONE, message=f"status {status.value}", summary=run_summary(findings))
 
 
-def _summary(findings: list[Finding]) -> str:
+def run_summary(findings: list[Finding]) -> str:
     """'<the run's status>: <the finding that gives it>': the status word is the run's own (the worst finding's),
     never a passing finding's beside an UNKNOWN run; among the worst, a diagnosis, then the livelock check."""
     if not findings:

@@ -404,6 +404,25 @@ class Services:
 
         return scope((config or {}).get("sources"), probe_sets_run)
 
+    # -- diagnose ----------------------------------------------------------------------------
+    def diagnose(self, form: Target, on_event: Callable[[str], None] | None = None) -> RunDetail | None:
+        """One click: the checklist, the safe probes and the log post-mortem as one stored run
+        (triage.diagnose); progress lines go to ``on_event``; returns the run as History shows it."""
+        from triage.diagnose import diagnose_events
+
+        run_id: Optional[int] = None
+        try:
+            for ev in recorder_.record(diagnose_events(form), Recorder(self.store)):
+                run_id = ev.run_id or run_id
+                if on_event is not None and ev.kind in ("source", "finding", "done"):
+                    line = (f"{ev.finding.status.value.upper()}: {ev.finding.title}" if ev.finding is not None
+                            else ev.message or ev.summary or ev.kind)
+                    with contextlib.suppress(Exception):
+                        on_event(line)
+        except Exception as e:
+            raise ServiceError(f"Diagnose: {plain_error(e)}") from e
+        return self.get_run(run_id) if run_id is not None else None
+
     # -- probes ------------------------------------------------------------------------------
     def probe_sets(self) -> tuple[ProbeSet, ...]:
         return PROBE_SETS

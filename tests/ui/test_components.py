@@ -90,8 +90,8 @@ def test_app_navigation_lists_every_page(use_services):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
     no_exception(at)
     assert at.title[0].value == "Target"
-    for page, title in [("checklist", "Checklist"), ("probes", "Probes"), ("stats", "Engine stats"),
-                        ("logs", "Logs"), ("history", "History"), ("report", "Report")]:
+    for page, title in [("diagnose", "Diagnose"), ("checklist", "Checklist"), ("probes", "Probes"),
+                        ("stats", "Engine stats"), ("logs", "Logs"), ("history", "History"), ("report", "Report")]:
         at.switch_page(f"ui/pages/{page}_page.py").run()
         no_exception(at)
         assert at.title[0].value == title

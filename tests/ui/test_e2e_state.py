@@ -152,3 +152,22 @@ def test_a_probe_run_stopped_by_the_user_is_stored_as_interrupted(browser, dashb
         shot(pg, "state-5-interrupted-probe-run")
     finally:
         ctx.close()
+
+
+def test_one_diagnose_click_from_a_url_to_a_verdict(browser, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
+    """Issue 32, Deliver 5: a URL (nothing listens there: a server down) and one click on Diagnose give one stored
+    run with its verdict, the reason, and a link to it; Enter in the URL field is that click."""
+    url = f"http://127.0.0.1:{_free_port()}"
+    ctx, pg = _open(browser, dashboard, "/diagnose")
+    try:
+        expect(pg.get_by_role("heading", name="Diagnose")).to_be_visible(timeout=SLOW)
+        box = pg.get_by_label("Server URL")
+        box.fill(url)
+        box.press("Enter")
+        banner = pg.get_by_test_id("stAlertContainer").filter(has_text=re.compile(r"Run #\d+ · diagnose"))
+        expect(banner).to_contain_text("ERROR", timeout=SLOW)
+        expect(banner).to_contain_text("Nothing is listening")
+        expect(pg.get_by_role("link", name=re.compile(r"Run #\d+ in History"))).to_be_visible()
+        shot(pg, "state-6-diagnose")
+    finally:
+        ctx.close()

@@ -8,7 +8,7 @@ import streamlit as st
 from ui.components import finding_card, fix_view, md, verdict
 
 KINDS = {"check": "checklist", "probe": "probes", "logs": "log analysis", "watch": "engine watch",
-         "fleet": "fleet scan", "import": "imported run"}
+         "fleet": "fleet scan", "import": "imported run", "diagnose": "diagnose"}
 
 
 def title(run: Any) -> str:
