@@ -89,3 +89,16 @@ def test_check_then_report_then_import_on_031(server_031_livelock: object, tmp_p
     doc = json.loads(first.read_bytes())
     assert comparable(json.loads(again.read_bytes())) == comparable(doc)
     assert any(f["check"] == "pooling-livelock-risk" and f["status"] == "fail" for f in doc["findings"])
+
+
+def test_an_interrupted_run_never_passes_a_gate(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """Issue 32: an interrupted run has no verdict; `report --fail-on` does not let it through as a PASS."""
+    from triage.findings import Finding, Status
+
+    path = str(tmp_path / "t.db")
+    store = Store(path)
+    run = store.start_run(store.add_target("http://127.0.0.1:8000", "m", 256).id, "probe", {})
+    store.add_finding(run.id, Finding("probe-target", Status.PASS, "the server answers"))
+    store.finish_run(run.id, "interrupted: StopException", "interrupted")
+    assert main(["report", str(run.id), "--format", "md", "-o", "-", "--fail-on", "fail", "--db", path]) == 1
+    assert b"**Verdict: INTERRUPTED**" in capsysbinary.readouterr().out

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from triage import events as ev_
 from triage.cli import add_db_arg, open_store
 from triage.export import FORMATS, default_filename, render
 from triage.findings import reaches
@@ -67,5 +68,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     status = record.run.status
     if args.fail_on and status in ("pass", "warn", "fail", "unknown", "error") and reaches(status, args.fail_on):
+        return 1
+    if args.fail_on and status == ev_.INTERRUPTED:  # an unfinished run has no verdict: a gate cannot pass on it
         return 1
     return 0
