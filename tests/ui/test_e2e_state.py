@@ -44,6 +44,7 @@ def _sidebar(pg):  # type: ignore[no-untyped-def]
 
 def _use_offline_target(pg, url: str, tpt: str) -> None:  # type: ignore[no-untyped-def]
     expect(pg.get_by_role("heading", name=re.compile("Target"))).to_be_visible(timeout=SLOW)
+    expect(_sidebar(pg).get_by_text(re.compile(r"^Target: "))).to_be_visible(timeout=SLOW)  # the first run is done
     commit(pg, pg.get_by_label("Server URL"), url)
     commit(pg, pg.get_by_label("Model (press Fetch models to list them, or type the id)"), "Qwen/Qwen3-Embedding-4B")
     commit(pg, pg.get_by_label(TPT, exact=True), tpt)
