@@ -66,7 +66,7 @@ if run_clicked or rerun:
             # server: look at the engine now
             progress.progress(0.97, text="Is the engine stalled now? Watching /metrics…")
             live = svc.live_state(target)
-            st.write(f"Live: {live.verdict}")
+            st.write(f"Live: {md.text(live.verdict)}")
         progress.progress(1.0, text="Done" if error is None else "Stopped")
         status_box.update(label="Checklist finished" if error is None else "Checklist stopped",
                           state="complete" if error is None else "error", expanded=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import services
-from ui.components import page, run_view, session
+from ui.components import md, page, run_view, session
 
 svc = page.header(
     "Diagnose",
@@ -34,7 +34,7 @@ if go:
         url, note = svc.check_url(url_text)
         tpt = services.Truncation.parse(tpt_text)
     except services.ServiceError as e:
-        st.error(str(e))
+        st.error(md.text(e))
         st.stop()
     except ValueError:
         st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
@@ -44,13 +44,13 @@ if go:
                            cmdline=cmd_text or None, log_text=log_text or None,
                            api_key=current.api_key if same else None)
     if note:
-        st.info(note)
-    with st.status(f"Diagnosing {url}…", expanded=True) as box:
+        st.info(md.text(note))
+    with st.status(f"Diagnosing {md.text(url)}…", expanded=True) as box:
         try:
-            detail = svc.diagnose(form, on_event=st.write)
+            detail = svc.diagnose(form, on_event=lambda line: st.write(md.text(line)))
         except services.ServiceError as e:
             box.update(label="Diagnose stopped", state="error")
-            st.error(str(e))
+            st.error(md.text(e))
             st.stop()
         box.update(label="Diagnosed", state="complete", expanded=False)
     st.session_state["diagnose.run"] = detail.id if detail is not None else None
@@ -64,7 +64,7 @@ if run_id is None:
 try:
     shown = svc.get_run(int(run_id))
 except services.ServiceError as e:
-    st.error(str(e))
+    st.error(md.text(e))
     st.stop()
 if shown is None:
     st.warning(f"Run #{run_id} is not in this database.")

@@ -13,7 +13,7 @@ svc = services.get()
 st.title("History")
 bad_link = session.open_run_from_url()  # /history?run=7 opens run 7
 if bad_link:
-    st.warning(bad_link)
+    st.warning(md.text(bad_link))  # the address is outside text
 
 try:
     targets = svc.saved_targets()

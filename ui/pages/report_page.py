@@ -14,7 +14,7 @@ svc = page.header(
 
 bad_link = session.open_run_from_url()  # /report?run=7 exports run 7
 if bad_link:
-    st.warning(bad_link)
+    st.warning(md.text(bad_link))  # the address is outside text
 run_id = session.open_run()
 if run_id is None:
     try:

@@ -36,7 +36,7 @@ else:
     head = svc.headline(findings, None, target, where="the reranker") if findings else None
     bad = sum(1 for f in findings if verdict.status_str(f.status) in ("fail", "error"))
     cause = f"{md.prose(head.cause)} · " if head is not None and top not in ("pass", "unknown") else ""
-    verdict.banner(top, f"{cause}{len(findings)} findings, {bad} failing"
+    verdict.banner(top, f"{cause}{len(findings)} findings, {int(bad)} failing"
                    + (f" ({head.tally})" if head is not None else "") + (f" · run #{res.run_id}" if res.run_id else ""))
     page.run_link(res.run_id)
     if head is not None and top not in ("pass", "unknown"):

@@ -73,16 +73,17 @@ def live_chart() -> None:
         verdict.banner("fail", md.prose(view.alert.get("message")) if view.alert.get("message") else
                        f"Stall: **{md.text(view.alert.get('kind'))}** since {_hms(view.alert.get('since'))} UTC")
     if view.stale_s is not None and view.last_ts is not None:  # no sample lately: neither "stalled" nor "fine"
-        st.warning(f"**Stale**: {services.gap_text(view.last_ts, view.last_ts + view.stale_s)} ({last}). "
-                   "Whatever the engine did since is unseen.", icon=":material/timer_off:")
+        gap = services.gap_text(view.last_ts, view.last_ts + view.stale_s)
+        st.warning(f"**Stale**: {md.text(gap)} ({md.text(last)}). Whatever the engine did since is unseen.",
+                   icon=":material/timer_off:")
     elif not view.alert:
         ended = f"{view.n_alerts} stall episode(s) since watching: see the alert history below" if view.n_alerts \
             else "no stall since watching"
-        st.caption(f"No stall now · {ended} · {view.n_samples} samples · {last}")
+        st.caption(f"No stall now · {ended} · {view.n_samples} samples · {md.text(last)}")
     past = [g for g in view.gaps if view.stale_s is None or g[0] != view.last_ts]
     if past:
         st.caption("Scrape gaps (drawn grey, the lines broken): " + "; ".join(
-            f"{_hms(g0)}–{_hms(g1)} UTC: {services.gap_text(g0, g1)}" for g0, g1 in past))
+            f"{_hms(g0)}–{_hms(g1)} UTC: {md.text(services.gap_text(g0, g1))}" for g0, g1 in past))
     if view.latest:
         cols = st.columns(len(view.latest))
         for col, (k, v) in zip(cols, view.latest.items(), strict=True):

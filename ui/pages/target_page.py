@@ -64,8 +64,8 @@ stored = session.carried()
 if stored is not None:  # the last target's stored answer is offered, never used unconfirmed (issue 32)
     with st.container(border=True):
         st.markdown(f"This session opened on the last target used. It was saved with truncate_prompt_tokens "
-                    f"**{stored}** as what its client sent; that is not used until you confirm it (the checklist "
-                    "asks otherwise).")
+                    f"**{md.text(stored)}** as what its client sent; that is not used until you confirm it "
+                    "(the checklist asks otherwise).")
         st.button(f"My client still sends {stored}", key="target.confirm_carried", on_click=_confirm_carried)
 
 if saved:
