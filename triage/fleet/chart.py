@@ -4,6 +4,7 @@ Reads the plain scan summary (`triage.fleet.summary`), so a stored run's meta dr
 """
 from __future__ import annotations
 
+import html
 from datetime import datetime, UTC
 from typing import Any
 
@@ -21,8 +22,10 @@ def _t(ts: float) -> datetime:
 
 
 def fleet_figure(summary: dict[str, Any], max_lanes: int = 200) -> go.Figure:
-    """Stalled replicas first, then the others (up to ``max_lanes`` lanes)."""
+    """Stalled replicas first, then the others (up to ``max_lanes`` lanes). A replica's name comes from Prometheus
+    labels: it is HTML-escaped, since Plotly renders tags (a link) in tick labels and hover text (issue 33)."""
     reps = sorted(summary.get("replicas") or [], key=lambda r: (not r.get("episodes"), r["name"]))[:max_lanes]
+    reps = [dict(r, name=html.escape(str(r["name"]))) for r in reps]
     fig = go.Figure()
     xs: list[Any] = []
     ys: list[Any] = []
