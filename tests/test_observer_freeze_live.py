@@ -31,6 +31,22 @@ def _load(url: str, model: str, stop: threading.Event, statuses: list[int]) -> N
                 statuses.append(0)
 
 
+def _sampling(db: Path, watch: subprocess.Popen, limit_s: float = 120.0) -> None:  # type: ignore[type-arg]
+    """Wait until the watcher has stored its first sample (the freeze must fall inside its watch)."""
+    import sqlite3
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s and watch.poll() is None:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
+                if c.execute("SELECT count(*) FROM metricsample").fetchone()[0] > 0:
+                    return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"the watcher stored no sample within {limit_s:.0f} s")
+
+
 @pytest.mark.timeout(600)
 def test_a_frozen_watcher_sees_no_stall_under_healthy_load(server_032_livelock, tmp_path: Path) -> None:  # noqa: ANN001
     srv = server_032_livelock
@@ -44,11 +60,12 @@ def test_a_frozen_watcher_sees_no_stall_under_healthy_load(server_032_livelock, 
                               "--duration", "90", "--format", "json", "--db", str(tmp_path / "w.db")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT), env=env)
     try:
-        time.sleep(20)
+        _sampling(tmp_path / "w.db", watch)  # on a loaded box the watcher's own start-up can take 20 s and more
+        time.sleep(10)
         os.kill(watch.pid, signal.SIGSTOP)  # the observer starved: no sample for FREEZE_S
         time.sleep(FREEZE_S)
         os.kill(watch.pid, signal.SIGCONT)
-        out, err = watch.communicate(timeout=150)
+        out, err = watch.communicate(timeout=90 + 180)
     finally:
         if watch.poll() is None:
             os.kill(watch.pid, signal.SIGCONT)
