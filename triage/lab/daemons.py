@@ -108,6 +108,23 @@ def down(daemons: Iterable[T], which: str | int | None, keys: Callable[[T], tupl
     return stopped
 
 
+def wait_ready(proc: Any, ready: Callable[[], bool], log_tail: Callable[[], str], what: str, timeout_s: float,
+               interval_s: float = 0.3) -> None:
+    """Wait until ``ready()`` (a probe that swallows its own connection errors) is true; a LabError with the log's
+    tail when the process exits first, or when ``timeout_s`` passes. The caller stops the daemon on any error."""
+    from triage.lab.errors import LabError
+
+    t0 = time.time()
+    while True:
+        if proc.poll() is not None:
+            raise LabError(f"{what} exited with code {proc.returncode} at start:\n{log_tail()}")
+        if ready():
+            return
+        if time.time() - t0 > timeout_s:
+            raise LabError(f"{what} was not ready within {timeout_s:.0f} s; {log_tail()[-500:]}")
+        time.sleep(interval_s)
+
+
 def _reap(pid: int) -> None:
     try:
         os.waitpid(pid, os.WNOHANG)

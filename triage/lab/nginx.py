@@ -8,7 +8,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -88,22 +87,19 @@ def up(upstream: str, read_timeout_s: float = 60.0, timeout_s: float = 30.0) -> 
                                 cwd=str(d))
     srv = LabNginx(pid=proc.pid, port=port, dir=str(d), upstream=upstream, read_timeout_s=read_timeout_s)
     daemons.save(KIND, srv.name, srv)
-    t0 = time.time()
+    def answers() -> bool:
+        try:
+            httpx.get(f"{srv.url}/health", timeout=1.0)
+            return True
+        except httpx.HTTPError:
+            return False
+
+    def tail() -> str:
+        logs = [d / "stderr.log", d / "error.log"]
+        return "\n".join("".join(p.read_text(errors="replace") for p in logs if p.exists()).splitlines()[-15:])
+
     try:
-        while True:
-            if proc.poll() is not None:
-                tail = "\n".join(((d / "stderr.log").read_text(errors="replace") + (
-                    (d / "error.log").read_text(errors="replace") if (d / "error.log").exists() else "")
-                                  ).splitlines()[-15:])
-                raise LabError(f"nginx exited with code {proc.returncode} at start:\n{tail}")
-            try:
-                httpx.get(f"{srv.url}/health", timeout=1.0)
-                break
-            except httpx.HTTPError:
-                pass
-            if time.time() - t0 > timeout_s:
-                raise LabError(f"nginx did not answer within {timeout_s:.0f} s; log {d / 'error.log'}")
-            time.sleep(0.2)
+        daemons.wait_ready(proc, answers, tail, "nginx", timeout_s, 0.2)
     except BaseException:
         _stop(srv)
         raise

@@ -96,20 +96,17 @@ def up(scrape: Sequence[str] = (), *, interval_s: float = SCRAPE_INTERVAL_S, rul
     srv = LabPrometheus(pid=proc.pid, port=port, dir=str(d), scrape=list(scrape), rule_files=rules,
                         started_at=time.time())
     daemons.save(KIND, srv.name, srv)
-    t0 = time.time()
+    def ready() -> bool:
+        try:
+            return httpx.get(f"{srv.url}/-/ready", timeout=1.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def tail() -> str:
+        return "\n".join((d / "prometheus.log").read_text(errors="replace").splitlines()[-15:])
+
     try:
-        while True:
-            if proc.poll() is not None:
-                tail = "\n".join((d / "prometheus.log").read_text(errors="replace").splitlines()[-15:])
-                raise LabError(f"prometheus exited with code {proc.returncode} at start:\n{tail}")
-            try:
-                if httpx.get(f"{srv.url}/-/ready", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.time() - t0 > timeout_s:
-                raise LabError(f"prometheus was not ready within {timeout_s:.0f} s; log {d / 'prometheus.log'}")
-            time.sleep(0.3)
+        daemons.wait_ready(proc, ready, tail, "prometheus", timeout_s)
     except BaseException:
         _stop(srv)
         raise
