@@ -1,7 +1,8 @@
 """Issue 22, fleet: a hostile Prometheus (tests/hardening/hostile_prom.py, a test double on purpose) cannot hold a
 scan past its deadline, fill memory, end the scan with one bad chunk, or forge a line in the text output; a
 replica's /version is read within a deadline and a byte cap. Each command runs in a child process whose peak RSS
-is measured (bound 600 MB) and whose wall time is bounded by its stated deadline + 5 s."""
+is measured (bound 600 MB) and whose operation (timed inside the child, after its imports: not the
+interpreter's start-up) is bounded by its stated deadline + 5 s."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def test_prometheus_answers_are_bounded(mode: str, cap: str, tmp_path: Path) -> 
     with HostileProm(mode) as p:
         r = fleet(p.url, tmp_path, "--format", "json")
     assert_clean(r)
-    assert r.elapsed_s < 8 + 5 + 4, f"{mode}: {r.elapsed_s:.1f} s"  # + the interpreter's start
+    assert r.elapsed_s < 8 + 5, f"{mode}: {r.elapsed_s:.1f} s"  # the scan itself, not the interpreter's start
     assert r.peak_mb < LIMIT_MB, f"{mode}: {r.peak_mb:.0f} MB"
     doc = json.loads(r.out)
     errors = [e for e in doc["fleet"]["errors"]]
@@ -87,6 +88,6 @@ def test_fleet_timeout_covers_interval_discovery(tmp_path: Path) -> None:
     with HostileProm("discovery-trickle") as p:
         r = fleet(p.url, tmp_path, "--format", "json", timeout=6)
     assert_clean(r)
-    assert r.elapsed_s < 6 + 5 + 4, f"{r.elapsed_s:.1f} s"  # was ~60 s: six discovery requests of 10 s each
+    assert r.elapsed_s < 6 + 5, f"{r.elapsed_s:.1f} s"  # was ~60 s: six discovery requests of 10 s each
     doc = json.loads(r.out)
     assert doc["fleet"]["scrape_interval"]["source"] == "default", doc["fleet"]["scrape_interval"]
