@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from triage.client import ProbeClient
+from triage.http import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.runner import MonitorConfig
 from triage.vllm.metrics import parse_metrics

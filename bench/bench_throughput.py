@@ -35,7 +35,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from triage.client import ProbeClient  # noqa: E402
+from triage.http import ProbeClient  # noqa: E402
 from triage.findings import Finding  # noqa: E402
 from triage.lab import down, up  # noqa: E402
 from triage.lab.paths import venv_dir  # noqa: E402

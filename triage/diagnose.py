@@ -15,13 +15,12 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import Any, Optional
 
-import httpx
-
 from triage import events as ev_
 from triage.differential import is_diagnosis
 from triage.engine import CheckOptions, checklist_events, run_summary
 from triage.events import RunEvent
 from triage.findings import Finding
+from triage.http import Transport
 from triage.target import Target
 
 SAFE_SETS = ("conformance", "vectors")  # real requests that never hang a server and put no load on it
@@ -29,7 +28,7 @@ _WRAPPERS = (ev_.STARTED, ev_.DONE)
 
 
 def diagnose_events(target: Target, *, sets: Iterable[str] = SAFE_SETS, options: Optional[CheckOptions] = None,
-                    transport: Optional[httpx.BaseTransport] = None, stall_s: Optional[float] = None,
+                    transport: Optional[Transport] = None, stall_s: Optional[float] = None,
                     deadline_s: float = 30.0) -> Iterator[RunEvent]:
     """The events of one diagnose run (``Recorder.observe`` saves them as one run)."""
     from triage.probes import PROBE_SETS, run_probes

@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
-import httpx
-
 import checks
 from checks.livelock import CHECK_ID as LIVELOCK_CHECK
-from triage.client import VllmClient
+from triage.http import Transport, VllmClient
 from triage import events as ev_
 from triage.events import RunEvent
 from triage.config import EffectiveConfig, merge
@@ -89,7 +87,7 @@ def _release_hint(results: list[SourceResult], target: Target) -> object:
     return (target.answers or {}).get("vllm_version")
 
 
-def _gather(target: Target, opts: CheckOptions, transport: httpx.BaseTransport | None) -> Iterator[SourceResult]:
+def _gather(target: Target, opts: CheckOptions, transport: Transport | None) -> Iterator[SourceResult]:
     seen: list[SourceResult] = []
     if target.url:
         client = VllmClient(target.url, api_key=target.api_key, verify_tls=target.verify_tls,
@@ -141,7 +139,7 @@ def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:
 
 
 def checklist_events(target: Target, options: CheckOptions | None = None, *,
-                     transport: httpx.BaseTransport | None = None) -> Iterator[RunEvent]:
+                     transport: Transport | None = None) -> Iterator[RunEvent]:
     """Run the checklist and yield an event per step; no store (see ``iter_checklist``).
 
     `transport` replaces the network (tests replay recorded responses through it)."""
@@ -208,7 +206,7 @@ def run_summary(findings: list[Finding]) -> str:
 
 
 def iter_checklist(target: Target, store: Store | None = None, options: CheckOptions | None = None, *,
-                   transport: httpx.BaseTransport | None = None) -> Iterator[RunEvent]:
+                   transport: Transport | None = None) -> Iterator[RunEvent]:
     """``checklist_events``, recorded into ``store`` when one is given (each event written before it is seen)."""
     events = checklist_events(target, options, transport=transport)
     if store is None:
@@ -224,7 +222,7 @@ def run_checklist(
     on_event: Callable[[RunEvent], object] | None = None,
     *,
     options: CheckOptions | None = None,
-    transport: httpx.BaseTransport | None = None,
+    transport: Transport | None = None,
 ) -> ChecklistResult:
     """Run to the end; `on_event` sees each event as it happens (``events.observers(Recorder(store), progress)``
     saves it as the CLI does; ``store`` is the same composition done here)."""

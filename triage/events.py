@@ -25,7 +25,7 @@ from triage.sample import EngineSample
 from triage.target import Target
 
 if TYPE_CHECKING:
-    from triage.client import Exchange
+    from triage.http import Exchange
 
 # the kinds of a run: what every core says, in run order
 STARTED = "started"  # a run begins: run_kind, target or target_id, meta (never an API key)

@@ -1,18 +1,18 @@
 """The load connection: one keep-alive HTTP/1.1 connection that sends prepared request bodies and reads only what a
 load test reports (status, latency, prompt tokens), for the throughput probe.
 
-Why not httpx (``triage.client``) here: measured on the 2-core dev box against a local server answering a recorded
+Why not httpx (``triage.http``) here: measured on the 2-core dev box against a local server answering a recorded
 vLLM embeddings response at 16 in flight, ``ProbeClient.embed`` spent 1.66 ms of client CPU per request (httpx's
 async stack, a task per deadline, JSON decoding of the vectors), aiohttp (what ``vllm bench serve`` sends with) 0.18
 ms, this connection 0.05 ms. A load test whose client shares the CPU with the server it measures must cost the server
 as little as possible, or it measures itself.
 
-The client's rules are kept (``triage.client`` owns their wording): the headers of ``auth_headers`` (the API key
+The client's rules are kept (``triage.http`` owns their wording): the headers of ``auth_headers`` (the API key
 travels only there), TLS verification unless ``verify_tls=False``, no redirect followed (a 3xx is a status like any
 other), a total deadline per request (connect, send, headers and body together: past it the connection is closed,
 which makes vLLM abort the request), a cap on every body (a stated Content-Length over it is refused before any body
 byte; chunked and close-delimited bodies are counted as they come) and a cap on the header block. Failures are
-values (``error_kind`` as in ``triage.client``), never raised. The body is never decoded: ``prompt_tokens`` is read
+values (``error_kind`` as in ``triage.http``), never raised. The body is never decoded: ``prompt_tokens`` is read
 from the bytes of the ``usage`` object, and a failure's body keeps its first bytes for the message. Environment
 proxies are not used (as ``vllm bench serve``'s aiohttp session does not): a load test talks to the server.
 """
@@ -28,7 +28,10 @@ from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import urlsplit
 
-from triage.client import ProbeClient, _error_text, _kind, _TooLarge
+from triage.http import ProbeClient
+from triage.http.errors import BodyTooLarge as _TooLarge
+from triage.http.errors import cut_kind as _kind
+from triage.http.errors import cut_text as _error_text
 
 MAX_HEADER_BYTES = 65_536
 KEEP_BODY = 4000  # bytes of a failed answer's body kept for its message
@@ -62,7 +65,7 @@ def prompt_tokens_of(body: bytes) -> int:
 
 
 def _kind_of(e: BaseException) -> str:
-    """``triage.client``'s error kinds for the socket-level errors httpx would have wrapped."""
+    """``triage.http``'s error kinds for the socket-level errors httpx would have wrapped."""
     if isinstance(e, ConnectionRefusedError):
         return "refused"
     if isinstance(e, socket.gaierror):

@@ -24,7 +24,7 @@ from typing import Any, Optional
 from collections.abc import Callable
 
 from triage import events as ev_
-from triage.client import VllmClient
+from triage.http import VllmClient
 from triage.events import AlertEvent, Observer, RunEvent
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, explain_stall, word_stall
 from triage.catalogue.stalls import stall_name as catalogue_stall_name

@@ -23,17 +23,14 @@ def plain_error(e: BaseException) -> str:
     """An engine exception as one line a user can act on."""
     if isinstance(e, ServiceError):
         return str(e)
-    try:
-        import httpx
-    except ImportError:  # pragma: no cover
-        httpx = None  # type: ignore[assignment]
-    if httpx is not None:
-        if isinstance(e, httpx.ConnectError):
-            return f"Cannot connect to the server: {e}. Is the URL right and the server up?"
-        if isinstance(e, httpx.TimeoutException):
-            return f"The server did not answer in time ({type(e).__name__})."
-        if isinstance(e, httpx.HTTPStatusError):
-            return http_status_message(e.response.status_code, e.response.text)
+    from triage.http import ConnectError, HTTPStatusError, TimeoutException
+
+    if isinstance(e, ConnectError):
+        return f"Cannot connect to the server: {e}. Is the URL right and the server up?"
+    if isinstance(e, TimeoutException):
+        return f"The server did not answer in time ({type(e).__name__})."
+    if isinstance(e, HTTPStatusError):
+        return http_status_message(e.response.status_code, e.response.text)
     msg = str(e) or type(e).__name__
     name = type(e).__name__
     return msg if name in msg or name in ("ValueError", "RuntimeError") else f"{name}: {msg}"

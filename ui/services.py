@@ -220,7 +220,7 @@ class Services:
     @_guard("Listing models")
     def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[ModelInfo]:
         """GET /v1/models through the engine's client: the model ids served, with their max_model_len."""
-        from triage.client import VllmClient
+        from triage.http import VllmClient
 
         url, _note = self.check_url(url)
         with VllmClient(url, api_key=api_key or None, timeout_s=timeout_s) as client:
@@ -241,7 +241,7 @@ class Services:
         """(the URL to use, a note on what was changed); a ServiceError says why a URL cannot be used."""
         from urllib.parse import urlsplit
 
-        from triage.client import base_url_problem
+        from triage.http import base_url_problem
 
         raw = (text or "").strip().rstrip("/")
         if not raw:

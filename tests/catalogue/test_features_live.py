@@ -19,7 +19,7 @@ import pytest
 from tests.lab_servers import serve
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.symptoms import Case
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.differential import diagnose
 from triage.findings import Status
 from triage.lab import LabError, LabServer, install, is_installed, up

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import Behaviour, HostileServer  # noqa: E402
 
 from triage import redact  # noqa: E402
-from triage.client import ProbeClient, VllmClient, auth_headers, describe_failure, server_message  # noqa: E402
+from triage.http import ProbeClient, VllmClient, auth_headers, describe_failure, server_message  # noqa: E402
 from triage.redact import REDACTED, SafeStream, dumps_json, redact_obj, redact_text  # noqa: E402
 
 

@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import Behaviour, HostileServer, assert_clean, cli  # noqa: E402
 
-from triage.client import Exchange  # noqa: E402
+from triage.http import Exchange  # noqa: E402
 from triage.findings import Status  # noqa: E402
 from triage.probes import rerank_checks as rc  # noqa: E402
 

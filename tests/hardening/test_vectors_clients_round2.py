@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import REAL, Behaviour, HostileServer, assert_clean, measured  # noqa: E402
 
-from triage.client import Exchange  # noqa: E402
+from triage.http import Exchange  # noqa: E402
 from triage.findings import Status  # noqa: E402
 from triage.probes import clients, vector_checks  # noqa: E402
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triage.lab.install import cpu_requirements
-from triage.cli.lab_matrix import gauges_present, table, trim_log, vllm_families, ReleaseRow
+from triage.lab.matrix import gauges_present, table, trim_log, vllm_families, ReleaseRow
 from triage.lab.profiles import BASE_ARGS, base_args
 from triage.lab.server import build_command
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.probes.runner import ProbeOutcome
 from triage.sample import EngineSample
 from triage.vllm.metrics import MetricsPage, parse_metrics

@@ -11,7 +11,7 @@ import pytest
 from triage import differential as dx
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Status
 from triage.probes.classify import check_classify
 from triage.probes.rerank import log_facts

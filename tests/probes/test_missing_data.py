@@ -1,5 +1,5 @@
 """Issue 33 (deliver 6): no verdict from missing data in the probe sets. A proxy's 502/504 is named as such
-(triage.client.proxy_of) and a seed case it cut is "unknown", never "passes" or "does NOT pass"; a conformance
+(triage.http.proxy_of) and a seed case it cut is "unknown", never "passes" or "does NOT pass"; a conformance
 request that got no answer (a time-out on a starved box) is UNKNOWN with the reason, never a FAIL with none.
 
 Seed outcomes: recorded on real servers (tests/fixtures/real/probes). The proxy answers are a test double, on
@@ -12,7 +12,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from triage.client import Exchange, ProbeClient, proxy_of
+from triage.http import Exchange, ProbeClient, proxy_of
 from triage.findings import Status
 from triage.probes import conformance_checks as cc
 from triage.probes.conformance import as_outcome, not_judged

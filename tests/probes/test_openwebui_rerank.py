@@ -11,7 +11,7 @@ from triage.catalogue import get
 from triage.findings import Status
 from triage.probes import rerank_checks as rc
 from triage.probes.openwebui_rerank import RerankerSettings, verdict
-from triage.client import Exchange
+from triage.http import Exchange
 
 REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank" / "0.32.0-rerank"
 BASE = "http://127.0.0.1:8000"

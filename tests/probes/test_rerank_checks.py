@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from triage.catalogue import get
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Status
 from triage.probes import rerank_checks as rc
 from triage.probes.rerank_clients import RerankResult, verdict

@@ -16,7 +16,7 @@ import pytest
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
 from triage.catalogue.symptoms import SCORES_FLAT, Case
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Status
 from triage.lab.rerank_models import RANKING_CASES
 from triage.probes import rerank_checks as rc

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, UNREACHABLE, classify_samples, outcome_of, sample_from_page
 from triage.stall import LIVELOCK, STUCK_WAITING
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
-from triage.client import ProbeClient
+from triage.http import ProbeClient
 from triage.findings import Finding, Status
 from triage.load_client import LoadConnection
 from triage.probes import throughput

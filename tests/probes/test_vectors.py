@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from triage.catalogue import MODES, get, mode_for_check
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Status
 from triage.probes import vector_checks as vc
 from triage.probes import vector_reference as vr

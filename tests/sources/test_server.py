@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from tests.sources import replay
-from triage.client import VllmClient
+from triage.http import VllmClient
 from triage.findings import Status
 from triage.sources import server
 from triage.lab.server import free_port

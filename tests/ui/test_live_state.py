@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.sources import replay
-from triage.client import VllmClient
+from triage.http import VllmClient
 from ui.services import Services, Target
 
 URL = "http://vllm.test:8000"

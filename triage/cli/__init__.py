@@ -219,8 +219,8 @@ SECONDS = number(0.0, 86_400 * 365, above=True)  # a positive, finite number of 
 
 def base_url(text: str) -> str:
     """An argparse type for --url/--prometheus: a base URL that paths can be appended to (exit 2 with the reason
-    otherwise: a query string or a fragment, triage.client.base_url_problem)."""
-    from triage.client import base_url_problem
+    otherwise: a query string or a fragment, triage.http.base_url_problem)."""
+    from triage.http import base_url_problem
 
     why = base_url_problem(text)
     if why is not None:

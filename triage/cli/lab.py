@@ -159,8 +159,9 @@ def _install(args: argparse.Namespace) -> int:
 def _matrix(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from triage.cli.lab_matrix import run_matrix, table
-    rows = run_matrix(args.vllm, Path(args.out), _say)
+    from triage.lab.matrix import run_matrix, table
+    from triage.probes.hold import hold_hang
+    rows = run_matrix(args.vllm, Path(args.out), _say, hold=hold_hang)
     print(table(rows))
     return 0 if all(r.served and all(r.readers.values()) for r in rows) else 1
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from triage.fleet.replicas import METRICS, selector
 
 if TYPE_CHECKING:  # httpx loads when a scan runs (bench/bench_cli.py: `fleet`'s usage errors)
-    import httpx
+    from triage.http import HttpClient
 
 STEP_FRACTION = 0.9  # a scrape may come this late (10 % of an interval) and still fall between two grid points...
 MAX_SLACK_S = 0.5  # ...up to half a second: Prometheus stamps a scrape at its scheduled start, late by ms
@@ -55,7 +55,7 @@ def prom_duration(text: str) -> Optional[float]:
     return sum(float(a) * _UNIT[b] for a, b in parts)
 
 
-def _get(client: httpx.Client, base: str, path: str, params: dict[str, str] | None = None,
+def _get(client: HttpClient, base: str, path: str, params: dict[str, str] | None = None,
          until: Optional[float] = None) -> Any:
     """Prometheus' ``data``, read as prom.fetch reads (by ``until``, the discovery's total deadline, else the
     client's timeout; the byte cap)."""
@@ -78,7 +78,7 @@ def _labels(t: dict[str, Any]) -> dict[str, str]:
             for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
-def _vllm_targets(client: httpx.Client, base: str, match: str, at: float,
+def _vllm_targets(client: HttpClient, base: str, match: str, at: float,
                   until: Optional[float] = None) -> set[tuple[str, str]]:
     q = f"count by (job, instance) ({selector(METRICS['num_requests_running'], match)})"
     data = _get(client, base, "/api/v1/query", {"query": q, "time": f"{at:.3f}"}, until) or {}
@@ -87,7 +87,7 @@ def _vllm_targets(client: httpx.Client, base: str, match: str, at: float,
             (result if isinstance(result, list) else ()) if isinstance(r, dict) and isinstance(r.get("metric"), dict)}
 
 
-def from_targets(client: httpx.Client, base: str, match: str, at: float,
+def from_targets(client: HttpClient, base: str, match: str, at: float,
                  any_target: bool = False, until: Optional[float] = None) -> Optional[ScrapeInterval]:
     """The finest ``scrapeInterval`` among the active targets that carry vLLM series at ``at`` (with
     ``any_target``: among all active targets, for series no target can be matched to)."""
@@ -107,7 +107,7 @@ def from_targets(client: httpx.Client, base: str, match: str, at: float,
                                         f"target{'s' if len(found) != 1 else ''} (finest: {who})")
 
 
-def from_data(client: httpx.Client, base: str, match: str, at: float, window_s: float,
+def from_data(client: HttpClient, base: str, match: str, at: float, window_s: float,
               until: Optional[float] = None) -> Optional[ScrapeInterval]:
     """Measured: the raw samples of the last ``RAW_WINDOW_S`` before ``at`` (the finest median gap among the
     series), else the samples per window (coarser intervals)."""
@@ -146,11 +146,11 @@ def scrape_interval(base: str, match: str, start: float, end: float, *, timeout_
     finest of any active target, else the default. ``timeout_s`` bounds the whole discovery, every request
     together (a scan gives it a share of its own deadline, triage.fleet.scan); what it did not read in time
     falls through to the next source, at worst the default."""
-    import httpx
+    from triage.http import service_client
 
     base = base.rstrip("/")
     until = time.monotonic() + timeout_s
-    with httpx.Client(timeout=timeout_s, headers=dict(headers or {}), follow_redirects=False) as client:
+    with service_client(headers, timeout_s) as client:
         got = from_targets(client, base, match, end, until=until)
         for at in (end, (start + end) / 2, start + min(MEASURE_WINDOW_S, end - start)):
             if got is not None:

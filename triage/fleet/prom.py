@@ -3,7 +3,7 @@ fetched concurrently within a bound. Every answer is read within one total deadl
 read) and a byte cap, parsed one at a time, and merged within a series cap and a points cap; failures
 (a trickle, a 400 MB answer, 300,000 series, JSON of another shape) are values (`PromError`), never
 tracebacks. Prometheus is not a vLLM server: a replica's own /version goes through the one client
-(triage.client, from triage.fleet.scan)."""
+(triage.http, from triage.fleet.scan)."""
 from __future__ import annotations
 
 import json
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # httpx loads when a scan runs, not when `fleet` reads its arguments (bench/bench_cli.py)
-    import httpx
+    from triage.http import HttpClient
 
 MAX_POINTS = 11_000  # Prometheus refuses a query_range that returns more points per series
 CHUNK_POINTS = 10_000  # a margin below it (start and end are both inclusive)
@@ -80,12 +80,12 @@ class _Cut(Exception):
         self.kind = kind
 
 
-def fetch(client: httpx.Client, url: str, params: Mapping[str, str] | None, deadline: float,
+def fetch(client: HttpClient, url: str, params: Mapping[str, str] | None, deadline: float,
           max_bytes: int) -> tuple[int, bytes]:
     """(status, body) of one GET read whole within ``deadline`` (a monotonic time: connect, headers and every byte
     together, so a server trickling a byte a second cannot hold it) and ``max_bytes``, by the one client's read
-    (triage.client.get_within: Prometheus' larger cap is a parameter); raises _Cut otherwise."""
-    from triage.client import cut_kind, get_within
+    (triage.http.get_within: Prometheus' larger cap is a parameter); raises _Cut otherwise."""
+    from triage.http import cut_kind, get_within
 
     if deadline - time.monotonic() <= 0:
         raise _Cut("timeout", "no time left before the scan's deadline")
@@ -168,7 +168,7 @@ class _Merge:
         return None
 
 
-def _chunk(client: httpx.Client, base: str, name: str, query: str, a: float, b: float, step: float,
+def _chunk(client: HttpClient, base: str, name: str, query: str, a: float, b: float, step: float,
            deadline: float, merge: _Merge) -> PromError | None:
     params = {"query": query, "start": f"{a:.3f}", "end": f"{b:.3f}", "step": f"{step:g}"}
     try:
@@ -215,9 +215,9 @@ def query_ranges(base: str, queries: Mapping[str, str], start: float, end: float
     deadline = time.monotonic() + timeout_s
     merge = _Merge(results)
     done = 0
-    import httpx
+    from triage.http import service_client
 
-    with httpx.Client(headers=dict(headers or {}), follow_redirects=False) as client, \
+    with service_client(headers) as client, \
             ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
         futs = [(name, pool.submit(_chunk, client, base, name, q, a, b, step, deadline, merge))
                 for name, q, a, b in jobs]

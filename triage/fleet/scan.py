@@ -75,8 +75,8 @@ MAX_VERSION_BYTES = 64 * 1024  # a replica's /version answer ({"version": "0.32.
 
 def _version(instance: str, timeout_s: float) -> Optional[str]:
     """The replica's own /version when its instance label is reachable from here; None otherwise. Asked through
-    the one client (triage.client: a total deadline, a byte cap, no redirects), as every vLLM server is."""
-    from triage.client import VllmClient  # httpx loads when a replica is asked, not at `fleet`'s usage errors
+    the one client (triage.http: a total deadline, a byte cap, no redirects), as every vLLM server is."""
+    from triage.http import VllmClient  # httpx loads when a replica is asked, not at `fleet`'s usage errors
 
     url = instance if "://" in instance else f"http://{instance}"
     try:

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
-
+from triage.http import status_of
 from triage.lab import daemons
 from triage.lab.errors import LabError
 from triage.lab.server import HOST, free_port
@@ -88,11 +87,7 @@ def up(upstream: str, read_timeout_s: float = 60.0, timeout_s: float = 30.0) -> 
     srv = LabNginx(pid=proc.pid, port=port, dir=str(d), upstream=upstream, read_timeout_s=read_timeout_s)
     daemons.save(KIND, srv.name, srv)
     def answers() -> bool:
-        try:
-            httpx.get(f"{srv.url}/health", timeout=1.0)
-            return True
-        except httpx.HTTPError:
-            return False
+        return status_of(f"{srv.url}/health", 1.0) is not None  # any answer: nginx is up (its upstream may not be)
 
     def tail() -> str:
         logs = [d / "stderr.log", d / "error.log"]

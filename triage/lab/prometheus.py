@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-import httpx
-
+from triage.http import status_of
 from triage.lab import daemons
 from triage.lab.errors import LabError
 from triage.lab.server import HOST, free_port
@@ -97,10 +96,7 @@ def up(scrape: Sequence[str] = (), *, interval_s: float = SCRAPE_INTERVAL_S, rul
                         started_at=time.time())
     daemons.save(KIND, srv.name, srv)
     def ready() -> bool:
-        try:
-            return httpx.get(f"{srv.url}/-/ready", timeout=1.0).status_code == 200
-        except httpx.HTTPError:
-            return False
+        return status_of(f"{srv.url}/-/ready", 1.0) == 200
 
     def tail() -> str:
         return "\n".join((d / "prometheus.log").read_text(errors="replace").splitlines()[-15:])

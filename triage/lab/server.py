@@ -17,8 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 
-import httpx
-
+from triage.http import status_of
 from triage.lab.errors import LabError
 from triage.lab.install import is_installed
 from triage.lab.models import RERANKER_NAMES, model_path
@@ -54,10 +53,7 @@ class LabServer:
         return _pid_alive(self.pid)
 
     def healthy(self, timeout: float = 2.0) -> bool:
-        try:
-            return httpx.get(f"{self.url}/health", timeout=timeout).status_code == 200
-        except httpx.HTTPError:
-            return False
+        return status_of(f"{self.url}/health", timeout) == 200
 
     def log_text(self) -> str:
         try:

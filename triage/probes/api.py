@@ -22,7 +22,7 @@ from triage.events import RunEvent, observers
 from triage.differential import diagnose
 from triage.findings import Finding, Status
 from triage.probes import classify, clients, conformance, rerank, seed, throughput, vectors
-from triage.client import ProbeClient
+from triage.http import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.experiments import EXPERIMENT_ONLY, ExperimentPlan, experiment_sets
 from triage.probes.registry import (DEFAULT_SETS, HANG_REASON, OUTCOME_STATUS, PROBE_SETS, SETS, HangNotAllowed,

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import ProbeOutcome

@@ -15,14 +15,14 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+from triage.http import HttpClient, HttpRequest
 
-CallFn = Callable[[str, str, str, list[str], httpx.Client], list[Any]]
+CallFn = Callable[[str, str, str, list[str], HttpClient], list[Any]]
 LIBRARY_DIST = {"openai": "openai", "langchain": "langchain-openai", "litellm": "litellm",
                 "llamaindex": "llama-index-embeddings-openai", "llamaindex-like": "llama-index-embeddings-openai-like"}
 
 
-def sent_record(req: httpx.Request) -> dict[str, Any]:
+def sent_record(req: HttpRequest) -> dict[str, Any]:
     """What one request of a library carried (the recorder hook's entry)."""
     try:
         body = json.loads(req.content or b"{}")
@@ -40,7 +40,7 @@ def sent_record(req: httpx.Request) -> dict[str, Any]:
 
 
 def _openai(fmt: str | None) -> CallFn:
-    def call(base: str, model: str, key: str, texts: list[str], http: httpx.Client) -> list[Any]:
+    def call(base: str, model: str, key: str, texts: list[str], http: HttpClient) -> list[Any]:
         from openai import OpenAI
         c = OpenAI(base_url=base, api_key=key, http_client=http, max_retries=0)
         kw = {"encoding_format": fmt} if fmt else {}
@@ -49,7 +49,7 @@ def _openai(fmt: str | None) -> CallFn:
 
 
 def _langchain(ctx_check: bool, query: bool = False) -> CallFn:
-    def call(base: str, model: str, key: str, texts: list[str], http: httpx.Client) -> list[Any]:
+    def call(base: str, model: str, key: str, texts: list[str], http: HttpClient) -> list[Any]:
         from langchain_openai import OpenAIEmbeddings
         e = OpenAIEmbeddings(model=model, base_url=base, api_key=key, http_client=http, max_retries=0,  # type: ignore[arg-type]
                              check_embedding_ctx_length=ctx_check)
@@ -66,7 +66,7 @@ def _litellm_module() -> Any:
 
 
 def _litellm(provider: str, fmt: str | None = None) -> CallFn:
-    def call(base: str, model: str, key: str, texts: list[str], http: httpx.Client) -> list[Any]:
+    def call(base: str, model: str, key: str, texts: list[str], http: HttpClient) -> list[Any]:
         litellm = _litellm_module()
         if provider == "hosted_vllm":
             from litellm.llms.custom_httpx.http_handler import HTTPHandler
@@ -82,7 +82,7 @@ def _litellm(provider: str, fmt: str | None = None) -> CallFn:
 
 
 def _llamaindex(how: str, query: bool = False) -> CallFn:
-    def call(base: str, model: str, key: str, texts: list[str], http: httpx.Client) -> list[Any]:
+    def call(base: str, model: str, key: str, texts: list[str], http: HttpClient) -> list[Any]:
         common: dict[str, Any] = {"api_base": base, "api_key": key, "http_client": http, "max_retries": 0}
         if how == "openai-like":
             from llama_index.embeddings.openai_like import OpenAILikeEmbedding

@@ -26,13 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import httpx
-
 from triage.catalogue import FailureMode, get
 from triage.catalogue import clients as cf
 from triage.catalogue.checks import CHECKS
 from triage.catalogue.symptoms import CLIENT_ERROR, WRONG_DIMENSION, WRONG_DIRECTION, Case
-from triage.client import MAX_DIMENSIONS, capped_client
+from triage.http import MAX_DIMENSIONS, HttpClient, HttpRequest, capped_client
 from triage.findings import Finding, Status, worst
 from triage.probes import client_calls, openwebui
 from triage.probes.conformance_checks import cosine, decode_base64, vectors
@@ -141,8 +139,8 @@ class ClientResult:
     library_version: str = ""
 
 
-def _recorder(res: ClientResult, deadline_s: float = CLIENT_TIMEOUT_S) -> httpx.Client:
-    def hook(req: httpx.Request) -> None:
+def _recorder(res: ClientResult, deadline_s: float = CLIENT_TIMEOUT_S) -> HttpClient:
+    def hook(req: HttpRequest) -> None:
         if len(res.sent) < 10:  # a library's retries: the first few are the evidence
             res.sent.append(client_calls.sent_record(req))
     # the body cap and one total deadline (the library's retries included) of the one client under the library's

@@ -16,7 +16,7 @@ from typing import Any
 from triage.findings import Finding, Status
 from triage.probes import conformance_checks as cc
 from triage.probes import conformance_deploy as cd
-from triage.client import Exchange, trim_for_storage
+from triage.http import Exchange, trim_for_storage
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, PROXY_ERROR, SLOW, UNREACHABLE, ProbeOutcome
 

@@ -22,7 +22,7 @@ from triage.catalogue.refusal_clues import (
     context_length_of,
 )
 from triage.findings import Finding, Status
-from triage.client import Exchange
+from triage.http import Exchange
 
 CLAIMS = {
     "v1": "the endpoint is `/embeddings` without `/v1`; OpenAI API is off by default",

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from triage.findings import Finding, Status
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.probes.conformance_checks import _claim, ev, vectors
 
 

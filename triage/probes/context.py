@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from triage.client import ProbeClient
+from triage.http import ProbeClient
 from triage.probes.inputs import LongText, long_text, new_salt, short_text
 from triage.probes.runner import EventSink, MonitorConfig, ProbeOutcome, observe
 

@@ -4,7 +4,7 @@ Open WebUI's OpenAI embedding engine (backend/open_webui/retrieval/utils.py,
 generate_openai_batch_embeddings) POSTs ``{RAG_OPENAI_API_BASE_URL}/embeddings`` with
 ``{"input": [texts of one batch], "model": RAG_EMBEDDING_MODEL}`` and ``Authorization: Bearer
 {RAG_OPENAI_API_KEY}``; batches have RAG_EMBEDDING_BATCH_SIZE texts. The URL is built from the
-user's base as Open WebUI builds it (not through triage.client's base URL), because the missing
+user's base as Open WebUI builds it (not through triage.http's base URL), because the missing
 /v1 is the point. Wording and fixes: the catalogue record OPENWEBUI_MISCONFIG.
 """
 from __future__ import annotations
@@ -15,11 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import httpx
-
 from triage.catalogue import clients as cf, get
 from triage.catalogue.symptoms import CLIENT_ERROR
-from triage.client import Exchange, capped_client, read_json
+from triage.http import Exchange, HTTPError, HttpClient, capped_client, read_json
 from triage.findings import Finding, Status
 
 CHECK = "clients-openwebui"
@@ -57,14 +55,14 @@ class OpenWebUISettings:
                           f"{ENV['model']}={self.model}", f"{ENV['batch_size']}={self.batch_size}"])
 
 
-def _send(c: httpx.Client, method: str, url: str, body: Optional[dict[str, Any]], headers: dict[str, str]) -> Exchange:
+def _send(c: HttpClient, method: str, url: str, body: Optional[dict[str, Any]], headers: dict[str, str]) -> Exchange:
     ex = Exchange(method, url, body)
     t = time.monotonic()
     try:
         r = c.request(method, url, json=body, headers=headers)
         ex.status = r.status_code
         ex.body = read_json(r, 2000)
-    except (httpx.HTTPError, ValueError) as e:  # transport, byte cap, deadline; the parsed-size cap
+    except (HTTPError, ValueError) as e:  # transport, byte cap, deadline; the parsed-size cap
         ex.error = f"{type(e).__name__}: {str(e)[:300]}"
     ex.elapsed_s = round(time.monotonic() - t, 4)
     return ex

@@ -5,7 +5,7 @@ RAG_EXTERNAL_RERANKER_URL as given, ``Authorization: Bearer RAG_EXTERNAL_RERANKE
 ``{"model": RAG_RERANKING_MODEL, "query", "documents", "top_n": len(documents)}``; scores are
 ``results`` sorted by ``index``, ``relevance_score`` each. It swallows errors (no reranking, a log line),
 so a wrong URL is silent there. Settings come from those environment variables, else the target's
-``/v1/rerank`` and served model. Sent through the one client's capped transport (triage.client.capped_client:
+``/v1/rerank`` and served model. Sent through the one client's capped transport (triage.http.capped_client:
 byte cap, parsed-size caps, one total deadline); the answer's results are counted against the documents sent.
 Wording and fixes: triage/catalogue/rerank.py.
 """
@@ -16,10 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
-import httpx
-
 from triage.catalogue import get
-from triage.client import capped_client, read_json
+from triage.http import HTTPError, capped_client, read_json
 from triage.findings import Finding, Status
 from triage.probes.rerank_checks import CONSISTENT_TOL
 from triage.textsafe import clipped, listed
@@ -57,7 +55,7 @@ def call(s: RerankerSettings, query: str, documents: list[str], deadline_s: floa
                        # without --api-key reads no header: send it only with a key
                        headers={"Authorization": f"Bearer {s.api_key}"} if s.api_key else {})
             return r.status_code, read_json(r, 500)
-    except (httpx.HTTPError, ValueError) as e:  # transport, the byte cap, the deadline; the parsed-size cap
+    except (HTTPError, ValueError) as e:  # transport, the byte cap, the deadline; the parsed-size cap
         return None, f"{type(e).__name__}: {str(e)[:300]}"
 
 

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Finding, Status
 from triage.lab.rerank_models import CONSTRUCTED_MARKER_KEY, RANKING_CASES
 from triage.probes import rerank_checks as rc

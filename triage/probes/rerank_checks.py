@@ -14,7 +14,7 @@ from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
 from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, SCORES_FLAT, SCORES_NOT_RANKING
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Finding, Status
 from triage.textsafe import clipped, listed
 

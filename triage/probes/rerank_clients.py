@@ -19,11 +19,9 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import httpx
-
 from triage.catalogue import get
 from triage.catalogue.symptoms import CLIENT_ERROR
-from triage.client import Exchange, capped_client
+from triage.http import Exchange, HttpClient, HttpRequest, capped_client
 from triage.findings import Finding, Status
 from triage.probes import openwebui_rerank
 from triage.probes.context import ProbeContext
@@ -57,8 +55,8 @@ class RerankResult:
 CALL_DEADLINE_S = 35.0  # one client call's total deadline when the caller gives none (a probe's 30 s + 5 s)
 
 
-def _http(res: RerankResult, deadline_s: float) -> httpx.Client:
-    def hook(req: httpx.Request) -> None:
+def _http(res: RerankResult, deadline_s: float) -> HttpClient:
+    def hook(req: HttpRequest) -> None:
         try:
             body = json.loads(req.content or b"{}")
         except ValueError:

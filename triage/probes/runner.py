@@ -3,7 +3,7 @@
 Outcomes: ok, http-error (status and body kept), livelock and stuck-waiting (the one stall rule
 of triage/stall.py over the scraped samples), slow (no stall verdict but past the deadline),
 unreachable (no connection), proxy-error (a proxy in front of the server answered instead of it, e.g. nginx's
-504 when its proxy_read_timeout ran out: the request's fate in the engine is unknown, triage.client.proxy_of).
+504 when its proxy_read_timeout ran out: the request's fate in the engine is unknown, triage.http.proxy_of).
 A stalled or slow probe is aborted by cancelling its request
 task, which closes its own connection; vLLM then cancels the request in the engine. Recovery
 is verified after every abort: gauges back to 0, then a fresh salted SHORT request answers 200.
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage import events as ev_
-from triage.client import EMBEDDINGS_PATH, Exchange, ProbeClient, trim_for_storage
+from triage.http import EMBEDDINGS_PATH, Exchange, ProbeClient, trim_for_storage
 from triage.events import RunEvent
 from triage.sample import EngineSample, ProbeSeries, observer_gap
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector

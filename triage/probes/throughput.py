@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, Optional
 from urllib.parse import urlparse
 
-from triage.client import EMBEDDINGS_PATH, trim_for_storage
+from triage.http import EMBEDDINGS_PATH, trim_for_storage
 from triage.findings import Finding
 from triage.load_client import LoadConnection, LoadReply
 from triage.probes.context import ProbeContext

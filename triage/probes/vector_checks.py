@@ -18,7 +18,7 @@ from triage.catalogue import get
 from triage.catalogue import vector_causes as vcs
 from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, UNSTABLE, WRONG_DIMENSION, WRONG_DIRECTION, WRONG_NORM
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Finding, Status
 from triage.probes.conformance_checks import cosine, norm
 from triage.probes.conformance_checks import vectors as _all_vectors

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue import vector_causes as vcs
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Finding, Status
 from triage.probes.conformance_checks import cosine
 from triage.probes.vector_checks import (REFERENCE_MIN, REFERENCE_TEXTS, _ev, _failed, _finding, _none_back,

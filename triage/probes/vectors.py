@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any, Optional
 
 from triage.catalogue import vector_causes as vcs
-from triage.client import Exchange
+from triage.http import Exchange
 from triage.findings import Finding
 from triage.probes import vector_checks as vc
 from triage.probes.context import ProbeContext

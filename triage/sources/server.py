@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from triage.client import Reply, VllmClient, origin_of, path_prefix_of, transport_text
+from triage.http import Reply, VllmClient, origin_of, path_prefix_of, transport_text
 from triage.findings import Status
 from triage.sources import SourceResult
 from triage.sources.server_details import (

@@ -11,7 +11,7 @@ from typing import Any
 
 from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING
 from triage.catalogue.stalls import SHAPES, stall_name
-from triage.client import Reply, VllmClient, server_message
+from triage.http import Reply, VllmClient, server_message
 from triage.findings import Finding, Status
 from triage.sources import RawCapture, SourceResult
 from triage.vllm.metrics import MetricsParseError, parse_metrics

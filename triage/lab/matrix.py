@@ -1,5 +1,6 @@
 """``lab matrix``: the checklist, the seed matrix, ``watch`` and the log post-mortem on real servers of each release.
-(In the CLI layer, above the lab and the probes it drives: the lab itself imports no probe.)
+The lab imports no probe: the held request (the probes' SHORT and LONG inputs) is the caller's ``hold``
+(the CLI gives triage.probes.hold.hold_hang); everything else runs the product's commands as a user would.
 
 For each release, one server at a time: install it if needed, start the ``livelock`` profile (tiny Qwen3,
 max_model_len 256, budget 128, chunked prefill), then run the product's own commands against it as a user
@@ -24,14 +25,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from triage.http import VllmClient
 from triage.lab.errors import LabError
 from triage.lab.install import install
 from triage.lab.server import LabServer, down, up
 from triage.vllm.metrics import KV_CACHE_USAGE, RUNNING, WAITING, parse_metrics, prefilter
 
 Progress = Callable[[str], None]
+Hold = Callable[[str, float, float], dict[str, Any]]  # (url, hold_s, page_at_s) -> hold_hang's record
 PROFILE = "livelock"
 MODEL = "tiny-qwen3"
 # The gauges and counters the stall rule and the charts read, and the older name of the KV gauge.
@@ -110,41 +111,16 @@ def trim_log(text: str, keep: int = LOG_KEEP_CHARS) -> str:
     return head + f"… [{len(out) - len(head) - len(tail)} characters left out by lab matrix] …\n" + tail
 
 
-def _hold_hang(srv: LabServer, hold_s: float) -> dict[str, Any]:
-    """Send [SHORT, LONG] truncated to max_model_len, close the connection after ``hold_s`` (the abort), then
-    send a 2-token request: did the server answer it (recovery)?"""
-    import asyncio
-
-    from triage.client import ProbeClient
-    from triage.probes.inputs import long_text, new_salt, short_text
-
-    async def go() -> dict[str, Any]:
-        async with ProbeClient(srv.url) as pc:
-            model = (await pc.models()).body["data"][0]
-            mml = int(model.get("max_model_len") or 256)
-            lt = await long_text(lambda t: pc.token_count(model["id"], t), mml, salt=new_salt())
-            body = {"model": model["id"], "input": [short_text(), lt.text], "truncate_prompt_tokens": mml}
-            t0 = time.time()
-            task = asyncio.create_task(pc.embed_isolated(body, hold_s))  # the client closes after hold_s: the abort
-            await asyncio.sleep(HANG_PAGE_AT_S)
-            hang_page = await pc.metrics_text(timeout_s=5.0) if not task.done() else None
-            ex = await task
-            held = round(time.time() - t0, 1)
-            answered = ex.status
-        async with httpx.AsyncClient(timeout=30.0) as c:
-            t1 = time.time()
-            try:
-                r = await c.post(f"{srv.url}/v1/embeddings", json={"model": model["id"], "input": "ok"})
-                after = r.status_code
-            except httpx.HTTPError as e:
-                after = f"{type(e).__name__}"
-        return {"held_s": held, "status_within_hold": answered, "after_status": after,
-                "after_s": round(time.time() - t1, 2), "hang_page": hang_page}
-
-    return asyncio.run(go())
+def _metrics_page(url: str) -> str:
+    """The server's /metrics page (a lab server on loopback: no answer is the lab's error, not a finding)."""
+    with VllmClient(url, timeout_s=10.0) as c:
+        r = c.get("/metrics")
+    if r.transport_failed:
+        raise LabError(r.describe())
+    return r.text
 
 
-def run_release(release: str, out_root: Path, progress: Progress, db: str) -> ReleaseRow:
+def run_release(release: str, out_root: Path, progress: Progress, db: str, hold: Hold) -> ReleaseRow:
     """One release, recorded into a hidden ``.<release>.partial`` folder moved into ``<release>/`` at the end (a run
     stopped half-way leaves the release's earlier recordings whole)."""
     row = ReleaseRow(release)
@@ -162,7 +138,7 @@ def run_release(release: str, out_root: Path, progress: Progress, db: str) -> Re
         return row
     row.served, row.ready_s = True, srv.ready_s
     try:
-        _exercise(srv, row, out, progress, db)
+        _exercise(srv, row, out, progress, db, hold)
     finally:
         down(srv.name)
         (out / "server.log").write_text(trim_log(srv.log_text()))
@@ -202,8 +178,8 @@ def _publish(partial: Path, final: Path) -> None:
     partial.rmdir()
 
 
-def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db: str) -> None:
-    idle = httpx.get(f"{srv.url}/metrics", timeout=10).text
+def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db: str, hold_hang: Hold) -> None:
+    idle = _metrics_page(srv.url)
     (out / "metrics-idle.txt").write_text(vllm_families(idle))
     row.gauges = gauges_present(idle)
     eng = next(iter(parse_metrics(idle).engines.values()), None)
@@ -241,7 +217,7 @@ def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db
                               "--format", "json", "--db", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     time.sleep(2.0)
-    hold = _hold_hang(srv, HOLD_S)
+    hold = hold_hang(srv.url, HOLD_S, HANG_PAGE_AT_S)
     row.after_hold_ok = hold["after_status"] == 200
     page = hold.pop("hang_page", None)
     if page:
@@ -263,7 +239,7 @@ def _exercise(srv: LabServer, row: ReleaseRow, out: Path, progress: Progress, db
     (out / "watch.json").write_text(json.dumps({"hold": hold, "summary": {k: summary.get(k) for k in
                                                 ("ticks", "errors", "alerts")},
                                                 "events": wdoc.get("events")}, indent=1) + "\n")
-    after = httpx.get(f"{srv.url}/metrics", timeout=10).text
+    after = _metrics_page(srv.url)
     (out / "metrics-after.txt").write_text(vllm_families(after))
 
 
@@ -335,14 +311,16 @@ def _release_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
 
 
-def run_matrix(releases: list[str], out_root: Path, progress: Progress) -> list[ReleaseRow]:
+def run_matrix(releases: list[str], out_root: Path, progress: Progress, hold: Hold) -> list[ReleaseRow]:
+    """Every release in turn (``run_release``), the table of every release recorded so far rewritten after each;
+    ``hold`` sends the watched hang (``_exercise``)."""
     rows = []
     out_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="lab-matrix-") as tmp:
         db = str(Path(tmp) / "matrix.db")
         for release in releases:
             progress(f"== {release}")
-            rows.append(run_release(release, out_root, progress, db))
+            rows.append(run_release(release, out_root, progress, db, hold))
             done = out_root / "matrix.json"
             prior = json.loads(done.read_text()) if done.exists() else {}
             prior.update({r.release: asdict(r) for r in rows})
