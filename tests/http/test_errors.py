@@ -6,17 +6,8 @@ import ssl
 import httpx
 import pytest
 
-from triage.http.errors import (
-    BodyTooLarge,
-    Deadline,
-    TooMany,
-    cut_kind,
-    cut_text,
-    describe_failure,
-    proxy_of,
-    server_message,
-    transport_text,
-)
+from triage.http.errors import BodyTooLarge, Deadline, TooMany, cut_kind, cut_text, describe_failure
+from triage.http.errors import proxy_of, server_message, transport_text
 
 
 def test_failure_wording_is_written_once() -> None:
