@@ -16,7 +16,7 @@ from triage.findings import Finding
 
 UNDECLARED: dict[str, str] = {}  # what was wrong -> the module that built it
 _THROUGH = frozenset({"triage.findings", "dataclasses"})  # Finding's own __init__, dataclasses.replace
-_READ_BACK = frozenset({"triage.store", "triage.export.json_"})  # rows and documents read back, not verdicts
+_READ_BACK = frozenset({"triage.store.queries", "triage.export.json_"})  # rows and documents read back, not verdicts
 _declared_post_init = Finding.__post_init__
 
 

@@ -65,9 +65,9 @@ def test_day_of_one_second_samples_is_reduced_and_fast() -> None:
 def test_stored_run_rows_read_back_as_samples() -> None:
     rows, alerts = _watch_rows()
     doc = {"samples": [{**r.to_dict(), "extra": dict(r.extra)} for r in rows]}
-    from triage.export.rows import sample_rows
+    from triage.export.rows import document_samples
 
-    back = sample_rows(doc)
+    back = document_samples(doc)
     assert [b.num_requests_running for b in back] == [r.num_requests_running for r in rows]
     assert back[-2].extra == rows[-2].extra
     fig = engine_stats_figure(back, alerts=alerts)

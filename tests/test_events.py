@@ -51,7 +51,7 @@ def test_a_probe_event_stores_the_outcome_and_its_samples_read_back_typed(tmp_pa
         assert rec.observe(ev).run_id == started.run_id
     assert started.run_id is not None
     [series] = store.probe_series(started.run_id)
-    assert series.samples == tuple(EngineSample.from_row(r) for r in o.sample_rows())
+    assert series.samples == tuple(EngineSample.from_dict(r) for r in o.sample_dicts()) == tuple(o.samples)
     assert (series.outcome, series.aborted_at_s) == ("livelock", o.recovery["aborted_at_s"])
     assert store.engine_samples(started.run_id) == []  # a probe's scrapes are its own, not the run's series
     got = store.get_run(started.run_id)

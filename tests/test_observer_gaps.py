@@ -13,10 +13,10 @@ from pathlib import Path
 
 import httpx
 
-from triage.probes.runner import sample_from_page
 from triage.sample import EngineSample, observer_gap
 from triage.stall import STUCK_WAITING, StallDetector
-from triage.store import sample_values
+from triage.sample import server_sample as sample_from_page
+from triage.store import sample_columns
 from triage.vllm.metrics import parse_metrics
 from triage.watch import Watcher, state_label
 
@@ -82,15 +82,16 @@ def test_watch_says_cannot_judge_not_stuck_waiting() -> None:
     assert [e.kind for e in events if e.event == "stalled"] == [STUCK_WAITING]
 
 
-def test_the_gap_survives_the_store_and_the_probe_row() -> None:
+def test_the_gap_survives_the_store_and_the_probe_detail() -> None:
+    from triage.store.samples import sample_of
+
     s = _sample("stuck-waiting-4s", 5.0, 90.5)
-    stored = sample_values(s)
+    stored = sample_columns(s)
     assert "observer_gap_s" in stored["extra_json"]
-    import json
-    back = EngineSample.from_row({**{k: stored[k] for k in ("ts", "engine", "source")},
-                                  "extra": json.loads(stored["extra_json"])})
-    assert back.observer_gap_s == 90.5 and "observer_gap_s" not in back.extra
-    assert EngineSample.from_row(s.probe_row(5.0)).observer_gap_s == 90.5
+    back = sample_of(stored)
+    assert back.observer_gap_s == 90.5 and "observer_gap_s" not in back.extra and back == s
+    assert EngineSample.from_dict(s.to_dict()).observer_gap_s == 90.5
+    assert EngineSample.from_dict({"t": 5.0, "running": 1, "observer_gap_s": 90.5}).observer_gap_s == 90.5
 
 
 QUEUE = Path(__file__).parent / "fixtures" / "real" / "queue-bound" / "0.32.0-tiny-qwen3"

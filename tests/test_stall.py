@@ -160,7 +160,7 @@ def _cold_slow_qwen3() -> list[EngineSample]:
     import json
 
     rec = json.loads((REAL / "probes" / "livelock-031-slow-qwen3-long-t4096-cold.json").read_text())
-    return [EngineSample.from_row(r) for r in (rec["detail"]["baseline"], *rec["detail"]["samples"])]
+    return [EngineSample.from_dict(r) for r in (rec["detail"]["baseline"], *rec["detail"]["samples"])]
 
 
 def test_a_cold_first_step_that_read_idle_sets_the_window() -> None:

@@ -5,6 +5,7 @@ import sqlite3
 from pathlib import Path
 
 from triage.findings import Finding, Status
+from triage.sample import EngineSample
 from triage.store import Store
 
 
@@ -34,9 +35,10 @@ def test_list_runs_pages_newest_first(tmp_path: Path) -> None:
 
 
 def test_retention_can_be_limited_to_one_target(tmp_path: Path) -> None:
-    from triage.store import MetricSample
     st = Store(str(tmp_path / "t.db"))
-    st.add_samples([MetricSample(target_id=1, ts=1.0), MetricSample(target_id=2, ts=1.0),
-                    MetricSample(target_id=1, ts=100.0)])
+    st.add_samples([EngineSample(ts=1.0)], target_id=1)
+    st.add_samples([EngineSample(ts=1.0, engine="other")], target_id=2)
+    st.add_samples([EngineSample(ts=100.0)], target_id=1)
     assert st.delete_samples_before(50.0, target_id=1) == 1
-    assert [s.target_id for s in st.samples_for(target_id=2)] == [2]
+    assert [s.engine for s in st.samples_for(target_id=2)] == ["other"]
+    assert [s.ts for s in st.samples_for(target_id=1)] == [100.0]

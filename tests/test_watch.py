@@ -189,11 +189,11 @@ def test_a_long_expected_step_is_reported_as_undecided_once(tmp_path: Path) -> N
     """Past the threshold but inside the step the measured prefill rate predicts: one 'undecided' line
     saying what is known (the step to expect, the version, when it would become a stall), no alert."""
     from triage.stall import StallState
-    from triage.watch import _EngineState
+    from triage.watch.engines import EngineState
 
     w, _, _ = _watcher(tmp_path)
     w.vllm_version = "0.32.0"
-    es = _EngineState(2.0, 60.0)
+    es = EngineState(2.0, 60.0)
     st = StallState(kind="livelock", since=100.0, running=1, waiting=0, expected_step_s=8.0, window_s=16.0,
                     no_progress_s=3.0, threshold_s=2.0)
     ev = w._alert_transition("0", es, st, 103.0)

@@ -1,7 +1,7 @@
 """Pure plotly figure builders shared by the dashboard and the HTML report (no Streamlit, no I/O).
 
 Samples are triage.sample.EngineSample values, whatever their source (watch scrapes, a log's
-stats lines, a stored run read back through ``EngineSample.from_row``); alerts are Watcher.alerts
+stats lines, a stored run read back through ``EngineSample.from_dict``); alerts are Watcher.alerts
 dicts (since / confirmed_at / cleared_at) or log episodes (start_ts / end_ts). Long series are
 reduced before plotting: gauges and rates by min/max per bucket (a stall plateau or a spike
 survives), window quantiles by stride (they are already smoothed). WebGL traces keep even the
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from triage.sample import CHART_FIELDS, EngineSample, ProbeSeries
+from triage.sample import CHART_FIELDS, EngineSample, ProbeSeries, across_engines
 from triage.series import downsample_minmax, stride_indices
 
 try:  # numpy comes with plotly's usual companions (pandas, streamlit); lists work without it
@@ -87,23 +87,14 @@ def _engine_labels(rows: Sequence[EngineSample]) -> set[str]:
     return {str(r.engine) for r in rows}
 
 
-def _sum_engines(c: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    acc: dict[float, list[Any]] = {}
-    for t, r, w, kv, p in zip(c["ts"], c["running"], c["waiting"], c["kv"], c["prompt"], strict=True):
-        a = acc.setdefault(t, [None, None, [], None])
-        a[0] = r if a[0] is None else a[0] + (r or 0)
-        a[1] = w if a[1] is None else a[1] + (w or 0)
-        if kv is not None:
-            a[2].append(kv)
-        a[3] = p if a[3] is None else a[3] + (p or 0)
-    ts = sorted(acc)
-    return {
-        "ts": ts,
-        "running": [acc[t][0] for t in ts],
-        "waiting": [acc[t][1] for t in ts],
-        "kv": [sum(acc[t][2]) / len(acc[t][2]) if acc[t][2] else None for t in ts],
-        "prompt": [acc[t][3] for t in ts],
-    }
+def _across_engines(rows: Sequence[EngineSample]) -> list[EngineSample]:
+    """One whole-server sample per time from several engines' samples: the one multi-engine rule
+    (triage.sample.across_engines: gauges and rates summed, KV usage the fullest engine's)."""
+    by_ts: dict[float, list[EngineSample]] = {}
+    for r in rows:
+        if r.ts is not None:
+            by_ts.setdefault(r.ts, []).append(r)
+    return [across_engines(by_ts[t], t) for t in sorted(by_ts)]
 
 
 # a span with no sample longer than GAP_FACTOR usual intervals (and at least MIN_GAP_S) is a gap in the series
@@ -231,10 +222,11 @@ def engine_stats_figure(
     if not rows:
         fig.add_annotation(text="No samples yet", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
         return fig
-    c = _series(rows)
-    if len(labels) > 1:
-        c = _sum_engines(c)  # data parallel: one point per scrape, gauges and rates summed, KV averaged
-        fig.update_layout(title=f"{title} ({len(labels)} engines, summed)")
+    if len(labels) > 1:  # data parallel: one point per scrape, by the one multi-engine rule
+        c = _series(_across_engines(rows))
+        fig.update_layout(title=f"{title} ({len(labels)} engines, summed; KV the fullest)")
+    else:
+        c = _series(rows)
     x = c["ts"]
     gaps = scrape_gaps(x, now)
     fig.add_trace(_line(x, c["running"], "running", _COLORS["running"], "hv", gaps), row=1, col=1)

@@ -10,16 +10,24 @@ stall rule is one reader among several.
 Field names are vLLM's metric names (``num_requests_running``, ``kv_cache_usage_perc``, …) so a
 reader never maps one vocabulary onto another. Missing is explicit: ``None`` means the source did
 not carry the value (a log line has no counters, /metrics has no throughputs) — never ``0``.
-Rows stored in the database (triage.store.MetricSample) are converted at the store's boundary;
-probe results keep the compact documented row of docs/CONTRACTS.md (``probe_row``/``from_row``).
+Stored and exported, a sample is ``to_dict()`` (field names as they are, never renamed): a probe's samples in its
+detail, a run document's samples, watch's last reading; ``from_dict`` is the one reader back, and it also reads
+the shapes written before (a probe row's ``t``/``running``/``waiting``; a table row whose fields without a
+column sat in its ``extra``). The database table converts at the store's boundary (triage.store.samples).
+
+Several engines of one server (data parallel) become one whole-server sample by ONE rule, ``across_engines``:
+counts and counters add up, KV cache usage is the fullest engine's (see ``ENGINE_MAX``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Optional
-from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Iterable, Mapping
+
+if TYPE_CHECKING:  # the parser produces samples: only its type here
+    from triage.vllm.metrics import MetricsPage
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -32,7 +40,7 @@ PROMETHEUS = "prometheus"  # a query against a Prometheus server
 class EngineSample:
     """One engine at one instant. Counters are cumulative (a drop means the server restarted)."""
 
-    ts: float  # unix seconds (probe rows: seconds since sent; None only for a log line without a timestamp)
+    ts: float  # unix seconds (a probe's samples: seconds since sent; None only for a log line without a timestamp)
     engine: str = "0"
     source: str = SCRAPE
     model_name: Optional[str] = None
@@ -76,22 +84,6 @@ class EngineSample:
     def with_(self, **changes: Any) -> EngineSample:
         return replace(self, **changes)
 
-    def probe_row(self, t: float) -> dict[str, Any]:
-        """The stored probe-sample row of docs/CONTRACTS.md (``t`` = seconds since the probe was sent)."""
-        row: dict[str, Any] = {
-            "t": round(t, 3),
-            "running": self.num_requests_running,
-            "waiting": self.num_requests_waiting,
-            "prompt_tokens_total": self.prompt_tokens_total,
-            "request_success_total": self.request_success_total,
-            "kv_cache_usage_perc": self.kv_cache_usage_perc,
-        }
-        for k in ("prefix_cache_queries_total", "process_cpu_seconds_total", "observer_gap_s"):
-            v = getattr(self, k)
-            if v is not None:
-                row[k] = v
-        return row
-
     def to_dict(self) -> dict[str, Any]:
         """Every field that carries a value (JSON-ready; histograms left out)."""
         out: dict[str, Any] = {}
@@ -105,30 +97,69 @@ class EngineSample:
         return out
 
     @classmethod
-    def from_row(cls, d: Mapping[str, Any]) -> EngineSample:
-        """A stored row back to a sample: a run document's sample (field names, ``extra``) or a
-        probe row (``t``, ``running``, ``waiting``). The one reader of stored sample shapes."""
+    def from_dict(cls, d: Mapping[str, Any]) -> EngineSample:
+        """A stored sample back to a value: ``to_dict()``'s shape, and the shapes written before it (a probe row's
+        ``t``/``running``/``waiting``; a table row or run document whose fields without a column rode in
+        ``extra``/``extra_json``: they are lifted back to their fields). The one reader of stored samples."""
         kw: dict[str, Any] = {k: d[k] for k in _FIELDS if k in d and k not in ("extra", "histograms")}
-        if "t" in d and "ts" not in kw:
-            kw["ts"] = d["t"]
-        if "running" in d and "num_requests_running" not in kw:
-            kw["num_requests_running"] = d["running"]
-        if "waiting" in d and "num_requests_waiting" not in kw:
-            kw["num_requests_waiting"] = d["waiting"]
+        for old, new in _OLD_KEYS.items():
+            if old in d and new not in kw:
+                kw[new] = d[old]
         extra = d.get("extra", d.get("extra_json"))
         if isinstance(extra, Mapping) and extra:
             extra = dict(extra)
-            if "observer_gap_s" not in kw and isinstance(extra.get("observer_gap_s"), (int, float)):
-                kw["observer_gap_s"] = float(extra.pop("observer_gap_s"))  # the store keeps it beside the columns
+            for k in _LIFTED:
+                if k in extra and kw.get(k) is None:
+                    v = extra.pop(k)
+                    if k in ("model_name", "line") or isinstance(v, (int, float)) and not isinstance(v, bool):
+                        kw[k] = v
             if extra:
                 kw["extra"] = MappingProxyType(extra)
-        if "line" in (extra or {}) and kw.get("line") is None and isinstance(extra, Mapping):
-            kw["line"] = extra["line"]
         kw.setdefault("ts", 0.0)
         return cls(**kw)
 
 
 _FIELDS = tuple(f.name for f in fields(EngineSample))
+TEXT_FIELDS = ("engine", "source", "model_name")  # a stored sample's strings (labels from the server: redacted)
+NUMBER_FIELDS = tuple(f for f in _FIELDS if f not in ("ts", *TEXT_FIELDS, "extra", "histograms"))
+# a probe row of docs/CONTRACTS.md before the one shape (issue 34): its renamed keys, read back by ``from_dict``
+_OLD_KEYS = {"t": "ts", "running": "num_requests_running", "waiting": "num_requests_waiting"}
+# fields a table row kept in its extra_json (no column of their own): back to the field when read
+_LIFTED = tuple(f for f in _FIELDS if f not in ("ts", "engine", "source", "extra", "histograms"))
+
+# The one multi-engine rule: what a whole-server sample (``across_engines``) makes of its engines' values.
+# Counts and counters add up (requests in the server, tokens it computed). KV cache usage is the fullest engine's,
+# not the mean: the fullest engine is the one that preempts or refuses first, and a stalled engine holding its KV
+# blocks keeps the maximum flat while idle engines' small moves would move a mean and read as progress (the stall
+# rule takes a KV move as a step's progress). Fields in neither tuple stay per engine (None in the whole-server
+# sample); add one here when a reader needs it whole-server.
+ENGINE_SUMS = ("num_requests_running", "num_requests_waiting", "prompt_tokens_total", "request_success_total",
+               "prefix_cache_queries_total", "prefill_seconds_total", "prompt_throughput")
+ENGINE_MAX = ("kv_cache_usage_perc",)
+ALL_ENGINES = "all"  # the engine label of a whole-server sample made of several engines
+
+
+def across_engines(engines: Iterable[EngineSample], ts: float) -> EngineSample:
+    """One whole-server sample at ``ts`` from its engines' samples, by the one rule above (``ENGINE_SUMS`` add up,
+    ``ENGINE_MAX`` the largest, the KV cache size the first engine's that states one); a single engine keeps its
+    label, several read ``all``. Missing stays None: a sum of engines that all lack a value is None, never 0."""
+    es = list(engines)
+    kw: dict[str, Any] = {}
+    for f in ENGINE_SUMS:
+        vals = [v for e in es if (v := getattr(e, f)) is not None]
+        kw[f] = sum(vals) if vals else None
+    for f in ENGINE_MAX:
+        vals = [v for e in es if (v := getattr(e, f)) is not None]
+        kw[f] = max(vals) if vals else None
+    return EngineSample(ts=ts, engine=ALL_ENGINES if len(es) > 1 else (es[0].engine if es else "0"),
+                        kv_cache_size_tokens=next((e.kv_cache_size_tokens for e in es if e.kv_cache_size_tokens),
+                                                  None), **kw)
+
+
+def server_sample(page: MetricsPage, ts: float) -> EngineSample:
+    """The scrape→sample function: one /metrics page (``triage.vllm.metrics.parse_metrics``) as one whole-server
+    sample at ``ts`` (``across_engines`` of its engines). Watch keeps the page's engines apart instead."""
+    return across_engines(page.engines.values(), ts)
 
 LATE_FACTOR = 4.0  # a sample more than this many scrape intervals after the one before came late …
 LATE_MIN_S = 2.0  # … and more than this beyond one interval (a failed 1 s scrape between two is no freeze)
@@ -171,9 +202,10 @@ class ProbeSeries:
     @classmethod
     def from_detail(cls, probe: str, outcome: str, time_to_verdict_s: Optional[float],
                     detail: Mapping[str, Any] | None) -> ProbeSeries:
-        """From a stored probe's ``detail`` (request, response, samples as probe rows, recovery)."""
+        """From a stored probe's ``detail`` (request, response, samples as ``to_dict()`` or older probe rows,
+        recovery)."""
         d = detail or {}
         rec = d.get("recovery") if isinstance(d.get("recovery"), Mapping) else {}
         rows = d.get("samples") if isinstance(d.get("samples"), list) else []
-        return cls(probe, outcome, tuple(EngineSample.from_row(r) for r in rows if isinstance(r, Mapping)),
+        return cls(probe, outcome, tuple(EngineSample.from_dict(r) for r in rows if isinstance(r, Mapping)),
                    time_to_verdict_s, (rec or {}).get("aborted_at_s"))

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from triage.findings import Finding, Status
+from triage.sample import EngineSample
 from triage.store import (
     CaptureInfo,
-    MetricSample,
     ProbeInfo,
     RunInfo,
     RunRecord,
@@ -78,11 +78,11 @@ def effective_config() -> dict:
     return cfg
 
 
-def samples() -> list[MetricSample]:
+def samples() -> list[EngineSample]:
     out = []
     for t, name in PAGES.items():
         for eng in parse_metrics(raw(name)).engines.values():
-            out.append(MetricSample(engine=eng.engine, ts=T0 + t, source="scrape",
+            out.append(EngineSample(engine=eng.engine, ts=T0 + t, source="scrape",
                                     num_requests_running=eng.num_requests_running,
                                     num_requests_waiting=eng.num_requests_waiting,
                                     kv_cache_usage_perc=eng.kv_cache_usage_perc,
@@ -145,10 +145,7 @@ def build(store: Store, *, hostile: bool = False) -> int:
         store.add_finding(run.id, f)
     store.add_probe_result(run.id, "short-long", "livelock", duration_s=12.0, time_to_verdict_s=9.0,
                            detail=probe_detail(), started_at=datetime.fromtimestamp(T0, UTC))
-    ss = samples()
-    for s in ss:
-        s.run_id, s.target_id = run.id, t.id
-    store.add_samples(ss)
+    store.add_samples(samples(), run_id=run.id, target_id=t.id)
     for name in PAGES.values():
         store.add_capture(run.id, "metrics-page", raw(name), name=name)
     store.add_capture(run.id, "log", log, name="server.log", secrets=(API_KEY,) if hostile else ())

@@ -73,12 +73,12 @@ def test_a_failed_import_writes_nothing(record: RunRecord, tmp_path: Path) -> No
 
 def test_long_watch_run_round_trips_one_line_per_sample(store: Store, record: RunRecord, tmp_path: Path) -> None:
     """Synthetic counts on top of the recorded run: 5,000 samples of 1 s with a latency extra."""
-    from triage.store import MetricSample
+    from triage.sample import EngineSample
     t0 = export_runs.T0 + 100
-    store.add_samples(MetricSample(run_id=record.run.id, engine="0", ts=t0 + i, num_requests_running=float(i % 2),
-                                   num_requests_waiting=0.0, prompt_tokens_total=float(i),
-                                   extra_json=json.dumps({"e2e_p95": 0.01 * i}))
-                      for i in range(5000))
+    store.add_samples((EngineSample(engine="0", ts=t0 + i, num_requests_running=float(i % 2),
+                                    num_requests_waiting=0.0, prompt_tokens_total=float(i),
+                                    extra={"e2e_p95": 0.01 * i})
+                       for i in range(5000)), run_id=record.run.id)
     rec = store.get_run(record.run.id)
     assert rec is not None
     text = render(rec, "json").decode()

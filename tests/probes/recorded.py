@@ -50,5 +50,5 @@ def outcome_from_record(d: dict) -> ProbeOutcome:
     return ProbeOutcome(probe=d["probe"], set=d["set"], outcome=d["outcome"], description=d["description"],
                         duration_s=d["duration_s"], time_to_verdict_s=d["time_to_verdict_s"],
                         http_status=d["http_status"], request=det.pop("request"), response=det.pop("response"),
-                        samples=[EngineSample.from_row(r) for r in det.pop("samples")], recovery=det.pop("recovery"),
+                        samples=[EngineSample.from_dict(r) for r in det.pop("samples")], recovery=det.pop("recovery"),
                         extra=det)

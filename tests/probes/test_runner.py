@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 
 from triage.http import Exchange
-from triage.probes.runner import HTTP_ERROR, OK, SLOW, UNREACHABLE, classify_samples, outcome_of, sample_from_page
-from triage.stall import LIVELOCK, STUCK_WAITING
+from triage.probes.runner import HTTP_ERROR, OK, SLOW, UNREACHABLE, outcome_of
+from triage.sample import EngineSample, server_sample as sample_from_page
+from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector
 
 from .recorded import DIRS, exchange, page, probe_record
 
@@ -17,9 +18,20 @@ def test_sample_from_livelock_page() -> None:
     assert s.ts == 3.0 and s.num_requests_running == 1 and s.num_requests_waiting == 0
     assert s.prompt_tokens_total is not None and s.request_success_total is not None
     assert s.kv_cache_usage_perc and s.prefix_cache_queries_total and s.kv_cache_size_tokens == 131072
-    row = s.probe_row(s.ts)  # the stored row of docs/CONTRACTS.md
-    contract = {"t", "running", "waiting", "prompt_tokens_total", "request_success_total", "kv_cache_usage_perc"}
-    assert contract <= set(row)
+    row = s.to_dict()  # the stored shape: the sample's own field names
+    contract = {"ts", "num_requests_running", "num_requests_waiting", "prompt_tokens_total", "request_success_total",
+                "kv_cache_usage_perc"}
+    assert contract <= set(row) and EngineSample.from_dict(row) == s
+
+
+def classify_samples(rows: list[dict], stall_s: float) -> tuple[str | None, float | None]:
+    """The stall verdict over a probe's stored samples: (kind, confirmed_at) or (None, None)."""
+    det = StallDetector(stall_s)
+    for row in rows:
+        st = det.update(EngineSample.from_dict(row))
+        if st.stalled:
+            return st.kind, st.confirmed_at
+    return None, None
 
 
 def test_sample_from_stuck_waiting_page() -> None:
@@ -28,7 +40,7 @@ def test_sample_from_stuck_waiting_page() -> None:
 
 
 def test_recorded_pages_classify_as_livelock() -> None:
-    series = [sample_from_page(page(L031, name), t).probe_row(t)
+    series = [sample_from_page(page(L031, name), t).to_dict()
               for name, t in (("metrics-idle", 0.0), ("metrics-livelock-3s", 3.0), ("metrics-livelock-9s", 9.0))]
     assert classify_samples(series, 5.0) == (LIVELOCK, 9.0)
     assert classify_samples(series, 7.0) == (None, None)  # 6 s of no progress: under a 7 s threshold

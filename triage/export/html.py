@@ -73,9 +73,9 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The run's charts (engine stats, probe timelines) as figure dicts, when there is data for them."""
     out = []
     if doc.get("samples"):
-        out.append(("Engine stats", charts.engine_stats_figure(rows.sample_rows(doc))))
+        out.append(("Engine stats", charts.engine_stats_figure(rows.document_samples(doc))))
     if any((p.get("detail") or {}).get("samples") for p in doc.get("probes") or []):
-        out.append(("Probe timelines", charts.probe_timeline_figure(rows.probe_rows(doc))))
+        out.append(("Probe timelines", charts.probe_timeline_figure(rows.document_probe_series(doc))))
     return [(title, svg_only(fig)) for title, fig in out]
 
 

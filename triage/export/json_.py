@@ -38,7 +38,8 @@ from triage import SCHEMA, __version__
 from triage.export.groups import document_groups
 from triage.findings import Status
 from triage.redact import jsonable, redact_obj, redact_text
-from triage.store import SAMPLE_FIELDS, RunRecord, Store, parse_iso
+from triage.sample import NUMBER_FIELDS, TEXT_FIELDS
+from triage.store import RunRecord, Store, parse_iso
 
 DOCUMENT = "run"
 RUN_FORMAT = 1  # bump on any incompatible change of the document below
@@ -93,13 +94,13 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
                       "content": c.content} for c in record.captures],
     }
     doc["groups"] = [g.to_dict() for g in document_groups(doc)[0]]
-    return redact_document(doc, secrets, list(record.samples))
+    return redact_document(doc, secrets, [m.to_dict() for m in record.samples])
 
 
 def redact_document(doc: dict[str, Any], secrets: Iterable[str] = (),
                     samples: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """redact_obj over the document; the samples (``samples``, else the document's) are numbers plus
-    two labels and an extra dict, so only their strings are redacted, once per distinct label
+    """redact_obj over the document; the samples (``samples``, else the document's: ``EngineSample.to_dict()``
+    each) are numbers plus a few labels and an extra dict, so only their strings are redacted, once per distinct label
     (a day of 1 s samples is 86,400 rows: redact_obj on each costs tens of seconds)."""
     secrets = tuple(s for s in secrets if s)
     rows = (doc.get("samples") or []) if samples is None else samples
@@ -113,7 +114,7 @@ def redact_document(doc: dict[str, Any], secrets: Iterable[str] = (),
             labels[v] = redact_text(v, secrets)
         return labels[v]
 
-    out["samples"] = [{**row, "engine": label(row.get("engine")), "source": label(row.get("source")),
+    out["samples"] = [{**row, **{k: label(row[k]) for k in TEXT_FIELDS if k in row},
                        "extra": redact_obj(row["extra"], secrets) if row.get("extra") else {}}
                       for row in rows if isinstance(row, dict)]
     return out
@@ -253,14 +254,15 @@ def _check_samples(samples: Any) -> None:
     for i, m in enumerate(samples):
         if not isinstance(m, dict):
             raise ImportError_(f"samples[{i}]: not an object")
-        for k in SAMPLE_FIELDS:
+        for k in TEXT_FIELDS:
+            if m.get(k) is not None and not isinstance(m[k], str):
+                raise ImportError_(f"samples[{i}].{k}: not a string")
+        v = m.get("ts")
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise ImportError_(f"samples[{i}].ts: a sample needs a finite number of unix seconds")
+        for k in NUMBER_FIELDS:
             v = m.get(k)
-            if k in ("engine", "source"):
-                if v is not None and not isinstance(v, str):
-                    raise ImportError_(f"samples[{i}].{k}: not a string")
-            elif k == "ts" and (not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)):
-                raise ImportError_(f"samples[{i}].ts: a sample needs a finite number of unix seconds")
-            elif v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
                 raise ImportError_(f"samples[{i}].{k}: not a number")
         if m.get("extra") is not None and not isinstance(m["extra"], dict):
             raise ImportError_(f"samples[{i}].extra: not an object")

@@ -1,5 +1,5 @@
-"""Chart inputs from a run document: EngineSample and ProbeSeries values read back from the stored sample rows (no
-ORM objects: an 86,400-sample watch run must not build 86,400 SQLModel instances to draw one figure)."""
+"""Chart inputs from a run document: its samples and each probe's samples read back as EngineSample and ProbeSeries
+values (``EngineSample.from_dict``: the one reader of stored samples)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,11 +7,12 @@ from typing import Any
 from triage.sample import EngineSample, ProbeSeries
 
 
-def sample_rows(doc: dict[str, Any]) -> list[EngineSample]:
-    return [EngineSample.from_row(s) for s in doc.get("samples") or []]
+def document_samples(doc: dict[str, Any]) -> list[EngineSample]:
+    """The document's engine samples (``EngineSample.to_dict()`` rows, or the shape before them) read back typed."""
+    return [EngineSample.from_dict(s) for s in doc.get("samples") or [] if isinstance(s, dict)]
 
 
-def probe_rows(doc: dict[str, Any]) -> list[ProbeSeries]:
+def document_probe_series(doc: dict[str, Any]) -> list[ProbeSeries]:
     """Each probe of the document with its samples read back as EngineSamples (what the probe timeline draws)."""
     return [ProbeSeries.from_detail(str(p.get("probe", f"probe {n}")), str(p.get("outcome", "?")),
                                     p.get("time_to_verdict_s"), p.get("detail") if isinstance(p.get("detail"), dict)

@@ -24,9 +24,8 @@ from typing import Any, Optional
 from triage import events as ev_
 from triage.http import EMBEDDINGS_PATH, Exchange, ProbeClient, trim_for_storage
 from triage.events import RunEvent
-from triage.sample import EngineSample, ProbeSeries, observer_gap
+from triage.sample import EngineSample, ProbeSeries, observer_gap, server_sample
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
-from triage.vllm.metrics import MetricsPage
 
 OK = "ok"
 HTTP_ERROR = "http-error"
@@ -72,13 +71,13 @@ class ProbeOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
     exchanges: list[Exchange] = field(default_factory=list)  # full answers, for evaluators; not stored
 
-    def sample_rows(self) -> list[dict[str, Any]]:
-        """The samples as the stored probe rows of docs/CONTRACTS.md (``EngineSample.probe_row``)."""
-        return [s.probe_row(s.ts) for s in self.samples]
+    def sample_dicts(self) -> list[dict[str, Any]]:
+        """The samples as stored: ``EngineSample.to_dict()`` each (the one sample shape, field names kept)."""
+        return [s.to_dict() for s in self.samples]
 
     def detail(self) -> dict[str, Any]:
         """The stored shape of docs/CONTRACTS.md (request, response, samples, recovery) plus extras."""
-        return {"request": self.request, "response": self.response, "samples": self.sample_rows(),
+        return {"request": self.request, "response": self.response, "samples": self.sample_dicts(),
                 "recovery": self.recovery, **self.extra}
 
     def series(self) -> ProbeSeries:
@@ -94,46 +93,13 @@ class ProbeOutcome:
                    duration_s=d.get("duration_s"), time_to_verdict_s=d.get("time_to_verdict_s"),
                    http_status=d.get("http_status"), request=det.pop("request", {}) or {},
                    response=det.pop("response", None),
-                   samples=[EngineSample.from_row(r) for r in det.pop("samples", None) or []],
+                   samples=[EngineSample.from_dict(r) for r in det.pop("samples", None) or []],
                    recovery=det.pop("recovery", None), extra=det)
 
     def to_dict(self) -> dict[str, Any]:
         return {"probe": self.probe, "set": self.set, "outcome": self.outcome, "description": self.description,
                 "duration_s": self.duration_s, "time_to_verdict_s": self.time_to_verdict_s,
                 "http_status": self.http_status, "detail": self.detail()}
-
-
-def sample_from_page(page: MetricsPage, t: float) -> EngineSample:
-    """One sample of the whole server (engines summed; KV usage the fullest engine's), ts = t s since send."""
-    engines = list(page.engines.values())
-
-    def total(attr: str) -> Optional[float]:
-        vals = [getattr(e, attr) for e in engines if getattr(e, attr) is not None]
-        return sum(vals) if vals else None
-
-    kv = [e.kv_cache_usage_perc for e in engines if e.kv_cache_usage_perc is not None]
-    return EngineSample(
-        ts=round(t, 3),
-        engine="all" if len(engines) > 1 else (engines[0].engine if engines else "0"),
-        num_requests_running=total("num_requests_running"),
-        num_requests_waiting=total("num_requests_waiting"),
-        prompt_tokens_total=total("prompt_tokens_total"),
-        request_success_total=total("request_success_total"),
-        prefix_cache_queries_total=total("prefix_cache_queries_total"),
-        prefill_seconds_total=total("prefill_seconds_total"),
-        kv_cache_usage_perc=max(kv) if kv else None,
-        kv_cache_size_tokens=next((e.kv_cache_size_tokens for e in engines if e.kv_cache_size_tokens), None),
-    )
-
-
-def classify_samples(samples: list[dict[str, Any]], stall_s: float) -> tuple[Optional[str], Optional[float]]:
-    """The stall verdict over a probe's stored sample rows: (kind, confirmed_at) or (None, None)."""
-    det = StallDetector(stall_s)
-    for row in samples:
-        st = det.update(EngineSample.from_row(row))
-        if st.stalled:
-            return st.kind, st.confirmed_at
-    return None, None
 
 
 def outcome_of(exchanges: list[Exchange]) -> tuple[str, Optional[int]]:
@@ -160,7 +126,7 @@ def _busy(s: EngineSample) -> float:
 
 async def _scrape_sample(pc: ProbeClient, t0: float, timeout_s: float) -> Optional[EngineSample]:
     page = await pc.scrape(timeout_s=timeout_s)
-    return sample_from_page(page, time.monotonic() - t0) if page is not None else None
+    return server_sample(page, round(time.monotonic() - t0, 3)) if page is not None else None
 
 
 async def wait_idle(pc: ProbeClient, within_s: float) -> tuple[Optional[EngineSample], bool]:
@@ -210,7 +176,7 @@ async def verify_recovery(pc: ProbeClient, t0: float, aborted_at_s: float, short
             "short_request_error": ex.error or (ex.error_message() if not ex.ok else None),
             "recovered": ok, "recovered_s": now if ok else None,
             "recovered_after_abort_s": round(now - aborted_at_s, 3) if ok else None,
-            "polls": [p.probe_row(p.ts) for p in polls[-5:]]}
+            "polls": [p.to_dict() for p in polls[-5:]]}
 
 
 async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[str, Any]], cfg: MonitorConfig,
@@ -270,7 +236,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         if time.monotonic() - t0 >= cfg.deadline_s:
             verdict, verdict_at = SLOW, round(time.monotonic() - t0, 3)
             break
-    extra: dict[str, Any] = {"baseline": baseline.probe_row(0.0) if baseline is not None else None,
+    extra: dict[str, Any] = {"baseline": baseline.to_dict() if baseline is not None else None,
                              "idle_at_start": idle_at_start}
     if gaps:  # the observer's own holes: no stall window was judged across them (triage.stall)
         extra["observer_gaps"] = {"count": len(gaps), "longest_s": max(gaps), "scrape_s": cfg.scrape_s}

@@ -128,7 +128,7 @@ def _facts(o: ProbeOutcome, max_model_len: int, version: str | None) -> dict[str
 def _evidence(o: ProbeOutcome, max_model_len: int, version: str | None) -> dict[str, Any]:
     return {"facts": _facts(o, max_model_len, version), "probe": o.probe, "case": o.description,
             "outcome": o.outcome, "time_to_verdict_s": o.time_to_verdict_s,
-            "samples": o.sample_rows(), "recovery": o.recovery,
+            "samples": o.sample_dicts(), "recovery": o.recovery,
             "health_during_stall": o.extra.get("health_during_stall"),
             "truncate_prompt_tokens": o.extra.get("truncate_prompt_tokens"), "max_model_len": max_model_len,
             "vllm_version": version, "source": "live probe: POST /v1/embeddings while scraping GET /metrics"}
