@@ -7,6 +7,7 @@ from typing import Any
 
 from triage.differential import is_diagnosis
 from triage.events import INTERRUPTED
+from triage.export.rows import document_samples
 from triage.findings import ORDER, Status, severity, worst
 
 STATUS_ORDER = list(reversed(ORDER))  # most severe first
@@ -144,14 +145,14 @@ def probe_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def sample_summary(doc: dict[str, Any]) -> dict[str, str]:
-    samples = doc.get("samples") or []
+    samples = document_samples(doc)  # typed: the one reader of stored samples
     if not samples:
         return {}
-    ts = [s["ts"] for s in samples]
+    ts = [s.ts for s in samples]
     out = {"samples": str(len(samples)), "span_s": _num(max(ts) - min(ts)),
-           "sources": ", ".join(sorted({str(s.get("source")) for s in samples}))}
+           "sources": ", ".join(sorted({str(s.source) for s in samples}))}
     for key in ("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc"):
-        vals = [s[key] for s in samples if s.get(key) is not None]
+        vals = [v for s in samples if (v := getattr(s, key)) is not None]
         if vals:
             out[f"max {key}"] = _num(max(vals))
     return out
