@@ -109,10 +109,10 @@ class EngineSample:
         if isinstance(extra, Mapping) and extra:
             extra = dict(extra)
             for k in _LIFTED:
-                if k in extra and kw.get(k) is None:
-                    v = extra.pop(k)
-                    if k in ("model_name", "line") or isinstance(v, (int, float)) and not isinstance(v, bool):
-                        kw[k] = v
+                v = extra.get(k)
+                if v is not None and kw.get(k) is None and (
+                        k == "model_name" or isinstance(v, (int, float)) and not isinstance(v, bool)):
+                    kw[k] = extra.pop(k)
             if extra:
                 kw["extra"] = MappingProxyType(extra)
         kw.setdefault("ts", 0.0)
