@@ -1,6 +1,6 @@
 """engine_stats_figure with a day of 1 s samples (86,400 rows): built within 1 s.
 
-Rows are MetricSample values as the Watcher writes them, built from /metrics pages recorded
+Rows are EngineSample values as the Watcher writes them, built from /metrics pages recorded
 from the real 0.31.0 server (idle, after requests, livelock, after abort) laid over a day,
 with a stall alert in the middle. Times the figure build (and its JSON for the browser) over
 --repeat runs; reports wall and CPU time (the dev box is shared: CPU time is the fairer
@@ -23,21 +23,19 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from triage.charts import engine_stats_figure  # noqa: E402
-from triage.store import MetricSample  # noqa: E402
+from triage.sample import EngineSample  # noqa: E402
 from triage.watch import Watcher  # noqa: E402
 
 PAGES = ROOT / "tests" / "fixtures" / "real" / "0.31.0-tiny-qwen3-livelock"
 SEQ = ["idle", "after-requests"] + ["livelock-3s"] * 3 + ["livelock-9s"] * 6 + ["after-abort"]
 
 
-def day(n: int) -> tuple[list[MetricSample], list[dict]]:
+def day(n: int) -> tuple[list[EngineSample], list[dict]]:
     w = Watcher("http://127.0.0.1:9", interval=1, stall_s=5, client=httpx.Client())
     texts = {p: (PAGES / f"metrics-{p}.txt").read_text() for p in set(SEQ)}
     t0 = 1_764_400_000.0
     base = [s for i, p in enumerate(SEQ) for s in w.observe(texts[p], t0 + i).samples]
-    fields = [k for k in MetricSample.model_fields if k != "id"]
-    protos = [{k: getattr(s, k) for k in fields} for s in base]
-    rows = [MetricSample(**{**protos[i % len(protos)], "ts": t0 + i}) for i in range(n)]
+    rows = [base[i % len(base)].with_(ts=t0 + i) for i in range(n)]
     alerts = [
         {"kind": "livelock", "since": t0 + n // 2, "confirmed_at": t0 + n // 2 + 5, "cleared_at": t0 + n // 2 + 60}
     ]
