@@ -131,7 +131,8 @@ _LIFTED = tuple(f for f in _FIELDS if f not in ("ts", "engine", "source", "extra
 # Counts and counters add up (requests in the server, tokens it computed). KV cache usage is the fullest engine's,
 # not the mean: the fullest engine is the one that preempts or refuses first, and a stalled engine holding its KV
 # blocks keeps the maximum flat while idle engines' small moves would move a mean and read as progress (the stall
-# rule takes a KV move as a step's progress). Fields in neither tuple stay per engine (None in the whole-server
+# rule takes a KV move as a step's progress); the probe runner always took the maximum, so its verdicts stay as they
+# were (the engine-stats chart averaged before). Fields in neither tuple stay per engine (None in the whole-server
 # sample); add one here when a reader needs it whole-server.
 ENGINE_SUMS = ("num_requests_running", "num_requests_waiting", "prompt_tokens_total", "request_success_total",
                "prefix_cache_queries_total", "prefill_seconds_total", "prompt_throughput")
@@ -161,6 +162,7 @@ def server_sample(page: MetricsPage, ts: float) -> EngineSample:
     sample at ``ts`` (``across_engines`` of its engines). Watch keeps the page's engines apart instead."""
     return across_engines(page.engines.values(), ts)
 
+
 LATE_FACTOR = 4.0  # a sample more than this many scrape intervals after the one before came late …
 LATE_MIN_S = 2.0  # … and more than this beyond one interval (a failed 1 s scrape between two is no freeze)
 
@@ -177,6 +179,8 @@ def observer_gap(prev_ts: Optional[float], ts: float, interval_s: Optional[float
         return None
     gap = max(ts - prev_ts if prev_ts is not None else 0.0, took_s)
     return round(gap, 3) if gap > max(LATE_FACTOR * interval_s, interval_s + LATE_MIN_S) else None
+
+
 CHART_FIELDS = ("ts", "num_requests_running", "num_requests_waiting", "kv_cache_usage_perc", "prompt_throughput")
 
 

@@ -31,7 +31,7 @@ def test_json_on_recorded_livelock(tmp_path: Path, capsys: pytest.CaptureFixture
     assert out["summary"]["stats"]["lines"] > 5
     rec = Store(db).get_run(out["run_id"])
     assert rec is not None and rec.run.kind == "logs" and rec.run.status == "fail"
-    assert rec.samples and all(s["source"] == "log" for s in rec.samples)
+    assert rec.samples and all(s.source == "log" for s in rec.samples)
     assert rec.captures[0].kind == "log" and "Engine 000" in rec.captures[0].content
 
 
