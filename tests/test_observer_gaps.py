@@ -13,9 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from triage.sample import EngineSample, observer_gap
+from triage.sample import EngineSample, observer_gap, server_sample
 from triage.stall import STUCK_WAITING, StallDetector
-from triage.sample import server_sample as sample_from_page
 from triage.store import sample_columns
 from triage.vllm.metrics import parse_metrics
 from triage.watch import Watcher, state_label
@@ -28,7 +27,7 @@ def page(name: str) -> str:
 
 
 def _sample(name: str, ts: float, gap: float | None = None) -> EngineSample:
-    return sample_from_page(parse_metrics(page(name)), ts).with_(observer_gap_s=gap)
+    return server_sample(parse_metrics(page(name)), ts).with_(observer_gap_s=gap)
 
 
 def test_observer_gap_is_late_only_past_intervals() -> None:
@@ -106,7 +105,7 @@ def test_a_healthy_queue_bound_server_is_not_held() -> None:
     from triage.stall import held_gauges
 
     rows = [json.loads(ln) for ln in (QUEUE / "metrics.jsonl").read_text().splitlines()]
-    samples = [sample_from_page(parse_metrics(r["page"]), r["t"]) for r in rows]
+    samples = [server_sample(parse_metrics(r["page"]), r["t"]) for r in rows]
     gauges_held = sum(held_gauges(a.num_requests_running, a.kv_cache_usage_perc, b.num_requests_running,
                                   b.kv_cache_usage_perc) for a, b in zip(samples, samples[1:], strict=False))
     assert gauges_held > len(samples) // 2  # what misled the rule: the same two gauges, sample after sample

@@ -5,7 +5,7 @@ import pytest
 
 from triage.http import Exchange
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, UNREACHABLE, outcome_of
-from triage.sample import EngineSample, server_sample as sample_from_page
+from triage.sample import EngineSample, server_sample
 from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector
 
 from .recorded import DIRS, exchange, page, probe_record
@@ -14,7 +14,7 @@ L031, BERT = DIRS[0], DIRS[2]
 
 
 def test_sample_from_livelock_page() -> None:
-    s = sample_from_page(page(L031, "metrics-livelock-3s"), 3.0)
+    s = server_sample(page(L031, "metrics-livelock-3s"), 3.0)
     assert s.ts == 3.0 and s.num_requests_running == 1 and s.num_requests_waiting == 0
     assert s.prompt_tokens_total is not None and s.request_success_total is not None
     assert s.kv_cache_usage_perc and s.prefix_cache_queries_total and s.kv_cache_size_tokens == 131072
@@ -35,12 +35,12 @@ def classify_samples(rows: list[dict], stall_s: float) -> tuple[str | None, floa
 
 
 def test_sample_from_stuck_waiting_page() -> None:
-    s = sample_from_page(page(BERT, "metrics-stuck-waiting-4s"), 4.0)
+    s = server_sample(page(BERT, "metrics-stuck-waiting-4s"), 4.0)
     assert s.num_requests_running == 0 and s.num_requests_waiting == 1
 
 
 def test_recorded_pages_classify_as_livelock() -> None:
-    series = [sample_from_page(page(L031, name), t).to_dict()
+    series = [server_sample(page(L031, name), t).to_dict()
               for name, t in (("metrics-idle", 0.0), ("metrics-livelock-3s", 3.0), ("metrics-livelock-9s", 9.0))]
     assert classify_samples(series, 5.0) == (LIVELOCK, 9.0)
     assert classify_samples(series, 7.0) == (None, None)  # 6 s of no progress: under a 7 s threshold
@@ -69,3 +69,17 @@ def test_outcome_of_exchanges() -> None:
     assert outcome_of([down]) == (UNREACHABLE, None)
     late = Exchange("POST", "/v1/embeddings", {}, error="ReadTimeout: ")
     assert outcome_of([late]) == (SLOW, None)
+
+
+def test_a_recorded_probe_is_stored_in_the_one_sample_shape() -> None:
+    """A probe recorded in the older row shape (t, running, waiting) is read, and stored again under the sample's own
+    field names (EngineSample.to_dict): no renamed key survives a round trip."""
+    from triage.probes.runner import ProbeOutcome
+
+    rec = probe_record("livelock-031-short-long-t256")
+    assert "running" in rec["detail"]["samples"][0]  # the recording's older shape
+    o = ProbeOutcome.from_dict(rec)
+    det = o.detail()
+    assert det["samples"] == [s.to_dict() for s in o.samples]
+    assert all("running" not in r and "t" not in r and "num_requests_running" in r for r in det["samples"])
+    assert ProbeOutcome.from_dict(o.to_dict()).samples == o.samples
