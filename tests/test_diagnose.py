@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.sources import replay
 from triage import events as ev_
 from triage.diagnose import diagnose_events
-from triage.engine import CheckOptions
+from triage.checklist import CheckOptions
 from triage.recorder import Recorder, save
 from triage.store import Store
 from triage.target import Target

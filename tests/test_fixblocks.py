@@ -8,7 +8,7 @@ import pytest
 
 from tests.sources import replay
 from triage import catalogue
-from triage.engine import CheckOptions, run_checklist
+from triage.checklist import CheckOptions, run_checklist
 from triage.findings import Status
 from triage.fixblocks import FixBlock, apply_serve, blocks_for_findings, blocks_for_mode, link_refs, ref_url
 from triage.lab.profiles import BASE_ARGS, CONVERT_EMBED, PROFILES

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from lab_servers import serve
-from triage.engine import run_checklist
+from triage.checklist import run_checklist
 from triage.findings import Finding, Status
 from triage.lab import LabServer
 from triage.lab.models import MODEL_NAMES

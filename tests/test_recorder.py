@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.engine import CheckEvent
+from triage.checklist import CheckEvent
 from triage.findings import Finding, Status
 from triage.recorder import Recorder, record
 from triage.store import Store

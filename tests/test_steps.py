@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.sources import replay
-from triage.engine import CheckOptions, run_checklist
+from triage.checklist import CheckOptions, run_checklist
 from triage.steps import CHECK_STEPS, FALLBACK_STEP, STEPS, step_of
 from triage.target import Target
 

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from triage import events as ev_
 from triage.differential import is_diagnosis
-from triage.engine import CheckOptions, checklist_events, run_summary
+from triage.checklist import CheckOptions, checklist_events, run_summary
 from triage.events import RunEvent
 from triage.findings import Finding
 from triage.http import Transport

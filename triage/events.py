@@ -1,6 +1,6 @@
 """The run event stream: the one typed vocabulary every core yields and every observer reads.
 
-Each core — the checklist (triage.engine), the probes (triage.probes), watch (triage.watch), the log
+Each core — the checklist (triage.checklist), the probes (triage.probes), watch (triage.watch), the log
 post-mortem (triage.logs) and the fleet scan (triage.fleet) — produces ``RunEvent`` values and knows
 nothing of terminals or databases. The faces compose ``core → observers`` as pip-audit's CLI does:
 progress printing is one observer, saving another (``triage.recorder.Recorder.observe``, the only

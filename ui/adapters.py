@@ -16,7 +16,7 @@ from triage.sample import EngineSample
 from triage.store import ProbeInfo, RunRecord
 from ui.errors import ServiceError
 from triage.steps import step_of  # noqa: F401 - re-exported for ui.services
-from ui.values import DiffRow, ProbeEvent, ProbeView, RunDetail, RunDiff
+from ui.values import DiffRow, ProbeProgress, ProbeView, RunDetail, RunDiff
 
 
 def plain_error(e: BaseException) -> str:
@@ -78,7 +78,7 @@ def config_value(v: Any) -> Any:
     return v
 
 
-def probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any], None]:
+def probe_relay(on_event: Callable[[ProbeProgress], None] | None) -> Callable[[Any], None]:
     """Turn the probe run's events (triage.events.RunEvent) into a line the page can show."""
 
     def relay(ev: RunEvent) -> None:
@@ -89,24 +89,24 @@ def probe_relay(on_event: Callable[[ProbeEvent], None] | None) -> Callable[[Any]
         d = dict(ev.data or {})
         if kind == ev_.PROBE_SAMPLE and ev.samples:
             s = ev.samples[0]
-            pe = ProbeEvent(probe, "running", f"running {_n(s.num_requests_running)}, waiting "
+            pe = ProbeProgress(probe, "running", f"running {_n(s.num_requests_running)}, waiting "
                             f"{_n(s.num_requests_waiting)}, prompt tokens {_n(s.prompt_tokens_total)}", s.ts)
         elif kind == ev_.PROBE_STARTED:
-            pe = ProbeEvent(probe, "running", str(d.get("description") or d.get("set") or ""), 0.0)
+            pe = ProbeProgress(probe, "running", str(d.get("description") or d.get("set") or ""), 0.0)
         elif kind == ev_.PROBE_VERDICT:
-            pe = ProbeEvent(probe, str(d.get("outcome")), f"http {d.get('http_status')}" if d.get("http_status")
+            pe = ProbeProgress(probe, str(d.get("outcome")), f"http {d.get('http_status')}" if d.get("http_status")
                             else "", d.get("time_to_verdict_s"))
         elif kind == ev_.PROBE_ABORTED:
-            pe = ProbeEvent(probe, "aborted", f"verdict {d.get('verdict')}; aborted, checking recovery…",
+            pe = ProbeProgress(probe, "aborted", f"verdict {d.get('verdict')}; aborted, checking recovery…",
                             d.get("aborted_at_s"))
         elif kind == ev_.FINDING and ev.finding is not None:
-            pe = ProbeEvent(f"finding {ev.finding.check}", ev.finding.status.value, ev.finding.title)
+            pe = ProbeProgress(f"finding {ev.finding.check}", ev.finding.status.value, ev.finding.title)
         elif kind == ev_.STARTED:
-            pe = ProbeEvent("run", "run-started", str(d.get("model") or ""))
+            pe = ProbeProgress("run", "run-started", str(d.get("model") or ""))
         elif kind == ev_.DONE:
-            pe = ProbeEvent("run", "run-finished", ev.summary)
+            pe = ProbeProgress("run", "run-finished", ev.summary)
         else:
-            pe = ProbeEvent(probe, kind, "")
+            pe = ProbeProgress(probe, kind, "")
         try:
             on_event(pe)
         except Exception:  # noqa: BLE001 - a progress display must never break the run

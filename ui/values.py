@@ -53,7 +53,9 @@ class ChecklistEvent:
 
 
 @dataclass(frozen=True)
-class ProbeEvent:
+class ProbeProgress:
+    """One line of a probe run's progress for the page (not the event stream's RunEvent: ui.adapters.probe_relay)."""
+
     probe: str
     state: str  # "start" | "sample" | ok | livelock | stuck-waiting | http-error | …
     message: str = ""

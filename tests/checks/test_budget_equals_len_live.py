@@ -14,7 +14,7 @@ import pytest
 
 from triage.catalogue import POOLING_LIVELOCK
 from triage.catalogue.records import pooling_livelock_grade
-from triage.engine import run_checklist
+from triage.checklist import run_checklist
 from triage.findings import Status
 from triage.lab import LabServer
 from triage.probes import run_probes

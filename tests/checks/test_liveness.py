@@ -16,7 +16,7 @@ from checks import liveness
 from triage.catalogue import POOLING_LIVELOCK
 from triage.catalogue.kubernetes import HOLD_S, LIVENESS_BLIND, exec_probe, probe_script
 from triage.config import merge
-from triage.engine import run_checklist
+from triage.checklist import run_checklist
 from triage.fleet.rules import rules_yaml
 from triage.sources import Fact, SourceResult
 from triage.target import Target

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from triage.catalogue import get
-from triage.engine import run_checklist
+from triage.checklist import run_checklist
 from triage.findings import Status
 from triage.target import Target
 

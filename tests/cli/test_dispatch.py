@@ -17,7 +17,7 @@ import pytest
 from triage import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("sqlalchemy", "sqlmodel", "streamlit", "httpx", "plotly", "triage.store", "triage.engine")
+HEAVY = ("sqlalchemy", "sqlmodel", "streamlit", "httpx", "plotly", "triage.store", "triage.checklist")
 
 
 def _imported(args: list[str]) -> tuple[int, set[str]]:
@@ -49,7 +49,7 @@ def test_the_top_level_imports_no_engine(args: list[str], rc: int) -> None:
 def test_a_command_imports_only_its_own_module() -> None:
     code, names = _imported(["lab", "--help"])
     assert code == 0 and "triage.lab" in names  # (importlib.import_module's own module gets no importtime line)
-    assert not {"triage.engine", "triage.probes", "triage.export", "sqlalchemy"} & names
+    assert not {"triage.checklist", "triage.probes", "triage.export", "sqlalchemy"} & names
 
 
 def _sub_helps(parser: argparse.ArgumentParser) -> dict[str, str | None]:

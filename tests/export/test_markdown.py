@@ -90,7 +90,7 @@ def test_a_healthy_run_exports_what_it_checked_and_what_not(store) -> None:  # t
     """Issue 32: a healthy verdict lists what was checked and what was not, in the export as on the page. The
     recorded 0.32.0 start-up log and the lab's command line, truncation 256: every finding passes."""
     from tests.sources import replay
-    from triage.engine import CheckOptions, run_checklist
+    from triage.checklist import CheckOptions, run_checklist
     from triage.target import Target
 
     log = (replay.REAL / "0.32.0-tiny-qwen3-livelock" / "server.log").read_text()

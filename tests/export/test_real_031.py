@@ -20,7 +20,7 @@ from triage.export import FORMATS, render
 from triage.export.json_ import comparable, import_run
 from triage.store import RunRecord, Store
 
-engine = pytest.importorskip("triage.engine")
+checklist = pytest.importorskip("triage.checklist")
 probes = pytest.importorskip("triage.probes")
 
 pytestmark = pytest.mark.real_server
@@ -32,11 +32,11 @@ def runs(server_031_livelock: Any, tmp_path_factory: pytest.TempPathFactory) -> 
     store = Store(str(tmp_path_factory.mktemp("real") / "triage.db"))
     spec = Target(url=server_031_livelock.url, model=server_031_livelock.served_model,
                   truncation=256, log_text=server_031_livelock.log_text())
-    checklist = engine.run_checklist(spec, store)
+    result = checklist.run_checklist(spec, store)
     probe_run = probes.run_probes(spec, "seed", allow_hang=True, stall_s=5.0, deadline_s=30.0, store=store,
                                   only=["seed-short-long-t256"])
     assert probe_run.run_id is not None
-    return store, checklist.run_id, probe_run.run_id
+    return store, result.run_id, probe_run.run_id
 
 
 def _record(store: Store, run_id: int) -> RunRecord:

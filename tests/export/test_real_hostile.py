@@ -20,7 +20,7 @@ from triage.target import Target
 from triage.export import FORMATS, render
 from triage.store import Store
 
-engine = pytest.importorskip("triage.engine")
+checklist = pytest.importorskip("triage.checklist")
 
 pytestmark = pytest.mark.real_server
 KEY = export_runs.API_KEY
@@ -35,7 +35,7 @@ def exports(server_031_livelock: Any, tmp_path_factory: pytest.TempPathFactory) 
     spec = Target(url=server_031_livelock.url, model=f"tiny{SCRIPT}", truncation=256,
                   cmdline=f"vllm serve {server_031_livelock.served_model} --max-model-len 256 "
                           f"--api-key {KEY}", log_text=log, api_key=KEY, label=SCRIPT)
-    result = engine.run_checklist(spec, store)
+    result = checklist.run_checklist(spec, store)
     record = store.get_run(result.run_id)
     assert record is not None
     return {fmt: render(record, fmt) for fmt in FORMATS}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from triage.cli import main
-from triage.engine import run_checklist
+from triage.checklist import run_checklist
 from triage.sources import cmdline, deploy, deploy_helm, deploy_read
 from triage.target import Target
 

@@ -11,7 +11,7 @@ import yaml
 
 from triage.catalogue import OOM
 from triage.catalogue.kubernetes import LIVENESS_BLIND
-from triage.engine import run_checklist
+from triage.checklist import run_checklist
 from triage.logs import analyze_log
 from triage.sources import deploy, kube
 from triage.target import Target

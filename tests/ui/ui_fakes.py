@@ -126,7 +126,7 @@ class FakeServices:
         return services.Services.experiments_asked(self, findings)  # type: ignore[arg-type]
 
     def run_probes(self, form: Target, sets: list[str], *, allow_hang: bool, stall_s: float = 5.0,
-                   deadline_s: float = 30.0, on_event: Callable[[v.ProbeEvent], None] | None = None,
+                   deadline_s: float = 30.0, on_event: Callable[[v.ProbeProgress], None] | None = None,
                    run_experiments: bool = False) -> v.ProbeRunView:
         self.calls.append(("run_probes", {"sets": sets, "allow_hang": allow_hang, "deadline_s": deadline_s,
                                           **({"run_experiments": True} if run_experiments else {})}))
@@ -141,8 +141,8 @@ class FakeServices:
                                      "recovery": {"aborted_at_s": 6.1, "recovered_s": 7.0}}))
         for p in probes:
             if on_event:
-                on_event(v.ProbeEvent(p.probe, "running", "", 0.0))
-                on_event(v.ProbeEvent(p.probe, p.outcome, "", p.duration_s))
+                on_event(v.ProbeProgress(p.probe, "running", "", 0.0))
+                on_event(v.ProbeProgress(p.probe, p.outcome, "", p.duration_s))
         return v.ProbeRunView(12, probes, [LIVELOCK] if "seed" in sets else [])
 
     def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 10.0) -> v.StatsView:

@@ -45,7 +45,7 @@ def _ids(step: Optional[str], modes: tuple[str, ...] | str, sources: tuple[str, 
 
 
 _DECLS: list[CheckDecl] = [
-    # the checklist (triage/engine.py, triage/sources/server*.py, checks/*.py)
+    # the checklist (triage/checklist.py, triage/sources/server*.py, checks/*.py)
     *_ids("server", "", CHECKLIST, "server-reachable", "server-auth", "server-api-prefix", "server-is-vllm",
           "server-health", "server-model", "server-embeddings", "server-answer", "server-response",
           "metrics-parse", "metrics-page"),

@@ -35,7 +35,7 @@ from triage.target import Target, Truncation
 from triage.textsafe import one_line
 
 if TYPE_CHECKING:
-    from triage.engine import CheckEvent
+    from triage.checklist import CheckEvent
 
 ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
 
@@ -245,7 +245,7 @@ def _judge(args: argparse.Namespace, spec: Target, api_key: str | None, answers:
            nvml_rec: Any) -> tuple[int, dict[str, Any] | None]:
     """One checklist run (text printed as it comes); the exit code and the JSON document."""
     cmdline, log_text = spec.cmdline, spec.log_text
-    from triage.engine import CheckOptions, run_checklist  # the engine loads when the checklist runs (bench_cli.py)
+    from triage.checklist import CheckOptions, run_checklist  # the engine loads when the checklist runs (bench_cli.py)
     from triage.events import observers
     from triage.recorder import Recorder
 

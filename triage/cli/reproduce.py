@@ -44,7 +44,7 @@ def _facts(args: argparse.Namespace, store: Any) -> tuple[dict[str, Any], int | 
         return facts_of_run(doc)
     from triage.answers import parse_answers
     from triage.cli.inputs import read_log_head_tail, read_small
-    from triage.engine import CheckOptions, run_checklist
+    from triage.checklist import CheckOptions, run_checklist
     from triage.target import Target
 
     cmdline = read_small(args.cmdline_file, "--cmdline-file", []) if args.cmdline_file else args.cmdline

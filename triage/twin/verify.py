@@ -146,7 +146,7 @@ def verify(store: Store, run_id: int, *, allow_hang: bool = False, url: Optional
         after = {o.probe: o.outcome for o in res.outcomes}
         out.pairs, out.verified = compare(before, after, _probe_bad)
     else:
-        from triage.engine import run_checklist
+        from triage.checklist import run_checklist
 
         out.kind = "check"
         progress(f"rerunning the checklist of run {run_id} on {server}")

@@ -62,6 +62,12 @@ def set_target(form: Optional[Target]) -> None:
     st.session_state[LOADED_KEY] = True
 
 
+def open_on_target_page(url: str) -> None:
+    """Another page (Fleet) hands a server to the Target page: its form opens with ``url``, models to be listed."""
+    st.session_state["target.url"] = url
+    st.session_state["target.models"] = None
+
+
 def describe(t: Target) -> str:
     """The target in one Markdown line: the same words in the sidebar, a page's header and its banner."""
     return (f"**{md.text(t.url or 'no server')}** · model {md.code(t.model or '?')} · truncate_prompt_tokens "

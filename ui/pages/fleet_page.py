@@ -5,12 +5,9 @@ import time
 
 import streamlit as st
 
-from triage.fleet import findings, scan, summary
 from triage.fleet.chart import fleet_figure
-from triage.fleet.record import fleet_events
 from triage.fleet.replicas import DEFAULT_STALL_S
 from triage.fleet.scan import CHECK_STALL
-from triage.recorder import Recorder, save
 from ui import services
 from ui.components import md, session
 
@@ -36,28 +33,26 @@ GET_ONE = ("Give the URL of the Prometheus that scrapes your vLLM servers (its r
 
 # never disabled by the URL field (it commits on blur: a disabled button would swallow that first click)
 if st.button("Scan the fleet", type="primary", key="fleet.scan"):
+    svc = services.get()
+    end = time.time()
     try:
-        prom_url, _note = services.get().check_url(prom_url)
+        with st.spinner("Querying Prometheus…"):
+            view = svc.scan_fleet(prom_url, end - SINCE[since], end, step=float(step) or None, match=match,
+                                  stall_s=float(stall_s))
     except services.ServiceError as e:
         st.error(f"{md.text(e)} {GET_ONE}")
         st.stop()
-    end = time.time()
-    with st.spinner("Querying Prometheus…"):
-        res = scan(prom_url.strip(), end - SINCE[since], end, step=float(step) or None, match=match.strip(),
-                   threshold_s=float(stall_s))
-        found = findings(res)
-    if res.errors and not res.replicas:
+    if view.problem:
         # a failed set-up is a message, not a stored ERROR run
         st.session_state[RESULT_KEY] = None
-        st.error(f"{md.text(prom_url)} did not answer as a Prometheus: {md.text(res.errors[0].message)}. {GET_ONE} "
+        st.error(f"{md.text(view.prometheus)} did not answer as a Prometheus: {md.text(view.problem)}. {GET_ONE} "
                  "Nothing was saved.")
         st.stop()
-    try:
-        run_id = save(fleet_events(res, found), Recorder(services.get().store))  # the Recorder writes the run
-        session.set_open_run(run_id)
-    except services.ServiceError as e:
-        st.warning(f"Scanned, but the run could not be stored: {md.text(e)}")
-    st.session_state[RESULT_KEY] = (summary(res), [f.to_dict() for f in found])
+    if view.store_error:
+        st.warning(f"Scanned, but the run could not be stored: {md.text(view.store_error)}")
+    else:
+        session.set_open_run(view.run_id)
+    st.session_state[RESULT_KEY] = (view.doc, view.findings)
 
 result = st.session_state.get(RESULT_KEY)
 if not result:
@@ -92,9 +87,8 @@ for i, f in enumerate(stalled):
         st.caption(md.refs(f["refs"]))
         instance = (ev.get("labels") or {}).get("instance")
         if instance and st.button("Open this replica's triage", key=f"fleet.open.{i}"):
-            url = instance if "://" in instance else f"http://{instance}"
-            st.session_state["target.url"] = url  # the Target page's own field: it opens filled in
-            st.session_state["target.models"] = None
+            url = services.get().replica_target(instance).url or ""
+            session.open_on_target_page(url)  # the Target page opens with this URL in its form
             try:
                 st.switch_page("ui/pages/target_page.py")
             except Exception:  # a page run alone (tests) has no navigation

@@ -35,7 +35,7 @@ if st.button("Run probes", type="primary", key="probes.run", disabled=blocked):
     rows: dict[str, dict] = {}
     table = st.empty()
 
-    def on_event(ev: services.ProbeEvent) -> None:
+    def on_event(ev: services.ProbeProgress) -> None:
         row = rows.setdefault(ev.probe, {"probe": ev.probe, "state": "", "seconds": "", "message": ""})
         row["state"] = ev.state
         if ev.elapsed_s is not None:

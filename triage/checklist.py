@@ -1,4 +1,4 @@
-"""The checklist engine: gather evidence, merge the effective config, run the checks; yield events.
+"""The checklist runner: gather evidence, merge the effective config, run the checks; yield events.
 
 ``checklist_events`` is a pure iterator of run events (triage.events) and needs no database: the dashboard shows
 progress from them, the CLI prints them, tests read them. Saving is an observer

@@ -8,7 +8,7 @@ import pytest
 
 from tests.sources import replay
 from tests.stored import stored_bytes
-from triage.engine import CheckOptions, checklist_events, iter_checklist, run_checklist
+from triage.checklist import CheckOptions, checklist_events, iter_checklist, run_checklist
 from triage.target import Target
 from triage.findings import Status
 from triage.store import Store

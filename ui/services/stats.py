@@ -1,0 +1,101 @@
+"""The Engine stats page's service: /metrics scraped by a Watcher kept in the page's dict, charted, every stall
+episode kept with its evidence."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from triage import charts, watch
+from triage.stall import DEFAULT_STALL_S
+from triage.target import Target
+from ui.adapters import plain_error, sample_row
+from ui.errors import ServiceError
+from ui.services.base import ServiceBase, number
+from ui.values import StatsView
+
+HISTORY_KEY = "episodes"  # in the Engine stats page's dict: every stall episode seen, kept across watcher resets
+EVIDENCE_BEFORE_S, EVIDENCE_AFTER_S = 10.0, 3.0
+
+
+def _episode_history(session: dict[str, Any], alerts: list[dict[str, Any]], events: list[Any],
+                     samples: list[Any], now: float) -> list[dict[str, Any]]:
+    """Every stall episode the page has seen (open and ended): start, end, how it ended, its evidence.
+
+    The watcher's alerts are the episodes; a "cleared" event says how one ended (the gauges at that
+    scrape); the samples around it are kept with it, so it stays readable after the live series scrolls on.
+    """
+    hist: dict[tuple[str, float], dict[str, Any]] = session.setdefault(HISTORY_KEY, {})
+    for a in alerts:
+        key = (str(a.get("engine")), float(a["since"]))
+        ep = hist.setdefault(key, {"engine": key[0], "kind": a.get("kind"), "start": key[1],
+                                   "confirmed": a.get("confirmed_at"), "end": None, "ended": "still stalled",
+                                   "evidence": []})
+        ep["end"] = a.get("cleared_at")
+    for ev in events:
+        ep = hist.get((str(ev.engine), float(ev.since)))
+        if ev.event == "cleared" and ep is not None:
+            idle = not ev.running and not ev.waiting
+            ep["ended"] = ("the requests left the engine (finished, or aborted by their client)" if idle else
+                           f"progress resumed (running {number(ev.running)}, waiting {number(ev.waiting)})")
+    one_engine = len({str(x.engine) for x in samples}) <= 1
+    for ep in hist.values():
+        if ep["end"] is None or not ep["evidence"] or ep.get("evidence_until", 0) < ep["end"] + EVIDENCE_AFTER_S:
+            lo, hi = ep["start"] - EVIDENCE_BEFORE_S, (ep["end"] or now) + EVIDENCE_AFTER_S
+            rows = [sample_row(x) for x in samples if x.ts is not None and lo <= x.ts <= hi and
+                    (one_engine or str(x.engine) == ep["engine"])]
+            if rows:
+                ep["evidence"], ep["evidence_until"] = rows[-400:], min(hi, now)
+    return sorted(hist.values(), key=lambda e: e["start"])
+
+
+class StatsService(ServiceBase):
+    """Engine stats page (a live view: nothing is stored; the CLI's ``watch`` is the recorder)."""
+
+    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = DEFAULT_STALL_S,
+                   keep: int = 900) -> StatsView:
+        """Scrape /metrics once with a Watcher kept in ``session`` (the page's dict) and chart the series.
+
+        The series kept here is bounded (``keep`` samples, 15 minutes at 1 s); nothing is stored:
+        the CLI's ``watch`` is the recorder, this page is a live view.
+        """
+        try:
+            key = (form.url, form.api_key, float(stall_s))
+            w = session.get("watcher")
+            if w is None or session.get("watcher_key") != key:
+                if w is not None:
+                    w.close()
+                w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None)
+                session.update(watcher=w, watcher_key=key, samples=[])
+            tick = w.sample_once()
+        except ServiceError:
+            raise
+        except Exception as e:
+            raise ServiceError(f"Engine stats: {plain_error(e)}") from e
+        samples: list[Any] = session["samples"]
+        samples.extend(tick.samples)
+        del samples[:-keep]
+        alerts = list(w.alerts or [])
+        history = _episode_history(session, alerts, list(tick.events or []), samples, tick.ts)
+        now = time.time()  # the samples' clock (the Watcher's): a gap up to now is drawn and stated
+        figure = charts.engine_stats_figure(samples, alerts=alerts, now=now)
+        stamps = [s.ts for s in samples if s.ts is not None]
+        gaps = charts.scrape_gaps(stamps, now)
+        last_ts = max(stamps, default=None)
+        stale_s = now - last_ts if last_ts is not None and gaps and gaps[-1][1] == now else None
+        row = tick.sample
+        latest: dict[str, Any] = {}
+        if row is not None:
+            latest = {"running": row.num_requests_running, "waiting": row.num_requests_waiting,
+                      "prompt tokens/s": row.prompt_throughput,
+                      "KV cache %": None if row.kv_cache_usage_perc is None else 100 * row.kv_cache_usage_perc}
+        open_alert = next((a for a in reversed(alerts) if not a.get("cleared_at")), None)
+        msg = None
+        if tick.alert_event is not None and open_alert is not None:
+            msg = tick.alert_event.message
+        elif open_alert is not None:
+            msg = watch.alert_message(open_alert["kind"], open_alert["since"], tick.ts, open_alert.get("running"),
+                                      open_alert.get("waiting"), open_alert.get("vllm_version") or w.vllm_version)
+        alert = {**open_alert, "message": msg} if open_alert is not None else None
+        error = f"Scrape failed: {tick.error}" if tick.error else None
+        return StatsView(figure, latest, alert, len(samples), error, len(history), episodes=tuple(history),
+                         last_ts=last_ts, gaps=tuple(gaps), stale_s=stale_s)
