@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 
 from triage.watch import Watcher
-from ui.services import HISTORY_KEY, _episode_history
+from ui.services.stats import HISTORY_KEY, _episode_history
 
 D031 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "0.31.0-tiny-qwen3-livelock"
 
