@@ -23,7 +23,7 @@ def timed_samples(points: list[EngineSample]) -> list[EngineSample]:
     return [p for p in points if p.ts is not None]
 
 
-# The dashboard's log page charts the samples through this name (ui/services.py).
+# The dashboard's log page charts the samples through this name (ui/services/logs.py).
 to_metric_samples = timed_samples
 
 
