@@ -10,20 +10,21 @@ already seen. The API key lives only in the Target (memory).
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 import checks
 from checks.livelock import CHECK_ID as LIVELOCK_CHECK
-from triage.http import Transport, VllmClient
+from triage.http import Transport
 from triage import events as ev_
 from triage.events import RunEvent
 from triage.config import EffectiveConfig, merge
 from triage.differential import diagnose, is_diagnosis
 from triage.findings import Finding, Status, worst
-from triage.sources import SourceResult, cmdline, kube, nvml, process, server, startup_log
+from triage.sources import SourceInput, SourceResult
+from triage.sources.checklist_sources import SOURCES
 from triage.steps import CONFIG_CONFLICT, NO_EVIDENCE
 from triage.target import Target
 
@@ -88,31 +89,18 @@ def _release_hint(results: list[SourceResult], target: Target) -> object:
 
 
 def _gather(target: Target, opts: CheckOptions, transport: Transport | None) -> Iterator[SourceResult]:
+    """Every source the target gives something to read (``triage.sources.checklist_sources.SOURCES``, in order),
+    each told the release read so far (its spellings mean what they mean there)."""
+    local = _is_local(target.url)
+    given = SourceInput(target, local_process=opts.local_process if opts.local_process is not None else local,
+                        local_gpu=opts.local_gpu if opts.local_gpu is not None else
+                        (local or opts.nvml_recorded is not None),
+                        embed_probe=opts.embed_probe, nvml_recorded=opts.nvml_recorded, transport=transport)
     seen: list[SourceResult] = []
-    if target.url:
-        client = VllmClient(target.url, api_key=target.api_key, verify_tls=target.verify_tls,
-                            timeout_s=target.timeout_s, transport=transport)
-        try:
-            seen.append(server.collect(client, model=target.model, embed_probe=opts.embed_probe))
+    for source in SOURCES:
+        if source.wanted(given):
+            seen.append(source.collect(replace(given, release=_release_hint(seen, target))))
             yield seen[-1]
-        finally:
-            client.close()
-    if target.url and (opts.local_process if opts.local_process is not None else _is_local(target.url)):
-        port = urlsplit(target.url).port or (443 if target.url.startswith("https") else 80)
-        yield process.collect(port, release=_release_hint(seen, target))
-    if target.log_text:
-        seen.append(startup_log.collect(target.log_text))
-        yield seen[-1]
-    if target.cmdline:
-        # judged against the deployment's own release: the server's /version, the log's, the user's answer,
-        # else the image tag on the line itself (cmdline.collect)
-        yield cmdline.collect(target.cmdline, release=_release_hint(seen, target), pick=target.deploy_target,
-                              file=target.cmdline_file)
-    if target.kube:
-        yield kube.collect(target.kube)
-    local = _is_local(target.url) or opts.nvml_recorded is not None
-    if opts.local_gpu if opts.local_gpu is not None else local:
-        yield nvml.collect(opts.nvml_recorded)
 
 
 def _conflict_findings(cfg: EffectiveConfig) -> list[Finding]:

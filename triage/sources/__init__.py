@@ -1,19 +1,27 @@
-"""Evidence sources: each returns facts with provenance, or says why it could not (never raises).
+"""Evidence sources: each returns a SourceResult (facts with provenance, findings, raw captures), or one whose
+``unavailable`` says why it gave nothing.
 
-Sources: ``server`` (live API), ``cmdline`` (pasted `vllm serve` / `docker run` text),
-``startup_log`` (pasted start-up log), ``nvml`` (local GPUs), ``kube`` (kubectl describe / get -o yaml / logs of
-the pod). Each yields a SourceResult.
+The checklist iterates the ``Source`` protocol (``triage.sources.checklist_sources.SOURCES``, in order): ``server``
+(live API), ``process`` (the local server's process), ``log`` (pasted start-up log), ``cmdline`` (pasted `vllm serve`
+/ `docker run` text or a deployment file), ``kube`` (kubectl describe / get -o yaml / logs of the pod), ``nvml``
+(local GPUs). Each module keeps its own ``collect`` with the inputs it reads; ``model_files`` (read by the vectors
+probe set) and the deployment readers (``deploy*``) are helpers, not checklist sources. A source catches what it
+expects (a refused connection, an unreadable file); a bug in one still raises.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from triage.events import RawCapture  # raw material kept with a run: the event stream's type
 from triage.findings import Finding
+from triage.target import Target
 
-__all__ = ["Fact", "RawCapture", "SourceResult"]
+if TYPE_CHECKING:
+    from triage.http import Transport
+
+__all__ = ["Fact", "RawCapture", "Source", "SourceInput", "SourceResult"]
 
 
 @dataclass(frozen=True)
@@ -41,3 +49,27 @@ class SourceResult:
     def add(self, key: str, value: Any, detail: str = "") -> None:
         if value is not None:
             self.facts[key] = Fact(key, value, self.source, detail)
+
+
+@dataclass(frozen=True)
+class SourceInput:
+    """What a checklist source is given: the target, how this run gathers, and the release read so far."""
+
+    target: Target
+    local_process: bool = False  # read the server's process on this host
+    local_gpu: bool = False  # read this host's GPUs
+    embed_probe: bool = True  # the server source sends one 2-token /v1/embeddings request
+    nvml_recorded: dict[str, Any] | None = None  # a recorded NVML dict (tests, or another host's)
+    transport: Transport | None = None  # replaces the network (tests replay recorded responses)
+    release: object = None  # the deployment's vLLM release from the evidence before (server, then log), else the user's
+
+
+class Source(Protocol):
+    """One evidence source of the checklist: ``wanted`` says whether the target gives it anything to read,
+    ``collect`` reads it (a result whose ``source`` is ``name``)."""
+
+    name: str
+
+    def wanted(self, given: SourceInput) -> bool: ...
+
+    def collect(self, given: SourceInput) -> SourceResult: ...
