@@ -77,7 +77,7 @@ class AlertEvent:
         return asdict(self)
 
 
-class ProbeResult(Protocol):
+class FinishedProbe(Protocol):
     """What a Recorder reads of a finished probe (triage.probes.runner.ProbeOutcome)."""
 
     probe: str
@@ -110,7 +110,7 @@ class RunEvent:
     summary: str = ""  # DONE
     run_kind: str = "check"  # STARTED: check | probe | watch | logs | fleet
     target_id: int | None = None  # STARTED: a saved target chosen by id (a log filed under its server)
-    outcome: ProbeResult | None = None  # PROBE
+    outcome: FinishedProbe | None = None  # PROBE
     samples: tuple[EngineSample, ...] = ()  # SAMPLES; PROBE_SAMPLE: the one scrape (ts = s since sent)
     alert: AlertEvent | None = None  # ALERT
     probe: str | None = None  # progress: the probe's name

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Optional
 
 from triage import events as ev_
-from triage.events import ProbeResult, RunEvent
+from triage.events import FinishedProbe, RunEvent
 from triage.findings import Finding
 from triage.target import Target
 
@@ -91,7 +91,7 @@ class Recorder:
         else:
             self.store.delete_samples_before(before_ts, run_id=self._id())
 
-    def probe(self, o: ProbeResult) -> None:
+    def probe(self, o: FinishedProbe) -> None:
         """One probe outcome, with what it sent and got as captures."""
         run_id = self._id()
         self.store.add_probe_result(run_id, o.probe, o.outcome, duration_s=o.duration_s,
