@@ -13,7 +13,7 @@ from tests.test_watch_episodes import _fleet, _watch
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS as MODE
 from triage.findings import Status
 from triage.logs import analyze_log
-from triage.logs.recurring import RECURRING_CHECK
+from triage.logs.episode_endings import RECURRING_CHECK
 from triage.recurrence import CLIENT_ABORT
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

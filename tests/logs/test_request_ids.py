@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from triage.logs import analyze_log
-from triage.logs.recurring import MAX_ID_CHARS, MAX_IDS_PER_LINE, RequestNotes, request_id
+from triage.logs.episode_endings import MAX_ID_CHARS, MAX_IDS_PER_LINE, RequestNotes, request_id
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "client-timeouts" / "0.31.0-tiny-qwen3-livelock" \
     / "server.log"

@@ -22,7 +22,7 @@ from triage.findings import Finding
 from triage.logs.classify import ACCESS, FULL, LONG_STEP, REQUEST, STATS, TAIL, count_error, error_of, msg_class
 from triage.logs.lines import FAST_RECORD_RE, Clock, frame
 from triage.logs.startup import StartupConfigReader, _plan
-from triage.logs.recurring import RequestNotes, in_step
+from triage.logs.episode_endings import RequestNotes, in_step
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
 from triage.logs.memo import Memo

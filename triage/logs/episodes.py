@@ -16,7 +16,7 @@ chunk's blocks) restarts the window without closing the episode. Both only on a 
 than ``FINE_INTERVAL_S`` apart: 10 s apart, an equal KV usage can be two different requests under steady traffic.
 The threshold is two stats intervals (``STALL_INTERVALS``) of the log's own interval when that is shorter than
 the default (VLLM_LOG_STATS_INTERVAL=1 resolves a 5 s hang ended by a client's time-out; the default 10 s cannot:
-`triage.logs.recurring.resolution`).
+`triage.logs.episode_endings.resolution`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from triage.catalogue import POOLING_LIVELOCK, word_stall
 from triage.catalogue.records import pooling_livelock_grade
 from triage.findings import Finding, Status
 from triage.logs.episodes import StallEpisode
-from triage.logs.recurring import resolution
+from triage.logs.episode_endings import resolution
 from triage.vllm.defaults import max_num_batched_tokens_default
 
 

@@ -15,7 +15,7 @@ from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_H
 from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
-from triage.logs.recurring import RequestNotes, recurring_finding, resolution
+from triage.logs.episode_endings import RequestNotes, recurring_finding, resolution
 from triage.logs.stall_verdicts import livelock_finding, livelock_prone_finding, stuck_waiting_finding
 from triage.logs.startup import StartupEvents
 from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL

@@ -1,5 +1,5 @@
-"""What a log says about how each stall episode ended, and whether they recur (issue 21): the log's part of
-`triage.recurrence`.
+"""How a log says each stall episode ended (request lifecycle and stats lines), and whether they recur (issue 21):
+the log's part of `triage.recurrence`.
 
 Evidence, best first:
 - request-lifecycle lines (vLLM's --enable-log-requests): `Request embd-… aborted.` inside an episode names the
