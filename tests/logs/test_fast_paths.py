@@ -20,7 +20,7 @@ import pytest
 
 from tests.logs import golden
 from tests.logs.synthetic_logs import adversarial_log, every_pattern_log, stats_runs
-from triage.logs import analyze, chunks, classify, driver, lines, startup
+from triage.logs import analyze, chunks, classify, driver, lines, startup, startup_plan
 from triage.logs import analyze_log
 from triage.logs.episodes import EngineTrack
 from triage.logs.lines import iter_records
@@ -35,20 +35,20 @@ RECORDED = golden.RECORDED
 
 def _slow(monkeypatch: pytest.MonkeyPatch) -> None:
     # fresh memos (what a message says is otherwise remembered from the fast run), every record read by every rule
-    monkeypatch.setattr(startup, "_PLANS", Memo())
-    monkeypatch.setattr(startup, "_ARGS_CACHE", {})
+    monkeypatch.setattr(startup_plan, "_PLANS", Memo())
+    monkeypatch.setattr(startup_plan, "_ARGS_CACHE", {})
     monkeypatch.setattr(classify, "_CLASSES", Memo())
     monkeypatch.setattr(classify, "_ERRORS", Memo())
-    monkeypatch.setattr(classify, "_has_any_marker", lambda msg: True)
-    monkeypatch.setattr(startup, "_has_config_marker", lambda msg: True)
-    monkeypatch.setattr(startup, "_has_event_hint", lambda msg: True)
+    monkeypatch.setattr(classify, "has_any_marker", lambda msg: True)
+    monkeypatch.setattr(startup_plan, "has_config_marker", lambda msg: True)
+    monkeypatch.setattr(startup_plan, "has_event_hint", lambda msg: True)
     monkeypatch.setattr(lines, "FAST_RECORD_RE", NEVER)
     monkeypatch.setattr(analyze, "FAST_RECORD_RE", NEVER)
     monkeypatch.setattr(startup.StartupConfigReader, "reads", lambda self, msg: True)
     monkeypatch.setattr(
-        startup,
+        startup_plan,
         "_EVENT_RULES_MARKED",
-        tuple((c, tuple((None, rx) for rx in rxs)) for c, rxs in startup._EVENT_RULES),
+        tuple((c, tuple((None, rx) for rx in rxs)) for c, rxs in startup_plan._EVENT_RULES),
     )
     # the access prefilter itself (_FAST_ACCESS_RE: what `ACCESS_RE.search` after `INFO:` finds) stays: it counts
     # `INFO: - "GET …"` with the client `INFO:`, as it did before these shortcuts; framing would not count it
@@ -88,7 +88,7 @@ def test_the_pattern_log_exercises_every_start_up_event_rule() -> None:
     reader = startup.StartupConfigReader()
     for rec in iter_records(every_pattern_log(), year=2026):
         reader.feed(rec)
-    assert set(reader.events.hits) == {check for check, _rxs in startup._EVENT_RULES}
+    assert set(reader.events.hits) == {check for check, _rxs in startup_plan._EVENT_RULES}
 
 
 def test_the_access_prefilter_reads_what_access_re_finds_after_info() -> None:

@@ -21,7 +21,8 @@ from typing import Any, Optional
 from triage.findings import Finding
 from triage.logs.classify import ACCESS, FULL, LONG_STEP, REQUEST, STATS, TAIL, count_error, error_of, msg_class
 from triage.logs.lines import FAST_RECORD_RE, Clock, frame
-from triage.logs.startup import StartupConfigReader, _plan
+from triage.logs.startup import StartupConfigReader
+from triage.logs.startup_plan import message_plan
 from triage.logs.episode_endings import RequestNotes, in_step
 from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
 from triage.logs.hits import ErrorHits
@@ -194,7 +195,8 @@ class LogPass:
         _kind, _key, long, marked, startish, hint = cls
         if long:
             if marked or (startish and reader.events.started is None):  # reader.reads(msg)
-                reader.feed_plan(_plan(msg), lineno, line, ts)  # = reader.feed(LogLine(lineno, line, msg, ts, …))
+                # = reader.feed(LogLine(lineno, line, msg, ts, …))
+                reader.feed_plan(message_plan(msg), lineno, line, ts)
             else:
                 reader.events.tail(lineno, line)  # what reader.feed(rec) does with this record
         if hint:

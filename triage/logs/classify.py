@@ -13,7 +13,7 @@ from typing import Any, Optional
 from triage.logs.episodes import EVIDENCE_LINES
 from triage.logs.hits import ErrorHits, first_match, marked
 from triage.logs.memo import Memo
-from triage.logs.startup import _has_any_marker, _plan
+from triage.logs.startup_plan import has_any_marker, message_plan
 from triage.logs.stats import stats_values
 from triage.vllm import logformats as lf
 
@@ -64,7 +64,7 @@ def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
             cls = (LONG_STEP, int(m["s"]), True, False, False, False)
     if cls is None:
         long = len(msg) >= 12
-        marked = _has_any_marker(msg)
+        marked = has_any_marker(msg)
         startish = "Starting vLLM" in msg or "startup complete" in msg
         hint = bool(_has_error_hint(msg))
         kind = TAIL if long else NONE
@@ -74,7 +74,7 @@ def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
             if hint and error_of(msg) is not None:
                 kind = FULL
             elif long:
-                plan = _plan(msg)
+                plan = message_plan(msg)
                 if plan.started or plan.tasks_in or plan.event is not None or plan.config is not None:
                     kind = FULL
         cls = (kind, None, long, marked, startish, hint)

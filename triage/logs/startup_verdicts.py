@@ -1,7 +1,7 @@
 """Findings from a log's start-up: refusals (removed flags, max_model_len, shared GPU, OOM), silent
 overrides (pooling, dtype), a generator where an embedder was meant, and whether the server ever started.
 
-Pure: reads what `triage.logs.startup.StartupEvents` collected. Every title's subject, fix and refs come
+Pure: reads what `triage.logs.startup_events.StartupEvents` collected. Every title's subject, fix and refs come
 from the catalogue record (triage/catalogue/startup.py); the patterns live in triage/vllm/logformats.py.
 """
 
@@ -28,7 +28,7 @@ from triage.catalogue.refusal_clues import STARTUP_ERROR
 from triage.catalogue.symptoms import STARTUP_REFUSAL
 from triage.findings import Finding, Status
 from triage.logs.hits import ErrorHits
-from triage.logs.startup import StartupEvents
+from triage.logs.startup_events import StartupEvents
 from triage.vllm import flags as vflags
 from triage.vllm import logformats as lf
 

@@ -17,7 +17,7 @@ from triage.findings import Finding, Status
 from triage.logs.hits import ErrorHits
 from triage.logs.episode_endings import RequestNotes, recurring_finding, resolution
 from triage.logs.stall_verdicts import livelock_finding, livelock_prone_finding, stuck_waiting_finding
-from triage.logs.startup import StartupEvents
+from triage.logs.startup_events import StartupEvents
 from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL
 from triage.logs.startup_verdicts import never_started as never_started_finding
 from triage.logs.startup_verdicts import startup_findings, startup_oom, stats_disabled
