@@ -67,11 +67,10 @@ def _kv_dtype(cfg: EffectiveConfig) -> list[Finding]:
     )]
 
 
-def check(cfg: EffectiveConfig) -> list[Finding]:
+def _not_vllm_commands(cfg: EffectiveConfig) -> list[Finding]:
+    """A word on the line that is not a vLLM command (a guide's myth)."""
     out: list[Finding] = []
-    unknown = cfg.get("cmdline_unknown_flags") or []
-    myths = cfg.get("cmdline_myths") or []
-    for m in myths:
+    for m in cfg.get("cmdline_myths") or []:
         out.append(
             Finding(
                 "flags-unknown-command",
@@ -81,6 +80,12 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 m["why"],
             )
         )
+    return out
+
+
+def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
+    """Options the release's parser removed, renamed or never had (judged against the deployment's release)."""
+    out: list[Finding] = []
     removed = cfg.get("cmdline_removed_flags") or []
     checked = cfg.get("cmdline_checked_against") or {}
     if removed:
@@ -97,6 +102,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
             )
         )
     gone = {r["option"] for r in removed}
+    unknown = cfg.get("cmdline_unknown_flags") or []
     rest = [u for u in unknown if u["option"] not in gone]
     if rest:
         certain = all(u.get("certain", True) for u in rest)
@@ -113,8 +119,13 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 if certain else "Judged against another release's parser: " + str(checked.get("reason", "")),
             )
         )
+    return out
+
+
+def _runner(cfg: EffectiveConfig) -> list[Finding]:
+    """How the model is served: a generator where embeddings are asked for, or a pooling runner set wrong."""
+    out: list[Finding] = []
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
-    stated = cfg.stated_args
     tasks = cfg.get("supported_tasks")
     # a classify deployment (a reranker: the score API runs on classify) is not a generator (issue 25)
     if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks:
@@ -129,7 +140,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 GENERATE_RUNNER.mechanism,
             )
         )
-    elif enc is False and stated is not None and runner is None:
+    elif enc is False and cfg.stated_args is not None and runner is None:
         out.append(
             Finding(
                 "flags-runner",
@@ -163,6 +174,12 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 "Use --convert embed.",
             )
         )
+    return out
+
+
+def _trust_remote_code(cfg: EffectiveConfig) -> list[Finding]:
+    """--trust-remote-code where the model is registered natively."""
+    out: list[Finding] = []
     if cfg.get("trust_remote_code") is True and "qwen3" in str(cfg.get("model") or "").lower():
         out.append(
             Finding(
@@ -174,6 +191,12 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 "--runner pooling --convert embed); the flag only lets the hub run code on the host.",
             )
         )
+    return out
+
+
+def _oom_risks(cfg: EffectiveConfig) -> list[Finding]:
+    """Settings known to OOM at start or leave nothing for activations."""
+    out: list[Finding] = []
     budget = cfg.get("max_num_batched_tokens")
     total = cfg.get("gpu_memory_total_bytes")
     if (
@@ -204,8 +227,12 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 "Use 0.9 (the default) or lower when the GPU is shared.",
             )
         )
-    out += _kv_dtype(cfg)
-    out += features.check(cfg)  # issue 29: prefix caching on an encoder, chunked processing
+    return out
+
+
+def _log_stats(cfg: EffectiveConfig) -> list[Finding]:
+    """--disable-log-stats: the log post-mortem goes blind."""
+    out: list[Finding] = []
     if cfg.get("disable_log_stats") is True:
         out.append(
             Finding(
@@ -218,16 +245,31 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                 LOG_STATS_DISABLED.mechanism,
             )
         )
-    if not out:
-        title = "Flags look right" if stated is not None else "No command line given: flags not checked"
-        out.append(
-            Finding(
-                CHECK_ID,
-                Status.PASS if stated is not None else Status.UNKNOWN,
-                title,
-                ev(cfg, "runner", "convert", "max_num_batched_tokens"),
-                "" if stated is not None
-                else "Give the vllm serve command line (or the deployment file) the server was started with.",
-            )
-        )
     return out
+
+
+def _nothing_found(cfg: EffectiveConfig) -> list[Finding]:
+    """The check's own finding when no rule found anything: PASS on a given command line, else UNKNOWN."""
+    out: list[Finding] = []
+    title = "Flags look right" if cfg.stated_args is not None else "No command line given: flags not checked"
+    out.append(
+        Finding(
+            CHECK_ID,
+            Status.PASS if cfg.stated_args is not None else Status.UNKNOWN,
+            title,
+            ev(cfg, "runner", "convert", "max_num_batched_tokens"),
+            "" if cfg.stated_args is not None
+            else "Give the vllm serve command line (or the deployment file) the server was started with.",
+        )
+    )
+    return out
+
+
+RULES = (_not_vllm_commands, _removed_and_unknown, _runner, _trust_remote_code, _oom_risks, _kv_dtype, features.check,
+          _log_stats)  # in the order the findings are shown (features: issue 29, prefix caching on an encoder, …)
+
+
+def check(cfg: EffectiveConfig) -> list[Finding]:
+    """Every flag rule in order; one PASS/UNKNOWN finding when none found anything."""
+    out = [f for rule in RULES for f in rule(cfg)]
+    return out or _nothing_found(cfg)
