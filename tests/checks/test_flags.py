@@ -1,0 +1,23 @@
+"""checks.flags: each rule reports on its own; with none, one PASS (a command line given) or UNKNOWN finding."""
+from __future__ import annotations
+
+from checks import flags
+from triage.config import merge
+from triage.sources import SourceResult
+
+
+def _cfg(stated: bool, **facts):
+    res = SourceResult("cmdline", stated_args=set(facts) if stated else None)
+    for k, v in facts.items():
+        res.add(k, v)
+    return merge([res], {}, None)
+
+
+def test_nothing_given_is_unknown_and_a_clean_line_passes():
+    assert [(f.check, f.status.value) for f in flags.check(_cfg(False))] == [("flags", "unknown")]
+    assert [(f.check, f.status.value) for f in flags.check(_cfg(True, runner="pooling"))] == [("flags", "pass")]
+
+
+def test_rules_report_in_order():
+    cfg = _cfg(True, runner="generate", gpu_memory_utilization=0.99, disable_log_stats=True)
+    assert [f.check for f in flags.check(cfg)] == ["flags-runner", "flags-oom-risk", "flags-log-stats"]
