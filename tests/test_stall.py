@@ -6,8 +6,17 @@ from pathlib import Path
 import pytest
 
 from triage.sample import LOG, EngineSample
-from triage.stall import CLOCK_SLACK_S, LIVELOCK, STUCK_WAITING, StallDetector, classify, progress
+from triage.stall import CLOCK_SLACK_S, LIVELOCK, STUCK_WAITING, StallDetector, StallState, progress
 from triage.vllm.metrics import parse_metrics
+
+
+def classify(samples: list[EngineSample], threshold_s: float) -> StallState:
+    """The detector over a finished series: its last state."""
+    det = StallDetector(threshold_s)
+    for s in samples:
+        det.update(s)
+    return det.state
+
 
 REAL = Path(__file__).parent / "fixtures" / "real"
 

@@ -290,7 +290,6 @@ def _given_cmdline(cmdline: Optional[str], vals: Mapping[str, Any]) -> tuple[Opt
                 continue
             if argv:
                 return argv, what
-                continue
     return None, ""
 
 

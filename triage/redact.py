@@ -538,11 +538,6 @@ def known_secrets() -> tuple[str, ...]:
     return tuple(sorted(_SECRETS, key=len, reverse=True))
 
 
-def forget_secrets() -> None:
-    """Tests: start from no registered secret."""
-    _SECRETS.clear()
-
-
 def neutralise(text: str) -> str:
     """Colour codes dropped; every other control character shown as ``\\xNN`` instead of executed."""
     if "\x1b" in text:

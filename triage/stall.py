@@ -395,9 +395,3 @@ def _delta(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return b - a if b >= a else None  # a drop: the server restarted
 
 
-def classify(samples: list[EngineSample], threshold_s: float) -> StallState:
-    """Run the detector over a finished series and return the last state."""
-    det = StallDetector(threshold_s)
-    for s in samples:
-        det.update(s)
-    return det.state

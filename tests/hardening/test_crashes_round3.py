@@ -19,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import Behaviour, HostileServer, assert_clean, cli  # noqa: E402
 
+from tests.redaction import forget_secrets  # noqa: E402
 from triage.http import Exchange  # noqa: E402
 from triage.findings import Status  # noqa: E402
 from triage.probes import rerank_checks as rc  # noqa: E402
@@ -30,10 +31,9 @@ REC = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "rerank" / "0.
 def _no_secret_left_behind() -> Any:
     """The CLI runs in-process here: what one test registers as a secret (redact's registry lasts a process)
     must not blank words in the next test's output."""
-    from triage import redact
 
     yield
-    redact.forget_secrets()
+    forget_secrets()
 
 
 def recorded(name: str) -> Exchange:

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from tests.redaction import forget_secrets
 from triage import redact
 from triage.redact import REDACTED, redact_text
 
@@ -35,9 +36,9 @@ SHAPES = {  # text -> the secrets it holds
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
-    redact.forget_secrets()
+    forget_secrets()
     yield
-    redact.forget_secrets()
+    forget_secrets()
 
 
 @pytest.mark.parametrize("case", list(SHAPES))
@@ -117,9 +118,9 @@ def test_a_json_field_named_key_is_a_name_not_a_secret() -> None:
     secret for the rest of the run; "token"/"apiKey" fields and ?key= queries stay secrets."""
     from triage import redact as r
 
-    r.forget_secrets()
+    forget_secrets()
     out = r.redact_text('{"key": "max_model_len", "token": "abcdefgh123", "apiKey": "zzzzzz123"} ?key=secretvalue1')
     assert '"key": "max_model_len"' in out
     assert "abcdefgh123" not in out and "zzzzzz123" not in out and "secretvalue1" not in out
     assert "max_model_len" in r.redact_text("max_model_len")  # not registered
-    r.forget_secrets()
+    forget_secrets()

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from triage import redact
+from tests.redaction import forget_secrets
 
 
 @pytest.fixture(autouse=True)
 def _no_secrets_from_other_tests() -> Iterator[None]:
-    redact.forget_secrets()
+    forget_secrets()
     yield

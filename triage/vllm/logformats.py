@@ -90,25 +90,7 @@ ST_PROJECTOR_FAILED_RE = re.compile(r"ST projector loading failed")
 # the non-default args dict's --hf-overrides is_causal ("'hf_overrides': {'is_causal': True}")
 HF_OVERRIDES_IS_CAUSAL_RE = re.compile(r"'hf_overrides': \{[^}]*'is_causal': (?P<v>True|False)")
 KV_CACHE_SIZE_RE = re.compile(r"(?P<device>GPU|CPU|XPU|TPU|[A-Z]+) KV cache size: (?P<n>[\d,]+) tokens")
-MAX_CONCURRENCY_RE = re.compile(r"Maximum concurrency for (?P<tokens>[\d,]+) tokens per request: (?P<x>[\d.]+)x")
-ARCHITECTURE_RE = re.compile(r"Resolved architecture: (?P<arch>\w+)")
 SERVER_URL_RE = re.compile(r"Starting vLLM (?:API )?server on (?P<url>\S+)")
-# key=value pairs of the engine config line; values are quoted, bare, or Name(...) objects.
-CONFIG_SCALAR_KEYS = (
-    "model",
-    "dtype",
-    "max_seq_len",
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "data_parallel_size",
-    "device_config",
-    "served_model_name",
-    "enable_prefix_caching",
-    "enable_chunked_prefill",
-    "kv_cache_dtype",
-    "quantization",
-    "enforce_eager",
-)
 POOLER_TYPE_RE = re.compile(r"(?:seq_pooling_type|pooling_type)='(?P<t>[A-Z_]+)'")  # 0.31+: seq_…; older: pooling_type
 # PoolerConfig's chunked processing (vllm PR#20837), as its repr prints it in the engine config line (0.31.0 lab:
 # tests/fixtures/real/startup/0.31.0-chunked-processing/server.log)
@@ -226,8 +208,6 @@ POOLING_TASK_SWITCH_RE = re.compile(r"Try switching the model's pooling_task via
 # server selects 'embed&token_classify', /v1/embeddings answers 501 and /pooling 400 for every task
 EMBEDDINGS_API_UNSUPPORTED_RE = re.compile(r"The model does not support Embeddings API")
 POOLING_IO_PLUGIN_RE = re.compile(r"The '(?P<task>[\w&]+)' pooling task is only available through an IO processor")
-# the warning arg_utils logs before it (0.31.0/0.32.0 _set_default_chunked_prefill_and_prefix_caching_args)
-PREFIX_CACHING_UNSUPPORTED_RE = re.compile(r"This model does not officially support prefix caching")
 
 # -- what `knowledge refresh` looks for in each release's source (triage/vllm/knowledge) ----
 # The fixed words each reader above depends on; a release whose source lacks one (or words it

@@ -36,7 +36,6 @@ REQUEST_SUCCESS = "vllm:request_success"  # sample vllm:request_success_total{fi
 PREEMPTIONS = "vllm:num_preemptions"
 PREFIX_CACHE_QUERIES = "vllm:prefix_cache_queries"  # counter; tokens queried, once per scheduled request
 PREFIX_CACHE_HITS = "vllm:prefix_cache_hits"
-ITERATION_TOKENS = "vllm:iteration_tokens_total"  # histogram; its _count is the engine step count
 E2E_LATENCY = "vllm:e2e_request_latency_seconds"
 QUEUE_TIME = "vllm:request_queue_time_seconds"
 PREFILL_TIME = "vllm:request_prefill_time_seconds"
