@@ -6,6 +6,9 @@ dicts (since / confirmed_at / cleared_at) or log episodes (start_ts / end_ts). L
 reduced before plotting: gauges and rates by min/max per bucket (a stall plateau or a spike
 survives), window quantiles by stride (they are already smoothed). WebGL traces keep even the
 reduced figure light in the browser.
+
+One room: every figure shares the reducers and the time-axis conventions (scrape gaps, shaded episodes), and the
+dashboard and the HTML report read the same builders.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ the record (``fixed_in``), never from here.
 When no command line was given, one is rebuilt from the effective config (the values a server, a
 log or a process stated) and the block says so. ``ref_url``/``link_refs`` make every vLLM issue
 or PR reference a link (pages and exports share them). No Streamlit here.
+
+One room: the command-line, request and client blocks are one fix rendered for copying, built from the same record's
+edits and the same release's option table.
 """
 from __future__ import annotations
 

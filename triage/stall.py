@@ -50,6 +50,9 @@ The first step counts too (issue 21: a 0.32.0 server whose first step took ~100 
 seconds after it ended): live samplers that read the server's process CPU see the engine start computing
 while its gauges still read idle (``BUSY_CPU_CORES``); that moment bounds the first step like a probe's
 send. CPU going back to idle before any progress forgets it (a rejected request, a tokenizer burst).
+
+One room: the one stall rule (detector, progress evidence, window) is one verdict; split, two places would decide a
+stall.
 """
 from __future__ import annotations
 

@@ -3,6 +3,9 @@
 Facts: shared/reference/vllm-embedding-facts.md (§1 mechanism and versions, §2 defaults) and
 real-vllm-on-cpu.md (what lab servers showed). Version ranges were read from vLLM release
 wheels (vllm/v1/core/sched/scheduler.py at each tag) and the issue threads.
+
+One room on purpose: catalogue data, one record per failure mode; readers compare records side by side, and a record
+is read whole.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Facts: vLLM 0.31.0/0.32.0 wheels (paths in each record's refs), lab servers (rec
 tests/fixtures/real/startup/ and tests/fixtures/nvml/), and the vLLM issue threads in `refs`.
 Where a verdict needs a value from the config, the fix is a function of it (`fix_for`); every
 finding that reports one of these modes reads title, refs and fix from here.
+
+One room on purpose: catalogue data (each start-up record beside its fix function), not logic.
 """
 
 from __future__ import annotations

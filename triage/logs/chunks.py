@@ -17,6 +17,9 @@ records). Line ends are those of the per-line reading (universal newlines, untra
 ``MAX_LINE`` hands the rest of the file to it. The clock is asked only when the month changes or a time is new.
 tests/logs/test_fast_paths.py compares the scan and the per-line reading with the goldens (tests/logs/golden.py)
 of every recorded log, the bench's file and adversarial lines.
+
+One room: the regex, the record cutter and the block memo are one fast path whose equivalence to the per-line
+reading is tested as a whole (tests/logs/test_fast_paths.py).
 """
 from __future__ import annotations
 

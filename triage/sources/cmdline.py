@@ -7,6 +7,9 @@ Unknown options and guide myths become facts (`cmdline_unknown_flags`, `cmdline_
 [{"option", "use", "refs", "release", "certain"}] (catalogue mode `removed-flag`). Every option is
 judged against the deployment's own release's parser (triage/vllm/knowledge); which release that
 was is the fact `cmdline_checked_against`. The API key's value is never kept.
+
+One room: the reading of one pasted line (the args located in its docker/python forms, parsed as vLLM's parser does,
+the facts); a deployment file's reading lives in deploy*.py.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ pipeline, two ways in.
 The YAML is read with PyYAML's safe loader, bounded in size (``MAX_BYTES``) and in nodes walked
 (``MAX_NODES``, alias expansion included). A text that is not YAML of one of these shapes is not a
 deployment (``read`` returns None) and is parsed as a command line, as before.
+
+One room: every shape (manifest, Helm values, compose) ends as the same DeployTarget through the same bounded walk;
+Helm rendering and the bridge to the command-line parser already live beside it (deploy_helm.py, deploy_read.py).
 """
 
 from __future__ import annotations

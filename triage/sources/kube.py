@@ -11,6 +11,9 @@ record with the container's memory limit; CrashLoopBackOff is the start-up post-
 (triage/logs: the same verdicts as ``python -m triage logs``), or asks for ``kubectl logs --previous``; probe
 failures and kills in the events are said as they are. The liveness probe itself becomes the ``liveness_probe``
 fact that checks/liveness.py judges, as a deployment file's does.
+
+One room: the three kubectl texts of one pod feed one source's facts and findings through the pod model (containers,
+events) its readers share.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ What is read, and how:
   ``triage.vllm.knowledge.budget``;
 - ``PoolerConfig`` fields and the values it refuses (constructed with each candidate);
 - metric names, log format strings and start-up refusal messages: string constants of the source.
+
+One file on purpose: it runs alone inside a lab venv with a release's wheel on sys.path (stdlib only, no triage
+import), so it cannot import sibling modules.
 """
 
 from __future__ import annotations
