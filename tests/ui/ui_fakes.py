@@ -110,6 +110,14 @@ class FakeServices:
         self.calls.append(("reproduce_run", run_id))
         return {"reproduced": False, "fixes": []}
 
+    def cosine_rows(self, findings: list[Finding]) -> list[dict[str, Any]]:
+        return services.Services.cosine_rows(self, findings)  # type: ignore[arg-type]  # pure
+
+    def openwebui_check(self, base: str, api_key: str | None, model: str, batch: int,
+                        server_url: str | None) -> tuple[Finding, str]:
+        self.calls.append(("openwebui_check", (base, model, batch)))
+        return services.Services.openwebui_check(self, base, api_key, model, batch, server_url)  # type: ignore[arg-type]
+
     def throughput_figure(self, findings: list[Finding]) -> Any:
         return services.Services.throughput_figure(self, findings)  # type: ignore[arg-type]
 

@@ -5,7 +5,6 @@ import time
 
 import streamlit as st
 
-from triage.fleet.chart import fleet_figure
 from triage.fleet.replicas import DEFAULT_STALL_S
 from triage.fleet.scan import CHECK_STALL
 from ui import services
@@ -69,7 +68,7 @@ stalled = [f for f in found_dicts if f["check"] == CHECK_STALL]
 reps = doc.get("replicas") or []
 st.metric("Replicas with a stall", f"{len({f['evidence']['replica'] for f in stalled})} of {len(reps)}")
 if reps:
-    st.plotly_chart(fleet_figure(doc), width="stretch", key="fleet.chart")
+    st.plotly_chart(services.get().figure(doc), width="stretch", key="fleet.chart")
 
 for i, f in enumerate(stalled):
     ev = f["evidence"]

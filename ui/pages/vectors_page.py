@@ -2,16 +2,14 @@
 
 Runs the engine's `vectors` and `clients` probe sets (through the same service as the Probes page,
 so results are stored as a run), plots the cosine each check judged, and shows the client settings
-to copy. Open WebUI's settings are checked by the engine (triage.probes.openwebui) as Open WebUI
-would call. No rules here: wording and fixes come from the findings.
+to copy. Open WebUI's settings are checked by the engine (triage.probes.openwebui, through the same service) as
+Open WebUI would call. No rules here: wording and fixes come from the findings.
 """
 from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from triage.probes import openwebui
-from triage.probes.vector_checks import cosine_rows
 from ui.components import finding_card, fix_view, md, page, twin_button, verdict
 
 svc = page.header(
@@ -48,7 +46,7 @@ else:
         verdict.banner(top, f"{md.prose(head.cause)} — in {part}: {md.title(worst_f.title)}  ({head.tally}){run_note}")
         fix_view.show(head.blocks)
         twin_button.show(res.run_id)
-    rows = cosine_rows(findings)
+    rows = svc.cosine_rows(findings)
     if rows:
         fig = go.Figure(go.Bar(x=[r["check"] for r in rows], y=[r["cosine"] for r in rows],
                                marker_color=[r["colour"] for r in rows], text=[r["status"] for r in rows]))
@@ -72,7 +70,6 @@ o3, o4 = st.columns(2)
 key = o3.text_input("API key", value=target.api_key or "", type="password", key="vectors.owui.key")
 batch = o4.number_input("Embedding batch size", min_value=1, max_value=512, value=1, key="vectors.owui.batch")
 if st.button("Check Open WebUI settings", key="vectors.owui.run"):
-    s = openwebui.OpenWebUISettings(base, key or None, model, int(batch))
-    f, _ = openwebui.check(s, target.url)
+    f, env_lines = svc.openwebui_check(base, key or None, model, int(batch), target.url)
     finding_card.show(f, expanded=True)
-    st.code(s.env_lines(), language="bash")
+    st.code(env_lines, language="bash")

@@ -50,6 +50,12 @@ class FleetService(ServiceBase):
             store_error = str(e)
         return FleetView(url, summary(res), [f.to_dict() for f in found], run_id, store_error=store_error)
 
+    def figure(self, doc: dict[str, Any]) -> Any:
+        """Every replica on one time axis with its stall episodes (triage.fleet.chart)."""
+        from triage.fleet.chart import fleet_figure
+
+        return fleet_figure(doc)
+
     def replica_target(self, instance: str) -> Target:
         """The target a replica's ``instance`` label names (host:port, or a URL), for the Target page to open."""
         return Target(url=instance if "://" in instance else f"http://{instance}")

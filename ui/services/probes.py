@@ -63,6 +63,22 @@ class ProbesService(ServiceBase):
         return ProbeRunView(res.run_id, probes, findings, figure, groups=tuple(grouped), ungrouped=tuple(rest),
                             sets=tuple(sets))
 
+    def cosine_rows(self, findings: list[Finding]) -> list[dict[str, Any]]:
+        """The Vectors page's bars: the cosine each vector or client check judged (triage.probes.vector_checks)."""
+        from triage.probes.vector_checks import cosine_rows
+
+        return cosine_rows(findings)
+
+    def openwebui_check(self, base: str, api_key: str | None, model: str, batch: int,
+                        server_url: str | None) -> tuple[Finding, str]:
+        """Open WebUI's embedding settings checked as Open WebUI calls (triage.probes.openwebui): the finding and
+        the settings as environment lines to copy."""
+        from triage.probes import openwebui
+
+        s = openwebui.OpenWebUISettings(base, api_key or None, model, int(batch))
+        f, _ = openwebui.check(s, server_url)
+        return f, s.env_lines()
+
     def throughput_figure(self, findings: list[Finding]) -> Any:
         """Requests/s and p50/p95 per concurrency from the ``throughput`` finding's rows, or None."""
         rows = next((f.evidence.get("rows") for f in findings if f.check == "throughput"

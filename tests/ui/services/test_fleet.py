@@ -29,3 +29,7 @@ def test_a_bad_url_is_a_service_error(temp_db):
 ])
 def test_replica_target(temp_db, instance, url):
     assert Services(temp_db).replica_target(instance).url == url
+
+
+def test_an_empty_scan_still_draws(temp_db):
+    assert Services(temp_db).figure({"replicas": []}) is not None
