@@ -102,8 +102,9 @@ def test_target_form_survives_a_page_switch(use_services):
 
     use_services(FakeServices())
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
-    at.text_input(key="target.url").set_value("http://10.0.0.7:8000").run()
-    at.text_input(key="target.tpt").set_value("4096").run()
+    at.text_input(key="target.url").set_value("http://10.0.0.7:8000")
+    at.text_input(key="target.tpt").set_value("4096")
+    at.button(key="target.use").click().run()  # a form: its fields are sent with the submit (Enter or a button)
     at.switch_page("ui/pages/checklist_page.py").run()
     at.switch_page("ui/pages/target_page.py").run()
     no_exception(at)

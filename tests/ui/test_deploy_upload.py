@@ -48,8 +48,8 @@ def test_page_passes_the_file_name_with_the_text(use_services) -> None:  # type:
     at = page("target")
     at.session_state["deploy_upload.name"] = "seed-deployment.yaml"  # what a drop leaves (its own key)
     at.run()
-    at.text_input(key="target.url").set_value(URL).run()
-    at.text_area(key="target.cmdline").set_value((DEPLOY / "seed-deployment.yaml").read_text()).run()
+    at.text_input(key="target.url").set_value(URL)
+    at.text_area(key="target.cmdline").set_value((DEPLOY / "seed-deployment.yaml").read_text())
     at.button(key="target.use").click().run()
     no_exception(at)
     form = at.session_state[session.TARGET_KEY]

@@ -34,6 +34,7 @@ def test_dropped_manifest_gives_the_seed_verdict(page):  # type: ignore[no-untyp
     commit(pg, pg.get_by_label("Server URL"), url)
     commit(pg, pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True), "2048")
     pg.get_by_text("Optional: the").click()
+    pg.get_by_text("Optional: drop a deployment file").click()  # the drop sits outside the form (it fills the field)
     pg.locator("input[type=file]").first.set_input_files(str(SEED))
     # the reader's choice is said, and the field holds the manifest as dropped
     expect(pg.get_by_text(re.compile(r"seed-deployment\.yaml: kubernetes file, judged as "

@@ -166,6 +166,24 @@ def test_answer_and_rerun_and_analyze_log_act_on_the_first_click(ctx, dashboard)
     expect(pg.get_by_role("heading", name="Start-up config")).to_be_visible(timeout=SLOW)
 
 
+def test_enter_in_the_url_field_submits_the_target_form(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
+    """Issue 32: Enter did not submit the Target form. Enter in the URL field is "Use this target", with every
+    field typed so far (no button clicked, no blur): a command line and a URL where nothing listens."""
+    pg = _open(ctx, dashboard)
+    dead = f"127.0.0.1:{_free_port()}"
+    _form(pg, "", "1024", "vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --max-model-len 2048",
+          model="Qwen/Qwen3-Embedding-4B")
+    url = pg.get_by_label("Server URL")
+    url.fill(dead)
+    url.press("Enter")
+    expect(pg.get_by_text(f"http://{dead} does not answer")).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_text("the checklist will read only the command line")).to_be_visible()
+    expect(_sidebar(pg).get_by_text(re.compile(re.escape(dead) + r".*truncate_prompt_tokens 1024"))
+           ).to_be_visible(timeout=SLOW)
+    expect(url).to_have_value(f"http://{dead}")  # the scheme the form added, kept in the field
+    shot(pg, "trust-0-enter-submits")
+
+
 def _use_target(pg, srv) -> None:  # type: ignore[no-untyped-def]
     _form(pg, srv.url, "256")
     pg.get_by_role("button", name="Use this target").click()

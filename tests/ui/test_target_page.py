@@ -15,12 +15,12 @@ def test_empty_state(use_services):
 def test_fetch_models_pick_and_use(use_services):
     fake = use_services(FakeServices())
     at = page("target").run()
-    at.text_input(key="target.url").set_value(URL).run()
-    at.text_input(key="target.api_key").set_value("sk-secret-123").run()
+    at.text_input(key="target.url").set_value(URL)
+    at.text_input(key="target.api_key").set_value("sk-secret-123")
     at.button(key="target.fetch").click().run()
     assert fake.calls[0] == ("list_models", (URL, "sk-secret-123"))
     assert at.selectbox(key="target.model_pick").value.startswith(MODEL)
-    at.text_input(key="target.tpt").set_value("256").run()
+    at.text_input(key="target.tpt").set_value("256")
     at.button(key="target.use").click().run()
     no_exception(at)
     form = at.session_state[session.TARGET_KEY]
@@ -33,7 +33,7 @@ def test_fetch_models_pick_and_use(use_services):
 def test_unreachable_server_is_a_message(use_services):
     use_services(FakeServices(models_error="Cannot connect to the server: connection refused."))
     at = page("target").run()
-    at.text_input(key="target.url").set_value("http://127.0.0.1:9").run()
+    at.text_input(key="target.url").set_value("http://127.0.0.1:9")
     at.button(key="target.fetch").click().run()
     no_exception(at)
     assert any("Cannot connect" in e.value for e in at.error)
@@ -42,11 +42,11 @@ def test_unreachable_server_is_a_message(use_services):
 def test_bad_truncate_value_blocks_use(use_services):
     use_services(FakeServices())
     at = page("target").run()
-    at.text_input(key="target.url").set_value(URL).run()
-    at.text_input(key="target.tpt").set_value("lots").run()
-    assert any("whole number" in e.value for e in at.error)
+    at.text_input(key="target.url").set_value(URL)
+    at.text_input(key="target.tpt").set_value("lots")
     at.button(key="target.use").click().run()  # enabled (first click counts), and refuses with the reason
     no_exception(at)
+    assert any("whole number" in e.value for e in at.error)
     assert any("not used" in e.value for e in at.error)
     assert session.TARGET_KEY not in at.session_state
 
@@ -54,7 +54,7 @@ def test_bad_truncate_value_blocks_use(use_services):
 def test_unreachable_server_is_refused_not_saved(use_services):
     fake = use_services(FakeServices(models_error="Cannot connect to the server: connection refused."))
     at = page("target").run()
-    at.text_input(key="target.url").set_value("127.0.0.1:9").run()
+    at.text_input(key="target.url").set_value("127.0.0.1:9")
     at.button(key="target.use").click().run()
     no_exception(at)
     assert any("http://127.0.0.1:9 cannot be used" in shown(e.value) and "Cannot connect" in shown(e.value)

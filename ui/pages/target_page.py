@@ -147,45 +147,51 @@ def _model_label(m: Any) -> str:
     return f"{m.id}  (max_model_len {m.max_model_len})" if m.max_model_len else m.id
 
 
-# -- server and key ---------------------------------------------------------------------------
-st.text_input("Server URL", key="target.url", placeholder="http://127.0.0.1:8000 (the server's root, no /v1)")
-st.text_input("API key (optional, kept in this session only)", key="target.api_key", type="password")
-st.button("Fetch models", key="target.fetch", on_click=_fetch)
-
-models = st.session_state.get("target.models") or []
-if models:
-    labels = [_model_label(m) for m in models]
-    if st.session_state.get("target.model_pick") not in labels:  # a kept pick from another server's list
-        st.session_state.pop("target.model_pick", None)
-    st.selectbox("Model (from /v1/models)", labels, key="target.model_pick")
-else:
-    st.text_input("Model (press Fetch models to list them, or type the id)", key="target.model_manual")
-
-st.text_input(
-    "What does your client send as truncate_prompt_tokens?",
-    key="target.tpt",
-    help="A number = that many tokens; -1 = truncate to max_model_len; `none` = the client sends no "
-         "truncate_prompt_tokens; blank = I don't know (the checklist then asks).",
-)
-try:
-    services.Truncation.parse(st.session_state.get("target.tpt", ""))
-except ValueError:
-    st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
-
+# -- the form: Enter in any field is "Use this target" (its first submit button); what is typed rides on
+# either button's click (a form sends its fields with the submit, no blur needed) ---------------------------
 given = [w for w, k in (("command line", "target.cmdline"), ("start-up log", "target.log")) if st.session_state.get(k)]
-with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"
-                 + (f" — {' and '.join(given)} given" if given else ""),
-                 expanded=deploy_upload.file_name() is not None):  # a drop renames it: kept open to show the drop
-    st.caption("A fix is shown applied to this command line, ready to copy. A Kubernetes manifest, production-stack "
-               "Helm values or a compose file pasted here is read as its vLLM container's command line.")
-    deploy_upload.show("target.cmdline")  # a dropped manifest / values / compose file fills the field below
-    st.text_area("vllm serve command line", key="target.cmdline", height=80,
-                 placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …")
-    st.text_area("Start-up log", key="target.log", height=160,
-                 placeholder="Paste the server's log from start-up to 'Application startup complete.'")
-st.text_input("Label (optional, for the saved list)", key="target.label")
+# a deployment file drop fills the command-line field at once (a form's widgets take no callback: it sits outside)
+with st.expander("Optional: drop a deployment file (Kubernetes manifest, production-stack Helm values, compose file)",
+                 expanded=deploy_upload.file_name() is not None):
+    deploy_upload.show("target.cmdline")
 
-st.button("Use this target", type="primary", key="target.use", on_click=_use)
+with st.form("target.form", border=False, enter_to_submit=True):
+    st.text_input("Server URL", key="target.url", placeholder="http://127.0.0.1:8000 (the server's root, no /v1)")
+    st.text_input("API key (optional, kept in this session only)", key="target.api_key", type="password")
+    models = st.session_state.get("target.models") or []
+    if models:
+        labels = [_model_label(m) for m in models]
+        if st.session_state.get("target.model_pick") not in labels:  # a kept pick from another server's list
+            st.session_state.pop("target.model_pick", None)
+        st.selectbox("Model (from /v1/models)", labels, key="target.model_pick")
+    else:
+        st.text_input("Model (press Fetch models to list them, or type the id)", key="target.model_manual")
+    st.text_input(
+        "What does your client send as truncate_prompt_tokens?",
+        key="target.tpt",
+        help="A number = that many tokens; -1 = truncate to max_model_len; `none` = the client sends no "
+             "truncate_prompt_tokens; blank = I don't know (the checklist then asks).",
+    )
+    try:
+        services.Truncation.parse(st.session_state.get("target.tpt", ""))
+    except ValueError:
+        st.error("truncate_prompt_tokens must be a whole number, -1, `none`, or blank.")
+    with st.expander("Optional: the `vllm serve` command line and the start-up log (better evidence)"
+                     + (f" — {' and '.join(given)} given" if given else ""),
+                     expanded=deploy_upload.file_name() is not None):  # a drop renames it: kept open to show it
+        st.caption("A fix is shown applied to this command line, ready to copy. A Kubernetes manifest, "
+                   "production-stack Helm values or a compose file pasted here is read as its vLLM container's "
+                   "command line.")
+        st.text_area("vllm serve command line", key="target.cmdline", height=80,
+                     placeholder="vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --convert embed …")
+        st.text_area("Start-up log", key="target.log", height=160,
+                     placeholder="Paste the server's log from start-up to 'Application startup complete.'")
+    st.text_input("Label (optional, for the saved list)", key="target.label")
+    use_col, fetch_col, _ = st.columns([2, 2, 5])
+    with use_col:  # first: Enter in a field presses it
+        st.form_submit_button("Use this target", type="primary", key="target.use", on_click=_use)
+    with fetch_col:
+        st.form_submit_button("Fetch models", key="target.fetch", on_click=_fetch)
 
 msg = st.session_state.get(MSG_KEY)
 if msg:
