@@ -50,6 +50,7 @@ class ChecklistEvent:
     index: int = 0
     total: int = len(STEPS)
     config: Optional[dict[str, Any]] = None  # "done": the stored effective config the verdicts read
+    live: Optional[LiveState] = None  # "live": the engine while the run went (triage.live)
 
 
 @dataclass(frozen=True)

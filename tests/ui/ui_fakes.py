@@ -84,8 +84,11 @@ class FakeServices:
             yield v.ChecklistEvent("finding", step, f, 11)
         if self.error:
             yield v.ChecklistEvent("error", None, None, None, self.error)
-        else:
-            yield v.ChecklistEvent("done", None, None, 11, "fail", config=self.config)
+            return
+        if ((self.config or {}).get("sources") or {}).get("server") == "ok":  # the engine is looked at in the run
+            self.calls.append(("live_state", form.url))
+            yield v.ChecklistEvent("live", None, None, 11, self.live.message, live=self.live)
+        yield v.ChecklistEvent("done", None, None, 11, "fail", config=self.config)
 
     # pure computations of the real service (no engine I/O): the fake shares them
     def headline(self, findings: list[Finding], config: Any = None, form: Target | None = None,

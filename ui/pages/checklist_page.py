@@ -41,6 +41,7 @@ if run_clicked or rerun:
     error = None
     run_id = None
     config = None
+    live = None
     progress = st.progress(0.0, text="Starting…")
     with st.status("Walking the checklist…", expanded=True) as status_box:
         for ev in svc.iter_checklist(target):
@@ -56,17 +57,13 @@ if run_clicked or rerun:
             elif ev.kind == "finding" and ev.finding is not None:
                 findings.append(ev.finding)
                 st.markdown(f"{verdict.label(ev.finding.status)} {md.title(ev.finding.title)}")
+            elif ev.kind == "live" and ev.live is not None:  # the engine while the run went (a stall: a finding)
+                live = ev.live
+                st.write(f"Live: {md.text(live.verdict)}")
             elif ev.kind == "done":
                 config = ev.config
             elif ev.kind == "error":
                 error = ev.message
-        live = None
-        answered_now = ((config or {}).get("sources") or {}).get("server") == "ok"
-        if error is None and target.url and answered_now:  # the set-up reads the same on an idle and a hung
-            # server: look at the engine now
-            progress.progress(0.97, text="Is the engine stalled now? Watching /metrics…")
-            live = svc.live_state(target)
-            st.write(f"Live: {md.text(live.verdict)}")
         progress.progress(1.0, text="Done" if error is None else "Stopped")
         status_box.update(label="Checklist finished" if error is None else "Checklist stopped",
                           state="complete" if error is None else "error", expanded=False)

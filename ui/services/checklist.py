@@ -1,12 +1,11 @@
 """The Checklist page's service: the steps, the user's answers, the checklist run, the live stall state."""
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
-from triage import checklist, watch
+from triage import checklist
 from triage import recorder as recorder_
 from triage.findings import Finding, worst
 from triage.recorder import Recorder
@@ -14,7 +13,7 @@ from triage.stall import DEFAULT_STALL_S
 from triage.steps import STEPS, Step, step_index
 from triage.target import Target, Truncation
 from ui.adapters import plain_error, step_of
-from ui.services.base import ServiceBase, guard, number
+from ui.services.base import ServiceBase, guard
 from ui.values import ChecklistEvent, LiveState
 
 
@@ -50,8 +49,16 @@ class ChecklistService(ServiceBase):
             findings: list[Finding] = []
             stored: dict[str, Any] | None = None
             # core → observer: the Recorder writes each event before the page sees it (a closed tab loses nothing)
-            for ev in recorder_.record(checklist.checklist_events(form), Recorder(self.store)):
+            from triage.live import META_KEY, live_of, with_live_state
+
+            # the engine now, before the run ends: a stall seen is a finding of the run (issue 32)
+            events = with_live_state(checklist.checklist_events(form), form)
+            for ev in recorder_.record(events, Recorder(self.store)):
                 run_id = ev.run_id or run_id
+                live = live_of(ev.meta) if ev.kind == "meta" and META_KEY in (ev.meta or {}) else None
+                if live is not None:
+                    yield ChecklistEvent("live", None, None, run_id, live.message, n, n,
+                                         live=LiveState(live.verdict, live.message, live.samples, live.watched_s))
                 if ev.kind == "config":
                     stored = ev.stored or ({"values": ev.config} if ev.config else None)
                 if ev.finding is not None:
@@ -81,39 +88,8 @@ class ChecklistService(ServiceBase):
         ``watch_s`` (just past the stall window): what the checklist adds about the moment it ran, since its
         own evidence is the set-up, which reads the same on an idle and on a hung server. ``client``/``clock``/
         ``sleep``: a recorded transport and a clock for tests."""
-        if not form.url:
-            return LiveState("cannot judge", "no server URL: only the set-up was read")
-        w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None, interval=every_s,
-                          timeout_s=max(every_s * 4, 2.0), client=client, clock=clock)
-        samples, errors, alert, last = 0, [], None, None
-        t0 = clock()
-        try:
-            while True:
-                tick = w.sample_once()
-                if tick.error:
-                    errors.append(tick.error)
-                else:
-                    samples += 1
-                    last = tick.sample
-                if tick.state.kind and tick.state.confirmed_at is not None:
-                    alert = watch.alert_message(tick.state.kind, tick.state.since or tick.ts, tick.ts,
-                                                tick.state.running, tick.state.waiting, w.vllm_version,
-                                                tick.state.expected_step_s)
-                    break
-                if clock() - t0 >= watch_s:
-                    break
-                sleep(every_s)
-        except Exception as e:  # noqa: BLE001 - the live state is extra: it says it could not judge
-            return LiveState("cannot judge", f"/metrics could not be read: {plain_error(e)}", samples)
-        finally:
-            with contextlib.suppress(Exception):
-                w.close()
-        watched = clock() - t0
-        if alert is not None:
-            return LiveState("stalled", alert, samples, watched)
-        if samples < 2:
-            why = errors[-1] if errors else "too few samples"
-            return LiveState("cannot judge", f"no /metrics samples to judge by ({why})", samples, watched)
-        seen = (f"running {number(last.num_requests_running)}, waiting {number(last.num_requests_waiting)}"
-                if last is not None else "")
-        return LiveState("not stalled", f"{samples} /metrics samples over {watched:.1f} s: {seen}", samples, watched)
+        from triage.live import watch_now
+
+        got = watch_now(form, watch_s=watch_s, every_s=every_s, stall_s=stall_s, client=client, clock=clock,
+                        sleep=sleep)
+        return LiveState(got.verdict, got.message, got.samples, got.watched_s)
