@@ -6,21 +6,27 @@ and one pair wraps them. The probes' differential diagnosis weighs the checklist
 (``run_probes(prior=…)``), so the checklist's own diagnosis is held back when the probes ran and
 theirs is the run's; a finding two cores both report (a start-up line the checklist's log source and
 the post-mortem both read) is kept once. The probes run only against a server that answered the
-checklist, and only the sets that cannot hang it. Their events are yielded when the probe run ends
-(``run_probes`` is a blocking call with an observer), the checklist's and the log's as they come.
+checklist, and only the sets that cannot hang it. Every core's events are yielded as they come: the probe run
+(``run_probes``, a blocking call with an observer) goes on in a worker thread whose events cross a queue, so a
+face shows each probe as it starts and ends (``progress_line``) and the consumer's Recorder writes them in order.
 """
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+import queue
+import threading
+from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Optional
 
 from triage import events as ev_
+from triage import live as live_
 from triage.differential import is_diagnosis
 from triage.checklist import CheckOptions, checklist_events, run_summary
 from triage.events import RunEvent
 from triage.findings import Finding
 from triage.http import Transport
+from triage.live import LiveVerdict
 from triage.target import Target
 
 SAFE_SETS = ("conformance", "vectors")  # real requests that never hang a server and put no load on it
@@ -29,8 +35,12 @@ _WRAPPERS = (ev_.STARTED, ev_.DONE)
 
 def diagnose_events(target: Target, *, sets: Iterable[str] = SAFE_SETS, options: Optional[CheckOptions] = None,
                     transport: Optional[Transport] = None, stall_s: Optional[float] = None,
-                    deadline_s: float = 30.0) -> Iterator[RunEvent]:
-    """The events of one diagnose run (``Recorder.observe`` saves them as one run)."""
+                    deadline_s: float = 30.0, look: Optional[Callable[[Target], LiveVerdict]] = None
+                    ) -> Iterator[RunEvent]:
+    """The events of one diagnose run (``Recorder.observe`` saves them as one run).
+
+    Between the checklist and the probes the engine is looked at (``look``, default ``triage.live.watch_now``):
+    a stall now is a finding of the run, and the probes are not sent to an engine that cannot answer them."""
     from triage.probes import PROBE_SETS, run_probes
     from triage.stall import DEFAULT_STALL_S
 
@@ -64,13 +74,21 @@ def diagnose_events(target: Target, *, sets: Iterable[str] = SAFE_SETS, options:
             stored = ev.stored
         yield ev
     answered = ((stored or {}).get("sources") or {}).get("server") == "ok"
+    if target.url and answered and transport is None:  # a replayed checklist has no engine to look at
+        yield RunEvent(ev_.SOURCE, source=live_.META_KEY, message="/metrics for a few seconds: is the engine stalled?")
+        live = (look or _look)(target)
+        yield RunEvent(ev_.META, meta={live_.META_KEY: live.meta()}, message=f"live: {live.verdict}")
+        if live.finding is not None and keep(live.finding):
+            yield RunEvent(ev_.FINDING, finding=live.finding)
+            yield RunEvent(ev_.SOURCE, source="probes", message="not sent: the engine is stalled now, they would wait "
+                                                                "on it")
+            safe = []
     if target.url and answered and safe and transport is None:  # a replayed checklist has no server to probe
-        got: list[RunEvent] = []
         yield RunEvent(ev_.SOURCE, source="probes", message=f"probe sets {', '.join(safe)}")
-        run_probes(target, safe, stall_s=stall_s or DEFAULT_STALL_S, deadline_s=deadline_s, on_event=got.append,
-                   prior=list(findings), prior_config=(stored or {}).get("values"))
+        probes = _streamed(run_probes, target, safe, stall_s=stall_s or DEFAULT_STALL_S, deadline_s=deadline_s,
+                           prior=list(findings), prior_config=(stored or {}).get("values"))
         held = []  # the probes' diagnosis weighed the checklist's findings too: it is the run's
-        for ev in got:
+        for ev in probes:
             if ev.kind in _WRAPPERS or (ev.kind == ev_.FINDING and ev.finding is not None and not keep(ev.finding)):
                 continue
             yield ev
@@ -80,6 +98,52 @@ def diagnose_events(target: Target, *, sets: Iterable[str] = SAFE_SETS, options:
     if target.log_text:
         yield from _post_mortem(target.log_text, keep)
     yield RunEvent(ev_.DONE, message="diagnose finished", summary=run_summary(findings))
+
+
+def _look(target: Target) -> LiveVerdict:
+    return live_.watch_now(target, seen="stalled now, seen while the diagnosis ran")
+
+
+_END = object()
+
+
+def _streamed(run: Any, *args: Any, **kwargs: Any) -> Iterator[RunEvent]:
+    """The events a blocking core (``run(*args, on_event=…, **kwargs)``) emits, yielded as they come: the core runs
+    in a worker thread; its exception is raised here, after the events before it."""
+    box: queue.Queue[Any] = queue.Queue()
+
+    def work() -> None:
+        try:
+            run(*args, on_event=box.put, **kwargs)
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer's thread
+            box.put(e)
+        finally:
+            box.put(_END)
+
+    worker = threading.Thread(target=work, name="diagnose-probes", daemon=True)
+    worker.start()
+    while (item := box.get()) is not _END:
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+    worker.join()
+
+
+def progress_line(ev: RunEvent) -> Optional[str]:
+    """One line of progress for a diagnose event, as the page and the CLI show it (None: nothing to say)."""
+    d = dict(ev.data or {})
+    if ev.kind == ev_.FINDING and ev.finding is not None:
+        return f"{ev.finding.status.value.upper()}: {ev.finding.title}"
+    if ev.kind == ev_.PROBE_STARTED:
+        return f"probe {ev.probe} started"
+    if ev.kind == ev_.PROBE_VERDICT:
+        took = d.get("time_to_verdict_s")
+        return f"probe {ev.probe}: {d.get('outcome')}" + (f" ({took:.1f} s)" if isinstance(took, (int, float)) else "")
+    if ev.kind == ev_.SOURCE:
+        return f"reading {ev.source}: {ev.message}" if ev.source else ev.message or None
+    if ev.kind == ev_.DONE:
+        return ev.summary or ev.message or "done"
+    return None
 
 
 def _post_mortem(text: str, keep: Any) -> Iterator[RunEvent]:
@@ -93,3 +157,42 @@ def _post_mortem(text: str, keep: Any) -> Iterator[RunEvent]:
         if ev.kind == ev_.FINDING and ev.finding is not None and not keep(ev.finding):
             continue
         yield ev
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A stored run's verdict as every face gives it: the report's status and headline (``export.view.verdict``),
+    the headline cause's fix in words and as copyable blocks (``fixblocks.document_blocks``), the findings."""
+
+    run_id: int
+    status: str
+    headline: str
+    fix: str
+    blocks: tuple[Any, ...]
+    findings: tuple[Finding, ...]
+
+
+def verdict_of(rec: Any) -> Verdict:
+    """The verdict of a stored run (a ``RunRecord``): what its Markdown/HTML report and the page say."""
+    from triage.export import view
+    from triage.export.groups import document_groups
+    from triage.export.json_ import to_document
+    from triage.fixblocks import document_blocks
+    from triage.findings import severity
+
+    doc = to_document(rec)
+    v = view.verdict(doc)
+    if severity(v.status) < severity("warn"):
+        return Verdict(int(rec.run.id or 0), v.status, v.headline, "", (), tuple(rec.findings))
+    bad = sorted((f for f in doc.get("findings") or [] if severity(f["status"]) >= severity("warn")),
+                 key=lambda f: -severity(f["status"]))
+    diag = next((f for f in bad if is_diagnosis(f)), None)
+    if diag is not None:  # the headline is the differential's: a named record's fix, else its experiments (said)
+        named = bool(diag.get("failure_mode"))
+        return Verdict(int(rec.run.id or 0), v.status, v.headline, str(diag.get("fix") or "") if named else "",
+                       tuple(document_blocks(doc)) if named else (), tuple(rec.findings))
+    grouped, _rest = document_groups(doc)
+    head = next((g for g in grouped if g.status == v.status), None)
+    fix = head.fix if head is not None else ""
+    return Verdict(int(rec.run.id or 0), v.status, v.headline, fix, tuple(document_blocks(doc)) if fix else (),
+                   tuple(rec.findings))

@@ -34,6 +34,7 @@ CLI_SCHEMA = SCHEMA
 # register(sub) adds the full sub-parser; this table only lets the top level answer without importing it.
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "run the triage checklist against a server and/or its command line and log"),
+    "diagnose": ("diagnose", "one run from a URL to a verdict: checklist, engine now, safe probes, log"),
     "probe": ("probe", "send live probes: the livelock's seed matrix, API conformance, throughput"),
     "watch": ("watch", "sample /metrics live and alert when the engine stalls"),
     "logs": ("logs", "post-mortem of a vLLM server log: stalls, errors, start-up config"),

@@ -20,15 +20,14 @@ class DiagnoseService(HistoryService):
     def diagnose(self, form: Target, on_event: Callable[[str], None] | None = None) -> RunDetail | None:
         """One click: the checklist, the safe probes and the log post-mortem as one stored run
         (triage.diagnose); progress lines go to ``on_event``; returns the run as History shows it."""
-        from triage.diagnose import diagnose_events
+        from triage.diagnose import diagnose_events, progress_line
 
         run_id: Optional[int] = None
         try:
             for ev in recorder_.record(diagnose_events(form), Recorder(self.store)):
                 run_id = ev.run_id or run_id
-                if on_event is not None and ev.kind in ("source", "finding", "done"):
-                    line = (f"{ev.finding.status.value.upper()}: {ev.finding.title}" if ev.finding is not None
-                            else ev.message or ev.summary or ev.kind)
+                line = progress_line(ev) if on_event is not None else None  # each probe as it starts and ends
+                if line:
                     with contextlib.suppress(Exception):
                         on_event(line)
         except Exception as e:
