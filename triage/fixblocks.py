@@ -461,18 +461,31 @@ def _status(f: Finding | Mapping[str, Any]) -> str:
     return str(getattr(s, "value", s))
 
 
+def run_config(run: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored run's effective config as ``{"values": …}``: the checklist's as stored; a log run's bare
+    ``{key: {"value", "source", "detail"}}`` wrapped; else (a probe run) the facts in its meta. The page, the
+    run view and every export read a run's config through this, so they compute the same fix from it."""
+    config = run.get("config") or {}
+    if isinstance(config, Mapping) and isinstance(config.get("values"), Mapping) and config.get("values"):
+        return dict(config)
+    if isinstance(config, Mapping) and config and all(isinstance(v, Mapping) and "value" in v for v in config.values()):
+        return {"values": dict(config)}
+    meta = run.get("meta")
+    return {"values": {k: v for k, v in meta.items() if not isinstance(v, (dict, list))}} if isinstance(meta, Mapping) \
+        else {}
+
+
 def document_blocks(doc: Mapping[str, Any]) -> list[FixBlock]:
     """The blocks of a run document (triage.export.json_): its worst root cause, for its target's command line.
 
     The config is the run's effective config, else (a probe run) the facts in its meta. Never raises:
     a report without blocks still carries the fix in words."""
+    from triage.recorder import OFFLINE_URL
+
     try:
-        run = doc.get("run") or {}
-        config = run.get("config") or {}
-        if not (config.get("values") if isinstance(config, Mapping) else None) and isinstance(run.get("meta"), Mapping):
-            config = {"values": {k: v for k, v in run["meta"].items() if not isinstance(v, (dict, list))}}
         t = doc.get("target") or {}
-        return blocks_for_findings(doc.get("findings") or [], config, cmdline=t.get("cmdline"), model=t.get("model"),
-                                   url=t.get("url"))
+        url = t.get("url") if t.get("url") != OFFLINE_URL else None  # a run with no server: no "offline/v1" snippets
+        return blocks_for_findings(doc.get("findings") or [], run_config(doc.get("run") or {}),
+                                   cmdline=t.get("cmdline"), model=t.get("model"), url=url)
     except Exception:  # noqa: BLE001 - an export never fails on its fix blocks
         return []

@@ -80,8 +80,6 @@ def groups(findings: list[Finding] | list[dict[str, Any]], config: dict[str, Any
 
 def document_groups(doc: dict[str, Any]) -> tuple[list[FindingGroup], list[int]]:
     """``groups`` of a run document (the effective config, else the probe run's facts in meta)."""
-    run = doc.get("run") or {}
-    config = run.get("config") or {}
-    if not config.get("values") and isinstance(run.get("meta"), dict):
-        config = {"values": {k: v for k, v in run["meta"].items() if not isinstance(v, (dict, list))}}
-    return groups(doc.get("findings") or [], config)
+    from triage.fixblocks import run_config
+
+    return groups(doc.get("findings") or [], run_config(doc.get("run") or {}))

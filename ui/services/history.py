@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from triage import fixblocks
+from triage import recorder as recorder_
 from triage.export.groups import groups
 from ui.adapters import diff_runs, iso, run_detail
 from ui.errors import ServiceError
@@ -34,12 +35,13 @@ class HistoryService(ServiceBase):
         rec = self.store.get_run(run_id, with_samples=True)
         if rec is None:
             return None
-        config = rec.config if rec.config.get("values") else {"values": rec.meta}
+        config = fixblocks.run_config({"config": rec.config, "meta": rec.meta})  # as the exports read it
         grouped, rest = groups(rec.findings, config)
         t = rec.target
         try:
             blocks = fixblocks.blocks_for_findings(rec.findings, config, cmdline=t.cmdline if t else None,
-                                                   model=t.model if t else None, url=t.url if t else None)
+                                                   model=t.model if t else None,
+                                                   url=t.url if t and t.url != recorder_.OFFLINE_URL else None)
         except Exception:  # noqa: BLE001 - the prose fix still stands
             blocks = []
         return replace(run_detail(rec), groups=tuple(grouped), ungrouped=tuple(rest), blocks=tuple(blocks))
