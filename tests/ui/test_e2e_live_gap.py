@@ -1,0 +1,129 @@
+"""End to end in real Chromium: a hang inside a ~45 s scrape gap, then "stalled now" as a stored finding (issue 32).
+
+The harness of test_e2e_browser.py (`streamlit run app.py` on a free port with a temp database, Debian's Chromium
+through Playwright) and the lab's shared real vLLM 0.31.0 livelock server (tiny Qwen3, max_model_len 256, budget
+128, chunked prefill). The livelock is the seed's request held open (test_e2e_trust._HeldRequest). The scrapes stop
+because the server's API process is frozen (SIGSTOP) for the gap, right after the engine took the request: its
+engine process goes on, livelocked, and /metrics answers nothing. During the gap Engine stats must say it cannot
+judge ("no sample for N s — cannot judge"), never "No stall now"; once samples resume, the stall. Then, the engine
+still stalled, the Checklist says "Stalled now", stores it as a finding of its run, and the Markdown and HTML
+downloaded from Report say the page's verdict and fix. Screenshots: test-output/ui/gap-*.png. Under the heavy lock.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
+from test_e2e_trust import _HeldRequest, _open, _use_target, ctx  # noqa: F401 - a fixture
+from test_export_parity import markdown, report_html
+from triage.catalogue import POOLING_LIVELOCK
+from triage.vllm.metrics import parse_metrics
+
+pytestmark = [pytest.mark.real_server,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")]
+
+GAP_S = 45.0
+GAP_WORDS = re.compile(r"no sample for (\d+) s — cannot judge")
+
+
+def _engine_has_it(url: str, limit_s: float = 60.0) -> None:
+    """Wait until /metrics shows the request running (the engine has it: a freeze of the API process after this
+    leaves the engine livelocked inside the gap)."""
+    t0 = time.monotonic()
+    with httpx.Client(timeout=5) as c:
+        while time.monotonic() - t0 < limit_s:
+            try:
+                page = parse_metrics(c.get(url + "/metrics").text)
+                if any((e.num_requests_running or 0) >= 1 for e in page.engines.values()):
+                    return
+            except (httpx.HTTPError, ValueError):
+                pass
+            time.sleep(0.1)
+    raise AssertionError(f"the held request was not running within {limit_s:.0f} s")
+
+
+def _download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
+    with pg.expect_download() as dl:
+        pg.get_by_role("button", name=label).click()
+    out = SHOTS / name
+    dl.value.save_as(str(out))
+    return out.read_text()
+
+
+@pytest.mark.timeout(900)
+def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_finding(ctx, dashboard,  # noqa: F811
+                                                                                     server_031_livelock):  # type: ignore[no-untyped-def]
+    srv = server_031_livelock
+    pg = _open(ctx, dashboard)
+    _use_target(pg, srv)
+    nav(pg, "Engine stats")
+    expect(pg.get_by_text(re.compile(r"No stall now · .*\d+ samples")).first).to_be_visible(timeout=SLOW)
+    pg.wait_for_timeout(3000)  # a few samples on time: the usual interval is known
+    stalled = pg.get_by_test_id("stAlertContentError").filter(has_text="ENGINE STALLED")
+    stale = pg.get_by_test_id("stAlertContentWarning").filter(has_text=GAP_WORDS)
+    held = _HeldRequest(srv)
+    frozen = False
+    try:
+        _engine_has_it(srv.url)
+        os.kill(srv.pid, signal.SIGSTOP)  # the API process: /metrics stops answering, the engine process goes on
+        frozen, t0 = True, time.monotonic()
+        expect(stale).to_be_visible(timeout=30_000)
+        seen: list[int] = []
+        while time.monotonic() - t0 < GAP_S:  # the whole gap: "cannot judge", never "No stall now", no verdict
+            text = stale.inner_text(timeout=SLOW)
+            seen.append(int(GAP_WORDS.search(text).group(1)))
+            assert pg.get_by_text(re.compile(r"No stall now")).count() == 0, "'No stall now' inside the gap"
+            assert stalled.count() == 0, "a stall judged inside the gap"
+            if len(seen) == 3:
+                shot(pg, "gap-1-cannot-judge")
+            pg.wait_for_timeout(4000)
+        assert seen[-1] > seen[0] >= 1 and seen[-1] >= 25, seen  # the gap is counted as it grows
+    finally:
+        if frozen:
+            os.kill(srv.pid, signal.SIGCONT)
+    try:
+        # samples resume: the engine is still livelocked; judged after a whole window of on-time samples
+        expect(stalled.first).to_be_visible(timeout=SLOW)
+        alert = stalled.first.inner_text()
+        assert "vLLM 0.31.0" in alert and "version unknown" not in alert and POOLING_LIVELOCK.refs[0] in alert, alert
+        assert held.answered() == b"", "the livelock request answered"
+        expect(stale).to_have_count(0)
+        gaps = pg.get_by_text(re.compile(r"Scrape gaps \(drawn grey, the lines broken\)"))
+        expect(gaps).to_be_visible()
+        assert int(GAP_WORDS.search(gaps.inner_text()).group(1)) >= 40, gaps.inner_text()
+        shot(pg, "gap-2-stall-after")
+        pg.get_by_text("Live", exact=True).click()
+
+        # still stalled: the checklist says "Stalled now" and stores it as a finding of its run
+        nav(pg, "Checklist")
+        pg.get_by_role("button", name="Run checklist").click()
+        now = pg.get_by_test_id("stAlertContentError").filter(has_text="Stalled now")
+        expect(now).to_be_visible(timeout=SLOW)
+        expect(pg.locator("summary").filter(has_text="stalled now, seen while the checklist ran").first
+               ).to_be_visible()
+        saved = pg.get_by_text(re.compile(r"Saved as run #\d+"))
+        run_no = re.search(r"#(\d+)", saved.inner_text()).group(1)
+        page_blocks = [c.inner_text().strip("\n") for c in pg.get_by_test_id("stCode").all()]
+        shot(pg, "gap-3-checklist-stalled-now")
+    finally:
+        held.abort()
+
+    nav(pg, "Report")  # the open run: the checklist's, the stall among its findings
+    expect(pg.get_by_text(re.compile(rf"Run #{run_no} · checklist · .*FAIL|FAIL.*Run #{run_no} · checklist")).first
+           ).to_be_visible(timeout=SLOW)
+    expect(pg.locator("summary").filter(has_text="stalled now, seen while the checklist ran").first).to_be_attached()
+    md = markdown(_download(pg, "Download Markdown", f"gap-report-{run_no}.md"))
+    htm = report_html(_download(pg, "Download HTML", f"gap-report-{run_no}.html"))
+    shot(pg, "gap-4-report")
+    text = (SHOTS / f"gap-report-{run_no}.md").read_text()
+    assert "watch-engine-stalled" in text and "stalled now, seen while the checklist ran" in text
+    assert md.status == htm.status == "fail" and md.headline == htm.headline
+    # the page's fix, block for block, in both exports
+    assert md.blocks == htm.blocks == tuple(page_blocks[:len(md.blocks)]) and md.blocks, (page_blocks, md.blocks)
