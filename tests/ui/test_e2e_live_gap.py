@@ -49,6 +49,33 @@ def _engine_has_it(url: str, limit_s: float = 60.0) -> None:
     raise AssertionError(f"the held request was not running within {limit_s:.0f} s")
 
 
+def _samples_flow(pg, n: int = 8, limit_s: float = 240.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page has ``n`` samples (a server just started, on a loaded box, answers late at first)."""
+    caption = pg.get_by_text(re.compile(r"No stall now · .*\d+ samples")).first
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        got = re.search(r"(\d+) samples", caption.inner_text(timeout=SLOW)) if caption.count() else None
+        if got and int(got.group(1)) >= n:
+            return
+        pg.wait_for_timeout(1000)
+    raise AssertionError(f"fewer than {n} samples within {limit_s:.0f} s")
+
+
+def _edited(line: str, fixed: str) -> tuple[list[str], list[str]]:
+    """(tokens of ``line`` the fix removed or changed, tokens it added): everything else is the line's own."""
+    import difflib
+    import shlex
+
+    a, b = shlex.split(line), shlex.split(fixed)
+    a, b = a[a.index("serve"):], b[b.index("serve"):]  # the launcher's path aside (python …/bin/vllm or vllm)
+    gone, new = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op != "equal":
+            gone += a[i1:i2]
+            new += b[j1:j2]
+    return gone, new
+
+
 def _download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
     with pg.expect_download() as dl:
         pg.get_by_role("button", name=label).click()
@@ -64,8 +91,7 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
     pg = _open(ctx, dashboard)
     _use_target(pg, srv)
     nav(pg, "Engine stats")
-    expect(pg.get_by_text(re.compile(r"No stall now · .*\d+ samples")).first).to_be_visible(timeout=SLOW)
-    pg.wait_for_timeout(3000)  # a few samples on time: the usual interval is known
+    _samples_flow(pg)  # the usual interval is known, and the server answers /metrics on time
     stalled = pg.get_by_test_id("stAlertContentError").filter(has_text="ENGINE STALLED")
     stale = pg.get_by_test_id("stAlertContentWarning").filter(has_text=GAP_WORDS)
     held = _HeldRequest(srv)
@@ -90,7 +116,7 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
             os.kill(srv.pid, signal.SIGCONT)
     try:
         # samples resume: the engine is still livelocked; judged after a whole window of on-time samples
-        expect(stalled.first).to_be_visible(timeout=SLOW)
+        expect(stalled.first).to_be_visible(timeout=2 * SLOW)
         alert = stalled.first.inner_text()
         assert "vLLM 0.31.0" in alert and "version unknown" not in alert and POOLING_LIVELOCK.refs[0] in alert, alert
         assert held.answered() == b"", "the livelock request answered"
@@ -127,3 +153,15 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
     assert md.status == htm.status == "fail" and md.headline == htm.headline
     # the page's fix, block for block, in both exports
     assert md.blocks == htm.blocks == tuple(page_blocks[:len(md.blocks)]) and md.blocks, (page_blocks, md.blocks)
+    # ordered by risk: a stall seen, so first what to do now (end the stuck request), never the restart; the
+    # restart is the server process's own command line (nothing was pasted) with only the fix's options changed
+    assert not md.blocks[0].startswith("vllm ") and f":{srv.port}" in md.blocks[0], md.blocks[0]
+    import psutil
+    import shlex
+
+    own = shlex.join(psutil.Process(srv.pid).cmdline())
+    restart = next(b for b in md.blocks if " serve " in b and "--no-enable-chunked-prefill" in b
+                   and not b.startswith("---"))
+    assert f"the server process's own command line (pid {srv.pid})" in text
+    assert _edited(own, restart) == (["--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
+                                     ["--no-enable-chunked-prefill"]), (own, restart)

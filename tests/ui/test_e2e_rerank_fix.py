@@ -1,0 +1,67 @@
+"""End to end in real Chromium: a Qwen3 reranker served without --hf-overrides gets the overrides fix and nothing of
+the livelock, on the page and in its Markdown and HTML exports (issue 32, "Done when").
+
+The harness of test_e2e_browser.py (`streamlit run app.py` on a free port with a temp database, Debian's Chromium
+through Playwright) and a real lab vLLM 0.32.0 serving the lab's tiny Qwen3 reranker as its checkpoint says
+(`lab up --vllm 0.32.0 --model tiny-qwen3-reranker --profile rerank-no-overrides`: --runner pooling, no overrides;
+one shared server of that configuration, reused when up). Nothing is pasted: the checklist reads the server and, on
+this host, its process's own command line and model directory. Screenshots: test-output/ui/rerank-*.png.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lab_servers import serve
+from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
+from test_e2e_trust import _open, _use_target, ctx  # noqa: F401 - a fixture
+from test_export_parity import markdown, plain, report_html
+from triage.catalogue import get
+from triage.lab import LabServer
+
+pytestmark = [pytest.mark.real_server,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")]
+
+LIVELOCK_WORDS = ("chunked-prefill", "truncate_prompt_tokens", "Upgrade", "pip install", "max-num-batched-tokens")
+
+
+@pytest.fixture(scope="module")
+def reranker_032_no_overrides() -> Iterator[LabServer]:
+    yield from serve("0.32.0", "tiny-qwen3-reranker", "rerank-no-overrides")
+
+
+def _download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
+    with pg.expect_download() as dl:
+        pg.get_by_role("button", name=label).click()
+    out = SHOTS / name
+    dl.value.save_as(str(out))
+    return out.read_text()
+
+
+def test_the_fix_box_holds_the_overrides_and_nothing_of_the_livelock(ctx, dashboard,  # noqa: F811
+                                                                     reranker_032_no_overrides):  # type: ignore[no-untyped-def]
+    srv = reranker_032_no_overrides
+    record = get("reranker-overrides-missing")
+    pg = _open(ctx, dashboard)
+    _use_target(pg, srv)
+    nav(pg, "Checklist")
+    pg.get_by_role("button", name="Run checklist").click()
+    banner = pg.get_by_test_id("stAlertContentError").filter(has_text=record.title).first
+    expect(banner).to_be_visible(timeout=SLOW)
+    box = pg.locator(".st-key-fix-blocks")
+    expect(box).to_be_visible()
+    blocks = [c.inner_text().strip("\n") for c in box.get_by_test_id("stCode").all()]
+    assert blocks and "--hf-overrides" in blocks[0] and "Qwen3ForSequenceClassification" in blocks[0], blocks
+    fix_text = box.inner_text()
+    assert not [w for w in LIVELOCK_WORDS if w in fix_text], fix_text
+    shot(pg, "rerank-1-checklist-fix")
+
+    nav(pg, "Report")
+    md = markdown(_download(pg, "Download Markdown", "rerank-report.md"))
+    htm = report_html(_download(pg, "Download HTML", "rerank-report.html"))
+    shot(pg, "rerank-2-report")
+    assert md.status == htm.status == "fail" and md.cause == htm.cause == plain(record.title), md
+    assert md.blocks == htm.blocks == tuple(blocks), (blocks, md.blocks, htm.blocks)
+    assert not [w for w in LIVELOCK_WORDS if w in "\n".join(md.blocks)]
