@@ -2,18 +2,22 @@
 
 The harness of test_e2e_browser.py (`streamlit run app.py` on a free port with a temp database, Debian's Chromium
 through Playwright) and the lab's shared real vLLM 0.31.0 livelock server (tiny Qwen3, max_model_len 256, budget
-128, chunked prefill). The livelock is the seed's request held open (test_e2e_trust._HeldRequest). The scrapes stop
-because the server's API process is frozen (SIGSTOP) for the gap, right after the engine took the request: its
-engine process goes on, livelocked, and /metrics answers nothing. During the gap Engine stats must say it cannot
+128, chunked prefill). The livelock is the seed's request held open (test_e2e_trust._HeldRequest), sent to the
+server itself inside the gap. The dashboard watches the server through a gate (a TCP forwarder in this test): shut
+for the gap, it holds every scrape unanswered, as a frozen or unreachable /metrics does, while the server and its
+engine run on untouched. (Freezing the server's API process instead, SIGSTOP, was tried first: after SIGCONT, on
+this loaded box, the page's samples came 14–16 s apart for minutes, which mixes vLLM's recovery into what is
+tested.) During the gap Engine stats must say it cannot
 judge ("no sample for N s — cannot judge"), never "No stall now"; once samples resume, the stall. Then, the engine
-still stalled, the Checklist says "Stalled now", stores it as a finding of its run, and the Markdown and HTML
-downloaded from Report say the page's verdict and fix. Screenshots: test-output/ui/gap-*.png. Under the heavy lock.
+still stalled, the Checklist (on the server's own URL) says "Stalled now", stores it as a finding of its run, and
+the Markdown and HTML downloaded from Report say the page's verdict and fix. Screenshots: test-output/ui/gap-*.png.
+Run under the heavy lock.
 """
 from __future__ import annotations
 
-import os
 import re
-import signal
+import socket
+import threading
 import time
 from pathlib import Path
 
@@ -21,7 +25,7 @@ import httpx
 import pytest
 
 from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
-from test_e2e_trust import _HeldRequest, _open, _use_target, ctx  # noqa: F401 - a fixture
+from test_e2e_trust import _HeldRequest, _form, _open, _use_target, ctx  # noqa: F401 - a fixture
 from test_export_parity import markdown, report_html
 from triage.catalogue import POOLING_LIVELOCK
 from triage.vllm.metrics import parse_metrics
@@ -31,6 +35,77 @@ pytestmark = [pytest.mark.real_server,
 
 GAP_S = 45.0
 GAP_WORDS = re.compile(r"no sample for (\d+) s — cannot judge")
+
+
+class _Gate:
+    """A TCP forwarder to ``port`` on 127.0.0.1. Open, it passes bytes both ways; shut, it drops the connections it
+    carries and holds every new one unanswered (a scrape then times out, as against a frozen /metrics)."""
+
+    def __init__(self, port: int) -> None:
+        self.upstream = port
+        self.lsock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.lsock.getsockname()[1]
+        self.is_open = True
+        self.conns: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                c, _ = self.lsock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.conns.append(c)
+                if not self.is_open:
+                    continue  # held: accepted, never read, never answered
+            try:
+                u = socket.create_connection(("127.0.0.1", self.upstream), timeout=10)
+            except OSError:
+                c.close()
+                continue
+            with self.lock:
+                self.conns.append(u)
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _drop(self) -> None:
+        with self.lock:
+            conns, self.conns = self.conns, []
+        for s in conns:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def shut(self) -> None:
+        with self.lock:
+            self.is_open = False
+        self._drop()
+
+    def reopen(self) -> None:
+        self._drop()  # the held ones
+        with self.lock:
+            self.is_open = True
+
+    def close(self) -> None:
+        self.lsock.close()
+        self._drop()
 
 
 def _engine_has_it(url: str, limit_s: float = 60.0) -> None:
@@ -88,18 +163,22 @@ def _download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
 def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_finding(ctx, dashboard,  # noqa: F811
                                                                                      server_031_livelock):  # type: ignore[no-untyped-def]
     srv = server_031_livelock
+    gate = _Gate(srv.port)
     pg = _open(ctx, dashboard)
-    _use_target(pg, srv)
+    _form(pg, f"http://127.0.0.1:{gate.port}", "256")  # the dashboard watches the server through the gate
+    pg.get_by_role("button", name="Use this target").click()
+    expect(pg.get_by_text(re.compile(r"Target: .*truncate_prompt_tokens 256")).first).to_be_visible(timeout=SLOW)
     nav(pg, "Engine stats")
     _samples_flow(pg)  # the usual interval is known, and the server answers /metrics on time
     stalled = pg.get_by_test_id("stAlertContentError").filter(has_text="ENGINE STALLED")
     stale = pg.get_by_test_id("stAlertContentWarning").filter(has_text=GAP_WORDS)
-    held = _HeldRequest(srv)
-    frozen = False
+    held = None
+    gate.shut()  # the scrapes stop: every one is held unanswered for the gap
+    t0 = time.monotonic()
     try:
+        pg.wait_for_timeout(3000)
+        held = _HeldRequest(srv)  # the hang starts inside the gap, sent to the server itself
         _engine_has_it(srv.url)
-        os.kill(srv.pid, signal.SIGSTOP)  # the API process: /metrics stops answering, the engine process goes on
-        frozen, t0 = True, time.monotonic()
         expect(stale).to_be_visible(timeout=30_000)
         seen: list[int] = []
         while time.monotonic() - t0 < GAP_S:  # the whole gap: "cannot judge", never "No stall now", no verdict
@@ -111,9 +190,12 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
                 shot(pg, "gap-1-cannot-judge")
             pg.wait_for_timeout(4000)
         assert seen[-1] > seen[0] >= 1 and seen[-1] >= 25, seen  # the gap is counted as it grows
+    except BaseException:
+        if held is not None:
+            held.abort()
+        raise
     finally:
-        if frozen:
-            os.kill(srv.pid, signal.SIGCONT)
+        gate.reopen()
     try:
         # samples resume: the engine is still livelocked; judged after a whole window of on-time samples
         expect(stalled.first).to_be_visible(timeout=2 * SLOW)
@@ -127,7 +209,12 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
         shot(pg, "gap-2-stall-after")
         pg.get_by_text("Live", exact=True).click()
 
-        # still stalled: the checklist says "Stalled now" and stores it as a finding of its run
+        # still stalled: the checklist, on the server's own URL (its process's command line is read through its
+        # port), says "Stalled now" and stores it as a finding of its run
+        nav(pg, "Target")
+        _use_target(pg, srv)
+        expect(pg.get_by_test_id("stSidebar").get_by_text(re.compile(re.escape(f"127.0.0.1:{srv.port}")))
+               ).to_be_visible(timeout=SLOW)
         nav(pg, "Checklist")
         pg.get_by_role("button", name="Run checklist").click()
         now = pg.get_by_test_id("stAlertContentError").filter(has_text="Stalled now")
@@ -140,6 +227,7 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
         shot(pg, "gap-3-checklist-stalled-now")
     finally:
         held.abort()
+        gate.close()
 
     nav(pg, "Report")  # the open run: the checklist's, the stall among its findings
     expect(pg.get_by_text(re.compile(rf"Run #{run_no} · checklist · .*FAIL|FAIL.*Run #{run_no} · checklist")).first

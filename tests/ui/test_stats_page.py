@@ -28,7 +28,7 @@ class _GapServices(FakeServices):
         super().__init__()
         self.stale = stale
 
-    def stats_tick(self, form, session, stall_s=10.0):  # type: ignore[no-untyped-def]
+    def stats_tick(self, form, session, stall_s=10.0, interval_s=1.0):  # type: ignore[no-untyped-def]
         from ui import values as v
 
         t0 = 1_795_986_100.0  # 21:01:40 UTC

@@ -156,7 +156,8 @@ class FakeServices:
                 on_event(v.ProbeProgress(p.probe, p.outcome, "", p.duration_s))
         return v.ProbeRunView(12, probes, [LIVELOCK] if "seed" in sets else [])
 
-    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 10.0) -> v.StatsView:
+    def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = 10.0,
+                   interval_s: float = 1.0) -> v.StatsView:
         self.calls.append(("stats_tick", form.url))
         if self.error:
             raise services.ServiceError(self.error)

@@ -62,7 +62,7 @@ def live_chart() -> None:
     """Only this fragment reruns on each tick, so the rest of the page stays usable."""
     state = st.session_state.setdefault("stats.state", {})
     try:
-        view = svc.stats_tick(target, state, stall_s=float(stall_s))
+        view = svc.stats_tick(target, state, stall_s=float(stall_s), interval_s=float(every))
     except services.ServiceError as e:
         st.error(md.text(e))
         return

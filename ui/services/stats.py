@@ -52,19 +52,22 @@ class StatsService(ServiceBase):
     """Engine stats page (a live view: nothing is stored; the CLI's ``watch`` is the recorder)."""
 
     def stats_tick(self, form: Target, session: dict[str, Any], stall_s: float = DEFAULT_STALL_S,
-                   keep: int = 900) -> StatsView:
+                   keep: int = 900, interval_s: float = 1.0) -> StatsView:
         """Scrape /metrics once with a Watcher kept in ``session`` (the page's dict) and chart the series.
 
         The series kept here is bounded (``keep`` samples, 15 minutes at 1 s); nothing is stored:
         the CLI's ``watch`` is the recorder, this page is a live view.
         """
         try:
-            key = (form.url, form.api_key, float(stall_s))
+            key = (form.url, form.api_key, float(stall_s), float(interval_s))
             w = session.get("watcher")
             if w is None or session.get("watcher_key") != key:
                 if w is not None:
                     w.close()
-                w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None)
+                # the page's refresh is the scrape interval: a sample is "late" (cannot judge) against it, not
+                # against the CLI's 0.5 s (a 1 s page on a busy host read every sample late and never judged)
+                w = watch.Watcher(form.url, stall_s=float(stall_s), api_key=form.api_key or None,
+                                  interval=float(interval_s))
                 session.update(watcher=w, watcher_key=key, samples=[])
             tick = w.sample_once()
         except ServiceError:
