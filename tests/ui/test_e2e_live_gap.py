@@ -151,6 +151,22 @@ def _edited(line: str, fixed: str) -> tuple[list[str], list[str]]:
     return gone, new
 
 
+def fix_blocks_shown(pg) -> list[str]:  # type: ignore[no-untyped-def]
+    """The code of each block in the page's "Fix — copy and paste" box, once all are drawn (Streamlit loads its
+    code highlighter lazily: a block shows as a placeholder first)."""
+    box = pg.locator(".st-key-fix-blocks").first
+    expect(box.get_by_test_id("stCode").first).to_be_visible(timeout=SLOW)
+    n = -1
+    for _ in range(20):
+        blocks = box.get_by_test_id("stCode").all()
+        captions = box.get_by_test_id("stCaptionContainer").count()
+        if len(blocks) == n and len(blocks) >= captions:
+            break
+        n = len(blocks)
+        pg.wait_for_timeout(500)
+    return [b.inner_text().strip("\n") for b in box.get_by_test_id("stCode").all()]
+
+
 def _download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
     with pg.expect_download() as dl:
         pg.get_by_role("button", name=label).click()
@@ -223,7 +239,7 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
                ).to_be_visible()
         saved = pg.get_by_text(re.compile(r"Saved as run #\d+"))
         run_no = re.search(r"#(\d+)", saved.inner_text()).group(1)
-        page_blocks = [c.inner_text().strip("\n") for c in pg.get_by_test_id("stCode").all()]
+        page_blocks = fix_blocks_shown(pg)
         shot(pg, "gap-3-checklist-stalled-now")
     finally:
         held.abort()
@@ -240,7 +256,7 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
     assert "watch-engine-stalled" in text and "stalled now, seen while the checklist ran" in text
     assert md.status == htm.status == "fail" and md.headline == htm.headline
     # the page's fix, block for block, in both exports
-    assert md.blocks == htm.blocks == tuple(page_blocks[:len(md.blocks)]) and md.blocks, (page_blocks, md.blocks)
+    assert md.blocks == htm.blocks == tuple(page_blocks) and md.blocks, (page_blocks, md.blocks)
     # ordered by risk: a stall seen, so first what to do now (end the stuck request), never the restart; the
     # restart is the server process's own command line (nothing was pasted) with only the fix's options changed
     assert not md.blocks[0].startswith("vllm ") and f":{srv.port}" in md.blocks[0], md.blocks[0]

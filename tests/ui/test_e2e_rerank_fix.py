@@ -17,6 +17,7 @@ import pytest
 from lab_servers import serve
 from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
 from test_e2e_trust import _open, _use_target, ctx  # noqa: F401 - a fixture
+from test_e2e_live_gap import fix_blocks_shown
 from test_export_parity import markdown, plain, report_html
 from triage.catalogue import get
 from triage.lab import LabServer
@@ -50,9 +51,8 @@ def test_the_fix_box_holds_the_overrides_and_nothing_of_the_livelock(ctx, dashbo
     pg.get_by_role("button", name="Run checklist").click()
     banner = pg.get_by_test_id("stAlertContentError").filter(has_text=record.title).first
     expect(banner).to_be_visible(timeout=SLOW)
-    box = pg.locator(".st-key-fix-blocks")
-    expect(box).to_be_visible()
-    blocks = [c.inner_text().strip("\n") for c in box.get_by_test_id("stCode").all()]
+    blocks = fix_blocks_shown(pg)
+    box = pg.locator(".st-key-fix-blocks").first
     assert blocks and "--hf-overrides" in blocks[0] and "Qwen3ForSequenceClassification" in blocks[0], blocks
     fix_text = box.inner_text()
     assert not [w for w in LIVELOCK_WORDS if w in fix_text], fix_text
