@@ -14,7 +14,7 @@ import pytest
 from tests.sources import replay
 from triage import events as ev_
 from triage.catalogue import POOLING_LIVELOCK
-from triage.client import VllmClient
+from triage.http import VllmClient
 from triage.events import RunEvent
 from triage.export import render
 from triage.findings import Finding, Status
