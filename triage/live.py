@@ -114,7 +114,7 @@ def with_live_state(events: Iterable[RunEvent], target: Target,
                     look: Callable[[Target], LiveVerdict] = watch_now) -> Iterator[RunEvent]:
     """A run's events with the live state added before its ``done``: looked at only when the server answered
     (the run's config says so); a stall is one more finding and the summary is said again from all of them."""
-    from triage.engine import run_summary
+    from triage.checklist import run_summary
 
     findings: list[Finding] = []
     answered = False
