@@ -4,7 +4,7 @@
 (``tables``), the frozen values it hands out (``values``), targets and a run's writes (``runs``), engine samples
 (``samples``: EngineSample in, EngineSample out), reads (``queries``) and document imports (``documents``).
 Each finding is committed as it is produced, so a crash mid-run loses nothing already seen. No API key is ever
-stored: Target has no field for it and captures pass through redact_text. Writing a run as it happens is
+stored: TargetRow has no field for it and captures pass through redact_text. Writing a run as it happens is
 triage.recorder's job (an observer of the engine's events).
 
 ``to_url`` stays in this module: the PostgreSQL test mode patches ``triage.store.to_url`` (tests/pgmode), and

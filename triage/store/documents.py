@@ -9,19 +9,19 @@ from sqlmodel import Session, select
 
 from triage.findings import Finding, Status
 from triage.store.samples import write_document_samples
-from triage.store.tables import Capture, FindingRow, ProbeResult, Run, Target
+from triage.store.tables import Capture, FindingRow, ProbeRow, Run, TargetRow
 from triage.store.values import dumps, parse_iso
 
 
 def _target_id(s: Session, t: dict[str, Any]) -> int:
     """Reuse an identical target (same url, model, truncation, cmdline, label), else add one."""
-    q = select(Target).where(Target.url == t["url"], Target.model == t.get("model"),
-                             Target.truncate_prompt_tokens == t.get("truncate_prompt_tokens"),
-                             Target.cmdline == t.get("cmdline"), Target.label == t.get("label"))
+    q = select(TargetRow).where(TargetRow.url == t["url"], TargetRow.model == t.get("model"),
+                             TargetRow.truncate_prompt_tokens == t.get("truncate_prompt_tokens"),
+                             TargetRow.cmdline == t.get("cmdline"), TargetRow.label == t.get("label"))
     found = s.exec(q).first()
     if found is not None and found.id is not None:
         return found.id
-    row = Target(url=t["url"], model=t.get("model"), truncate_prompt_tokens=t.get("truncate_prompt_tokens"),
+    row = TargetRow(url=t["url"], model=t.get("model"), truncate_prompt_tokens=t.get("truncate_prompt_tokens"),
                  cmdline=t.get("cmdline"), label=t.get("label"))
     if t.get("created_at"):
         row.created_at = parse_iso(t["created_at"])  # type: ignore[assignment]
@@ -57,7 +57,7 @@ class DocumentImport:
                                  explanation=f.explanation, failure_mode=f.failure_mode,
                                  created_at=run.started_at))
             for p in doc.get("probes") or []:
-                s.add(ProbeResult(run_id=run_id, probe=p["probe"], outcome=p["outcome"],
+                s.add(ProbeRow(run_id=run_id, probe=p["probe"], outcome=p["outcome"],
                                   started_at=parse_iso(p.get("started_at")) or run.started_at,
                                   duration_s=p.get("duration_s"), time_to_verdict_s=p.get("time_to_verdict_s"),
                                   http_status=p.get("http_status"), detail_json=dumps(p.get("detail") or {})))

@@ -13,7 +13,7 @@ from triage.catalogue.checks import written_before
 from triage.findings import Finding, Status
 from triage.sample import ProbeSeries
 from triage.store.samples import read_samples
-from triage.store.tables import Capture, FindingRow, ProbeResult, Run, Target
+from triage.store.tables import Capture, FindingRow, ProbeRow, Run, TargetRow
 from triage.store.values import RunInfo, RunRecord, TargetInfo, capture_info, probe_info, run_info, target_info
 
 
@@ -38,10 +38,10 @@ class RunReader:
             r = s.get(Run, run_id)
             if r is None:
                 return None
-            t = s.get(Target, r.target_id) if r.target_id else None
+            t = s.get(TargetRow, r.target_id) if r.target_id else None
             rows = s.exec(select(FindingRow).where(FindingRow.run_id == run_id).order_by(FindingRow.seq)).all()
             probes = [probe_info(p) for p in
-                      s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id))]
+                      s.exec(select(ProbeRow).where(ProbeRow.run_id == run_id).order_by(ProbeRow.id))]
             samples = read_samples(s, run_id=run_id) if with_samples else []
             caps = [capture_info(c) for c in
                     s.exec(select(Capture).where(Capture.run_id == run_id).order_by(Capture.id))]
@@ -52,7 +52,7 @@ class RunReader:
                   limit: int = 50, offset: int = 0) -> list[tuple[RunInfo, Optional[TargetInfo]]]:
         """One page of runs, newest first; paging happens in the database, not in Python."""
         with Session(self.engine) as s:
-            q = select(Run, Target).join(Target, Run.target_id == Target.id, isouter=True)  # type: ignore[arg-type]
+            q = select(Run, TargetRow).join(TargetRow, Run.target_id == TargetRow.id, isouter=True)  # type: ignore[arg-type]
             if target_id is not None:
                 q = q.where(Run.target_id == target_id)
             if status:
@@ -72,5 +72,5 @@ class RunReader:
     def probe_series(self, run_id: int) -> list[ProbeSeries]:
         """Each stored probe of a run with the engine samples taken while it ran, typed, in run order."""
         with Session(self.engine) as s:
-            rows = s.exec(select(ProbeResult).where(ProbeResult.run_id == run_id).order_by(ProbeResult.id))
+            rows = s.exec(select(ProbeRow).where(ProbeRow.run_id == run_id).order_by(ProbeRow.id))
             return [probe_info(p).series for p in rows]

@@ -13,7 +13,7 @@ from sqlmodel import Session, select
 
 from triage.findings import Finding, Status, worst
 from triage.redact import redact_obj, redact_text
-from triage.store.tables import Capture, FindingRow, ProbeResult, Run, Target, utcnow
+from triage.store.tables import Capture, FindingRow, ProbeRow, Run, TargetRow, utcnow
 from triage.store.values import (ProbeInfo, RunInfo, TargetInfo, dumps, probe_info, redacted, run_info,
                                  target_info, text_of)
 
@@ -25,7 +25,7 @@ class TargetStore:
 
     def add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
                    cmdline: str | None = None, label: str | None = None) -> TargetInfo:
-        t = Target(url=redact_text(url), model=redacted(model), truncate_prompt_tokens=truncate_prompt_tokens,
+        t = TargetRow(url=redact_text(url), model=redacted(model), truncate_prompt_tokens=truncate_prompt_tokens,
                    cmdline=redact_text(cmdline) if cmdline else None, label=redacted(label))
         with Session(self.engine) as s:
             s.add(t)
@@ -36,8 +36,8 @@ class TargetStore:
     def find_or_add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
                            cmdline: str | None = None, label: str | None = None) -> TargetInfo:
         with Session(self.engine) as s:
-            q = select(Target).where(Target.url == url, Target.model == model,
-                                     Target.truncate_prompt_tokens == truncate_prompt_tokens)
+            q = select(TargetRow).where(TargetRow.url == url, TargetRow.model == model,
+                                     TargetRow.truncate_prompt_tokens == truncate_prompt_tokens)
             found = s.exec(q).first()
             if found:
                 return target_info(found)
@@ -46,7 +46,7 @@ class TargetStore:
     def mark_target_used(self, target_id: int) -> None:
         """Remember ``target_id`` as the last target chosen (the dashboard opens a new tab on it)."""
         with Session(self.engine) as s:
-            t = s.get(Target, target_id)
+            t = s.get(TargetRow, target_id)
             if t is not None:
                 t.used_at = utcnow()
                 s.add(t)
@@ -55,13 +55,13 @@ class TargetStore:
     def last_used_target(self) -> TargetInfo | None:
         """The target chosen last (``mark_target_used``), or None."""
         with Session(self.engine) as s:
-            q = select(Target).where(Target.used_at.is_not(None)).order_by(Target.used_at.desc())  # type: ignore[union-attr]
+            q = select(TargetRow).where(TargetRow.used_at.is_not(None)).order_by(TargetRow.used_at.desc())  # type: ignore[union-attr]
             t = s.exec(q).first()
             return target_info(t) if t is not None else None
 
     def list_targets(self) -> list[TargetInfo]:
         with Session(self.engine) as s:
-            return [target_info(t) for t in s.exec(select(Target).order_by(Target.id.desc()))]  # type: ignore[union-attr]
+            return [target_info(t) for t in s.exec(select(TargetRow).order_by(TargetRow.id.desc()))]  # type: ignore[union-attr]
 
 
 class RunWriter:
@@ -122,7 +122,7 @@ class RunWriter:
     def add_probe_result(self, run_id: int, probe: str, outcome: str, *, duration_s: float | None = None,
                          time_to_verdict_s: float | None = None, http_status: int | None = None,
                          detail: dict[str, Any] | None = None, started_at: datetime | None = None) -> ProbeInfo:
-        p = ProbeResult(run_id=run_id, probe=probe, outcome=outcome, duration_s=duration_s,
+        p = ProbeRow(run_id=run_id, probe=probe, outcome=outcome, duration_s=duration_s,
                         time_to_verdict_s=time_to_verdict_s, http_status=http_status,
                         detail_json=dumps(redact_obj(detail or {})), started_at=started_at or utcnow())
         with Session(self.engine) as s:

@@ -12,7 +12,8 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class Target(SQLModel, table=True):
+class TargetRow(SQLModel, table=True):
+    __tablename__ = "target"  # the table's name since the first release (databases open as they are)
     id: Optional[int] = Field(default=None, primary_key=True)
     url: str = Field(index=True)
     model: Optional[str] = None
@@ -51,7 +52,8 @@ class FindingRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-class ProbeResult(SQLModel, table=True):
+class ProbeRow(SQLModel, table=True):
+    __tablename__ = "proberesult"  # the table's name since the first release (databases open as they are)
     id: Optional[int] = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="run.id", index=True)
     probe: str

@@ -10,7 +10,7 @@ from typing import Any, Optional
 from triage.findings import Finding
 from triage.redact import redact_text
 from triage.sample import EngineSample, ProbeSeries
-from triage.store.tables import Capture, ProbeResult, Run, Target
+from triage.store.tables import Capture, ProbeRow, Run, TargetRow
 from triage.target import Truncation
 
 
@@ -127,7 +127,7 @@ def parse_iso(s: str | None) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
-def target_info(t: Target) -> TargetInfo:
+def target_info(t: TargetRow) -> TargetInfo:
     return TargetInfo(int(t.id or 0), t.url, t.model, t.truncate_prompt_tokens, t.cmdline, t.label, t.created_at)
 
 
@@ -136,7 +136,7 @@ def run_info(r: Run) -> RunInfo:
                    loads(r.config_json, {}), loads(r.meta_json, {}))
 
 
-def probe_info(p: ProbeResult) -> ProbeInfo:
+def probe_info(p: ProbeRow) -> ProbeInfo:
     return ProbeInfo(int(p.id or 0), p.run_id, p.probe, p.outcome, p.started_at, p.duration_s,
                      p.time_to_verdict_s, p.http_status, loads(p.detail_json, {}))
 
