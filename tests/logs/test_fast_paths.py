@@ -216,7 +216,7 @@ def test_points_series_keeps_what_bounded_series_keeps() -> None:
             [p] = list(parse_stats(text, i + 1, ts))
             [vals] = stats_values(text)
             old.add(p)
-            new.add((ts, i + 1) + vals + (1,))
+            new.add((ts, i + 1, *vals, 1))
         a, b = old.finish(), new.finish()
         assert a == b and [dict(p.extra) for p in a] == [dict(p.extra) for p in b]
 
