@@ -119,6 +119,12 @@ def server_cpu(url: str) -> float | None:
     return total
 
 
+def tokens_per_request(b: dict[str, Any]) -> float | None:
+    """The prompt tokens the server counted per request under `vllm bench serve` (its usage.prompt_tokens sum)."""
+    return round(b["total_input_tokens"] / b["completed"], 1) if b.get("completed") and "total_input_tokens" in b \
+        else None
+
+
 def per_request_ms(before: float | None, after: float | None, n: int) -> float | None:
     return round(1000 * (after - before) / n, 2) if before is not None and after is not None and n else None
 
@@ -188,10 +194,12 @@ def main() -> int:
                     pairs.append({"bench": b, "probe": row, "ratio": ratio})
                     print(f"C={c:<3} pair {i + 1}: ratio {ratio:.2f}\n"
                           f"  bench {b['request_throughput']:.1f} req/s ({b['completed']}/{b['num_prompts']} in "
-                          f"{b['duration']:.1f} s; client {b['client_cpu_ms_per_request']} ms CPU/request; server "
+                          f"{b['duration']:.1f} s; {tokens_per_request(b)} tokens/request; client "
+                          f"{b['client_cpu_ms_per_request']} ms CPU/request; server "
                           f"{b['server_cpu_ms_per_request']} ms CPU/request)\n"
                           f"  probe {row['requests_per_s']:.1f} req/s ({row['ok']}/{row['requests']} in "
-                          f"{row['elapsed_s']:.1f} s; client {row.get('client_cpu_ms_per_request')} ms CPU/request, "
+                          f"{row['elapsed_s']:.1f} s; {row.get('mean_input_tokens')} tokens/request; client "
+                          f"{row.get('client_cpu_ms_per_request')} ms CPU/request, "
                           f"{row.get('client_cpu_percent')} % CPU, {row.get('client_busy_percent')} % busy; server "
                           f"{row['server_cpu_ms_per_request']} ms CPU/request: API server "
                           f"{row.get('api_server_cpu_percent')} %, engine {row.get('engine_cpu_percent')} %)",

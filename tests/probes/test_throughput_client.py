@@ -99,9 +99,14 @@ def test_a_slowed_client_is_named_as_the_limit(replay_url: str, monkeypatch: pyt
     assert rows[-1].get("client_busy_percent", rows[-1]["client_cpu_percent"]) >= throughput.BUSY_CPU_PERCENT
     assert rows[-1]["api_server_cpu_percent"] < throughput.BUSY_CPU_PERCENT  # the replaying server idles
     assert f.status == Status.UNKNOWN and f.evidence["facts"] == {"throughput.cause": "client"}
-    assert "client was the limit" in f.title and "client was the limit" in f.evidence["verdict"]
+    # the verdict's words are the catalogue record's (its evidence for a client-limited sweep), its fix the record's
+    # fix for cause "client"; no server fix, no refs, and the server's own causes are not named
+    assert THROUGHPUT_BOTTLENECK.evidence["probe-client"] in f.evidence["verdict"]
+    assert f.explanation == f.evidence["verdict"] and "client was the limit" in f.title
     assert f.fix == THROUGHPUT_BOTTLENECK.fix({"cause": "client"}) and f.refs == []
-    assert "--api-server-count" not in f.fix + f.explanation and "front-end is the bottleneck" not in f.explanation
+    for cause in ("api-server", "budget"):
+        assert THROUGHPUT_BOTTLENECK.fix({"cause": cause}) not in f.fix + f.explanation
+    assert "front-end is the bottleneck" not in f.explanation and "batch budget" not in f.explanation
 
 
 def test_rows_carry_the_recorded_answers_figures(replay_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,8 @@ MIN_REQUESTS = 40
 REQUESTS_PER_WORKER = 8
 PLATEAU_GAIN = 1.2  # less than +20 % requests/s for 4x the concurrency: saturated
 BUSY_CPU_PERCENT = 85.0  # one process near a full core
+# the record's own word on a sweep whose client was the limit: every such verdict quotes it (a test reads it there)
+CLIENT_LIMIT = THROUGHPUT_BOTTLENECK.evidence["probe-client"]
 
 
 def min_requests(concurrency: int) -> int:
@@ -107,6 +109,7 @@ def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
                if last.get("client_busy_percent") is not None else "")
             + (f" while the server's processes were at {server}" if server else "")
             + f"; {last['requests_per_s']} requests/s is what this client could send, not what the server can do"
+            + f" ({CLIENT_LIMIT})"
         ), "client"
     if len(good) < 2:
         return Status.PASS, "too few steps to judge saturation", None
