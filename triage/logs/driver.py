@@ -56,7 +56,11 @@ def analyze_log(
     if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source) and _regular(source):
         with _no_cyclic_gc():
             scan_file(run, source)
-            return run.finish()
+            analysis = run.finish()
+            # the pass's memos and state go now, by reference count: left for the collector, which runs when the
+            # switch goes back on, they were walked once more (~3 % of the scan)
+            del run
+        return analysis
     elif BATCH_LINES:
         scan_lines(run, physical_lines(source))
     else:
