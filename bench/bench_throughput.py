@@ -12,6 +12,19 @@ before and after.
 
     PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 1 16 64] [--pairs 2]
         [--url URL --model-path PATH]   # an already running server instead of a lab one
+        [--pin]                         # the server on CPU 0, both clients on CPU 1 (the others, on a larger box)
+
+Why the two differ on a small box (read in vLLM 0.31.0's vllm/benchmarks/serve.py and lib/endpoint_request_func.py):
+both send one ~32-token input per POST /v1/embeddings (the printed tokens/request are the server's own usage counts),
+keep C in flight (bench: every request queued at once behind a semaphore of C; probe: C workers in a closed loop),
+count successful requests only and divide by the wall time from the first send to the last answer (ramp-up and
+tail included on both sides; bench adds one untimed test request first, the probe one untimed /tokenize). What
+differs is the client's own CPU per request: bench's aiohttp client decodes every answer's JSON (the whole vector)
+and builds a result object per request, ~5x what the probe's keep-alive socket client spends. Client and server
+share the box's cores, so what a client spends the server does not get: the probe reads above bench by about the
+ratio of the box's CPU per request under each (the last column of the table). --pin takes that out: the server's
+processes on one CPU, both clients on another, so neither client's cost reaches the server, and the ratio says
+whether the two measure the same thing.
 
 Exit 0 when the median ratio at each C >= 16 lies within ±20 % (--tolerance), else 1. A lab server it started is
 stopped by PID at the end. Run it alone on the box (`flock /tmp/heavy.lock ...`): it starts a real server.
@@ -125,6 +138,24 @@ def tokens_per_request(b: dict[str, Any]) -> float | None:
         else None
 
 
+def pin_tree(pid: int, cpus: set[int]) -> int:
+    """Every thread of the process ``pid`` and of its descendants onto ``cpus`` (Linux affinity is per thread;
+    threads started later inherit their creator's); the number of threads pinned."""
+    n = 0
+    root = psutil.Process(pid)
+    for p in [root, *root.children(recursive=True)]:
+        try:
+            for t in p.threads():
+                try:
+                    os.sched_setaffinity(t.id, cpus)
+                    n += 1
+                except OSError:  # a thread that ended meanwhile
+                    pass
+        except psutil.Error:
+            pass
+    return n
+
+
 def per_request_ms(before: float | None, after: float | None, n: int) -> float | None:
     return round(1000 * (after - before) / n, 2) if before is not None and after is not None and n else None
 
@@ -148,6 +179,8 @@ def main() -> int:
     ap.add_argument("--tolerance", type=float, default=0.2)
     ap.add_argument("--url", help="a running server (else a lab server is started and stopped)")
     ap.add_argument("--model-path", help="with --url: the served model's local path (bench's --tokenizer)")
+    ap.add_argument("--pin", action="store_true",
+                    help="the server's processes on CPU 0, this process and vllm bench serve on the other CPUs")
     ap.add_argument("--json", metavar="PATH", help="also write every figure to PATH")
     ap.add_argument("--from-json", metavar="PATH", help="print the table of a run saved with --json, run nothing")
     a = ap.parse_args()
@@ -168,6 +201,16 @@ def main() -> int:
         print(f"lab server vllm {a.vllm} {a.model} profile {a.profile}: {url} (pid {srv.pid}, ready in "
               f"{srv.ready_s} s)", flush=True)
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; {os.cpu_count()} CPUs", flush=True)
+    if a.pin:
+        from triage.sources.process import listening_process
+
+        api = listening_process(int(url.rsplit(":", 1)[1].split("/")[0]))
+        if api is None:
+            sys.exit(f"--pin: no local process listens at {url}")
+        clients = set(range(1, os.cpu_count() or 2))
+        n = pin_tree(api.pid, {0})
+        os.sched_setaffinity(0, clients)  # this thread: the probe, and vllm bench serve started from it, inherit it
+        print(f"pinned: server (pid {api.pid}, {n} threads) on CPU 0; clients on CPUs {sorted(clients)}", flush=True)
     figures: dict[int, list[dict[str, Any]]] = {}
     ok = True
     try:
