@@ -14,6 +14,20 @@ vectors, the client's deadline and body cap kept), bodies are spliced from a pre
 one generator, and a request keeps only (status, latency, prompt tokens); one answer's bytes are decoded after the
 step for the record. What the client still spent is in each row, so a client that capped the rate says so.
 
+Beside `vllm bench serve` (read in vLLM 0.31.0's vllm/benchmarks/serve.py and lib/endpoint_request_func.py; bench/
+bench_throughput.py runs the two interleaved on one server): the same request (one ~32-token input per POST
+/v1/embeddings: the server's own usage counts are 31-33 per request on both sides), the same load (C in flight: bench
+queues every request at once behind a semaphore of C, the probe keeps C workers in a closed loop), the same figure
+(successful requests over the wall time from the first send to the last answer: connection set-up, ramp-up and the
+draining tail inside on both sides, failures not counted; neither times its one set-up request: bench's test
+request, the probe's /tokenize). What differs is the client's own CPU per request: bench's aiohttp client decodes
+every answer's JSON (the whole vector) and builds a result per request, 0.6-0.9 ms at C >= 16 on the 2-core dev box,
+the probe 0.1-0.2 ms. Where client and server share the cores, what a client spends the server does not get, so on
+such a box the probe reads above bench by the ratio of the box's CPU per request under each (measured: 1.38x at C=16
+and 1.37x at C=64 with box CPU ratios that account for them to within 2-4 %); with the server on a core of its own
+(bench_throughput.py --pin: the server on CPU 0, both clients on CPU 1) the two read alike: 1.14x at C=16 and
+0.98x at C=64, each within ±6 % over the pairs (2026-12-02, load average 6-7 from other work).
+
 Rows (the `throughput` finding's evidence ``rows``): concurrency, requests, ok, elapsed_s,
 requests_per_s, inputs_per_s, tokens_per_s, p50_s, p95_s, p99_s, client_cpu_percent,
 client_cpu_ms_per_request and client_busy_percent (the probe's own process), plus api_server_cpu_percent /
