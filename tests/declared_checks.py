@@ -1,4 +1,4 @@
-"""The session fails when the engine builds a finding whose check id ``triage.catalogue.checks`` does not declare.
+"""The session fails when the engine builds a finding whose check id ``triage.catalogue.check_ids`` does not declare.
 
 Every ``Finding`` built while the tests run is looked at where the engine (``triage``, ``checks``) built it:
 an undeclared id, a failure mode its declaration does not list, or an id of several modes built without one
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from triage.catalogue.checks import CHECKS
+from triage.catalogue.check_ids import CHECKS
 from triage.findings import Finding
 
 UNDECLARED: dict[str, str] = {}  # what was wrong -> the module that built it
@@ -49,5 +49,5 @@ Finding.__post_init__ = _watched  # type: ignore[method-assign]
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if UNDECLARED:
         lines = "\n".join(f"  {what} (built in {where})" for what, where in sorted(UNDECLARED.items()))
-        sys.stderr.write(f"\ncheck ids built but not declared in triage/catalogue/checks.py:\n{lines}\n")
+        sys.stderr.write(f"\ncheck ids built but not declared in triage/catalogue/check_ids.py:\n{lines}\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -25,8 +25,8 @@ import httpx
 import pytest
 
 from triage.cli import main
-from triage.probes import clients
-from triage.probes.clients import INSTALL_HINT
+from triage.probes import client_libraries as clients
+from triage.probes.client_libraries import INSTALL_HINT
 
 ROOT = Path(__file__).resolve().parents[1]
 CLEAN = os.environ.get("VLLM_TRIAGE_TEST_CLEAN_VENV") == "1"

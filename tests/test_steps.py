@@ -31,7 +31,7 @@ def test_ids_of_a_real_run_have_their_own_step(tmp_path: Path):
     assert {step_of(c) for c in emitted} >= {"server", "version", "truncation", "chunked-prefill"}
 
 
-@pytest.mark.parametrize(("check", "step"), [  # declared with each id (triage/catalogue/checks.py)
+@pytest.mark.parametrize(("check", "step"), [  # declared with each id (triage/catalogue/check_ids.py)
     pytest.param("pooling-livelock-risk", "truncation", id="livelock"),
     pytest.param("budget-below-max-model-len", "chunked-prefill", id="budget"),
     pytest.param("gpu-memory-shared", "gpu-memory", id="gpu-memory-shared"),

@@ -1,7 +1,7 @@
 """The differential diagnosis: for every symptom a run shows, the records that can produce it, weighed by evidence.
 
 ``diagnose(findings, config, facts)`` returns one finding per shown symptom (check id ``diagnosis-<symptom>``,
-declared in ``triage.catalogue.checks``). A symptom is *shown* when a FAIL or WARN finding reports a record that
+declared in ``triage.catalogue.check_ids``). A symptom is *shown* when a FAIL or WARN finding reports a record that
 declares it (``catalogue.mode_of``; a finding's ``evidence["symptoms"]`` list narrows its record's symptoms to
 those this finding shows: an engine failure at start-up is no rejected request), or when a fact
 ``symptom.<name>`` is true. Its candidates are every record in ``catalogue.MODES`` that declares it; each
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage.catalogue import MODES, FailureMode, mode_of
-from triage.catalogue.checks import CHECKS, CHECKLIST
+from triage.catalogue.check_ids import CHECKS, CHECKLIST
 from triage.catalogue.symptoms import SYMPTOMS, Case, Weight
 from triage.findings import Finding, Status, worst
 

@@ -6,7 +6,7 @@ from enum import Enum
 from typing import Any
 from collections.abc import Iterable
 
-from triage.catalogue.checks import default_mode, written_before
+from triage.catalogue.check_ids import default_mode, written_before
 
 
 class Status(str, Enum):  # noqa: UP042 - str mixin keeps json.dumps and == "fail" working
@@ -34,7 +34,7 @@ class Finding:
     """One verdict: a stable kebab-case check id, a status, and the evidence behind it.
 
     ``failure_mode`` is the catalogue record it reports: the id's own when the registry
-    (``triage.catalogue.checks``) gives it exactly one, else what its builder names (a stall's
+    (``triage.catalogue.check_ids``) gives it exactly one, else what its builder names (a stall's
     version-gated mode); '' for none.
     """
 

@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 from triage import catalogue
 from triage.catalogue import FailureMode
-from triage.catalogue.checks import CHECKLIST, CHECKS
+from triage.catalogue.check_ids import CHECKLIST, CHECKS
 from triage.differential import is_diagnosis
 from triage.findings import Finding, severity
 from triage.vllm import knowledge

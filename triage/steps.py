@@ -2,14 +2,14 @@
 
 ``STEPS`` is the design card's order (with a leading "server" step: a 401 or a wrong URL is the
 first thing a user must see). Which step shows a check id is declared with the id itself
-(``triage.catalogue.checks``); ``tests/test_steps.py`` keeps it honest against a real run. An id
+(``triage.catalogue.check_ids``); ``tests/test_steps.py`` keeps it honest against a real run. An id
 no step names (a log finding in a checklist run) lands in "flags".
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from triage.catalogue.checks import step_table
+from triage.catalogue.check_ids import step_table
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,7 @@ def test_the_conformance_probe_on_a_real_chunked_server(version: str) -> None:
     """MiniLM (max_model_len 256) with chunked processing and max_embed_len 1024: 461 tokens answered 200
     (chunked: PASS, not 'accepted an over-long input'); 1518 tokens answered 400 naming 1024, which the clues give
     to chunked processing, not to max_model_len. 0.31.0 and 0.32.0 word the 400 differently."""
-    from triage.probes import conformance_checks as cc
+    from triage.probes import conformance_findings as cc
 
     ok = cc.overlong_400(_recorded("embed-over-max-model-len", version), 256, 461)
     assert ok.status.value == "pass" and "chunked" in ok.title and ok.refs == list(CHUNKED_PROCESSING.refs)
@@ -181,7 +181,7 @@ def test_an_overlong_400_one_of_until_the_experiment_runs() -> None:
     """The 400's message alone (max_model_len unknown) cannot tell max_model_len from max_embed_len: "one of" with
     the experiments; the conformance probe's facts (the recorded 0.31.0 chunked server) then name chunked
     processing."""
-    from triage.probes import conformance_checks as cc
+    from triage.probes import conformance_findings as cc
 
     refused = _recorded("embed-over-max-embed-len")
     bare = {"reject.status": 400, "reject.message": refused.error_message()}

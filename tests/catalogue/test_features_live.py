@@ -25,7 +25,7 @@ from triage.findings import Status
 from triage.lab import LabError, LabServer, install, is_installed, up
 from triage.lab.paths import logs_dir
 from triage.logs import analyze_log
-from triage.probes import conformance_checks as cc
+from triage.probes import conformance_findings as cc
 
 pytestmark = pytest.mark.real_server
 

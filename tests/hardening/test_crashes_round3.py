@@ -22,7 +22,7 @@ from hostile import Behaviour, HostileServer, assert_clean, cli  # noqa: E402
 from tests.redaction import forget_secrets  # noqa: E402
 from triage.http import Exchange  # noqa: E402
 from triage.findings import Status  # noqa: E402
-from triage.probes import rerank_checks as rc  # noqa: E402
+from triage.probes import rerank_findings as rc  # noqa: E402
 
 REC = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "rerank" / "0.32.0-rerank"
 

@@ -20,7 +20,7 @@ from hostile import Behaviour, HostileServer, assert_clean, measured  # noqa: E4
 
 from triage.findings import Status  # noqa: E402
 from triage.probes import openwebui_rerank, rerank_clients  # noqa: E402
-from triage.probes.rerank_checks import DOCS, QUERY  # noqa: E402
+from triage.probes.rerank_findings import DOCS, QUERY  # noqa: E402
 
 REC = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "rerank" / "0.32.0-rerank"
 RERANK = json.loads((REC / "rerank.json").read_text())["body"]

@@ -20,7 +20,7 @@ from hostile import REAL, Behaviour, HostileServer, assert_clean, measured  # no
 
 from triage.http import Exchange  # noqa: E402
 from triage.findings import Status  # noqa: E402
-from triage.probes import clients, vector_checks  # noqa: E402
+from triage.probes import client_libraries as clients, vector_findings  # noqa: E402
 
 LIMIT_MB = 600
 RECORDED = json.loads((REAL / "embed-float.json").read_text())
@@ -71,11 +71,11 @@ def _answer(vectors: object, status: int = 200) -> Exchange:
 
 @pytest.mark.parametrize("ex", [_answer([]), _answer(None)], ids=["empty-data", "not-json"])
 def test_no_vectors_is_never_a_pass(ex: Exchange) -> None:
-    for f in (vector_checks.check_dimension([ex, ex], None, ""), vector_checks.check_norm(ex, None, "default"),
-              vector_checks.check_finite([ex]), vector_checks.check_pair("vectors-repeat", ex, ex, 0.999, "twice")):
+    for f in (vector_findings.check_dimension([ex, ex], None, ""), vector_findings.check_norm(ex, None, "default"),
+              vector_findings.check_finite([ex]), vector_findings.check_pair("vectors-repeat", ex, ex, 0.999, "twice")):
         assert f.status != Status.PASS, (f.check, f.title)
     res = clients.ClientResult(vectors=[])
-    plain = vector_checks.vectors(_answer([[0.1] * 32, [0.2] * 32]))
+    plain = vector_findings.vectors(_answer([[0.1] * 32, [0.2] * 32]))
     f = clients.verdict(clients.CASES[0], res, plain, "http://h/v1", "m")
     assert f.status == Status.ERROR, f.title
 
@@ -83,9 +83,9 @@ def test_no_vectors_is_never_a_pass(ex: Exchange) -> None:
 def test_vectors_near_the_float_limit_are_not_finite_pass() -> None:
     real = RECORDED["body"]["data"][0]["embedding"]
     ex = _answer([[1e308] * len(real)])
-    f = vector_checks.check_finite([ex])
+    f = vector_findings.check_finite([ex])
     assert f.status == Status.FAIL and "overflow" in f.title, f.title
-    assert vector_checks.check_norm(ex, None, "default").status != Status.PASS
+    assert vector_findings.check_norm(ex, None, "default").status != Status.PASS
 
 
 def test_a_rust_panic_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:

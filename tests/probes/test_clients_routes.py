@@ -14,9 +14,9 @@ from triage.catalogue import clients as cf
 from triage.catalogue import get
 from triage.catalogue.symptoms import Case
 from triage.findings import Status
-from triage.probes import clients
+from triage.probes import client_libraries as clients
 from triage.probes.client_calls import CALLS
-from triage.probes.conformance_checks import vectors
+from triage.probes.conformance_findings import vectors
 
 from .recorded import REAL, VECTORS, exchange_of, recording
 

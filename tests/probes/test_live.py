@@ -10,7 +10,7 @@ from triage.findings import Status
 from triage.lab import LabServer
 from triage.probes import HangNotAllowed, run_probes
 from triage.target import Target
-from triage.probes.conformance_checks import CLAIMS
+from triage.probes.conformance_findings import CLAIMS
 from triage.stall import LIVELOCK, STUCK_WAITING
 from triage.store import Store
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from triage.http import Exchange, ProbeClient, proxy_of
 from triage.findings import Status
-from triage.probes import conformance_checks as cc
+from triage.probes import conformance_findings as cc
 from triage.probes.conformance import as_outcome, not_judged
 from triage.probes.runner import PROXY_ERROR, SLOW, outcome_of
 from triage.probes.seed import matrix_finding, seed_findings, unjudged

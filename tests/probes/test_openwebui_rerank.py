@@ -9,7 +9,7 @@ import pytest
 
 from triage.catalogue import get
 from triage.findings import Status
-from triage.probes import rerank_checks as rc
+from triage.probes import rerank_findings as rc
 from triage.probes.openwebui_rerank import RerankerSettings, verdict
 from triage.http import Exchange
 

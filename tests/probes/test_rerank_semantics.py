@@ -19,7 +19,7 @@ from triage.catalogue.symptoms import SCORES_FLAT, Case
 from triage.http import Exchange
 from triage.findings import Status
 from triage.lab.rerank_models import RANKING_CASES
-from triage.probes import rerank_checks as rc
+from triage.probes import rerank_findings as rc
 from triage.probes.rerank import log_facts
 
 REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank"

@@ -12,7 +12,7 @@ from triage.catalogue import get
 from triage.catalogue import vector_causes as vcs
 from triage.catalogue.symptoms import Case
 from triage.findings import Finding, Status
-from triage.probes import vector_checks as vc
+from triage.probes import vector_findings as vc
 from triage.probes import vector_reference as vr
 from triage.probes.server_facts import resolved_facts
 from triage.sources.model_files import ModelPooling

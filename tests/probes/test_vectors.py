@@ -13,7 +13,7 @@ import pytest
 from triage.catalogue import MODES, get, mode_for_check
 from triage.http import Exchange
 from triage.findings import Status
-from triage.probes import vector_checks as vc
+from triage.probes import vector_findings as vc
 from triage.probes import vector_reference as vr
 from triage.probes.runner import OK, ProbeOutcome
 from triage.sources.model_files import ModelPooling, read_model_pooling

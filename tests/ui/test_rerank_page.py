@@ -1,7 +1,7 @@
 """Rerankers page and its ranking chart: the rerank set runs, the ranking check is drawn as scores per document.
 
 The findings are the engine's, as recorded from a real 0.32.0 server (tests/fixtures/real/rerank/0.32.0-rerank-
-no-overrides/: cosines that do not separate; the verdict computed by triage.probes.rerank_checks on them).
+no-overrides/: cosines that do not separate; the verdict computed by triage.probes.rerank_findings on them).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from triage.findings import Finding, Status
-from triage.probes import rerank_checks as rc
+from triage.probes import rerank_findings as rc
 from ui.components import rerank_chart, session
 from ui.values import ProbeRunView
 from ui_apptest import no_exception, with_target

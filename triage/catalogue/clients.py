@@ -1,9 +1,9 @@
 """Catalogue records for client libraries that fail against a healthy vLLM, and the facts a client call records.
 
 Facts (measured here on real lab servers, tests/fixtures/real/clients/README.md): LiteLLM's ``openai/`` route and
-LlamaIndex's ``OpenAIEmbedding``. The clients probe set (triage/probes/clients.py) records, per route it tried, the
-facts named below in its finding's ``evidence["facts"]``; the records' clues read them back (one reader per fact,
-here), so the probe's verdict and the differential weigh the same evidence. LiteLLM's releases are LiteLLM's, not
+LlamaIndex's ``OpenAIEmbedding``. The clients probe set (triage/probes/client_libraries.py) records, per route it
+tried, the facts named below in its finding's ``evidence["facts"]``; the records' clues read them back (one reader per
+fact, here), so the probe's verdict and the differential weigh the same evidence. LiteLLM's releases are LiteLLM's, not
 vLLM's: the records are not version-bound (``affected`` is for vLLM releases) and keep the client's range as data.
 """
 

@@ -50,7 +50,7 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
     "unsupported-head-dim": (_r("logs/0.32.0-tiny-qwen3-head-dim-16.log", "tests/logs/test_analyze.py"),),
     "engine-dead": (_r("logs/0.32.0-tiny-qwen3-startup-killed.log", "tests/logs/test_analyze.py"),),
     "client-token-ids": (
-        _r("vectors/0.32.0-tiny-qwen3-bigvocab-defaults/vectors.json", "tests/probes/test_clients.py"),),
+        _r("vectors/0.32.0-tiny-qwen3-bigvocab-defaults/vectors.json", "tests/probes/test_client_libraries.py"),),
     "pooling-mismatch": (
         _r("vectors/0.32.0-tiny-qwen3-pooling-mean/vectors.json", "tests/probes/test_vectors.py"),),
     "st-dense-not-applied": (  # issue 29: a Dense activation vLLM's loader does not know, the projection dropped
@@ -73,9 +73,10 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
         _r("vectors/0.32.0-tiny-qwen3-livelock/vectors.json", "tests/probes/test_vectors.py", "edited",
            "the recorded `dimensions` answers judged against another declared dimension"),),
     "base64-truncated": (
-        _r("vectors/0.32.0-tiny-qwen3-livelock/vectors.json", "tests/probes/test_clients.py", "edited",
+        _r("vectors/0.32.0-tiny-qwen3-livelock/vectors.json", "tests/probes/test_client_libraries.py", "edited",
            "the OpenAI SDK's recorded base64 vectors cut to a quarter"),),
-    "openwebui-misconfig": (_r("vectors/0.32.0-tiny-qwen3-apikey/openwebui-401.json", "tests/probes/test_clients.py"),),
+    "openwebui-misconfig": (_r("vectors/0.32.0-tiny-qwen3-apikey/openwebui-401.json",
+                               "tests/probes/test_client_libraries.py"),),
     "litellm-encoding-format-null": (
         _r("clients/0.32.0-tiny-qwen3-livelock/routes-litellm-1.83.14.json", "tests/probes/test_clients_routes.py"),),
     "llamaindex-openai-model-name": (

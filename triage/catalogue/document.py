@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from triage.catalogue import coverage, survey
-from triage.catalogue.checks import CHECKS, CheckDecl
+from triage.catalogue.check_ids import CHECKS, CheckDecl
 from triage.catalogue.model import FailureMode
 from triage.catalogue.records import MODES
 from triage.catalogue.symptoms import SYMPTOMS

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
-from triage.catalogue.checks import findings_of
+from triage.catalogue.check_ids import findings_of
 from triage.catalogue.symptoms import Clue
 from triage.catalogue.versions import Version, VersionRange, fmt, parse_version
 
@@ -39,7 +39,7 @@ class FailureMode:
 
     ``evidence`` maps a source (checklist, probe, watch, log, fleet, …) to what proves the mode
     there. ``findings`` are the check ids of the findings that report it (declared in
-    ``triage.catalogue.checks``), so reports can group findings by root cause. ``fix_for`` computes the
+    ``triage.catalogue.check_ids``), so reports can group findings by root cause. ``fix_for`` computes the
     fix from the config when it depends on it;
     ``now`` is what to do while it is happening (a hung engine), before the lasting fix. ``edits`` is the
     same fix as data (options and request fields to change, for this config), for copyable fix blocks.

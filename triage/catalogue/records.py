@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from triage.catalogue import engine_clues as ec
 from triage.catalogue import symptoms as sy
-from triage.catalogue.checks import primary_mode, written_before
+from triage.catalogue.check_ids import primary_mode, written_before
 from triage.catalogue.clients import CLIENT_MODES
 from triage.catalogue.features import FEATURE_MODES
 from triage.catalogue.kubernetes import KUBERNETES_MODES

@@ -3,7 +3,7 @@ its status and message, and a config value that makes a record possible or rules
 
 The facts they read (``Case.facts``, put there by the readers into their findings' ``evidence["facts"]``):
 - ``startup.error``: the error lines a start-up log ends with (one string, lines joined by newlines), written
-  by ``triage.logs.startup_verdicts`` on every refusal finding;
+  by ``triage.logs.startup_findings`` on every refusal finding;
 - ``reject.status`` (int) and ``reject.message`` (str): an over-long or otherwise refused request, written by
   the conformance probe and the log's request errors; ``reject.context_length`` (int): the N of "This
   model's maximum context length is N tokens"; ``server.max_model_len`` (int): what /v1/models says;
@@ -45,7 +45,7 @@ def _search(names: tuple[str, ...], text: str) -> Optional[re.Match[str]]:
     return None
 
 
-# the log findings of a start-up refusal (triage/logs/startup_verdicts.py): a root cause an EngineCore failure follows
+# the log findings of a start-up refusal (triage/logs/startup_findings.py): a root cause an EngineCore failure follows
 REFUSAL_CHECKS = ("log-removed-flag", "log-bad-arguments", "log-max-model-len", "log-gpu-memory-shared", "log-dtype",
                   "log-kv-cache-dtype", "log-mrv2-pooling", "log-encoder-prefix-caching")
 

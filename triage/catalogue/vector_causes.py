@@ -1,7 +1,7 @@
 """Why vectors differ from the model's own: the facts the vectors set measures, the clues that weigh each cause,
 and the records of the causes that used to be misattributed (issue 29).
 
-The vectors probe (triage/probes/vector_checks.py) puts its measurements into each finding's
+The vectors probe (triage/probes/vector_findings.py) puts its measurements into each finding's
 ``evidence["facts"]`` under the keys below (declared here once, read by the clues and written by the probe);
 the differential (triage.differential) reads the clues of every record that declares a symptom.
 

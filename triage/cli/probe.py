@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"refusing to run the seed matrix: {HANG_REASON}", file=sys.stderr)
             return 2
     if "clients" in sets:
-        from triage.probes.clients import INSTALL_HINT, missing_libraries
+        from triage.probes.client_libraries import INSTALL_HINT, missing_libraries
 
         missing = missing_libraries()
         if missing:

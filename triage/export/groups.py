@@ -1,7 +1,7 @@
 """Findings grouped by failure mode: one headline per root cause, the individual findings beneath.
 
 A finding belongs to the catalogue record it names (``Finding.failure_mode``: its builder's, else the
-one its check id is declared with in ``triage.catalogue.checks``; a document written before the field
+one its check id is declared with in ``triage.catalogue.check_ids``; a document written before the field
 existed gets the declared one on reading).
 Only findings that need attention (warn and worse) are grouped; a pass or an "unknown" shows no
 root cause. The headline says what the mode is (the record's title and mechanism), how many

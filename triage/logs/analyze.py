@@ -28,7 +28,7 @@ from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, Engi
 from triage.logs.hits import ErrorHits
 from triage.logs.memo import Memo
 from triage.logs.stats import PointSeries, StatsValues, stats_values
-from triage.logs.verdicts import build_findings
+from triage.logs.postmortem_findings import build_findings
 from triage.differential import diagnose
 from triage.sample import EngineSample
 from triage.vllm import logformats as lf

@@ -21,7 +21,7 @@ from triage import events as ev_
 from triage.events import RunEvent, observers
 from triage.differential import diagnose
 from triage.findings import Finding, Status
-from triage.probes import classify, clients, conformance, rerank, seed, throughput, vectors
+from triage.probes import classify, client_libraries, conformance, rerank, seed, throughput, vectors
 from triage.http import ProbeClient
 from triage.probes.context import ProbeContext
 from triage.probes.experiments import EXPERIMENT_ONLY, ExperimentPlan, experiment_sets
@@ -38,7 +38,7 @@ __all__ = ["DEFAULT_SETS", "HANG_REASON", "OUTCOME_STATUS", "PROBE_SETS", "SETS"
 
 _SET_RUNNERS: dict[str, Callable[..., AsyncIterator[ProbeOutcome | Finding]]] = {
     "seed": seed.run, "conformance": conformance.run, "throughput": throughput.run,
-    "vectors": vectors.run, "clients": clients.run, "rerank": rerank.run, "rerank-seed": rerank.run_seed,
+    "vectors": vectors.run, "clients": client_libraries.run, "rerank": rerank.run, "rerank-seed": rerank.run_seed,
     "classify": classify.run}
 
 

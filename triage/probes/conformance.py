@@ -2,7 +2,7 @@
 
 Only short inputs, or inputs the server rejects before scheduling, are sent plainly; the one
 long input that is scheduled (max_model_len - 1 tokens) goes under watch and is aborted if it
-stalls. Verdicts live in conformance_checks.py / conformance_deploy.py (pure functions); a verdict that is not a
+stalls. Verdicts live in conformance_findings.py / conformance_deploy.py (pure functions); a verdict that is not a
 pass stands only on the server's own answers: a request that got none (a time-out on a starved box, a refused
 connection) or got a proxy's 502/504 makes it "unknown" with the reason (``not_judged``), never a FAIL with an
 empty reason.
@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from triage.findings import Finding, Status
-from triage.probes import conformance_checks as cc
+from triage.probes import conformance_findings as cc
 from triage.probes import conformance_deploy as cd
 from triage.http import Exchange, trim_for_storage
 from triage.probes.context import ProbeContext

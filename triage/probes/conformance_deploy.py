@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from triage.findings import Finding, Status
 from triage.http import Exchange
-from triage.probes.conformance_checks import _claim, ev, vectors
+from triage.probes.conformance_findings import _claim, ev, vectors
 
 
 def batch_flag(batch: Exchange, n: int, server_info: Exchange) -> Finding:

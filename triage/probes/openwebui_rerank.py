@@ -19,7 +19,7 @@ from typing import Any, Optional
 from triage.catalogue import get
 from triage.http import HTTPError, capped_client, read_json
 from triage.findings import Finding, Status
-from triage.probes.rerank_checks import CONSISTENT_TOL
+from triage.probes.rerank_findings import CONSISTENT_TOL
 from triage.textsafe import clipped, listed
 
 CHECK = "rerank-client-openwebui"

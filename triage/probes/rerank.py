@@ -8,7 +8,7 @@ document first, by a margin; "unknown" on random weights); the reranker template
 start-up log; then real client libraries (triage/probes/rerank_clients.py).
 rerank-seed: [SHORT, LONG] documents through /rerank with truncate_prompt_tokens = max_model_len, and
 -1, and the workaround max_model_len - 1, under watch, always aborted and checked for recovery (the pooling livelock's
-reach to scoring, issue 25). Verdicts: triage/probes/rerank_checks.py; wording: triage/catalogue/rerank.py.
+reach to scoring, issue 25). Verdicts: triage/probes/rerank_findings.py; wording: triage/catalogue/rerank.py.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from triage.catalogue import rerank_clues as k
 from triage.http import Exchange
 from triage.findings import Finding, Status
 from triage.lab.rerank_models import CONSTRUCTED_MARKER_KEY, RANKING_CASES
-from triage.probes import rerank_checks as rc
+from triage.probes import rerank_findings as rc
 from triage.probes.context import ProbeContext
 from triage.probes.runner import ProbeOutcome
 from triage.probes.server_facts import wanted as _want

@@ -4,8 +4,8 @@ Clients (requirements.txt): the Cohere SDK ``ClientV2(base_url=<server>).rerank`
 path vLLM serves for it) and LangChain's ``CohereRerank`` document compressor (langchain-cohere, the
 Cohere-style reranker LangChain users plug into a retriever; it calls the same SDK). A client passes when it
 returns every document sent, no more, with the plain request's scores and order. Like ``--set clients`` for
-embeddings (triage/probes/clients.py): the library's own HTTP stack over the one client's capped transport (byte
-cap, and one total deadline per client call, its retries included: ``deadline_s``), the request it sent recorded,
+embeddings (triage/probes/client_libraries.py): the library's own HTTP stack over the one client's capped transport
+(byte cap, and one total deadline per client call, its retries included: ``deadline_s``), the request it sent recorded,
 a finding per client; lists from the server are capped in titles and evidence ("and N more").
 Wording and fixes: triage/catalogue/rerank.py (rerank-api-contract).
 """
@@ -25,7 +25,7 @@ from triage.http import Exchange, HttpClient, HttpRequest, capped_client
 from triage.findings import Finding, Status
 from triage.probes import openwebui_rerank
 from triage.probes.context import ProbeContext
-from triage.probes.rerank_checks import CONSISTENT_TOL, DOCS, QUERY, rerank_scores
+from triage.probes.rerank_findings import CONSISTENT_TOL, DOCS, QUERY, rerank_scores
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 from triage.textsafe import clipped, listed
 

@@ -16,8 +16,8 @@ from triage.catalogue import get
 from triage.catalogue import vector_causes as vcs
 from triage.http import Exchange
 from triage.findings import Finding, Status
-from triage.probes.conformance_checks import cosine
-from triage.probes.vector_checks import (REFERENCE_MIN, REFERENCE_TEXTS, _ev, _failed, _finding, _none_back,
+from triage.probes.conformance_findings import cosine
+from triage.probes.vector_findings import (REFERENCE_MIN, REFERENCE_TEXTS, _ev, _failed, _finding, _none_back,
                                         files_facts, vectors)
 from triage.sources.model_files import ModelPooling, own_reference_key
 

@@ -6,7 +6,7 @@ under watch and aborted if it stalls) twice; paraphrases ranked above unrelated 
 end of /tokenize output for LAST pooling; the model's own pooling (files) vs the server's (start-up
 log, command line: the context's fields, read by triage/probes/server_facts.py); reference vectors computed
 with transformers vs the server's. Verdicts are the pure ``check_*`` functions in
-triage/probes/vector_checks.py; wording, refs and fixes come from the catalogue (triage/catalogue/vectors.py).
+triage/probes/vector_findings.py; wording, refs and fixes come from the catalogue (triage/catalogue/vectors.py).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any, Optional
 from triage.catalogue import vector_causes as vcs
 from triage.http import Exchange
 from triage.findings import Finding
-from triage.probes import vector_checks as vc
+from triage.probes import vector_findings as vc
 from triage.probes.context import ProbeContext
 from triage.probes.runner import ProbeOutcome
 from triage.probes.server_facts import GIVE_MODEL_DIR, model_dir, server_pooling, server_resolved, untrained

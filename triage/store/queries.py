@@ -9,7 +9,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from triage.catalogue.checks import written_before
+from triage.catalogue.check_ids import written_before
 from triage.findings import Finding, Status
 from triage.sample import ProbeSeries
 from triage.store.samples import read_samples

@@ -1,7 +1,7 @@
 """The ranking check as a picture: scores per document, the expected order beside the served one.
 
 Reads only the ``rerank-ranking`` finding's evidence (``cases``: query, documents, scores, expected_order,
-served_order; triage/probes/rerank_checks.py). ``figure`` is pure (tests call it without Streamlit);
+served_order; triage/probes/rerank_findings.py). ``figure`` is pure (tests call it without Streamlit);
 ``show`` draws one chart and one order table per case.
 """
 from __future__ import annotations

@@ -14,8 +14,8 @@ import pytest
 from triage.catalogue import get
 from triage.catalogue.vectors import LANGCHAIN_SETTING
 from triage.findings import Status
-from triage.probes import clients, openwebui
-from triage.probes.conformance_checks import vectors
+from triage.probes import client_libraries as clients, openwebui
+from triage.probes.conformance_findings import vectors
 
 from .recorded import VECTORS, exchange_of, recording
 

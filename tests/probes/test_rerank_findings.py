@@ -9,7 +9,7 @@ import pytest
 from triage.catalogue import get
 from triage.http import Exchange
 from triage.findings import Status
-from triage.probes import rerank_checks as rc
+from triage.probes import rerank_findings as rc
 from triage.probes.rerank_clients import RerankResult, verdict
 
 REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank"

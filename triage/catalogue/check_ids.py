@@ -108,7 +108,7 @@ _DECLS: list[CheckDecl] = [
           "rerank-client-langchain", "rerank-client-langchain-max-tokens"),
     *_ids(None, "reranker-overrides-missing", PROBE, "rerank-served-task"),
     *_ids(None, ("reranker-overrides-missing", "rerank-scores-flat", "reranker-template-missing", ""), PROBE,
-          "rerank-ranking"),  # the record the evidence singles out (triage/probes/rerank_checks.ranking_cause)
+          "rerank-ranking"),  # the record the evidence singles out (triage/probes/rerank_findings.ranking_cause)
     *_ids(None, "scores-are-logits", PROBE, "rerank-activation"),
     *_ids(None, ("scores-are-logits", ""), PROBE, "classify-semantics"),  # "": not a classifier (no /classify)
     *_ids(None, "rerank-long-document", PROBE, "rerank-long-document"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from triage.findings import Status
-from triage.probes import conformance_checks as cc
+from triage.probes import conformance_findings as cc
 
 from .recorded import DIRS, exchange
 

@@ -20,8 +20,8 @@ from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, UNSTABLE, WRONG_DIMENSION, WRONG_DIRECTION, WRONG_NORM
 from triage.http import Exchange
 from triage.findings import Finding, Status
-from triage.probes.conformance_checks import cosine, norm
-from triage.probes.conformance_checks import vectors as _all_vectors
+from triage.probes.conformance_findings import cosine, norm
+from triage.probes.conformance_findings import vectors as _all_vectors
 from triage.probes.runner import OK, ProbeOutcome
 from triage.sources.model_files import ModelPooling
 

@@ -1,7 +1,7 @@
 """Post-mortem findings from what one pass over a log saw (pure: no I/O).
 
 The stall findings (log-livelock-suspect, log-stuck-waiting, log-livelock-prone-config) live in
-triage.logs.stall_verdicts; start-up refusals in triage.logs.startup_verdicts; this module adds the
+triage.logs.stall_findings; start-up refusals in triage.logs.startup_findings; this module adds the
 error lines and the engine-stats summary and orders them.
 """
 
@@ -16,11 +16,11 @@ from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
 from triage.logs.episode_endings import RequestNotes, recurring_finding, resolution
-from triage.logs.stall_verdicts import livelock_finding, livelock_prone_finding, stuck_waiting_finding
+from triage.logs.stall_findings import livelock_finding, livelock_prone_finding, stuck_waiting_finding
 from triage.logs.startup_events import StartupEvents
 from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL
-from triage.logs.startup_verdicts import never_started as never_started_finding
-from triage.logs.startup_verdicts import startup_findings, startup_oom, stats_disabled
+from triage.logs.startup_findings import never_started as never_started_finding
+from triage.logs.startup_findings import startup_findings, startup_oom, stats_disabled
 
 if TYPE_CHECKING:
     from triage.logs.episodes import StallEpisode

@@ -1,4 +1,4 @@
-"""Every check id is declared once (triage/catalogue/checks.py) and everything about it derives from there."""
+"""Every check id is declared once (triage/catalogue/check_ids.py) and everything about it derives from there."""
 from __future__ import annotations
 
 import ast
@@ -9,7 +9,7 @@ import pytest
 from tests.logs.real_logs import LIVELOCK_031
 from tests.probes.recorded import outcome_from_record, probe_record
 from triage.catalogue import MODES, ENGINE_STALL, POOLING_LIVELOCK, STUCK_WAITING, mode_for_check, word_stall
-from triage.catalogue.checks import CHECKS, STALL_MODES
+from triage.catalogue.check_ids import CHECKS, STALL_MODES
 from triage.catalogue.stalls import STALL_CHECKS, stall_name
 from triage.findings import Finding, Status
 from triage.logs import analyze_log

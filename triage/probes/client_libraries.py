@@ -28,15 +28,15 @@ from typing import Any, Optional
 
 from triage.catalogue import FailureMode, get
 from triage.catalogue import clients as cf
-from triage.catalogue.checks import CHECKS
+from triage.catalogue.check_ids import CHECKS
 from triage.catalogue.symptoms import CLIENT_ERROR, WRONG_DIMENSION, WRONG_DIRECTION, Case
 from triage.http import MAX_DIMENSIONS, HttpClient, HttpRequest, capped_client
 from triage.findings import Finding, Status, worst
 from triage.probes import client_calls, openwebui
-from triage.probes.conformance_checks import cosine, decode_base64, vectors
+from triage.probes.conformance_findings import cosine, decode_base64, vectors
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
-from triage.probes.vector_checks import BATCH_MIN
+from triage.probes.vector_findings import BATCH_MIN
 
 SET = "clients"
 ROUTES = "clients-routes"  # the summary finding: every route tried
