@@ -60,15 +60,14 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
         )
         if isinstance(budget, int) and isinstance(mml, int) and budget < mml:
             out.append(
-                Finding(
+                Finding.of(
+                    STUCK_WAITING,
                     "budget-below-max-model-len",
                     Status.FAIL,
                     f"Chunked prefill is off but max_num_batched_tokens {budget} < max_model_len {mml}: prompts over "
                     f"{budget} tokens wait forever",
                     evidence,
-                    STUCK_WAITING.fix(cfg),
-                    list(STUCK_WAITING.refs),
-                    STUCK_WAITING.mechanism,
+                    cfg=cfg,
                 )
             )
     return out

@@ -27,15 +27,14 @@ def _encoder_prefix_caching(cfg: EffectiveConfig) -> list[Finding]:
     enc = cfg.fact("encoder_only")
     named = enc is not None and enc.source == "default-rule" and str(enc.detail).startswith("model name")
     by = " (encoder-only by its model name)" if named else ""
-    return [Finding(
+    return [Finding.of(
+        ENCODER_PREFIX_CACHING,
         "flags-encoder-prefix-caching",
         Status.FAIL,
         f"--enable-prefix-caching on an encoder-only model{by}: the engine refuses to start",
         {**ev(cfg, "enable_prefix_caching", "encoder_only", "model", "vllm_version"),
          "facts": {"enable_prefix_caching": True, "encoder_only": True}},
-        ENCODER_PREFIX_CACHING.fix(cfg),
-        list(ENCODER_PREFIX_CACHING.refs),
-        ENCODER_PREFIX_CACHING.mechanism,
+        cfg=cfg,
     )]
 
 
@@ -51,15 +50,14 @@ def _chunked_processing(cfg: EffectiveConfig) -> list[Finding]:
     else:
         title = f"Chunked processing on: inputs above {above} are embedded in chunks, above max_embed_len {limit} " \
                 f"refused with 400 'maximum context length is {limit} tokens'"
-    return [Finding(
+    return [Finding.of(
+        CHUNKED_PROCESSING,
         "flags-chunked-processing",
         Status.PASS,
         title,
         {**ev(cfg, "pooler_config", "max_model_len"),
          "facts": {"pooler_config.enable_chunked_processing": True, "pooler_config.max_embed_len": limit}},
-        "",
-        list(CHUNKED_PROCESSING.refs),
-        CHUNKED_PROCESSING.mechanism,
+        explanation=CHUNKED_PROCESSING.mechanism,  # a pass that says how chunking behaves
     )]
 
 
@@ -75,16 +73,15 @@ def _bge_m3(cfg: EffectiveConfig) -> list[Finding]:
         return []
     measured = str(cfg.get("vllm_version") or "") == MEASURED_BGE_M3
     on = "" if measured else f" (measured on vLLM {MEASURED_BGE_M3}; this release is not)"
-    return [Finding(
+    return [Finding.of(
+        BGE_M3_OUTPUTS,
         "flags-bge-m3-task",
         Status.FAIL if measured else Status.WARN,
         "--hf-overrides BgeM3EmbeddingModel without --pooler-config task: /v1/embeddings answers 501 and /pooling 400 "
         f"for every task{on}",
         {**ev(cfg, "hf_overrides", "pooler_config", "vllm_version"),
          "facts": {"hf_overrides.architectures": archs, "pooler_config.task": None}},
-        BGE_M3_OUTPUTS.fix(cfg),
-        list(BGE_M3_OUTPUTS.refs),
-        BGE_M3_OUTPUTS.mechanism,
+        cfg=cfg,
     )]
 
 

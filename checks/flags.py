@@ -55,15 +55,14 @@ def _kv_dtype(cfg: EffectiveConfig) -> list[Finding]:
         title = f"--kv-cache-dtype {kv} with a {dtype} model: vLLM {res.release} starts and returns wrong vectors"
     if not res.exact:
         title += f" [judged on {res.release}: {res.reason}]"
-    return [Finding(
+    return [Finding.of(
+        KV_DTYPE_MISMATCH,
         "flags-kv-cache-dtype",
         Status.FAIL if res.exact else Status.WARN,
         title,
         {**ev(cfg, "kv_cache_dtype", "dtype", "vllm_version"), "checked_against": res.to_dict(),
          "refused_at_start_in_release": refuses},
-        KV_DTYPE_MISMATCH.fix({"dtype": dtype}),
-        list(KV_DTYPE_MISMATCH.refs),
-        KV_DTYPE_MISMATCH.mechanism,
+        cfg={"dtype": dtype},
     )]
 
 
@@ -91,14 +90,13 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
     if removed:
         certain = all(r.get("certain", True) for r in removed)
         out.append(
-            Finding(
+            Finding.of(
+                REMOVED_FLAG,
                 "flags-removed",
                 Status.FAIL if certain else Status.WARN,
                 "Removed or renamed: " + ", ".join(_history(r) for r in removed) + _against(checked, certain),
                 {"removed": removed, "source": "cmdline", "checked_against": checked},
-                REMOVED_FLAG.fix({"removed": removed}),
-                list(REMOVED_FLAG.refs),
-                REMOVED_FLAG.mechanism,
+                cfg={"removed": removed},
             )
         )
     gone = {r["option"] for r in removed}
@@ -130,38 +128,32 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
     # a classify deployment (a reranker: the score API runs on classify) is not a generator (issue 25)
     if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks:
         out.append(
-            Finding(
+            Finding.of(
+                GENERATE_RUNNER,
                 "flags-runner",
                 Status.FAIL,
                 f"The server runs as a generator: Supported tasks {tasks} has no 'embed'",
                 ev(cfg, "supported_tasks", "runner", "convert", "model"),
-                GENERATE_RUNNER.fix(),
-                list(GENERATE_RUNNER.refs),
-                GENERATE_RUNNER.mechanism,
             )
         )
     elif enc is False and cfg.stated_args is not None and runner is None:
         out.append(
-            Finding(
+            Finding.of(
+                GENERATE_RUNNER,
                 "flags-runner",
                 Status.WARN,
                 "No --runner for a causal model: vLLM serves it for generation",
                 ev(cfg, "model", "runner", "convert"),
-                GENERATE_RUNNER.fix(),
-                list(GENERATE_RUNNER.refs),
-                GENERATE_RUNNER.mechanism,
             )
         )
     elif runner not in (None, "pooling") and runner != "auto":
         out.append(
-            Finding(
+            Finding.of(
+                GENERATE_RUNNER,
                 "flags-runner",
                 Status.FAIL,
                 f"--runner {runner}: /v1/embeddings needs the pooling runner",
                 ev(cfg, "runner", "convert"),
-                GENERATE_RUNNER.fix(),
-                list(GENERATE_RUNNER.refs),
-                GENERATE_RUNNER.mechanism,
             )
         )
     elif runner == "pooling" and enc is False and convert in ("none",):
@@ -206,14 +198,13 @@ def _oom_risks(cfg: EffectiveConfig) -> list[Finding]:
         and (total is None or total < 24 * GiB)
     ):
         out.append(
-            Finding(
+            Finding.of(
+                STARTUP_OOM,
                 "flags-oom-risk",
                 Status.WARN,
                 f"--max-num-batched-tokens {budget} is known to OOM at start on small GPUs",
                 ev(cfg, "max_num_batched_tokens", "gpu_memory_total_bytes"),
-                STARTUP_OOM.fix(cfg),
-                list(STARTUP_OOM.refs),
-                STARTUP_OOM.mechanism,
+                cfg=cfg,
             )
         )
     util = cfg.get("gpu_memory_utilization")
@@ -235,14 +226,12 @@ def _log_stats(cfg: EffectiveConfig) -> list[Finding]:
     out: list[Finding] = []
     if cfg.get("disable_log_stats") is True:
         out.append(
-            Finding(
+            Finding.of(
+                LOG_STATS_DISABLED,
                 "flags-log-stats",
                 Status.WARN,
                 "--disable-log-stats: the server log will have no engine stats lines",
                 ev(cfg, "disable_log_stats"),
-                LOG_STATS_DISABLED.fix(),
-                list(LOG_STATS_DISABLED.refs),
-                LOG_STATS_DISABLED.mechanism,
             )
         )
     return out

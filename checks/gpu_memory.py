@@ -52,15 +52,15 @@ def _shared(cfg: EffectiveConfig) -> Finding | None:
         "other_pids": [p.get("pid") for p in others],
     }
     fits = total - held >= want
-    return Finding(
+    return Finding.of(
+        SHARED_GPU_MEMORY,
         SHARED_GPU_MEMORY.findings[0],
         Status.PASS if fits else Status.FAIL,
         f"Other processes hold {_gib(held)}: {_gib(total - held)} of {_gib(total)} left for "
         f"gpu_memory_utilization {util} ({_gib(want)})" + ("" if fits else ": vLLM refuses to start"),
         evidence,
-        "" if fits else SHARED_GPU_MEMORY.fix({"free_gib": (total - held) / GiB, "total_gib": total / GiB}),
-        list(SHARED_GPU_MEMORY.refs),
-        SHARED_GPU_MEMORY.mechanism,
+        cfg={"free_gib": (total - held) / GiB, "total_gib": total / GiB},
+        explanation=SHARED_GPU_MEMORY.mechanism,  # a pass says how sharing works too
     )
 
 
@@ -107,15 +107,13 @@ def _plan(cfg: EffectiveConfig) -> Finding:
                 f"KV cache holds {kv_tokens:,} tokens: {kv_tokens / mml:.1f} sequences of max_model_len {mml}",
                 evidence,
             )
-        return Finding(
+        return Finding.of(
+            STUCK_WAITING,
             CHECK_ID,
             Status.FAIL,
             f"KV cache ({kv_tokens:,} tokens) is smaller than max_model_len {mml}",
             evidence,
-            "Lower --max-model-len, raise --gpu-memory-utilization, or use a larger GPU.",
-            list(STUCK_WAITING.refs),
-            STUCK_WAITING.mechanism,
-            failure_mode=STUCK_WAITING.id,
+            fix="Lower --max-model-len, raise --gpu-memory-utilization, or use a larger GPU.",
         )
     if not total:
         return unknown(CHECK_ID, "GPU memory unknown", evidence, "gpu_memory_total_bytes",

@@ -20,7 +20,6 @@ from triage.catalogue.records import pooling_livelock_grade
 from triage.vllm.defaults import max_num_batched_tokens_default
 
 CHECK_ID = "pooling-livelock-risk"
-REFS = list(POOLING_LIVELOCK.refs)  # the finding carries the record's refs
 
 
 def fixes(cfg: EffectiveConfig) -> str:
@@ -88,7 +87,7 @@ def check(cfg: EffectiveConfig) -> Finding:
     evidence: dict[str, Any] = {"preconditions": pre}
 
     def done(status: Status, title: str, fix: str = "", explanation: str = "") -> Finding:
-        return Finding(CHECK_ID, status, title, evidence, fix, REFS, explanation)
+        return Finding.of(POOLING_LIVELOCK, CHECK_ID, status, title, evidence, fix=fix, explanation=explanation)
 
     # Any one precondition known to be false settles it; every one that is false is named.
     reasons: list[str] = []

@@ -51,8 +51,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                         f"Liveness probe httpGet {path} on vLLM {fmt(v)}: this release has no {bug} livelock",
                         {**evidence, "livelock": POOLING_LIVELOCK.version_note(v)},
                         explanation=LIVENESS_BLIND.mechanism)]
-    return [Finding(CHECK_ID, Status.WARN,
-                    f"Liveness probe httpGet {path} cannot see the {bug} hang of vLLM {fmt(v)}: "
-                    "the pod is never restarted while it hangs",
-                    {**evidence, "livelock": POOLING_LIVELOCK.version_note(v)},
-                    LIVENESS_BLIND.fix(cfg), list(LIVENESS_BLIND.refs), explanation=LIVENESS_BLIND.mechanism)]
+    return [Finding.of(LIVENESS_BLIND, CHECK_ID, Status.WARN,
+                       f"Liveness probe httpGet {path} cannot see the {bug} hang of vLLM {fmt(v)}: "
+                       "the pod is never restarted while it hangs",
+                       {**evidence, "livelock": POOLING_LIVELOCK.version_note(v)}, cfg=cfg)]

@@ -27,14 +27,6 @@ def _overrides(cfg: EffectiveConfig) -> dict[str, Any]:
     return hf if isinstance(hf, dict) else {}
 
 
-def _mode_finding(check: str, mode_id: str, status: Status, title: str, evidence: dict[str, Any],
-                  cfg: Any) -> Finding:
-    mode = get(mode_id)
-    bad = status in (Status.FAIL, Status.WARN)
-    return Finding(check, status, title, evidence, mode.fix(cfg) if bad else "", list(mode.refs),
-                   mode.mechanism if bad else "", failure_mode=mode.id)
-
-
 def _pooler_activation(cfg: EffectiveConfig) -> Any:
     """use_activation of --pooler-config (the command line's or the log's non-default args), None when not given."""
     pc = cfg.get("pooler_config")
@@ -58,27 +50,26 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
     evidence = ev(cfg, "model", "supported_tasks", "hf_overrides", "convert", "runner")
     out: list[Finding] = []
     if convert == "classify" and not classifier_overrides and named:
-        out.append(_mode_finding("rerank-convert-classify", "classify-without-score-head", Status.FAIL,
-                                 f"{model}: --convert classify without the reranker's overrides: the score head is "
-                                 "not in the checkpoint (vllm#43062); /score and /rerank answer 404", evidence, cfg))
+        out.append(Finding.of(get("classify-without-score-head"), "rerank-convert-classify", Status.FAIL,
+                              f"{model}: --convert classify without the reranker's overrides: the score head is "
+                              "not in the checkpoint (vllm#43062); /score and /rerank answer 404", evidence, cfg=cfg))
     elif tasks is not None and "embed" in tasks and not classify_task and named:
-        out.append(_mode_finding(CHECK_ID, "reranker-overrides-missing", Status.FAIL,
-                                 f"{model} is served as an embedding model (Supported tasks {tasks}): /score and "
-                                 "/rerank answer with cosine similarities, not the reranker's relevance", evidence,
-                                 cfg))
+        out.append(Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
+                              f"{model} is served as an embedding model (Supported tasks {tasks}): /score and "
+                              "/rerank answer with cosine similarities, not the reranker's relevance", evidence,
+                              cfg=cfg))
     elif (named and not classifier_overrides and cfg.stated_args is not None and convert in (None, "auto", "embed")
           and str(cfg.get("architecture") or "").endswith("ForCausalLM")):
         arch = cfg.get("architecture")
-        out.append(_mode_finding(CHECK_ID, "reranker-overrides-missing", Status.FAIL,
-                                 f"{model} is a {arch} reranker served without --hf-overrides: vLLM resolves "
-                                 "--convert auto to embed, and /score and /rerank answer with embedding cosines",
-                                 {**evidence, **ev(cfg, "architecture")}, cfg))
+        out.append(Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
+                              f"{model} is a {arch} reranker served without --hf-overrides: vLLM resolves "
+                              "--convert auto to embed, and /score and /rerank answer with embedding cosines",
+                              {**evidence, **ev(cfg, "architecture")}, cfg=cfg))
     elif named and not classifier_overrides and tasks is None:
         arch = hf.get("architectures")
-        out.append(Finding(CHECK_ID, Status.UNKNOWN, f"{model} looks like a reranker: is it served with its model "
-                           "card's --hf-overrides?", {**evidence, "architectures_override": arch,
-                                                      "question": QUESTION},
-                           refs=list(get("reranker-overrides-missing").refs)))
+        out.append(Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.UNKNOWN,
+                              f"{model} looks like a reranker: is it served with its model card's --hf-overrides?",
+                              {**evidence, "architectures_override": arch, "question": QUESTION}))
     else:
         how = ("with the model card's overrides (classifier from the 'no'/'yes' tokens)" if classifier_overrides
                else f"with task classify (Supported tasks {tasks})" if classify_task else "as a classifier")
@@ -86,14 +77,14 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
         out.append(Finding(CHECK_ID, Status.PASS, f"{kind} deployment: {model or 'the model'} served {how}",
                            {**evidence, "question": QUESTION}))
     if _pooler_activation(cfg) is False:
-        out.append(_mode_finding(ACTIVATION_CHECK, "scores-are-logits", Status.WARN,
-                                 "--pooler-config use_activation false: /score, /rerank and /classify answer raw "
-                                 "logits, not probabilities", {**evidence, "use_activation": False},
-                                 {"use_activation_source": "user"}))
+        out.append(Finding.of(get("scores-are-logits"), ACTIVATION_CHECK, Status.WARN,
+                              "--pooler-config use_activation false: /score, /rerank and /classify answer raw "
+                              "logits, not probabilities", {**evidence, "use_activation": False},
+                              cfg={"use_activation_source": "user"}))
     if hf.get("is_original_qwen3_reranker") and cfg.get("chat_template") is None and cfg.stated_args is not None:
-        out.append(_mode_finding("rerank-template", "reranker-template-missing", Status.WARN,
-                                 "original Qwen3 reranker without --chat-template: pairs are scored without the "
-                                 "prompt it was trained on", {**evidence, "symptoms": []}, cfg))  # a risk
+        out.append(Finding.of(get("reranker-template-missing"), "rerank-template", Status.WARN,
+                              "original Qwen3 reranker without --chat-template: pairs are scored without the "
+                              "prompt it was trained on", {**evidence, "symptoms": []}, cfg=cfg))  # a risk
     return out
 
 

@@ -21,7 +21,8 @@ def check(cfg: EffectiveConfig) -> Finding:
     unsure = [m for m in bound if m.version_status(v) == "unknown"]
     if hits:
         m = hits[0]
-        return Finding(
+        return Finding.of(
+            m,
             CHECK_ID,
             Status.WARN,
             f"vLLM {fmt(v)} carries the pooling livelock bug ({m.refs[0]})"
@@ -34,20 +35,21 @@ def check(cfg: EffectiveConfig) -> Finding:
                 "failure_modes": [h.id for h in hits],
                 "reported_related": [f"{r} ({d}{', seen on ' + s if s else ''})" for r, s, d in RELATED_REPORTS],
             },
-            f"Upgrade to {m.fixed_text}. Whether this deployment can hit the bug is the "
+            fix=f"Upgrade to {m.fixed_text}. Whether this deployment can hit the bug is the "
             "pooling-livelock-risk verdict.",
-            list(m.refs),
             explanation=f"{m.title}. {m.mechanism}",
+            failure_mode="",  # the release's verdict: the risk verdict reports the record
         )
     if unsure:
         m = unsure[0]
-        return Finding(
+        return Finding.of(
+            m,
             CHECK_ID,
             Status.UNKNOWN,
             f"vLLM {m.version_note(v)}",
             {**evidence, "affected_range": m.affected_text, "fixed_in": fmt(m.fixed_in)},
-            f"Check the build's commit against {m.fix_ref}, or upgrade to a release: {m.fixed_text}.",
-            list(m.refs),
+            fix=f"Check the build's commit against {m.fix_ref}, or upgrade to a release: {m.fixed_text}.",
+            failure_mode="",
         )
     if POOLING_LIVELOCK.version_status(v) == "older":
         return Finding(

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterable
 
 from triage.catalogue.check_ids import default_mode, written_before
+
+if TYPE_CHECKING:
+    from triage.catalogue.model import ConfigLike, FailureMode
 
 
 class Status(str, Enum):  # noqa: UP042 - str mixin keeps json.dumps and == "fail" working
@@ -50,6 +53,39 @@ class Finding:
     def __post_init__(self) -> None:
         if not self.failure_mode:
             object.__setattr__(self, "failure_mode", default_mode(self.check))
+
+    @classmethod
+    def of(
+        cls,
+        mode: FailureMode,
+        check: str,
+        status: Status,
+        title: str,
+        evidence: Optional[dict[str, Any]] = None,
+        *,
+        cfg: Optional[ConfigLike] = None,
+        fix: Optional[str] = None,
+        explanation: Optional[str] = None,
+        failure_mode: Optional[str] = None,
+    ) -> Finding:
+        """The one way a catalogue record becomes a finding: the record's refs always; its fix (for ``cfg``) and
+        its mechanism (the explanation) when the status is FAIL or WARN, nothing for a pass or an unknown.
+
+        ``fix`` and ``explanation`` replace the record's where a verdict says more ('' for none);
+        ``failure_mode`` is the record's id unless given; '' leaves it to the check id's declaration (a finding that
+        cites the record without reporting it, or whose id is declared with several).
+        """
+        bad = Status(status) in (Status.FAIL, Status.WARN)
+        return cls(
+            check=check,
+            status=status,
+            title=title,
+            evidence=evidence if evidence is not None else {},
+            fix=fix if fix is not None else (mode.fix(cfg) if bad else ""),
+            refs=list(mode.refs),
+            explanation=explanation if explanation is not None else (mode.mechanism if bad else ""),
+            failure_mode=failure_mode if failure_mode is not None else mode.id,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

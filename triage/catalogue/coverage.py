@@ -35,7 +35,7 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
         _r("0.31.0-tiny-qwen3-livelock/metrics-livelock-9s.txt", "tests/test_stall.py"),
         _r("probes/livelock-031-short-long-t256.json", "tests/probes/test_seed.py"),
         _r("logs/0.31.0-tiny-qwen3-livelock-livelock-031.log", "tests/logs/real_logs.py"),
-        _r("rerank/0.31.0-rerank/probe-rerank-seed.json", "tests/probes/test_rerank_checks.py"),
+        _r("rerank/0.31.0-rerank/probe-rerank-seed.json", "tests/probes/test_rerank_findings.py"),
     ),
     "pooling-livelock-client-timeouts": (
         _r("client-timeouts/0.31.0-tiny-qwen3-livelock/server.log", "tests/logs/test_client_timeouts.py"),
@@ -110,15 +110,15 @@ RECORDINGS: dict[str, tuple[Recording, ...]] = {
         _r("tests/fixtures/source/0.33.0-refusals/mrv2-pooling.log", "tests/catalogue/test_refusals_033.py",
            "source"),),
     "reranker-overrides-missing": (
-        _r("rerank/0.32.0-rerank-no-overrides/probe-rerank.json", "tests/probes/test_rerank_checks.py"),
+        _r("rerank/0.32.0-rerank-no-overrides/probe-rerank.json", "tests/probes/test_rerank_findings.py"),
         _r("rerank/0.32.0-rerank-no-overrides/server.log", "tests/logs/test_rerank_log.py"),
     ),
     "classify-without-score-head": (
-        _r("rerank/0.32.0-rerank-convert-classify/classify.json", "tests/probes/test_rerank_checks.py"),
+        _r("rerank/0.32.0-rerank-convert-classify/classify.json", "tests/probes/test_rerank_findings.py"),
         _r("rerank/0.32.0-rerank-convert-classify/server.log", "tests/logs/test_rerank_log.py"),
     ),
-    "rerank-api-contract": (_r("rerank/0.32.0-rerank/rerank-top-n.json", "tests/probes/test_rerank_checks.py"),),
-    "rerank-long-document": (_r("rerank/0.32.0-rerank/rerank-long.json", "tests/probes/test_rerank_checks.py"),),
+    "rerank-api-contract": (_r("rerank/0.32.0-rerank/rerank-top-n.json", "tests/probes/test_rerank_findings.py"),),
+    "rerank-long-document": (_r("rerank/0.32.0-rerank/rerank-long.json", "tests/probes/test_rerank_findings.py"),),
     "reranker-template-missing": (_r("rerank/0.32.0-rerank/server.log", "tests/checks/test_rerank.py"),),
     "openwebui-reranker-misconfig": (
         _r("rerank/0.32.0-rerank/openwebui-base-url.json", "tests/probes/test_openwebui_rerank.py"),),

@@ -36,41 +36,32 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
     ev: dict[str, Any] = {"count": hit.count, "lines": lines, "first_at": _fmt_ts(hit.first_ts), "source": "log"}
     ev.update(hit.groups)
     if hit.check == "log-kv-cache-too-small":
-        return Finding(
+        return Finding.of(
+            KV_CACHE_TOO_SMALL,
             check=hit.check,
             status=Status.FAIL,
             title=f"Start-up refused: one max_model_len ({hit.groups.get('max_len')}) sequence needs "
             f"{hit.groups.get('need')} GiB KV cache, only {hit.groups.get('avail')} GiB available",
             evidence=ev,
-            refs=list(KV_CACHE_TOO_SMALL.refs),
-            fix=KV_CACHE_TOO_SMALL.fix(hit.groups),
-            explanation=KV_CACHE_TOO_SMALL.mechanism,
+            cfg=hit.groups,
         )
     if hit.check == "log-unsupported-head-dim":
-        return Finding(
+        return Finding.of(
+            UNSUPPORTED_HEAD_DIM,
             check=hit.check,
             status=Status.FAIL,
             title="The attention backend does not support this model's head_dim"
             + (f" ({hit.groups['hd']})" if hit.groups.get("hd") else ""),
             evidence=ev,
-            refs=list(UNSUPPORTED_HEAD_DIM.refs),
-            fix=UNSUPPORTED_HEAD_DIM.fix(),
-            explanation=UNSUPPORTED_HEAD_DIM.mechanism,
         )
     if hit.check == "log-oom":
-        return Finding(
-            check=hit.check,
-            status=Status.FAIL,
-            title=OOM.title,
-            evidence=ev,
-            fix=OOM.fix(),
-            refs=list(OOM.refs),
-        )
+        return Finding.of(OOM, hit.check, Status.FAIL, OOM.title, ev, explanation="")
     at_start = "start" in hit.groups.get("matched", "") or "initialization" in hit.groups.get("matched", "")
     if root_causes:
         ev["root_cause_findings"] = list(root_causes)
     cause = f" (root cause: {', '.join(root_causes)})" if root_causes else ""
-    return Finding(
+    return Finding.of(
+        ENGINE_DEAD,
         check="log-engine-dead",
         status=Status.FAIL,
         title=(
@@ -78,13 +69,11 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
         )
         + cause,
         evidence=ev,
-        refs=list(ENGINE_DEAD.refs),
         fix=(
             "Fix the root cause shown by the other findings, then restart the server."
             if root_causes
             else ENGINE_DEAD.fix()
         ),
-        explanation=ENGINE_DEAD.mechanism,
     )
 
 

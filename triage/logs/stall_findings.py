@@ -182,19 +182,20 @@ def livelock_prone_finding(config: dict[str, Any]) -> Optional[Finding]:
     pre = livelock_preconditions(config)
     if not livelock_prone(pre):
         return None
-    return Finding(
+    return Finding.of(
+        POOLING_LIVELOCK,
         check="log-livelock-prone-config",
         status=Status.WARN,
         title=f"Configured to hang on a max_model_len prompt: vLLM {pre['vllm_version']}, pooling, chunked prefill "
         f"on, budget {pre['max_num_batched_tokens']} <= max_model_len {pre['max_model_len']}",
         evidence={"preconditions_in_log": pre, "source": "log"},
-        fix=POOLING_LIVELOCK.fix(config),
-        refs=list(POOLING_LIVELOCK.refs),
+        cfg=config,
         explanation=(
             "No hang has to be in the log for this: every precondition of "
             f"{POOLING_LIVELOCK.refs[0]} is in its start-up lines, so the first request of exactly max_model_len "
             f"tokens (truncate_prompt_tokens = max_model_len or -1) will hang. {POOLING_LIVELOCK.mechanism}"
         ),
+        failure_mode="",  # a risk read from the config: the id is declared with no record
     )
 
 

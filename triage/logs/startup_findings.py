@@ -67,14 +67,13 @@ def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits]) -> Finding:
     ev = _ev(hit, removed=removed, unrecognized=unknown)
     if hint is not None:
         ev["hint"] = _lines(hint)
-    return Finding(
+    return Finding.of(
+        REMOVED_FLAG,
         check="log-removed-flag",
         status=Status.FAIL,
         title=f"The server did not start: {', '.join(names) or hit.groups['matched']} ({REMOVED_FLAG.title})",
         evidence=ev,
-        fix=REMOVED_FLAG.fix({"removed": removed}) if removed else REMOVED_FLAG.fix(),
-        refs=list(REMOVED_FLAG.refs),
-        explanation=REMOVED_FLAG.mechanism,
+        cfg={"removed": removed} if removed else None,
     )
 
 
@@ -91,14 +90,12 @@ def _bad_arguments(hit: ErrorHits) -> Finding:
 
 def _generate_runner(ev: StartupEvents) -> Finding:
     n, text = ev.tasks_line or (None, "")
-    return Finding(
+    return Finding.of(
+        GENERATE_RUNNER,
         check="log-generate-runner",
         status=Status.FAIL,
         title=f"Served as a generator: Supported tasks {ev.supported_tasks} has no 'embed'",
         evidence={"supported_tasks": ev.supported_tasks, "lines": [{"line": n, "text": text}], "source": "log"},
-        fix=GENERATE_RUNNER.fix(),
-        refs=list(GENERATE_RUNNER.refs),
-        explanation=GENERATE_RUNNER.mechanism,
     )
 
 
@@ -114,14 +111,13 @@ def _max_model_len(hit: ErrorHits, config: dict[str, Any]) -> Finding:
     else:
         title = f"The engine lowered max_model_len from {g.get('old')} to {g.get('new')}"
         fix = MAX_MODEL_LEN.fix({"derived_max_model_len": g.get("new")})
-    return Finding(
+    return Finding.of(
+        MAX_MODEL_LEN,
         check="log-max-model-len",
         status=Status.FAIL if refused else Status.WARN,
         title=title,
         evidence=_ev(hit, **{k: v for k, v in g.items() if k != "matched"}, max_model_len=config.get("max_model_len")),
         fix=fix,
-        refs=list(MAX_MODEL_LEN.refs),
-        explanation=MAX_MODEL_LEN.mechanism,
     )
 
 
@@ -130,39 +126,28 @@ def _max_context(hit: ErrorHits, config: dict[str, Any]) -> Finding:
     pc = config.get("pooler_config")
     chunked = isinstance(pc, dict) and pc.get("enable_chunked_processing") is True
     if chunked and str(n) != str(mml):  # issue 29: the limit is max_embed_len, the inputs above mml were chunked
-        return Finding(
+        return Finding.of(
+            CHUNKED_PROCESSING,
             check="log-max-context-length",
             status=Status.WARN,
             title=f"{hit.count} request(s) refused: longer than max_embed_len {n} (chunked processing; max_model_len "
             f"{mml})",
             evidence=_ev(hit, max_embed_len=n, max_model_len=mml),
-            fix=CHUNKED_PROCESSING.fix({"max_embed_len": n}),
-            refs=list(CHUNKED_PROCESSING.refs),
-            explanation=CHUNKED_PROCESSING.mechanism,
-            failure_mode=CHUNKED_PROCESSING.id,
+            cfg={"max_embed_len": n},
         )
-    return Finding(
+    return Finding.of(
+        MAX_MODEL_LEN,
         check="log-max-context-length",
         status=Status.WARN,
         title=f"{hit.count} request(s) refused: longer than max_model_len {n}",
         evidence=_ev(hit, max_model_len=n),
-        fix=MAX_MODEL_LEN.fix({"derived_max_model_len": mml}),
-        refs=list(MAX_MODEL_LEN.refs),
-        explanation=MAX_MODEL_LEN.mechanism,
-        failure_mode=MAX_MODEL_LEN.id,
+        cfg={"derived_max_model_len": mml},
     )
 
 
-def _simple(hit: ErrorHits, check: str, status: Status, title: str, mode: Any, cfg: Any = None) -> Finding:
-    return Finding(
-        check=check,
-        status=status,
-        title=title,
-        evidence=_ev(hit, **{k: v for k, v in hit.groups.items() if k != "matched"}),
-        fix=mode.fix(cfg),
-        refs=list(mode.refs),
-        explanation=mode.mechanism,
-    )
+def _groups_ev(hit: ErrorHits) -> dict[str, Any]:
+    """A hit's lines with what its pattern matched, by group name."""
+    return _ev(hit, **{k: v for k, v in hit.groups.items() if k != "matched"})
 
 
 def _pooling_overrides(hit: ErrorHits, config: dict[str, Any]) -> Finding:
@@ -175,7 +160,8 @@ def _pooling_overrides(hit: ErrorHits, config: dict[str, Any]) -> Finding:
     ]
     keys = ("enable_chunked_prefill", "enable_prefix_caching", "max_num_batched_tokens")
     effective = {k: config.get(k) for k in keys}
-    return Finding(
+    return Finding.of(
+        POOLING_OVERRIDES,
         check="log-pooling-overrides",
         status=Status.WARN if overridden else Status.PASS,
         title=(
@@ -184,8 +170,7 @@ def _pooling_overrides(hit: ErrorHits, config: dict[str, Any]) -> Finding:
             else f"The engine changed pooling settings on its own ({hit.count} line(s)): see the effective config"
         ),
         evidence=_ev(hit, asked={k: asked.get(k) for k in effective if k in asked}, effective=effective),
-        fix=POOLING_OVERRIDES.fix(),
-        refs=list(POOLING_OVERRIDES.refs),
+        fix=POOLING_OVERRIDES.fix(),  # a pass too: what the engine changed is worth knowing
         explanation=POOLING_OVERRIDES.mechanism,
     )
 
@@ -199,7 +184,7 @@ def _dtype(hit: ErrorHits) -> Finding:
         status, title = Status.WARN, "Weights fell back to float16 (no bfloat16 on this device)"
     else:
         status, title = Status.WARN, f"dtype: {matched}"
-    return _simple(hit, "log-dtype", status, title, DTYPE)
+    return Finding.of(DTYPE, "log-dtype", status, title, _groups_ev(hit))
 
 
 def _reranker(config: dict[str, Any], ev: StartupEvents) -> list[Finding]:
@@ -270,24 +255,25 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
         h = hits["log-gpu-memory-shared"]
         g = h.groups
         out.append(
-            _simple(
-                h,
+            Finding.of(
+                SHARED_GPU_MEMORY,
                 "log-gpu-memory-shared",
                 Status.FAIL,
                 f"The server did not start: {g.get('free')} of {g.get('total')} GiB free on {g.get('dev')}, "
                 f"gpu_memory_utilization {g.get('util')} wants {g.get('want')} GiB",
-                SHARED_GPU_MEMORY,
-                {"free_gib": g.get("free"), "total_gib": g.get("total")},
+                _groups_ev(h),
+                cfg={"free_gib": g.get("free"), "total_gib": g.get("total")},
             )
         )
     for check, title, mode, cfg in _REFUSALS:  # start-up refusals read from the release's own words
         if check in hits:
             g = hits[check].groups
-            out.append(_simple(hits[check], check, Status.FAIL, "The server did not start: " + title(g), mode, cfg(g)))
+            out.append(Finding.of(mode, check, Status.FAIL, "The server did not start: " + title(g),
+                                  _groups_ev(hits[check]), cfg=cfg(g)))
     if "log-matryoshka" in hits:
         h = hits["log-matryoshka"]
-        out.append(_simple(h, "log-matryoshka", Status.WARN, f"{h.count} request(s) with `dimensions` refused: "
-                           "the model does not declare Matryoshka support", MATRYOSHKA))
+        out.append(Finding.of(MATRYOSHKA, "log-matryoshka", Status.WARN, f"{h.count} request(s) with `dimensions` "
+                              "refused: the model does not declare Matryoshka support", _groups_ev(h)))
     if "log-pooling-overrides" in hits:
         f = _pooling_overrides(hits["log-pooling-overrides"], config)
         if f.status != Status.PASS:  # an override of nothing asked for only shows in the effective config
@@ -306,28 +292,25 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
 
 def startup_oom(oom: Finding, config: dict[str, Any]) -> Finding:
     """An OOM before the server listened: the start-up profile step (budget x activations)."""
-    return Finding(
+    return Finding.of(
+        STARTUP_OOM,
         check="log-startup-oom",
         status=Status.FAIL,
         title=f"The server did not start: {STARTUP_OOM.title}",
         evidence={**oom.evidence, **{k: config.get(k) for k in ("max_num_batched_tokens", "max_model_len")},
                   "symptoms": [STARTUP_REFUSAL]},
-        fix=STARTUP_OOM.fix(config),
-        refs=list(STARTUP_OOM.refs),
-        explanation=STARTUP_OOM.mechanism,
+        cfg=config,
     )
 
 
 def stats_disabled(config: dict[str, Any], stats_lines: int) -> Finding:
-    return Finding(
+    return Finding.of(
+        LOG_STATS_DISABLED,
         check="log-stats-disabled",
         status=Status.WARN,
         title=f"--disable-log-stats: {stats_lines} engine stats lines, stalls and throughput cannot be judged "
         "from this log",
         evidence={"disable_log_stats": True, "stats_lines": stats_lines, "source": "log (non-default args)"},
-        fix=LOG_STATS_DISABLED.fix(),
-        refs=list(LOG_STATS_DISABLED.refs),
-        explanation=LOG_STATS_DISABLED.mechanism,
     )
 
 

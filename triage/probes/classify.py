@@ -74,8 +74,7 @@ def check_classify(default: Exchange, raw: Exchange, on: Exchange, old_field: Op
         ev["activation_false_ignored"] = _same(class_probs(old_field), d)
     cfg = {"num_classes": n}
     lo, hi = facts[k.CLS_RANGE]
-    bad = Finding("classify-semantics", Status.WARN, "", {**ev, "source": "live probe"}, mode.fix(cfg),
-                  list(mode.refs), mode.mechanism, failure_mode=mode.id)
+    bad = Finding.of(mode, "classify-semantics", Status.WARN, "", {**ev, "source": "live probe"}, cfg=cfg)
     if use is False:
         return dataclasses.replace(bad, title=f"/classify's probs are raw logits ({lo:.4g} .. {hi:.4g}, sums off by up "
                                    f"to {sum_error:.3g}): the server's default is use_activation false")

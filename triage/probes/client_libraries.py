@@ -232,8 +232,8 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
         ev["library_version"] = res.library_version
     cfg = {"client": f"{case.client} ({case.setting})", "model": model}
     if res.error and res.error.startswith("not installed"):
-        return Finding(case.check, Status.UNKNOWN, f"{case.client}: {res.error}", ev,
-                       INSTALL_HINT, list(mode.refs))
+        return Finding.of(mode, case.check, Status.UNKNOWN, f"{case.client}: {res.error}", ev, fix=INSTALL_HINT,
+                          failure_mode="")
     query = case.check in client_calls.QUERY_CHECKS
     if query:  # one text, TEXTS[0]: did the library send it as given (a Qwen3 query needs its instruction added)?
         plain = plain[:1]
@@ -247,34 +247,34 @@ def verdict(case: ClientCase, res: ClientResult, plain: list[list[float]], base:
         cause, weighed = cause_of(facts, [m for m in declared_modes(case.check) if m in ERROR_MODES])
         ev.update(error=res.error, status=res.status, weighed=weighed)
         if cause is None:
-            return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: request failed: "
-                           f"{res.error[:200]}", ev, "", list(mode.refs), failure_mode="")
+            return Finding.of(mode, case.check, Status.ERROR, f"{case.client} with {case.setting}: request failed: "
+                              f"{res.error[:200]}", ev, failure_mode="")
         ev["symptoms"] = [CLIENT_ERROR]  # a client's refusal where the plain request works, not the server's
         ev["seen"] = next(w.seen for w in (c.read(Case(facts=facts)) for c in cause.clues)
                           if w is not None and w.decisive and w.direction == "for")
         got = f"HTTP {res.status}" if res.status else "refused before sending"
-        return Finding(case.check, Status.FAIL, f"{case.client} with {case.setting}: {got} — {cause.title}", ev,
-                       cause.fix(cfg), list(cause.refs), cause.mechanism, failure_mode=cause.id)
+        return Finding.of(cause, case.check, Status.FAIL, f"{case.client} with {case.setting}: {got} — {cause.title}",
+                          ev, cfg=cfg)
     if len(res.vectors) != len(plain) or not res.vectors:
-        return Finding(case.check, Status.ERROR, f"{case.client} with {case.setting}: {len(res.vectors)} vectors came "
-                       f"back for {len(plain)} texts", {**ev, "vectors": len(res.vectors)}, refs=list(mode.refs))
+        return Finding.of(mode, case.check, Status.ERROR, f"{case.client} with {case.setting}: {len(res.vectors)} "
+                          f"vectors came back for {len(plain)} texts", {**ev, "vectors": len(res.vectors)},
+                          failure_mode="")
     cos = [cosine(a, b) for a, b in zip(res.vectors, plain, strict=False)]
     lens = sorted({len(v) for v in res.vectors})
     ev.update(cosine=round(min(cos), 5) if cos else None, cosines=[round(c, 5) for c in cos], lengths=lens,
               plain_length=len(plain[0]) if plain else None)
     facts[cf.COSINE] = ev["cosine"] if ev["cosine"] is not None and math.isfinite(ev["cosine"]) else None
     if cos and all(math.isfinite(c) for c in cos) and min(cos) >= BATCH_MIN and lens == [len(plain[0])]:
-        return Finding(case.check, Status.PASS, f"{case.client} with {case.setting}: same vectors as a plain request "
-                       f"(cosine {min(cos):.4f})" + (" — but it sent token ids" if sent_ids else "")
-                       + (" — the query went as given, no instruction added" if facts.get(cf.QUERY_AS_GIVEN) else ""),
-                       ev,
-                       refs=list(mode.refs), failure_mode="")
+        as_given = " — the query went as given, no instruction added" if facts.get(cf.QUERY_AS_GIVEN) else ""
+        return Finding.of(mode, case.check, Status.PASS, f"{case.client} with {case.setting}: same vectors as a plain "
+                          f"request (cosine {min(cos):.4f})" + (" — but it sent token ids" if sent_ids else "")
+                          + as_given, ev, failure_mode="")
     what = (f"{lens} dimensions instead of {len(plain[0]) if plain else '?'}" if plain and lens != [len(plain[0])]
             else f"cosine {min(cos) if cos else float('nan'):.4f} with a plain request of the same text")
     sent = " (it sent tiktoken token ids, which vLLM embedded as its own vocabulary's ids)" if sent_ids else ""
     ev["symptoms"] = [CLIENT_ERROR, WRONG_DIMENSION if plain and lens != [len(plain[0])] else WRONG_DIRECTION]
-    return Finding(case.check, Status.FAIL, f"{case.client} with {case.setting}: wrong vectors, {what}{sent}", ev,
-                   mode.fix(cfg), list(mode.refs), mode.mechanism, failure_mode=mode.id)
+    return Finding.of(mode, case.check, Status.FAIL, f"{case.client} with {case.setting}: wrong vectors, {what}{sent}",
+                      ev, cfg=cfg)
 
 
 def routes(tried: list[Finding]) -> Finding:

@@ -188,12 +188,12 @@ def overlong_400(ex: Exchange, max_model_len: int, tokens: int) -> Finding:
     facts = _reject_facts(ex, max_model_len)
     usage = ((ex.body or {}).get("usage") or {}).get("prompt_tokens") if ex.ok and isinstance(ex.body, dict) else None
     if ex.ok and isinstance(usage, int) and usage > max_model_len and vectors(ex):
-        return Finding("conformance-overlong-400", Status.PASS,
+        return Finding.of(CHUNKED_PROCESSING, "conformance-overlong-400", Status.PASS,
                        f"a {tokens}-token input (max_model_len {max_model_len}) answered 200 with usage.prompt_tokens "
                        f"{usage}: the server embeds over-long inputs in chunks (chunked processing)",
                        ev(ex, max_model_len=max_model_len, input_tokens=tokens, usage_prompt_tokens=usage,
                           facts={**facts, "pooler_config.enable_chunked_processing": True}),
-                       explanation=CHUNKED_PROCESSING.mechanism, refs=list(CHUNKED_PROCESSING.refs))
+                          explanation=CHUNKED_PROCESSING.mechanism, failure_mode="")
     ok = ex.status == 400 and "maximum context length" in msg
     status = Status.PASS if ok else Status.WARN if ex.status == 400 else Status.FAIL
     return Finding("conformance-overlong-400", status,

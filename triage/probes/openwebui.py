@@ -102,11 +102,11 @@ def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
     data = ex.body.get("data") if isinstance(ex.body, dict) else None
     n = len(data) if isinstance(data, list) else 0
     if ex.ok and not n:  # 200 with no vectors (empty, not JSON): never a PASS
-        return Finding(CHECK, Status.ERROR, f"Open WebUI's request ({base}/embeddings) answers 200 with no vectors: "
-                       f"{str(ex.body)[:120]!r}", ev, refs=list(mode.refs))
+        return Finding.of(mode, CHECK, Status.ERROR, f"Open WebUI's request ({base}/embeddings) answers 200 with no "
+                          f"vectors: {str(ex.body)[:120]!r}", ev)
     if ex.ok:
-        return Finding(CHECK, Status.PASS, f"Open WebUI's request ({base}/embeddings, batch of {len(texts)}) answers "
-                       f"200 with {n} vectors", {**ev, "env": s.env_lines()}, refs=list(mode.refs))
+        return Finding.of(mode, CHECK, Status.PASS, f"Open WebUI's request ({base}/embeddings, batch of {len(texts)}) "
+                          f"answers 200 with {n} vectors", {**ev, "env": s.env_lines()})
     if ex.status == 404 and not base.endswith("/v1") and ("not found" in msg.lower() or not msg):
         problem = "missing-v1"
     elif ex.status == 404 and ("does not exist" in msg or "model" in msg.lower()):
@@ -122,6 +122,6 @@ def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
     what = {"missing-v1": "the Base URL lacks /v1", "model-name": f"model {s.model!r} is not served here",
             "api-key": "the server wants an API key", "batch": "the batch was refused"}.get(problem or "", "")
     ev["symptoms"] = [CLIENT_ERROR]  # Open WebUI's settings, where the plain request works
-    return Finding(CHECK, status, f"Open WebUI's request answers {ex.status or ex.error}"
-                   + (f": {what}" if what else f" {msg[:200]}"), {**ev, "problem": problem, "error": msg[:500]},
-                   mode.fix(cfg), list(mode.refs), mode.mechanism)
+    return Finding.of(mode, CHECK, status, f"Open WebUI's request answers {ex.status or ex.error}"
+                      + (f": {what}" if what else f" {msg[:200]}"), {**ev, "problem": problem, "error": msg[:500]},
+                      fix=mode.fix(cfg), explanation=mode.mechanism)  # an ERROR too: the settings' fix stands

@@ -67,8 +67,8 @@ def verdict(s: RerankerSettings, status: Optional[int], body: Any, plain: dict[i
     ev = {"settings": s.public(), "status": status, "body": clipped(body) if status != 200 else None,
           "source": "client: Open WebUI external reranker request"}
     if status is None:  # nothing (whole) came back: the transport's words, not a verdict on the settings
-        return Finding(CHECK, Status.ERROR, f"Open WebUI's external reranker request got no answer: {str(body)[:200]}",
-                       ev, refs=list(mode.refs))
+        return Finding.of(mode, CHECK, Status.ERROR,
+                          f"Open WebUI's external reranker request got no answer: {str(body)[:200]}", ev)
     problem = None
     if status == 404:
         detail = str(body)
@@ -77,8 +77,8 @@ def verdict(s: RerankerSettings, status: Optional[int], body: Any, plain: dict[i
         problem = "api-key"
     if problem or status != 200:
         cfg = {"base": base, "problem": problem or "url", "served": ", ".join(served)}
-        return Finding(CHECK, Status.FAIL, f"Open WebUI's external reranker gets {status or body}: it would rerank "
-                       "nothing, silently", ev, mode.fix(cfg), list(mode.refs), mode.mechanism)
+        return Finding.of(mode, CHECK, Status.FAIL, f"Open WebUI's external reranker gets {status or body}: it would "
+                          "rerank nothing, silently", ev, cfg=cfg)
     n = len(plain) if sent is None else sent
     res = body.get("results") if isinstance(body, dict) else None
     scores = {r["index"]: r.get("relevance_score") for r in res or [] if isinstance(r, dict)
@@ -86,16 +86,17 @@ def verdict(s: RerankerSettings, status: Optional[int], body: Any, plain: dict[i
     diff = max((abs(_num(scores.get(i)) - v) for i, v in plain.items()), default=0.0)
     ev["results"] = len(res) if isinstance(res, list) else None
     if len(plain) != n:  # the reference is not an answer for what was sent: nothing to compare with
-        return Finding(CHECK, Status.ERROR, f"Open WebUI's external reranker not judged: the plain /rerank holds "
-                       f"{len(plain):,} results for the {n} documents sent", ev, refs=list(mode.refs))
+        return Finding.of(mode, CHECK, Status.ERROR, f"Open WebUI's external reranker not judged: the plain /rerank "
+                          f"holds {len(plain):,} results for the {n} documents sent", ev)
     if isinstance(res, list) and len(res) == len(scores) == n and diff <= CONSISTENT_TOL:
-        return Finding(CHECK, Status.PASS, "Open WebUI's external reranker request gets the plain /rerank's scores",
-                       {**ev, "max_difference": diff}, refs=list(mode.refs))
+        return Finding.of(mode, CHECK, Status.PASS,
+                          "Open WebUI's external reranker request gets the plain /rerank's scores",
+                          {**ev, "max_difference": diff})
     got = len(res) if isinstance(res, list) else 0
     what = (f"{got:,} results for the {n} documents sent (indices {listed(sorted(map(str, scores)))})" if got != n
             else f"{len(scores)} scores, max difference {diff:.4g} from /rerank")
-    return Finding(CHECK, Status.FAIL, f"Open WebUI's external reranker: {what}", {**ev, "max_difference": diff},
-                   mode.fix({"base": base}), list(mode.refs), mode.mechanism)
+    return Finding.of(mode, CHECK, Status.FAIL, f"Open WebUI's external reranker: {what}",
+                      {**ev, "max_difference": diff}, cfg={"base": base})
 
 
 def _num(v: Any) -> float:

@@ -192,11 +192,10 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         mode = get("reranker-template-missing")
         hit = "without a --chat-template" in log_text
         if log_text:
-            yield Finding("rerank-template", Status.WARN if hit else Status.PASS,
-                          mode.title if hit else "no reranker-template warning in the start-up log",
-                          # a risk read from the log: the ranking probe shows the symptom when it is seen
-                          {"source": "start-up log", "symptoms": []}, mode.fix() if hit else "",
-                          list(mode.refs), mode.mechanism if hit else "")
+            yield Finding.of(mode, "rerank-template", Status.WARN if hit else Status.PASS,
+                             mode.title if hit else "no reranker-template warning in the start-up log",
+                             # a risk read from the log: the ranking probe shows the symptom when it is seen
+                             {"source": "start-up log", "symptoms": []})
     from triage.probes import rerank_clients
     async for item in rerank_clients.run(ctx, only, full):
         yield item

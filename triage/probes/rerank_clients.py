@@ -121,32 +121,31 @@ def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, m
         base=base, model=model), "source": "client library", "plain_scores": clipped(plain),
         "client_scores": clipped(res.scores), "documents_sent": sent}
     if res.error and res.error.startswith("not installed"):
-        return Finding(check, Status.UNKNOWN, f"{client}: {res.error}", ev, "pip install -r requirements.txt",
-                       list(mode.refs))
+        return Finding.of(mode, check, Status.UNKNOWN, f"{client}: {res.error}", ev,
+                          fix="pip install -r requirements.txt")
     if res.error:
         problem = "null-max-tokens-per-doc" if "max_tokens_per_doc" in res.error and "valid integer" in res.error \
             else None
         said = " (it sent max_tokens_per_doc null)" if problem else ""
-        return Finding(check, Status.FAIL, f"{client} against {base}: request failed{said}: {res.error[-200:]}",
-                       {**ev, "error": res.error, "status": res.status, "symptoms": [CLIENT_ERROR]},
-                       mode.fix({"base": base, "problem": problem}),
-                       list(mode.refs), mode.mechanism)
+        return Finding.of(mode, check, Status.FAIL, f"{client} against {base}: request failed{said}: "
+                          f"{res.error[-200:]}", {**ev, "error": res.error, "status": res.status,
+                                                  "symptoms": [CLIENT_ERROR]},
+                          cfg={"base": base, "problem": problem})
     plain_bad = _count_problem("the plain /rerank", plain, sent)
     if plain_bad:  # the reference itself is not an answer for what was sent: nothing to compare the client with
-        return Finding(check, Status.ERROR, f"{client} not judged: {plain_bad}", {**ev, "problem": plain_bad},
-                       refs=list(mode.refs))
+        return Finding.of(mode, check, Status.ERROR, f"{client} not judged: {plain_bad}", {**ev, "problem": plain_bad})
     diff = max((abs(res.scores.get(i, float("inf")) - s) for i, s in plain.items()), default=0.0)
     order = sorted(res.scores, key=lambda i: -res.scores[i])
     want = sorted(plain, key=lambda i: -plain[i])
     ev.update(max_difference=diff, client_order=clipped(order), plain_order=clipped(want))
     bad = _count_problem(client, res.scores, sent)
     if bad is None and len(res.scores) == len(plain) == sent and diff <= CONSISTENT_TOL and order == want:
-        return Finding(check, Status.PASS, f"{client}: same {len(plain)} scores and order as a plain /rerank", ev,
-                       refs=list(mode.refs))
+        return Finding.of(mode, check, Status.PASS, f"{client}: same {len(plain)} scores and order as a plain /rerank",
+                          ev)
     what = bad or (f"{len(res.scores):,} results, order {listed(order)} vs {listed(want)}, max score difference "
                    f"{diff:.4g}")
-    return Finding(check, Status.FAIL, f"{client}: {what}", {**ev, "symptoms": [CLIENT_ERROR]},  # the client's
-                   mode.fix({"base": base}), list(mode.refs), mode.mechanism)  # the plain call works
+    return Finding.of(mode, check, Status.FAIL, f"{client}: {what}", {**ev, "symptoms": [CLIENT_ERROR]},  # the client's
+                      cfg={"base": base})  # the plain call works
 
 
 async def run(ctx: ProbeContext, only: Iterable[str] | None,

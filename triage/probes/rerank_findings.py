@@ -27,11 +27,9 @@ DOCS = ("bake bread with two cups of flour", "reset a forgotten password from th
         "the stock market fell sharply today")
 
 
-def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
-             cfg: Optional[dict[str, Any]] = None) -> Finding:
-    bad = status in (Status.FAIL, Status.WARN)
-    return Finding(check, status, title, {**evidence, "source": "live probe"}, mode.fix(cfg or {}) if bad else "",
-                   list(mode.refs), mode.mechanism if bad else "", failure_mode=mode.id)
+def _live(evidence: dict[str, Any]) -> dict[str, Any]:
+    """What a live probe saw, marked as such."""
+    return {**evidence, "source": "live probe"}
 
 
 def _show(v: Any) -> str:
@@ -112,28 +110,28 @@ def check_paths(exs: dict[str, Exchange], base: str, classify: Exchange | None =
     if not ok and labels is not None:
         head = get("classify-without-score-head")
         ev["symptoms"] = [REJECTED]  # what the 404s show; the constant probs are the classify probe's to read
-        return _finding("rerank-paths", head, Status.FAIL, f"no score path answers ({status}) but /classify does: "
-                        "a classifier without a one-label score head (--convert classify on a checkpoint without "
-                        "one?)", {**ev, "/classify": classify.to_dict()})
+        return Finding.of(head, "rerank-paths", Status.FAIL, f"no score path answers ({status}) but /classify does: "
+                          "a classifier without a one-label score head (--convert classify on a checkpoint without "
+                          "one?)", _live({**ev, "/classify": classify.to_dict()}))
     if not ok:
         msgs = " ".join(x.error_message() for x in exs.values()).lower()
         why = ("the server has no score task (not a reranker or embedding deployment)"
                if "does not support" in msgs or "not found" in msgs else "every reranking path failed")
-        return _finding("rerank-paths", mode, Status.FAIL, f"no reranking endpoint answered: {why} ({status})",
-                        ev, {"base": base})
+        return Finding.of(mode, "rerank-paths", Status.FAIL, f"no reranking endpoint answered: {why} ({status})",
+                          _live(ev), cfg={"base": base})
     missing = [p for p in exs if p not in ok]
     if missing:
-        return _finding("rerank-paths", mode, Status.WARN, f"{', '.join(missing)} did not answer 200 ({status}): "
-                        "clients configured with those paths fail", ev, {"base": base})
-    return _finding("rerank-paths", mode, Status.PASS, f"{', '.join(ok)} all answer 200", ev)
+        return Finding.of(mode, "rerank-paths", Status.WARN, f"{', '.join(missing)} did not answer 200 ({status}): "
+                          "clients configured with those paths fail", _live(ev), cfg={"base": base})
+    return Finding.of(mode, "rerank-paths", Status.PASS, f"{', '.join(ok)} all answer 200", _live(ev))
 
 
 def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
     mode = get("rerank-api-contract")
     ev = {"exchange": ex.to_dict()}
     if not ex.ok:
-        return _finding("rerank-shape", mode, Status.ERROR, f"/rerank failed: HTTP {ex.status or ex.error} "
-                        f"{ex.error_message()[:200]}", ev)
+        return Finding.of(mode, "rerank-shape", Status.ERROR, f"/rerank failed: HTTP {ex.status or ex.error} "
+                          f"{ex.error_message()[:200]}", _live(ev))
     res = ex.body.get("results") if isinstance(ex.body, dict) else None
     scores = rerank_scores(ex)
     problems = []
@@ -153,9 +151,9 @@ def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
                 problems.append(f"results[index={r['index']}].document is not that input")
                 break
     if problems:
-        return _finding("rerank-shape", mode, Status.FAIL, "/rerank answer: " + "; ".join(problems), ev)
-    return _finding("rerank-shape", mode, Status.PASS, f"/rerank: {len(documents)} results, sorted by "
-                    "relevance_score, each with its input index and text", ev)
+        return Finding.of(mode, "rerank-shape", Status.FAIL, "/rerank answer: " + "; ".join(problems), _live(ev))
+    return Finding.of(mode, "rerank-shape", Status.PASS, f"/rerank: {len(documents)} results, sorted by "
+                      "relevance_score, each with its input index and text", _live(ev))
 
 
 def check_score_consistent(score_ex: Exchange, rerank_ex: Exchange) -> Finding:
@@ -165,14 +163,15 @@ def check_score_consistent(score_ex: Exchange, rerank_ex: Exchange) -> Finding:
     s, r = score_scores(score_ex), rerank_scores(rerank_ex)
     if s is None or r is None:
         bad = score_ex if s is None else rerank_ex
-        return _finding("score-shape", mode, Status.ERROR, f"{bad.path} gave no scores: HTTP {bad.status or bad.error}"
-                        f" {bad.error_message()[:200]}", ev)
+        return Finding.of(mode, "score-shape", Status.ERROR,
+                          f"{bad.path} gave no scores: HTTP {bad.status or bad.error} {bad.error_message()[:200]}",
+                          _live(ev))
     diff = max((abs(s[i] - r.get(i, float("nan"))) for i in range(len(s))), default=0.0)
     if len(s) != len(r) or not diff <= CONSISTENT_TOL:
-        return _finding("score-shape", mode, Status.FAIL, f"/score and /rerank disagree on the same pairs "
-                        f"(max difference {diff:.4g})", {**ev, "max_difference": diff})
-    return _finding("score-shape", mode, Status.PASS, f"/score gives the same {len(s)} scores as /rerank, in input "
-                    "order", {**ev, "max_difference": diff})
+        return Finding.of(mode, "score-shape", Status.FAIL, f"/score and /rerank disagree on the same pairs "
+                          f"(max difference {diff:.4g})", _live({**ev, "max_difference": diff}))
+    return Finding.of(mode, "score-shape", Status.PASS, f"/score gives the same {len(s)} scores as /rerank, in input "
+                      "order", _live({**ev, "max_difference": diff}))
 
 
 def check_top_n(ex: Exchange, full: Exchange, top_n: int) -> Finding:
@@ -180,21 +179,21 @@ def check_top_n(ex: Exchange, full: Exchange, top_n: int) -> Finding:
     got, all_ = rerank_scores(ex), rerank_scores(full)
     ev = {"top_n": top_n, "exchange": ex.to_dict()}
     if not ex.ok:
-        return _finding("rerank-top-n", mode, Status.ERROR, f"/rerank with top_n {top_n} failed: HTTP "
-                        f"{ex.status or ex.error} {ex.error_message()[:200]}", ev)
+        return Finding.of(mode, "rerank-top-n", Status.ERROR, f"/rerank with top_n {top_n} failed: HTTP "
+                          f"{ex.status or ex.error} {ex.error_message()[:200]}", _live(ev))
     full_why = rerank_problem(full, len(all_) if all_ is not None else None)
     if all_ is None or full_why is not None:
-        return _finding("rerank-top-n", mode, Status.UNKNOWN, f"top_n {top_n} not judged: the full /rerank answer "
-                        f"is not a ranking of the inputs ({full_why or 'no scores'})", ev)
+        return Finding.of(mode, "rerank-top-n", Status.UNKNOWN, f"top_n {top_n} not judged: the full /rerank answer "
+                          f"is not a ranking of the inputs ({full_why or 'no scores'})", _live(ev))
     why = rerank_problem(ex, len(all_))
     if got is None or why is not None:
-        return _finding("rerank-top-n", mode, Status.FAIL, f"top_n {top_n} answer: {why}", ev)
+        return Finding.of(mode, "rerank-top-n", Status.FAIL, f"top_n {top_n} answer: {why}", _live(ev))
     best = sorted(all_, key=lambda i: -all_[i])[:top_n]
     if len(got) != top_n or list(got) != best:
-        return _finding("rerank-top-n", mode, Status.FAIL, f"top_n {top_n} returned {len(got)} results "
-                        f"({listed(got)}; the best {top_n} are {listed(best)})", ev)
-    return _finding("rerank-top-n", mode, Status.PASS, f"top_n {top_n} returns the best {top_n} of "
-                    f"{len(all_)} (top_n 0 returns all)", ev)
+        return Finding.of(mode, "rerank-top-n", Status.FAIL, f"top_n {top_n} returned {len(got)} results "
+                          f"({listed(got)}; the best {top_n} are {listed(best)})", _live(ev))
+    return Finding.of(mode, "rerank-top-n", Status.PASS, f"top_n {top_n} returns the best {top_n} of "
+                      f"{len(all_)} (top_n 0 returns all)", _live(ev))
 
 
 def check_long_document(plain: Exchange, truncated: Exchange, max_model_len: int, truncate: int) -> Finding:
@@ -204,15 +203,15 @@ def check_long_document(plain: Exchange, truncated: Exchange, max_model_len: int
           "truncate_prompt_tokens": truncate}
     cfg = {"max_model_len": max_model_len}
     if not truncated.ok:
-        return _finding("rerank-long-document", mode, Status.FAIL, f"a long document with truncate_prompt_tokens "
-                        f"{truncate} still fails: HTTP {truncated.status or truncated.error} "
-                        f"{truncated.error_message()[:200]}", ev, cfg)
+        return Finding.of(mode, "rerank-long-document", Status.FAIL, f"a long document with truncate_prompt_tokens "
+                          f"{truncate} still fails: HTTP {truncated.status or truncated.error} "
+                          f"{truncated.error_message()[:200]}", _live(ev), cfg=cfg)
     if plain.status == 400:
-        return _finding("rerank-long-document", mode, Status.WARN, "one document longer than max_model_len "
-                        f"({max_model_len}) fails the whole rerank request with 400; truncate_prompt_tokens "
-                        f"{truncate} answers 200: clients must truncate", ev, cfg)
-    return _finding("rerank-long-document", mode, Status.PASS, f"a long document answers "
-                    f"{plain.status} without truncation and 200 with truncate_prompt_tokens {truncate}", ev)
+        return Finding.of(mode, "rerank-long-document", Status.WARN, "one document longer than max_model_len "
+                          f"({max_model_len}) fails the whole rerank request with 400; truncate_prompt_tokens "
+                          f"{truncate} answers 200: clients must truncate", _live(ev), cfg=cfg)
+    return Finding.of(mode, "rerank-long-document", Status.PASS, f"a long document answers "
+                      f"{plain.status} without truncation and 200 with truncate_prompt_tokens {truncate}", _live(ev))
 
 
 def check_served_task(embed: Exchange, classify: Exchange, model: str, architectures: Sequence[str] | None,
@@ -227,17 +226,18 @@ def check_served_task(embed: Exchange, classify: Exchange, model: str, architect
           "architectures": list(architectures or []), "model": model}
     cfg = {"model": model}
     if classifies:
-        return _finding("rerank-served-task", mode, Status.PASS, "pairs are scored by a classifier head "
-                        "(task classify: a cross-encoder)", ev)
+        return Finding.of(mode, "rerank-served-task", Status.PASS, "pairs are scored by a classifier head "
+                          "(task classify: a cross-encoder)", _live(ev))
     if embeds and (named or causal and named):
-        return _finding("rerank-served-task", mode, Status.FAIL, f"{model} is served as an embedding model "
-                        "(task embed, /v1/embeddings answers): /score and /rerank return cosine similarities, not "
-                        "the reranker's relevance; its --hf-overrides are missing", ev, cfg)
+        return Finding.of(mode, "rerank-served-task", Status.FAIL, f"{model} is served as an embedding model "
+                          "(task embed, /v1/embeddings answers): /score and /rerank return cosine similarities, not "
+                          "the reranker's relevance; its --hf-overrides are missing", _live(ev), cfg=cfg)
     if embeds:
-        return _finding("rerank-served-task", mode, Status.PASS, "pairs are scored as embedding cosine "
-                        "similarity (bi-encoder): right for an embedding model, not a cross-encoder's relevance", ev)
-    return _finding("rerank-served-task", mode, Status.UNKNOWN, "neither /v1/embeddings nor /classify answered: "
-                    "the scoring task is unknown", ev)
+        return Finding.of(mode, "rerank-served-task", Status.PASS, "pairs are scored as embedding cosine "
+                          "similarity (bi-encoder): right for an embedding model, not a cross-encoder's relevance",
+                          _live(ev))
+    return Finding.of(mode, "rerank-served-task", Status.UNKNOWN, "neither /v1/embeddings nor /classify answered: "
+                      "the scoring task is unknown", _live(ev))
 
 
 def score_facts(scores: Sequence[Optional[Sequence[float]]], prefix: str = "score") -> dict[str, Any]:
@@ -269,12 +269,12 @@ def check_activation(default: Sequence[Optional[Sequence[float]]], raw: Sequence
     facts = {**score_facts(default), **score_facts(raw, "raw")}
     ev: dict[str, Any] = {"default": list(default), "use_activation_false": list(raw), "use_activation_true": list(on)}
     if any(s is None for s in default):
-        return _finding("rerank-activation", mode, Status.ERROR, "rerank requests failed: " + "; ".join(errors)[:300],
-                        {**ev, "facts": facts})
+        return Finding.of(mode, "rerank-activation", Status.ERROR, "rerank requests failed: " + "; ".join(errors)[:300],
+                          _live({**ev, "facts": facts}))
     if any(s is None for s in raw) or any(s is None for s in on):
-        return _finding("rerank-activation", mode, Status.UNKNOWN, "use_activation was not accepted on /rerank: "
-                        "whether the scores are probabilities is not known (" + "; ".join(errors)[:200] + ")",
-                        {**ev, "facts": {**facts, k.USE_ACTIVATION: None}})
+        return Finding.of(mode, "rerank-activation", Status.UNKNOWN, "use_activation was not accepted on /rerank: "
+                          "whether the scores are probabilities is not known (" + "; ".join(errors)[:200] + ")",
+                          _live({**ev, "facts": {**facts, k.USE_ACTIVATION: None}}))
     as_raw = all(_same(d, r) for d, r in zip(default, raw, strict=False))
     as_on = all(_same(d, o) for d, o in zip(default, on, strict=False))
     use = True if as_on and not as_raw else False if as_raw and not as_on else None
@@ -282,15 +282,16 @@ def check_activation(default: Sequence[Optional[Sequence[float]]], raw: Sequence
     ev["facts"] = facts
     lo, hi = facts[k.SCORE_RANGE]
     if use is False:
-        return _finding("rerank-activation", mode, Status.WARN, f"relevance scores are raw logits ({lo:.4g} .. "
-                        f"{hi:.4g}): the server's default is use_activation false; with use_activation true they "
-                        "are sigmoid probabilities", ev, {"num_classes": 1})
+        return Finding.of(mode, "rerank-activation", Status.WARN, f"relevance scores are raw logits ({lo:.4g} .. "
+                          f"{hi:.4g}): the server's default is use_activation false; with use_activation true they "
+                          "are sigmoid probabilities", _live(ev), cfg={"num_classes": 1})
     if use is None and (lo < 0 or hi > 1):
-        return _finding("rerank-activation", mode, Status.WARN, f"relevance scores {lo:.4g} .. {hi:.4g} are not "
-                        "probabilities, and use_activation does not change them", ev, {"num_classes": 1})
+        return Finding.of(mode, "rerank-activation", Status.WARN, f"relevance scores {lo:.4g} .. {hi:.4g} are not "
+                          "probabilities, and use_activation does not change them", _live(ev), cfg={"num_classes": 1})
     how = ("sigmoid of the head's logits (use_activation true by default)" if use
            else "the head's own values (use_activation changes nothing: an identity activation)")
-    return _finding("rerank-activation", mode, Status.PASS, f"relevance scores {lo:.4g} .. {hi:.4g} are {how}", ev)
+    return Finding.of(mode, "rerank-activation", Status.PASS, f"relevance scores {lo:.4g} .. {hi:.4g} are {how}",
+                      _live(ev))
 
 
 def ranking_cause(facts: dict[str, Any], served_task_ok: Optional[bool], flat: bool = True,
@@ -324,21 +325,21 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
     ev: dict[str, Any] = {"cases": shown, "flat_spread": FLAT_SPREAD, "facts": facts}
     failed = [c for c in shown if not c.get("scores")]
     if failed:
-        return _finding("rerank-ranking", mode, Status.ERROR, f"ranking requests failed: {failed[0].get('error')}",
-                        ev)
+        return Finding.of(mode, "rerank-ranking", Status.ERROR, f"ranking requests failed: {failed[0].get('error')}",
+                          _live(ev))
     odd = [x for c in shown for x in c["scores"] if not _is_score(x)]
     if odd:  # inf - 0 = inf passed "spread >= inf": a spread is only a spread of finite numbers
-        return _finding("rerank-ranking", mode, Status.UNKNOWN, f"ranking not judged: score {_show(odd[0])} is not "
-                        "a finite number", ev)
+        return Finding.of(mode, "rerank-ranking", Status.UNKNOWN, f"ranking not judged: score {_show(odd[0])} is not "
+                          "a finite number", _live(ev))
     if untrained:
-        return _finding("rerank-ranking", mode, Status.UNKNOWN, f"ranking not judged: {untrained}", ev)
+        return Finding.of(mode, "rerank-ranking", Status.UNKNOWN, f"ranking not judged: {untrained}", _live(ev))
     first = [c["served_order"][0] == 0 for c in shown]
     spreads = [max(c["scores"]) - min(c["scores"]) for c in shown]
     ev.update(spreads=[round(s, 5) for s in spreads])
     facts[k.RANKS] = all(first) and min(spreads) >= FLAT_SPREAD
     if facts[k.RANKS]:
-        return _finding("rerank-ranking", mode, Status.PASS, f"the relevant document ranks first in all "
-                        f"{len(shown)} cases (score spread >= {min(spreads):.3f})", ev)
+        return Finding.of(mode, "rerank-ranking", Status.PASS, f"the relevant document ranks first in all "
+                          f"{len(shown)} cases (score spread >= {min(spreads):.3f})", _live(ev))
     if all(first):
         why = (f"all scores within {max(spreads):.3f} of each other: the server does not separate a document that "
                "repeats the query's words from unrelated ones")
@@ -358,8 +359,8 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
                        "Run the rerank probe set with the start-up log (--log-file, or the Target page's log) so "
                        "that the overrides, the template warning and the raw logits can tell them apart.",
                        [r for m in standing for r in get(m).refs], failure_mode="")
-    return _finding("rerank-ranking", cause, Status.FAIL, f"scores do not rank: {why}", ev,
-                    {**facts_cfg(facts), **({"model": model} if model else {})})
+    return Finding.of(cause, "rerank-ranking", Status.FAIL, f"scores do not rank: {why}", _live(ev),
+                      cfg={**facts_cfg(facts), **({"model": model} if model else {})})
 
 
 def facts_cfg(facts: dict[str, Any]) -> dict[str, Any]:

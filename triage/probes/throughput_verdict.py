@@ -174,12 +174,8 @@ def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | Non
     if cause:
         evidence["facts"] = {"throughput.cause": cause}
     server_cause = cause is not None and cause != "client"
-    return Finding(
-        "throughput",
-        status,
-        title,
-        evidence,
-        THROUGHPUT_BOTTLENECK.fix({"cause": cause}) if cause else "",
-        list(THROUGHPUT_BOTTLENECK.refs) if server_cause else [],
-        why if cause else "",
-    )
+    fix = THROUGHPUT_BOTTLENECK.fix({"cause": cause}) if cause else ""
+    if not server_cause:  # no cause, or the client's own: the record's refs are not this finding's
+        return Finding("throughput", status, title, evidence, fix, [], why if cause else "")
+    return Finding.of(THROUGHPUT_BOTTLENECK, "throughput", status, title, evidence, fix=fix, explanation=why,
+                      failure_mode="")

@@ -75,7 +75,8 @@ SHOWS: dict[str, tuple[str, ...]] = {
 
 def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence: dict[str, Any],
              cfg: Optional[dict[str, Any]] = None, facts: Optional[dict[str, Any]] = None) -> Finding:
-    """A finding of ``mode``; ``facts`` (triage.catalogue.vector_causes keys) go to evidence["facts"] for the clues."""
+    """A finding of ``mode`` (``Finding.of``) with what the vectors set adds to its evidence: ``facts``
+    (triage.catalogue.vector_causes keys) for the clues, and the symptoms its check saw (``SHOWS``)."""
     bad = status in (Status.FAIL, Status.WARN)
     if facts:
         evidence = {**evidence, "facts": {k: v for k, v in facts.items() if v is not None}}
@@ -83,8 +84,7 @@ def _finding(check: str, mode: FailureMode, status: Status, title: str, evidence
         evidence = {**evidence, "symptoms": list(SHOWS[check])}
     elif bad and check == "vectors-finite":
         evidence = {**evidence, "symptoms": [REJECTED if evidence.get("non_finite") == 0 else WRONG_NORM]}
-    return Finding(check, status, title, evidence, mode.fix(cfg or {}) if bad else "", list(mode.refs),
-                   mode.mechanism if bad else "", failure_mode=mode.id)
+    return Finding.of(mode, check, status, title, evidence, cfg=cfg)
 
 
 def files_facts(files: Optional[ModelPooling]) -> dict[str, Any]:

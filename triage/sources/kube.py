@@ -396,13 +396,12 @@ def _findings(pod: PodView, c: Container, logs: list[tuple[str, str]]) -> list[F
         code = c.exit_code if c.reason == OOM_KILLED else c.last_exit_code
         loop = f", now {c.reason}" if c.reason and c.reason != OOM_KILLED else ""
         limit = f"its memory limit {c.memory_limit}" if c.memory_limit else "no memory limit shown"
-        return [Finding(
-            "kube-oomkilled", Status.FAIL,
+        return [Finding.of(
+            OOM, "kube-oomkilled", Status.FAIL,
             f"{_who(pod, c)} was OOMKilled (exit code {code if code is not None else OOM_EXIT}) at {limit}"
             f"{loop} ({OOM.title.lower()})",
             # the record is named by the kill itself: no symptom for the differential to weigh candidates for
-            {**_status_ev(pod, c), "symptoms": []},
-            OOM.fix({"memory_limit": c.memory_limit}), list(OOM.refs), OOM.mechanism)]
+            {**_status_ev(pod, c), "symptoms": []}, cfg={"memory_limit": c.memory_limit})]
     if c.crash_looping and not (c.reason != CRASH_LOOP and _liveness_killed(pod, c)):
         return [_crash_loop(pod, c, logs)]
     return []  # a container the kubelet killed for its liveness probe is the probe finding's
