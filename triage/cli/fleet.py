@@ -9,7 +9,6 @@ Exit: 0 no finding reached --fail-on, 1 one did (a stall), 2 could not run (bad 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
@@ -18,9 +17,10 @@ from datetime import datetime, UTC
 from typing import Any
 
 from triage.cli import (CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, base_url, command_deadline, number,
-                        open_store)
+                        open_store, print_json)
 from triage.findings import Finding, reaches, worst
 from triage.textsafe import one_line
+from triage.cli.render import print_finding
 from triage.fleet.prom import DEFAULT_DEADLINE_S, MAX_RANGE_STEPS, range_steps
 from triage.fleet.replicas import DEFAULT_STALL_S
 
@@ -183,23 +183,21 @@ def _text(res: Any, found: list[Finding], run_id: int | None) -> None:
     print(f"fleet {one_line(res.prometheus)} {one_line(res.match or '')} {_t(res.start)} .. {_t(res.end)} UTC, "
           f"step {res.step:g}s{how}: {len(res.replicas)} replicas ({res.timings.get('total_s', 0):.1f} s)")
     for f in found:
-        print(f"\n[{f.status.value.upper()}] {one_line(f.title)}")
+        details: list[str] = []
         for ep_i, ep in enumerate(f.evidence.get("episodes", [])):
             end = "ongoing" if ep["ongoing"] else ep["end_utc"]
             how = f", ended: {ep['ended']}" if ep.get("ended") and not ep["ongoing"] else ""
             how += f" (retry of #{ep['retry_of'] + 1})" if ep.get("retry_of") is not None else ""
-            print(one_line(f"  #{ep_i + 1} {ep['kind']}: {ep['start_utc']} -> {end} ({ep['duration_s']:.0f} s{how}); "
+            details.append(f"#{ep_i + 1} {ep['kind']}: {ep['start_utc']} -> {end} ({ep['duration_s']:.0f} s{how}); "
                            f"running {ep['evidence']['num_requests_running']}, waiting "
-                           f"{ep['evidence']['num_requests_waiting']}, frozen {ep['evidence']['frozen']}"))
+                           f"{ep['evidence']['num_requests_waiting']}, frozen {ep['evidence']['frozen']}")
         if f.evidence.get("version_note"):
-            print(f"  version: {one_line(f.evidence['version_note'])}")
+            details.append(f"version: {f.evidence['version_note']}")
         if f.evidence.get("replicas") and f.check == "fleet-replicas-clean":
-            print("  " + ", ".join(one_line(r) for r in f.evidence["replicas"][:20])
-                  + (" …" if len(f.evidence["replicas"]) > 20 else ""))
-        if f.fix:
-            print(f"  fix: {one_line(f.fix)}")
-        if f.refs:
-            print(f"  refs: {one_line(', '.join(map(str, f.refs)))}")
+            details.append(", ".join(one_line(r) for r in f.evidence["replicas"][:20])
+                           + (" …" if len(f.evidence["replicas"]) > 20 else ""))
+        print()
+        print_finding(f, details)
     if run_id is not None:
         print(f"\nrun {run_id}")
 
@@ -234,9 +232,8 @@ def _scan(args: argparse.Namespace) -> int:
     run_id = save(fleet_events(res, found), Recorder(store))  # core → observer: the Recorder writes the run
     status = worst(f.status for f in found)
     if args.format == "json":
-        json.dump({"schema": CLI_SCHEMA, "run_id": run_id, "status": status.value, "fleet": summary(res),
-                   "findings": [f.to_dict() for f in found]}, sys.stdout, indent=2, default=str)
-        print()
+        print_json({"schema": CLI_SCHEMA, "run_id": run_id, "status": status.value, "fleet": summary(res),
+                    "findings": [f.to_dict() for f in found]})
     else:
         _text(res, found, run_id)
     return 1 if reaches(status, args.fail_on) else 0

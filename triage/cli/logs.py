@@ -23,6 +23,7 @@ from datetime import datetime, UTC
 from typing import Any
 
 from triage.cli.inputs import LOGS_STREAM_BYTES, HeadTail, capped_lines
+from triage.cli.render import print_finding
 from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, number, open_store, print_json
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, log_events
@@ -32,7 +33,6 @@ from triage.recorder import Recorder, save
 from triage.redact import redact_text
 from triage.textsafe import one_line
 
-ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????", "error": "ERR!"}
 
 
 def register(sub: Any) -> None:
@@ -179,20 +179,16 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
     print(f"verdict: {status.upper()}")
     print()
     for f in analysis.findings:
-        st = f.status.value if hasattr(f.status, "value") else str(f.status)
-        print(f"[{ICON.get(st, st)}] {f.check}: {one_line(f.title)}")
+        details: list[str] = []
         w = f.evidence.get("window")
         if isinstance(w, dict) and w.get("timestamps"):
             dur = f", {w['duration_s']:.0f} s" if w.get("duration_s") is not None else ""
-            print(f"         window: {w['start']} → {w['end'] or 'end of log'} ({w['ended_by']}{dur})")
+            details.append(f"window: {w['start']} → {w['end'] or 'end of log'} ({w['ended_by']}{dur})")
         quoted = f.evidence.get("lines")
         for ln in (quoted if isinstance(quoted, list) else [])[:3]:  # some findings count lines instead
             if isinstance(ln, dict):
-                print(f"         line {ln.get('line')}: {one_line(redact_text(str(ln.get('text', ''))[:160]))}")
-        if f.fix and st in ("warn", "fail"):
-            print(f"         fix: {one_line(f.fix)}")
-        if f.refs and st in ("warn", "fail"):
-            print(f"         refs: {', '.join(f.refs)}")
+                details.append(f"line {ln.get('line')}: {redact_text(str(ln.get('text', ''))[:160])}")
+        print_finding(f, details)
     print()
     if analysis.config:
         print("start-up config (from the log):")

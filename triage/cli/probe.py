@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from triage.cli.check import add_experiments_arg, truncation_arg
 from triage.cli.inputs import read_log_head_tail, read_small
+from triage.cli.render import finding_lines
 from triage.cli import (
     base_url,
     SECONDS,
@@ -21,7 +22,7 @@ from triage.cli import (
 )
 from triage import events as ev_
 from triage.events import RunEvent, observers
-from triage.findings import Status, reaches
+from triage.findings import reaches
 from triage.textsafe import one_line
 from triage.probes.registry import HANG_REASON, PROBE_SETS, SETS, HangNotAllowed, resolve_sets
 from triage.recorder import Recorder
@@ -109,10 +110,7 @@ def to_text(result: ProbeRunResult) -> str:
     lines.append("")
     shown: set[str] = set()
     for f in result.findings:
-        lines.append(one_line(f"[{Status(f.status).value.upper():<7}] {f.check}: {f.title}"))
-        if f.fix and f.status in (Status.FAIL, Status.WARN, Status.ERROR):
-            lines.append(one_line(f"          fix: {f.fix}") if f.fix not in shown else "          fix: as above")
-            shown.add(f.fix)
+        lines += finding_lines(f, shown=shown)
     lines.append(f"\nstatus: {result.status.value}")
     return "\n".join(lines)
 

@@ -5,10 +5,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from triage.differential import is_diagnosis
 from triage.events import INTERRUPTED
 from triage.export.rows import document_samples
-from triage.findings import ORDER, Status, severity, worst
+from triage.findings import ORDER, Status
+from triage.headline import run_headline
 
 STATUS_ORDER = list(reversed(ORDER))  # most severe first
 
@@ -26,33 +26,31 @@ class Verdict:
 def verdict(doc: dict[str, Any]) -> Verdict:
     """The run's worst finding status (the stored one when no findings), with a count per status."""
     findings = doc.get("findings") or []
-    counts = {s.value: 0 for s in STATUS_ORDER}
-    for f in findings:
-        counts[f["status"]] = counts.get(f["status"], 0) + 1
-    status = worst(f["status"] for f in findings).value if findings else (doc["run"].get("status") or "unknown")
-    bad = [f for f in findings if severity(f["status"]) >= severity(Status.WARN)]
+    head = run_headline(findings)  # the dashboard's banner reads the same
+    counts = head.counts
+    status = head.status or doc["run"].get("status") or "unknown"
+    bad = head.needs_attention
     if doc["run"].get("status") == INTERRUPTED:  # stopped before its end: no verdict, least of all PASS
-        return Verdict(status=INTERRUPTED, counts={k: v for k, v in counts.items() if v},
+        return Verdict(status=INTERRUPTED, counts=counts,
                        headline=f"the run was interrupted ({doc['run'].get('summary') or 'no reason recorded'}); "
                                 f"{len(findings)} finding(s) recorded before it stopped")
     if not doc["run"].get("finished_at") and doc["run"].get("status") in (None, "running", "incomplete"):
         # killed (or still going): what it found so far is no verdict, least of all PASS
-        return Verdict(status="incomplete", counts={k: v for k, v in counts.items() if v},
+        return Verdict(status="incomplete", counts=counts,
                        headline=f"the run did not finish ({len(findings)} finding(s) recorded before it stopped)")
-    diag = next((f for f in sorted(bad, key=lambda f: -severity(f["status"])) if is_diagnosis(f)), None)
+    diag = head.diagnosis
     if diag is not None:  # the differential's answer (issue 29); a "one of" one names its experiments as the fix
         experiments = not diag.get("failure_mode") and diag.get("fix")
         headline = diag["title"] + (f". To tell them apart: {diag['fix']}" if experiments else "")
     elif doc["run"].get("summary"):
         headline = doc["run"]["summary"]
     elif bad:
-        top = max(bad, key=lambda f: severity(f["status"]))
-        headline = f"{len(bad)} finding(s) need attention; worst: {top['title']}"
+        headline = f"{len(bad)} finding(s) need attention; worst: {bad[0]['title']}"
     elif findings:
         headline = "no finding needs attention"
     else:
         headline = "no findings recorded"
-    return Verdict(status=status, headline=headline, counts={k: v for k, v in counts.items() if v})
+    return Verdict(status=status, headline=headline, counts=counts)
 
 
 def value_text(v: Any) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from triage import fixblocks
-from triage.differential import is_diagnosis
 from triage.export.groups import groups
-from triage.findings import Finding, worst
+from triage.findings import Finding
 from triage.steps import STEPS, step_index
 from triage.target import Target
 from ui.adapters import step_of
@@ -23,19 +22,17 @@ class HeadlineService(ServiceBase):
         """The banner of a page: the worst root cause among ``findings`` and where it is (its checklist step,
         or ``where``), the tally, the fix as copyable blocks; passing steps the fix changes are named."""
         from triage.findings import severity
+        from triage.headline import run_headline
 
-        top = worst(f.status for f in findings).value if findings else "unknown"
-        order = sorted(findings, key=lambda f: -severity(f.status))
+        head = run_headline(findings)  # the exports' verdict reads the same
+        top = head.status or "unknown"
         grouped, _rest = groups(findings, config)
         g = next((x for x in grouped if x.status == top), None)
-        first = findings[g.indices[0]] if g is not None else (order[0] if order else None)
-        counts: dict[str, int] = {}
-        for f in order:
-            counts[f.status.value] = counts.get(f.status.value, 0) + 1
-        tally = " · ".join(f"{n} {s}" for s, n in counts.items())
+        first = findings[g.indices[0]] if g is not None else (head.ordered[0] if head.ordered else None)
+        tally = head.tally
         if first is None:
             return Headline("unknown", "No findings", "", 0, where, tally, "")
-        diag = next((f for f in order if is_diagnosis(f) and severity(f.status) >= severity("warn")), None)
+        diag = head.diagnosis
         if diag is not None:  # the differential's answer is the banner (issue 29)
             named = diag.failure_mode
             # "one of": the experiments are the fix, never one candidate's blocks (fixblocks.headline_mode)
