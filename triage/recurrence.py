@@ -58,6 +58,20 @@ def ended_by(last: Optional[EngineSample], after: Optional[EngineSample]) -> str
     return RECOVERED if ds is not None and ds >= r0 - r1 > 0 else CLIENT_ABORT
 
 
+# How each ending reads on a page or in a report (the words of ``ended_by``'s answers)
+ENDED_WORDS = {
+    CLIENT_ABORT: "client abort: the held request left the engine without finishing (its client gave up)",
+    RECOVERED: "recovered: the engine moved on with the request",
+    CONTINUED: "continued: another request joined the held one",
+    ONGOING: "still stalled",
+}
+
+
+def ended_words(ended: Optional[str]) -> str:
+    """How an episode ended (``ended_by``'s answer, None when not known yet), in words."""
+    return ENDED_WORDS.get(ended or ONGOING, str(ended))
+
+
 def _delta(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return None if a is None or b is None or b < a else b - a
 

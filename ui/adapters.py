@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from triage import events as ev_
 from triage.events import RunEvent
+from triage.display import kv_percent
 from triage.findings import Status
 from triage.sample import EngineSample
 from triage.store import ProbeInfo, RunRecord
@@ -127,7 +128,7 @@ def sample_row(s: EngineSample) -> dict[str, Any]:
             "waiting": s.num_requests_waiting,
             "prompt_throughput": s.prompt_throughput,
             "generation_throughput": s.generation_throughput,
-            "KV cache %": None if s.kv_cache_usage_perc is None else round(100 * s.kv_cache_usage_perc, 3)}
+            "KV cache %": kv_percent(s.kv_cache_usage_perc, 3)}
 
 
 def effective_config(stored: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from triage.cli import (CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, base_url, command_deadline, number,
                         open_store, print_json)
+from triage.display import utc_text
 from triage.findings import Finding, reaches, worst
 from triage.textsafe import one_line
 from triage.cli.render import print_finding
@@ -170,18 +171,15 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def _t(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))
-
-
 def _text(res: Any, found: list[Finding], run_id: int | None) -> None:
     """Every outside string (labels, Prometheus' error texts, a replica's version) on one line: a newline in a label
     must not start a line of its own (a forged ``[PASS]``)."""
     iv = res.interval
     how = "" if iv is None else (f" (scrape interval {iv.seconds:g}s from {one_line(iv.source)}"
                                  + ("; every scrape read)" if res.reads_every_scrape else ")"))
-    print(f"fleet {one_line(res.prometheus)} {one_line(res.match or '')} {_t(res.start)} .. {_t(res.end)} UTC, "
-          f"step {res.step:g}s{how}: {len(res.replicas)} replicas ({res.timings.get('total_s', 0):.1f} s)")
+    print(f"fleet {one_line(res.prometheus)} {one_line(res.match or '')} {utc_text(res.start)} .. "
+          f"{utc_text(res.end)} UTC, step {res.step:g}s{how}: {len(res.replicas)} replicas "
+          f"({res.timings.get('total_s', 0):.1f} s)")
     for f in found:
         details: list[str] = []
         for ep_i, ep in enumerate(f.evidence.get("episodes", [])):

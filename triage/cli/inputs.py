@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from triage.cli import CommandError
+from triage.display import left_out
 
 MAX_STREAM_BYTES = 1 << 30  # a stream (stdin, a device, a FIFO) read at most this far: 1 GiB
 LOGS_STREAM_BYTES = 256 << 20  # `logs` parses every line (~10 MB/s on junk): a stream past this is refused (~25 s)
@@ -48,7 +49,7 @@ class HeadTail:
             yield line
 
     def text(self) -> str:
-        mid = f"… [{self.skipped} characters left out] …\n" if self.skipped else ""
+        mid = left_out(self.skipped) if self.skipped else ""
         return "".join(self.head) + mid + "".join(self.tail)
 
 

@@ -19,12 +19,12 @@ import stat
 import sys
 from functools import partial
 from pathlib import Path
-from datetime import datetime, UTC
 from typing import Any
 
 from triage.cli.inputs import LOGS_STREAM_BYTES, HeadTail, capped_lines
 from triage.cli.render import print_finding
 from triage.cli import CLI_SCHEMA, SECONDS, add_db_arg, add_format_args, number, open_store, print_json
+from triage.display import kv_percent_text, left_out, utc_text
 from triage.findings import reaches, worst
 from triage.logs import analyze_log, log_events
 from triage.logs.lines import MAX_LINE
@@ -62,8 +62,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _fmt_ts(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
 
 
 def _regular_file(name: str) -> bool:
@@ -120,7 +118,7 @@ def file_head_tail(path: str | os.PathLike[str], limit: int = CAPTURE_MAX_CHARS,
                     total += len(b) if b.isascii() and not dec.getstate()[0] else len(dec.decode(b))
                 total += len(dec.decode(b"", final=True))
                 skipped = total - head_n - tail_n
-                mid = f"… [{skipped} characters left out] …\n" if skipped else ""
+                mid = left_out(skipped) if skipped else ""
                 return "".join(head) + mid + "".join(reversed(tail))
             fb.seek(0)
         tee = HeadTail(lines(fb), limit)
@@ -173,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> None:
     s = analysis.summary
     print(
-        f"log {source}: {s['lines']} lines, {_fmt_ts(s['first_ts'])} … {_fmt_ts(s['last_ts'])}"
+        f"log {source}: {s['lines']} lines, {utc_text(s['first_ts']) or '-'} … {utc_text(s['last_ts']) or '-'}"
         + (f"  (run {run_id})" if run_id else "")
     )
     print(f"verdict: {status.upper()}")
@@ -201,13 +199,10 @@ def _print_text(analysis: Any, source: str, run_id: int | None, status: str) -> 
     print(
         f"engine stats: {st['lines']} lines, engines {', '.join(st['engines']) or '-'}; "
         f"max running {st['max_running']}, max waiting {st['max_waiting']}, "
-        f"max KV cache {_pct(st['max_kv_cache_usage_perc'])}, max prompt {st['max_prompt_throughput']} tokens/s"
+        f"max KV cache {kv_percent_text(st['max_kv_cache_usage_perc'])}, "
+        f"max prompt {st['max_prompt_throughput']} tokens/s"
     )
     acc = s["access"]
     if acc["total"]:
         by = ", ".join(f"{k}: {v}" for k, v in sorted(acc["by_status"].items()))
         print(f"access log: {acc['total']} requests ({by})")
-
-
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.1f}%"

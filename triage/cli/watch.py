@@ -29,6 +29,7 @@ from triage.cli import (
 )
 from triage import events as ev_
 from triage.events import AlertEvent, RunEvent
+from triage.display import kv_percent_text
 from triage.recorder import Recorder
 from triage.textsafe import one_line
 from triage.stall import DEFAULT_STALL_S
@@ -79,7 +80,7 @@ def _tick_line(t: WatchTick, version: str | None = None) -> str:
     if s is None:
         return f"{hhmmss(t.ts)}  (no engine)"
     rate = f"{s.prompt_throughput:.1f}" if s.prompt_throughput is not None else "-"
-    kv = f"{s.kv_cache_usage_perc * 100:.1f}%" if s.kv_cache_usage_perc is not None else "-"
+    kv = kv_percent_text(s.kv_cache_usage_perc)
     label = state_label(t.state, version)
     state = f"  [{label}]" if label else ""
     return (

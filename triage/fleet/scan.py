@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from triage.catalogue import STALL_CHECKS, explain_episodes, word_stall
 from triage.catalogue.model import FailureMode
+from triage.display import utc_iso
 from triage.findings import Finding, Status
 from triage.fleet.interval import ScrapeInterval, scrape_interval
 from triage.fleet.prom import CHUNK_POINTS, DEFAULT_DEADLINE_S, PromError, query_ranges
@@ -156,13 +157,9 @@ def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = N
     return out
 
 
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
-
-
 def episode_dict(ep: Episode) -> dict[str, Any]:
     d = ep.to_dict()
-    d["start_utc"], d["end_utc"] = _iso(ep.start), _iso(ep.end)
+    d["start_utc"], d["end_utc"] = utc_iso(ep.start), utc_iso(ep.end)
     return d
 
 

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from triage.display import head_and_tail
 from triage.http import VllmClient
 from triage.lab.errors import LabError
 from triage.lab.install import install
@@ -102,13 +103,7 @@ def trim_log(text: str, keep: int = LOG_KEEP_CHARS) -> str:
     at ``keep`` characters: the head (start-up) and the tail (stats lines of the watched hang, shutdown)."""
     lines = [ln for ln in text.splitlines(keepends=True)
              if not ('"GET /metrics' in ln or '"GET /health' in ln or '"GET /load' in ln)]
-    out = "".join(lines)
-    if len(out) <= keep:
-        return out
-    head, tail = out[: keep // 2], out[-keep // 2:]
-    head = head[: head.rfind("\n") + 1]
-    tail = tail[tail.find("\n") + 1:]
-    return head + f"… [{len(out) - len(head) - len(tail)} characters left out by lab matrix] …\n" + tail
+    return head_and_tail("".join(lines), keep, whole_lines=True, by="lab matrix")
 
 
 def _metrics_page(url: str) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Optional
 
 from triage import events as ev_
+from triage.display import head_and_tail
 from triage.events import RawCapture, RunEvent
 from triage.logs.analyze import LogAnalysis
 from triage.sample import EngineSample
@@ -28,10 +29,7 @@ to_metric_samples = timed_samples
 
 
 def clip_log(text: str, limit: int = CAPTURE_MAX_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return text[:half] + f"\n… [{len(text) - limit} characters left out] …\n" + text[-half:]
+    return head_and_tail(text, limit)
 
 
 def log_events(

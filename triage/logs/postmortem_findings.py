@@ -7,11 +7,11 @@ error lines and the engine-stats summary and orders them.
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Sequence
 
 from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_HEAD_DIM
+from triage.display import utc_text
 from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
@@ -25,15 +25,9 @@ from triage.logs.startup_findings import startup_findings, startup_oom, stats_di
 if TYPE_CHECKING:
     from triage.logs.episodes import StallEpisode
 
-def _fmt_ts(ts: Optional[float]) -> Optional[str]:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
 def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence[str] = ()) -> Finding:
     lines = [{"line": n, "text": t} for n, t in hit.lines]
-    ev: dict[str, Any] = {"count": hit.count, "lines": lines, "first_at": _fmt_ts(hit.first_ts), "source": "log"}
+    ev: dict[str, Any] = {"count": hit.count, "lines": lines, "first_at": utc_text(hit.first_ts), "source": "log"}
     ev.update(hit.groups)
     if hit.check == "log-kv-cache-too-small":
         return Finding.of(
@@ -81,7 +75,7 @@ def _stopped_by_signal(dead: Finding, sig: ErrorHits, summary: dict[str, Any]) -
     """An engine failure right after an outside stop request: a supervisor gave up on the start-up."""
     name = sig.groups.get("sig", "a signal")
     ev = dict(dead.evidence)
-    ev["signal"] = {"name": name, "line": sig.lines[0][0] if sig.lines else None, "at": _fmt_ts(sig.first_ts)}
+    ev["signal"] = {"name": name, "line": sig.lines[0][0] if sig.lines else None, "at": utc_text(sig.first_ts)}
     started = summary.get("first_ts")
     after = f" {sig.first_ts - started:.0f} s after the log began" if started and sig.first_ts else ""
     if after:
@@ -111,12 +105,12 @@ def _shut_down(dead: Finding, sig: ErrorHits) -> Finding:
     stop itself (0.30.0 logs one on a clean SIGTERM), not a failure."""
     name = sig.groups.get("sig", "a signal")
     ev = dict(dead.evidence)
-    ev["signal"] = {"name": name, "line": sig.lines[0][0] if sig.lines else None, "at": _fmt_ts(sig.first_ts)}
+    ev["signal"] = {"name": name, "line": sig.lines[0][0] if sig.lines else None, "at": utc_text(sig.first_ts)}
     ev["shutdown"] = True
     return Finding(
         check=dead.check,
         status=Status.PASS,
-        title=f"Server stopped by {name} at {_fmt_ts(sig.first_ts) or 'line ' + str(ev['signal']['line'])}: "
+        title=f"Server stopped by {name} at {utc_text(sig.first_ts) or 'line ' + str(ev['signal']['line'])}: "
               "the engine errors after it are the shutdown, not a failure",
         evidence=ev,
         refs=dead.refs,
@@ -171,7 +165,7 @@ def build_findings(
             check="log-long-step",
             status=Status.PASS,
             title=f"The engine computed a step of more than {first['waited_s']} s"
-            + (f" at {_fmt_ts(first['ts'])}" if first["ts"] is not None else f" (line {first['line']})")
+            + (f" at {utc_text(first['ts'])}" if first["ts"] is not None else f" (line {first['line']})")
             + ": a step in progress, not a stall",
             evidence={"long_steps": notes.long_steps[:20], "source": "log"},
             explanation=("vLLM's workers logged 'No available shared memory broadcast block found in "

@@ -20,21 +20,15 @@ pooling, chunked prefill on, budget <= max_model_len) never passes overall, hang
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
 from typing import Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK, word_stall
 from triage.catalogue.records import pooling_livelock_grade
+from triage.display import utc_text
 from triage.findings import Finding, Status
 from triage.logs.episodes import StallEpisode
 from triage.logs.episode_endings import resolution
 from triage.vllm.defaults import max_num_batched_tokens_default
-
-
-def _fmt_ts(ts: Optional[float]) -> Optional[str]:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def livelock_preconditions(config: dict[str, Any]) -> dict[str, Any]:
@@ -98,9 +92,9 @@ def _episode_evidence(ep: StallEpisode) -> dict[str, Any]:
     return {
         "engine": ep.engine or "(unlabelled)",
         "window": {
-            "start": _fmt_ts(ep.start_ts),
-            "last_stall_line_at": _fmt_ts(ep.last_stall_ts),
-            "end": _fmt_ts(ep.end_ts),
+            "start": utc_text(ep.start_ts),
+            "last_stall_line_at": utc_text(ep.last_stall_ts),
+            "end": utc_text(ep.end_ts),
             "duration_s": ep.duration_s,
             "ended_by": ep.ended_by,
             "timestamps": ep.start_ts is not None,
@@ -148,7 +142,7 @@ def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding
     ev["facts"] = _stall_facts(config, "livelock", arith is not None)
     if len(eps) > 1:
         ev["other_windows"] = [
-            {"start": _fmt_ts(e.start_ts), "end": _fmt_ts(e.end_ts), "line": e.start_line}
+            {"start": utc_text(e.start_ts), "end": utc_text(e.end_ts), "line": e.start_line}
             for e in eps
             if e is not worst
         ][:10]

@@ -7,6 +7,7 @@ import streamlit as st
 
 from triage.fleet.replicas import DEFAULT_STALL_S
 from triage.fleet.scan import CHECK_STALL
+from triage.recurrence import ended_words
 from ui import services
 from ui.components import md, session
 
@@ -78,7 +79,7 @@ for i, f in enumerate(stalled):
         st.dataframe([{"#": n, "kind": e["kind"], "start (UTC)": e["start_utc"],
                        "end (UTC)": "ongoing" if e["ongoing"] else e["end_utc"], "duration (s)": e["duration_s"],
                        "how it ended": "still stalled at the end of the range" if e["ongoing"] else
-                       "progress resumed, or the requests left the engine"} for n, e in enumerate(eps, 1)],
+                       ended_words(e.get("ended"))} for n, e in enumerate(eps, 1)],
                      hide_index=True)
         st.caption("Evidence per episode (the gauges and frozen counters Prometheus recorded):")
         st.json({f"#{n}": e.get("evidence") for n, e in enumerate(eps, 1)}, expanded=False)

@@ -5,10 +5,11 @@ it as evidence), after it ends and after the live series scrolls past it.
 """
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 import streamlit as st
 
+from triage.display import utc_clock
 from triage.stall import DEFAULT_STALL_S
 from ui import services
 from ui.components import md, page, verdict
@@ -36,7 +37,7 @@ if st.button("Reset the series", key="stats.reset"):
 
 def _hms(ts: object) -> str:
     """A sample's time in UTC, as the charts' time axis shows it (never the dashboard host's zone)."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%S") if isinstance(ts, (int, float)) else "—"
+    return utc_clock(ts) if isinstance(ts, (int, float)) else "—"
 
 
 def history(episodes: tuple[dict, ...]) -> None:

@@ -8,35 +8,32 @@ from typing import Any
 from triage import charts, watch
 from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
+from triage.display import kv_percent
+from triage.recurrence import ended_words
 from ui.adapters import plain_error, sample_row
 from ui.errors import ServiceError
-from ui.services.base import ServiceBase, number
+from ui.services.base import ServiceBase
 from ui.values import StatsView
 
 HISTORY_KEY = "episodes"  # in the Engine stats page's dict: every stall episode seen, kept across watcher resets
 EVIDENCE_BEFORE_S, EVIDENCE_AFTER_S = 10.0, 3.0
 
 
-def _episode_history(session: dict[str, Any], alerts: list[dict[str, Any]], events: list[Any],
-                     samples: list[Any], now: float) -> list[dict[str, Any]]:
+def _episode_history(session: dict[str, Any], alerts: list[dict[str, Any]], samples: list[Any],
+                     now: float) -> list[dict[str, Any]]:
     """Every stall episode the page has seen (open and ended): start, end, how it ended, its evidence.
 
-    The watcher's alerts are the episodes; a "cleared" event says how one ended (the gauges at that
-    scrape); the samples around it are kept with it, so it stays readable after the live series scrolls on.
+    The watcher's alerts are the episodes, each with how it ended as the watcher read it
+    (``triage.recurrence.ended_by``: the gauges before and after); the samples around it are kept with it, so it
+    stays readable after the live series scrolls on.
     """
     hist: dict[tuple[str, float], dict[str, Any]] = session.setdefault(HISTORY_KEY, {})
     for a in alerts:
         key = (str(a.get("engine")), float(a["since"]))
         ep = hist.setdefault(key, {"engine": key[0], "kind": a.get("kind"), "start": key[1],
-                                   "confirmed": a.get("confirmed_at"), "end": None, "ended": "still stalled",
-                                   "evidence": []})
+                                   "confirmed": a.get("confirmed_at"), "end": None, "evidence": []})
         ep["end"] = a.get("cleared_at")
-    for ev in events:
-        ep = hist.get((str(ev.engine), float(ev.since)))
-        if ev.event == "cleared" and ep is not None:
-            idle = not ev.running and not ev.waiting
-            ep["ended"] = ("the requests left the engine (finished, or aborted by their client)" if idle else
-                           f"progress resumed (running {number(ev.running)}, waiting {number(ev.waiting)})")
+        ep["ended"] = ended_words(a.get("ended"))  # the watcher's reading (triage.recurrence.ended_by)
     one_engine = len({str(x.engine) for x in samples}) <= 1
     for ep in hist.values():
         if ep["end"] is None or not ep["evidence"] or ep.get("evidence_until", 0) < ep["end"] + EVIDENCE_AFTER_S:
@@ -78,7 +75,7 @@ class StatsService(ServiceBase):
         samples.extend(tick.samples)
         del samples[:-keep]
         alerts = list(w.alerts or [])
-        history = _episode_history(session, alerts, list(tick.events or []), samples, tick.ts)
+        history = _episode_history(session, alerts, samples, tick.ts)
         now = time.time()  # the samples' clock (the Watcher's): a gap up to now is drawn and stated
         figure = charts.engine_stats_figure(samples, alerts=alerts, now=now)
         stamps = [s.ts for s in samples if s.ts is not None]
@@ -90,7 +87,7 @@ class StatsService(ServiceBase):
         if row is not None:
             latest = {"running": row.num_requests_running, "waiting": row.num_requests_waiting,
                       "prompt tokens/s": row.prompt_throughput,
-                      "KV cache %": None if row.kv_cache_usage_perc is None else 100 * row.kv_cache_usage_perc}
+                      "KV cache %": kv_percent(row.kv_cache_usage_perc)}
         open_alert = next((a for a in reversed(alerts) if not a.get("cleared_at")), None)
         msg = None
         if tick.alert_event is not None and open_alert is not None:
