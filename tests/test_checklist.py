@@ -12,6 +12,7 @@ from triage.checklist import CheckOptions, checklist_events, iter_checklist, run
 from triage.target import Target
 from triage.findings import Status
 from triage.store import Store
+from triage.catalogue import POOLING_LIVELOCK
 
 LOG_031 = (replay.REAL / "0.31.0-tiny-qwen3-livelock" / "server.log").read_text()
 LOG_032 = (replay.REAL / "0.32.0-tiny-qwen3-livelock" / "server.log").read_text()
@@ -64,7 +65,7 @@ def test_recorded_server_plus_log(store: Store) -> None:
     spec = Target(url="http://vllm.test:8000", log_text=LOG_031, truncation=256)
     res = run_checklist(spec, store, options=NO_GPU, transport=replay.transport("0.31.0-tiny-qwen3-livelock"))
     v = verdict(res.findings)
-    assert v.status == Status.FAIL and "#55427" in v.title
+    assert v.status == Status.FAIL and POOLING_LIVELOCK.refs[0].removeprefix("vllm") in v.title
     assert v.evidence["preconditions"]["max_model_len"]["source"] == "server"
     assert res.config["vllm_version"]["source"] == "server"
     rec = store.get_run(res.run_id)

@@ -43,7 +43,8 @@ def test_recorded_livelock_raises_then_clears(tmp_path: Path) -> None:
     assert events == [(1006.0, "stalled", "livelock"), (1010.0, "cleared", "livelock")]
     msg = ticks[6].alert_event.message
     assert msg.startswith("ENGINE STALLED since ") and "running=1 waiting=0" in msg and "abort the oldest" in msg
-    assert ": livelock (vllm#55427): running=1" in msg  # the finding's name for it (catalogue.stall_name)
+    bug = POOLING_LIVELOCK.refs[0]
+    assert f": livelock ({bug}): running=1" in msg  # the finding's name for it (catalogue.stall_name)
     assert POOLING_LIVELOCK.fix() in msg and "vLLM version unknown" in msg  # the catalogue's words, once
     w.close()
     rows = store.samples_for(run_id=run_id)

@@ -23,6 +23,7 @@ from triage.probes.experiments import experiment_sets
 from triage.probes.runner import ProbeOutcome
 from triage.probes.seed import matrix_finding, seed_cases, seed_findings
 from triage.watch import Watcher
+from triage.catalogue import POOLING_LIVELOCK
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 LOGS = REAL / "logs"
@@ -80,7 +81,7 @@ def test_seed_matrix_on_0310_names_the_livelock() -> None:
     assert d.failure_mode == "pooling-livelock" and d.status == "fail"
     v = _verdicts(d)
     assert v["engine-stall"] == "ruled out" and v["pooling-livelock-client-timeouts"] == "stands"
-    assert any("#55427" in line for line in d.evidence["ruled_out"])
+    assert any(POOLING_LIVELOCK.refs[0].removeprefix("vllm") in line for line in d.evidence["ruled_out"])
     assert d.fix.startswith("1) Upgrade to vLLM >= 0.32.0")  # the named record's own fix
     assert d.evidence["experiments"] == []
 

@@ -10,6 +10,9 @@ from triage.catalogue.records import pooling_livelock_grade
 from triage.config import EffectiveConfig
 from triage.findings import Status
 
+ISSUE = POOLING_LIVELOCK.refs[0].removeprefix("vllm")  # "#55427", read from the record
+FIX_PR = (POOLING_LIVELOCK.fix_ref or "").removeprefix("vllm")
+
 RISKY = {
     "vllm_version": "0.31.0",
     "runner": "pooling",
@@ -31,8 +34,8 @@ def cfg(**over) -> EffectiveConfig:
 @pytest.mark.parametrize(
     "over,status,words",
     [
-        pytest.param({}, Status.FAIL, ["#55427", "128 < 256"], id="lab-livelock-profile"),
-        pytest.param({"truncate_prompt_tokens": -1}, Status.FAIL, ["#55427"], id="truncate-minus-one"),
+        pytest.param({}, Status.FAIL, [ISSUE, "128 < 256"], id="lab-livelock-profile"),
+        pytest.param({"truncate_prompt_tokens": -1}, Status.FAIL, [ISSUE], id="truncate-minus-one"),
         pytest.param({"vllm_version": "0.10.2"}, Status.FAIL, [], id="first-affected"),
         pytest.param({"vllm_version": "0.25.1"}, Status.FAIL, [], id="mid-range"),
         pytest.param(
@@ -61,7 +64,7 @@ def cfg(**over) -> EffectiveConfig:
         pytest.param(
             {"truncate_prompt_tokens": 255, "truncate_effective": 255}, Status.PASS, ["workaround"], id="truncate-255"
         ),
-        pytest.param({"vllm_version": "0.32.0"}, Status.PASS, ["#48039"], id="fixed-0.32"),
+        pytest.param({"vllm_version": "0.32.0"}, Status.PASS, [FIX_PR], id="fixed-0.32"),
         pytest.param({"vllm_version": "0.33.1"}, Status.PASS, ["fix"], id="later-release"),
         pytest.param({"enable_chunked_prefill": False}, Status.PASS, ["never split"], id="chunked-off"),
         pytest.param(
@@ -95,7 +98,7 @@ def test_verdicts(over: dict, status: Status, words: list[str]) -> None:
 def test_fail_names_the_three_fixes_and_preconditions() -> None:
     f = livelock.check(cfg())
     assert "0.32.0" in f.fix and "255" in f.fix and "--no-enable-chunked-prefill" in f.fix
-    assert "vllm#55427" in f.refs and "vllm#48039" in f.refs
+    assert f.refs == list(POOLING_LIVELOCK.refs)  # the record's, whole
     pre = f.evidence["preconditions"]
     assert set(pre) == {
         "vllm_version",

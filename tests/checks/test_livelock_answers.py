@@ -82,7 +82,7 @@ def test_seed_deployment_answered() -> None:
     cfg = _config("0.28.0", 2048, "NVIDIA GeForce RTX 3080 Ti", 12 * GiB)
     f = livelock.check(cfg)
     assert f.status == Status.FAIL
-    assert "vllm#55427" in f.title and "vllm#55427" in f.refs
+    assert POOLING_LIVELOCK.refs[0] in f.title and f.refs == list(POOLING_LIVELOCK.refs)
     pre = f.evidence["preconditions"]["max_num_batched_tokens"]
     assert pre["value"] == 2048 and pre["source"] == "default-rule" and pre["holds"] is True
     fix = POOLING_LIVELOCK.fix(cfg)

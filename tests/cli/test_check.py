@@ -19,6 +19,7 @@ from tests.stored import stored_bytes
 from triage.cli import CLI_SCHEMA, main
 from triage.store import Store
 from triage.lab.server import free_port
+from triage.catalogue import POOLING_LIVELOCK
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 LOG_031 = REAL / "0.31.0-tiny-qwen3-livelock" / "server.log"
@@ -67,7 +68,7 @@ def test_offline_verdicts(capsys, tmp_path: Path, db: str, log: Path, truncate: 
     assert v["status"] == status
     assert set(v) >= {"check", "status", "title", "evidence", "fix", "refs"}
     if status == "fail":
-        assert "vllm#55427" in v["refs"] and "255" in v["fix"] and "0.32.0" in v["fix"]
+        assert v["refs"] == list(POOLING_LIVELOCK.refs) and "255" in v["fix"] and "0.32.0" in v["fix"]
     assert doc["config"]["max_num_batched_tokens"]["value"] == 128
     rec = Store(db).get_run(doc["run_id"])
     assert [f.check for f in rec.findings] == [f["check"] for f in doc["findings"]]
@@ -204,7 +205,8 @@ def test_real_031_livelock_profile(capsys, db: str, server_031_livelock) -> None
     rc, doc = run_cli(capsys, "--url", srv.url, "--log-file", srv.log_path, "--truncate", "256", "--db", db)
     v = by_check(doc)["pooling-livelock-risk"]
     assert v["status"] == "fail" and rc == 1
-    assert "#55427" in v["title"] and "255" in v["fix"] and "--no-enable-chunked-prefill" in v["fix"]
+    assert POOLING_LIVELOCK.refs[0].removeprefix("vllm") in v["title"]
+    assert "255" in v["fix"] and "--no-enable-chunked-prefill" in v["fix"]
     assert v["evidence"]["preconditions"]["max_model_len"]["source"] == "server"
     rc, doc = run_cli(capsys, "--url", srv.url, "--log-file", srv.log_path, "--truncate", "255", "--db", db)
     assert by_check(doc)["pooling-livelock-risk"]["status"] == "pass"

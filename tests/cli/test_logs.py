@@ -10,6 +10,7 @@ import pytest
 
 from triage.cli import CLI_SCHEMA, main
 from triage.store import Store
+from triage.catalogue import POOLING_LIVELOCK
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 LIVELOCK_031 = REAL / "logs" / "0.31.0-tiny-qwen3-livelock-livelock-031.log"
@@ -48,7 +49,7 @@ def test_stdin_seed_line(
     monkeypatch.setattr("sys.stdin", io.StringIO(SEED))
     rc = main(["logs", "-", "--no-save", "--fail-on", fail_on])
     out = capsys.readouterr().out
-    assert rc == code and "[WARN] log-livelock-suspect" in out and "vllm#55427" in out
+    assert rc == code and "[WARN] log-livelock-suspect" in out and POOLING_LIVELOCK.refs[0] in out
 
 
 def test_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from triage.cli import CLI_SCHEMA, main
 from triage.lab import LabServer
+from triage.catalogue import POOLING_LIVELOCK
 
 
 def _free_port() -> int:
@@ -21,7 +22,8 @@ def test_seed_refuses_without_allow_hang(tmp_path: Path, capsys: pytest.CaptureF
     rc = main(["probe", "--url", "http://127.0.0.1:1", "--set", "seed", "--db", str(tmp_path / "t.db")])
     assert rc == 2
     err = capsys.readouterr().err
-    assert "refusing to run the seed matrix" in err and "--allow-hang" in err and "#55427" in err
+    assert "refusing to run the seed matrix" in err and "--allow-hang" in err
+    assert POOLING_LIVELOCK.refs[0].removeprefix("vllm") in err
 
 
 def test_missing_api_key_env_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -49,7 +51,7 @@ def test_json_livelock_finding_on_031(server_031_livelock: LabServer, tmp_path: 
     assert rc == 1 and out["schema"] == CLI_SCHEMA and out["command"] == "probe" and out["status"] == "fail"
     assert out["target"]["max_model_len"] == 256 and out["target"]["vllm_version"] == "0.31.0"
     live = next(f for f in out["findings"] if f["check"] == "probe-livelock")
-    assert live["status"] == "fail" and "vllm#55427" in live["refs"]
+    assert live["status"] == "fail" and live["refs"] == list(POOLING_LIVELOCK.refs)
     ev = live["evidence"]
     assert ev["samples"] and ev["time_to_verdict_s"] <= 10 and ev["recovery"]["recovered"] is True
     assert set(live) == {"check", "status", "title", "evidence", "fix", "refs", "explanation", "failure_mode"}

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import REAL, ROOT, Behaviour, HostileServer, assert_clean, measured, triage  # noqa: E402
 
 from triage import SCHEMA  # noqa: E402
+from triage.catalogue import POOLING_LIVELOCK  # noqa: E402
 
 LIMIT_MB = 600
 CRLF_LOGS = sorted(p for p in (ROOT / "tests" / "fixtures" / "real").rglob("*.log"))[:8]
@@ -33,7 +34,7 @@ def test_a_hung_embedding_keeps_the_whole_checklist(tmp_path: Path) -> None:
     doc = json.loads(r.out)
     checks = {f["check"]: f for f in doc["findings"]}
     assert checks["server-embeddings"]["status"] == "warn"
-    assert checks["server-embeddings"]["refs"] == ["vllm#55427"]
+    assert checks["server-embeddings"]["refs"] == [POOLING_LIVELOCK.refs[0]]  # the record's issue, by name
     assert len(checks) > 10, sorted(checks)  # was: 3 findings, then "type 'list' is not supported"
 
 

@@ -32,7 +32,7 @@ def test_livelock_findings_cite_55427_with_evidence() -> None:
     fs = seed_findings([lock, ok], 256, "0.31.0")
     by = {f.check: f for f in fs}
     live = by["probe-livelock"]
-    assert live.status == Status.FAIL and "vllm#55427" in live.refs
+    assert live.status == Status.FAIL and live.refs == list(POOLING_LIVELOCK.refs)
     assert live.evidence["samples"] and live.evidence["time_to_verdict_s"] <= 10
     assert live.evidence["recovery"]["recovered"] is True
     assert "0.32.0" in live.fix and "max_model_len - 1" in live.fix
@@ -55,7 +55,7 @@ def test_stuck_waiting_is_not_blamed_on_55427() -> None:
     assert "probe-stuck-waiting" in checks and checks["probe-stuck-waiting"].status == Status.FAIL
     assert stall_name(STUCK_WAITING) in checks["probe-stuck-waiting"].title  # the catalogue's words: not the livelock
     assert checks["probe-livelock"].status == Status.PASS  # no livelock claimed
-    assert "vllm#55427" not in checks["probe-stuck-waiting"].refs
+    assert POOLING_LIVELOCK.refs[0] not in checks["probe-stuck-waiting"].refs
 
 
 def test_all_ok_matrix_passes() -> None:

@@ -13,6 +13,7 @@ from triage.cli import main
 from triage.checklist import run_checklist
 from triage.sources import cmdline, deploy, deploy_helm, deploy_read
 from triage.target import Target
+from triage.catalogue import POOLING_LIVELOCK
 
 DEPLOY = Path(__file__).resolve().parents[1] / "fixtures" / "deploy"
 
@@ -72,7 +73,7 @@ def test_seed_deployment_is_the_livelock_with_runner_pooling() -> None:
                                truncation="2048"))
     by = {f.check: f for f in res.findings}
     assert by["pooling-livelock-risk"].status.value == "fail"
-    assert "vllm#55427" in by["pooling-livelock-risk"].refs
+    assert by["pooling-livelock-risk"].refs == list(POOLING_LIVELOCK.refs)
     assert by["flags"].status.value == "pass"  # no "--runner -": the YAML list is not text
     assert res.config["runner"]["value"] == "pooling"
     assert res.config["vllm_version"]["value"] == "0.28.0"

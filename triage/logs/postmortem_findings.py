@@ -126,8 +126,39 @@ def build_findings(
     startup: Optional[StartupEvents] = None,
     notes: Optional[RequestNotes] = None,
 ) -> list[Finding]:
-    out: list[Finding] = []
+    """Every finding of one pass over a log, in the order a reader wants them: the stalls, the start-up, the
+    engine failures and their root causes, long steps, HTTP 5xx, then what the stats lines allow to judge."""
     notes = notes if notes is not None else RequestNotes()
+    out = _stall_findings(config, episodes, notes)
+    # start-up part (issue 14): refusals and overrides; an OOM before the server listened is the start-up OOM
+    started = startup.started if startup is not None else None
+    served = started is not None or summary["access"]["total"] > 0
+    never_started = startup is not None and started is None and not summary["access"]["total"] and not (
+        summary["stats"]["lines"]
+    )
+    first_start = startup_findings(config, startup) if startup is not None else []
+    out.extend(first_start)
+    failures, causes = _engine_failures(config, errors, summary, first_start, never_started, served)
+    out.extend(failures)
+    if notes.long_steps:
+        out.append(_long_step(notes.long_steps))
+    if (http := _http_5xx(summary["access"])) is not None:
+        out.append(http)
+    if config.get("disable_log_stats") is True:
+        out.append(stats_disabled(config, summary["stats"]["lines"]))
+    elif never_started and (config or errors or first_start):
+        # a server that never started has no stats lines by nature: say why it did not start instead
+        if not causes and "log-engine-dead" not in errors:
+            out.append(never_started_finding(startup))  # type: ignore[arg-type]
+    elif not episodes:
+        out.append(_engine_stats(summary))
+    _say_symptoms(out, served)
+    return out
+
+
+def _stall_findings(config: dict[str, Any], episodes: list[StallEpisode], notes: RequestNotes) -> list[Finding]:
+    """The livelock (and whether it recurs, or the config that would hang) and the stuck-waiting episodes."""
+    out: list[Finding] = []
     live = [e for e in episodes if e.kind == "livelock"]
     wait = [e for e in episodes if e.kind == "stuck-waiting"]
     if live:
@@ -138,13 +169,14 @@ def build_findings(
         out.append(prone)  # configured to hang on a max_model_len prompt: never PASS overall
     if wait:
         out.append(stuck_waiting_finding(wait, config))
-    # start-up part (issue 14): refusals and overrides; an OOM before the server listened is the start-up OOM
-    started = startup.started if startup is not None else None
-    never_started = startup is not None and started is None and not summary["access"]["total"] and not (
-        summary["stats"]["lines"]
-    )
-    first_start = startup_findings(config, startup) if startup is not None else []
-    out.extend(first_start)
+    return out
+
+
+def _engine_failures(config: dict[str, Any], errors: dict[str, ErrorHits], summary: dict[str, Any],
+                     first_start: list[Finding], never_started: bool, served: bool) -> tuple[list[Finding], list[str]]:
+    """The error lines' findings and the checks that are root causes of an EngineCore failure; the engine's
+    death itself names them, or the signal that stopped it (a supervisor's, or a clean shutdown)."""
+    out: list[Finding] = []
     causes = [c for c in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom") if c in errors]
     for check in causes:
         f = _error_finding(errors[check], config)
@@ -155,83 +187,78 @@ def build_findings(
         dead = _error_finding(errors["log-engine-dead"], config, causes)
         sig = errors.get("signal")
         if sig is not None and not causes:
-            served = started is not None or summary["access"]["total"] > 0
             dead = _shut_down(dead, sig) if served and _before(sig, errors["log-engine-dead"]) else (
                 _stopped_by_signal(dead, sig, summary))
         out.append(dead)
-    if notes.long_steps:
-        first = notes.long_steps[0]
-        out.append(Finding(
-            check="log-long-step",
-            status=Status.PASS,
-            title=f"The engine computed a step of more than {first['waited_s']} s"
-            + (f" at {utc_text(first['ts'])}" if first["ts"] is not None else f" (line {first['line']})")
-            + ": a step in progress, not a stall",
-            evidence={"long_steps": notes.long_steps[:20], "source": "log"},
-            explanation=("vLLM's workers logged 'No available shared memory broadcast block found in "
-                         f"{first['waited_s']} seconds' (shm_broadcast.py): they waited on a step the engine was still "
-                         "computing. Quiet stats lines around it are that step, never a stall."),
-        ))
-    by_status = summary["access"]["by_status"]
+    return out, causes
+
+
+def _long_step(long_steps: list[dict[str, Any]]) -> Finding:
+    """vLLM's workers waited on a step still being computed: a step in progress, not a stall."""
+    first = long_steps[0]
+    return Finding(
+        check="log-long-step",
+        status=Status.PASS,
+        title=f"The engine computed a step of more than {first['waited_s']} s"
+        + (f" at {utc_text(first['ts'])}" if first["ts"] is not None else f" (line {first['line']})")
+        + ": a step in progress, not a stall",
+        evidence={"long_steps": long_steps[:20], "source": "log"},
+        explanation=("vLLM's workers logged 'No available shared memory broadcast block found in "
+                     f"{first['waited_s']} seconds' (shm_broadcast.py): they waited on a step the engine was still "
+                     "computing. Quiet stats lines around it are that step, never a stall."),
+    )
+
+
+def _http_5xx(access: dict[str, Any]) -> Optional[Finding]:
+    """Server errors in the access log, with the most frequent ones (None when there are none)."""
+    by_status = access["by_status"]
     n5 = sum(n for st, n in by_status.items() if st.startswith("5"))
-    if n5:
-        top5 = [t for t in summary["access"]["top"] if str(t["status"]).startswith("5")]
-        out.append(
-            Finding(
-                check="log-http-5xx",
-                status=Status.WARN,
-                title=f"{n5} server errors (HTTP 5xx) in the access log",
-                evidence={"count": n5, "by_status": by_status, "top": top5, "source": "log"},
-                fix="Look for 'EngineCore encountered' / out-of-memory lines before the first 5xx.",
-            )
-        )
+    if not n5:
+        return None
+    top5 = [t for t in access["top"] if str(t["status"]).startswith("5")]
+    return Finding(
+        check="log-http-5xx",
+        status=Status.WARN,
+        title=f"{n5} server errors (HTTP 5xx) in the access log",
+        evidence={"count": n5, "by_status": by_status, "top": top5, "source": "log"},
+        fix="Look for 'EngineCore encountered' / out-of-memory lines before the first 5xx.",
+    )
+
+
+def _engine_stats(summary: dict[str, Any]) -> Finding:
+    """No stall episode: what the stats lines can say (a pass, with how coarse they are), or that there are none."""
     stats = summary["stats"]
-    if config.get("disable_log_stats") is True:
-        out.append(stats_disabled(config, stats["lines"]))
-    elif never_started and (config or errors or first_start):
-        # a server that never started has no stats lines by nature: say why it did not start instead
-        if not causes and "log-engine-dead" not in errors:
-            out.append(never_started_finding(startup))  # type: ignore[arg-type]
-    elif not episodes:
-        if stats["lines"]:
-            coarse = resolution(stats.get("interval_s") or {})
-            ev = {"stats": {k: stats[k] for k in ("lines", "engines", "max_running", "max_waiting")}, "source": "log"}
-            limit = ""
-            if coarse is not None:
-                ev["resolution"] = coarse
-                limit = (f" A stats line every {coarse['stats_interval_s']:g} s shows no hang shorter than "
-                         f"~{coarse['shortest_hang_seen_s']:g} s: hangs that a client's time-out ends (seconds) "
-                         f"cannot show here; to see them, {coarse['fix']}.")
-            out.append(
-                Finding(
-                    check="log-engine-stats",
-                    status=Status.PASS,
-                    title=f"No stall in {stats['lines']} engine stats lines"
-                    + (f" (one every {coarse['stats_interval_s']:g} s: too coarse for hangs of seconds)"
-                       if coarse else ""),
-                    evidence=ev,
-                    fix=coarse["fix"][0].upper() + coarse["fix"][1:] + "." if coarse else "",
-                    explanation=(
-                        "Limit: a livelock that starts on an idle engine leaves no stats line at "
-                        "all (a pooling request's prompt tokens are counted only when it "
-                        "finishes, so every interval is zero and the line stays at DEBUG). "
-                        "A quiet log is not proof of health: use `probe` or `watch`." + limit
-                    ),
-                )
-            )
-        else:
-            out.append(
-                Finding(
-                    check="log-engine-stats",
-                    status=Status.UNKNOWN,
-                    title="No engine stats lines in this log: stalls cannot be judged from it",
-                    evidence={"lines": summary["lines"], "source": "log"},
-                    fix="Include the periodic 'Engine 000: Avg prompt throughput …' lines "
-                    "(INFO level, every VLLM_LOG_STATS_INTERVAL s; not with --disable-log-stats).",
-                )
-            )
-    _say_symptoms(out, started is not None or summary["access"]["total"] > 0)
-    return out
+    if not stats["lines"]:
+        return Finding(
+            check="log-engine-stats",
+            status=Status.UNKNOWN,
+            title="No engine stats lines in this log: stalls cannot be judged from it",
+            evidence={"lines": summary["lines"], "source": "log"},
+            fix="Include the periodic 'Engine 000: Avg prompt throughput …' lines "
+            "(INFO level, every VLLM_LOG_STATS_INTERVAL s; not with --disable-log-stats).",
+        )
+    coarse = resolution(stats.get("interval_s") or {})
+    ev = {"stats": {k: stats[k] for k in ("lines", "engines", "max_running", "max_waiting")}, "source": "log"}
+    limit = ""
+    if coarse is not None:
+        ev["resolution"] = coarse
+        limit = (f" A stats line every {coarse['stats_interval_s']:g} s shows no hang shorter than "
+                 f"~{coarse['shortest_hang_seen_s']:g} s: hangs that a client's time-out ends (seconds) "
+                 f"cannot show here; to see them, {coarse['fix']}.")
+    return Finding(
+        check="log-engine-stats",
+        status=Status.PASS,
+        title=f"No stall in {stats['lines']} engine stats lines"
+        + (f" (one every {coarse['stats_interval_s']:g} s: too coarse for hangs of seconds)" if coarse else ""),
+        evidence=ev,
+        fix=coarse["fix"][0].upper() + coarse["fix"][1:] + "." if coarse else "",
+        explanation=(
+            "Limit: a livelock that starts on an idle engine leaves no stats line at "
+            "all (a pooling request's prompt tokens are counted only when it "
+            "finishes, so every interval is zero and the line stays at DEBUG). "
+            "A quiet log is not proof of health: use `probe` or `watch`." + limit
+        ),
+    )
 
 
 def _say_symptoms(findings: list[Finding], served: bool) -> None:
