@@ -126,23 +126,13 @@ def _max_context(hit: ErrorHits, config: dict[str, Any]) -> Finding:
     pc = config.get("pooler_config")
     chunked = isinstance(pc, dict) and pc.get("enable_chunked_processing") is True
     if chunked and str(n) != str(mml):  # issue 29: the limit is max_embed_len, the inputs above mml were chunked
-        return Finding.of(
-            CHUNKED_PROCESSING,
-            check="log-max-context-length",
-            status=Status.WARN,
-            title=f"{hit.count} request(s) refused: longer than max_embed_len {n} (chunked processing; max_model_len "
-            f"{mml})",
-            evidence=_ev(hit, max_embed_len=n, max_model_len=mml),
-            cfg={"max_embed_len": n},
-        )
-    return Finding.of(
-        MAX_MODEL_LEN,
-        check="log-max-context-length",
-        status=Status.WARN,
-        title=f"{hit.count} request(s) refused: longer than max_model_len {n}",
-        evidence=_ev(hit, max_model_len=n),
-        cfg={"derived_max_model_len": mml},
-    )
+        return Finding.of(CHUNKED_PROCESSING, "log-max-context-length", Status.WARN,
+                          f"{hit.count} request(s) refused: longer than max_embed_len {n} (chunked processing; "
+                          f"max_model_len {mml})", _ev(hit, max_embed_len=n, max_model_len=mml),
+                          cfg={"max_embed_len": n})
+    return Finding.of(MAX_MODEL_LEN, "log-max-context-length", Status.WARN,
+                      f"{hit.count} request(s) refused: longer than max_model_len {n}", _ev(hit, max_model_len=n),
+                      cfg={"derived_max_model_len": mml})
 
 
 def _groups_ev(hit: ErrorHits) -> dict[str, Any]:
