@@ -64,8 +64,8 @@ class ProbesService(ServiceBase):
                             sets=tuple(sets))
 
     def cosine_rows(self, findings: list[Finding]) -> list[dict[str, Any]]:
-        """The Vectors page's bars: the cosine each vector or client check judged (triage.probes.vector_checks)."""
-        from triage.probes.vector_checks import cosine_rows
+        """The Vectors page's bars: the cosine each vector or client check judged (triage.probes.vector_findings)."""
+        from triage.probes.vector_findings import cosine_rows
 
         return cosine_rows(findings)
 
