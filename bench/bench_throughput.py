@@ -12,7 +12,8 @@ before and after.
 
     PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 1 16 64] [--pairs 2]
         [--url URL --model-path PATH]   # an already running server instead of a lab one
-        [--pin]                         # the server on CPU 0, both clients on CPU 1 (the others, on a larger box)
+        [--pin | --no-pin]              # the server on CPU 0, both clients on CPU 1 (the others, on a larger box);
+                                        # the default for a lab server on 2+ CPUs
 
 Why the two differ on a small box (read in vLLM 0.31.0's vllm/benchmarks/serve.py and lib/endpoint_request_func.py):
 both send one ~32-token input per POST /v1/embeddings (the printed tokens/request are the server's own usage counts),
@@ -179,8 +180,10 @@ def main() -> int:
     ap.add_argument("--tolerance", type=float, default=0.2)
     ap.add_argument("--url", help="a running server (else a lab server is started and stopped)")
     ap.add_argument("--model-path", help="with --url: the served model's local path (bench's --tokenizer)")
-    ap.add_argument("--pin", action="store_true",
-                    help="the server's processes on CPU 0, this process and vllm bench serve on the other CPUs")
+    ap.add_argument("--pin", action=argparse.BooleanOptionalAction, default=None,
+                    help="the server's processes on CPU 0, this process and vllm bench serve on the other CPUs "
+                         "(the default for a lab server on a box of 2+ CPUs: a deployed server has its own cores, "
+                         "so neither client's CPU is taken from it; --no-pin shares them)")
     ap.add_argument("--json", metavar="PATH", help="also write every figure to PATH")
     ap.add_argument("--from-json", metavar="PATH", help="print the table of a run saved with --json, run nothing")
     a = ap.parse_args()
@@ -201,6 +204,8 @@ def main() -> int:
         print(f"lab server vllm {a.vllm} {a.model} profile {a.profile}: {url} (pid {srv.pid}, ready in "
               f"{srv.ready_s} s)", flush=True)
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; {os.cpu_count()} CPUs", flush=True)
+    if a.pin is None:
+        a.pin = not a.url and (os.cpu_count() or 1) >= 2
     if a.pin:
         from triage.sources.process import listening_process
 
