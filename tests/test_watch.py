@@ -212,3 +212,32 @@ def test_alert_message_template_is_filled_issue_32() -> None:
     msg = alert_message(KIND, 100.0, 130.0, 1, 0, "0.31.0")
     assert "vLLM 0.31.0" in msg and "version unknown" not in msg
     assert "max_model_len - 1 (max_model_len - 1)" not in msg and "truncate_prompt_tokens = max_model_len - 1" in msg
+
+
+def test_the_alert_says_the_number_to_send_when_the_server_names_its_max_model_len() -> None:
+    """Issue 32: "every banner's template filled with the known facts". The watcher reads /v1/models once beside
+    /version (recorded from the real 0.31.0 lab server: max_model_len 256), so the stall alert's fix says
+    "truncate_prompt_tokens = 255", not the formula."""
+    import json
+
+    from triage.http import VllmClient
+    from triage.stall import LIVELOCK as KIND
+    from triage.watch import alert_message
+
+    models = json.loads((D031 / "models.json").read_text())["body"]
+    mml = models["data"][0]["max_model_len"]
+
+    def answer(req: httpx.Request) -> httpx.Response:
+        if req.url.path == "/version":
+            return httpx.Response(200, json={"version": "0.31.0"})
+        if req.url.path == "/v1/models":
+            return httpx.Response(200, json=models)
+        return httpx.Response(200, text=page("idle"))
+
+    w = Watcher("http://127.0.0.1:9", client=VllmClient("http://127.0.0.1:9", transport=httpx.MockTransport(answer)))
+    w.sample_once()
+    assert w.facts == {"vllm_version": "0.31.0", "max_model_len": mml}
+    msg = alert_message(KIND, 100.0, 130.0, 1, 0, w.vllm_version, None, w.facts)
+    assert f"truncate_prompt_tokens = {mml - 1} (max_model_len - 1)" in msg, msg
+    assert POOLING_LIVELOCK.fix(w.facts) in msg
+    w.close()

@@ -84,7 +84,7 @@ def watch_now(target: Target, *, watch_s: float = DEFAULT_STALL_S + 1.5, every_s
     if state is not None:
         since = state.since or ts
         message = watch.alert_message(state.kind, since, ts, state.running, state.waiting, w.vllm_version,
-                                      state.expected_step_s)
+                                      state.expected_step_s, w.facts)
         return LiveVerdict(STALLED, message, samples, watched,
                            stall_finding(w, state, since, ts, samples, watched, seen))
     if samples < 2:

@@ -88,7 +88,8 @@ class Episodes:
                 state.waiting,
                 ts - state.since,
                 alert_message(
-                    state.kind, state.since, ts, state.running, state.waiting, self.vllm_version, state.expected_step_s
+                    state.kind, state.since, ts, state.running, state.waiting, self.vllm_version, state.expected_step_s,
+                    self.facts,
                 ),
             )
         if es.alert is not None and not state.stalled:

@@ -76,6 +76,7 @@ class Watcher(Episodes):
         self.batch_size = batch_size
         self._target = Target(url=self.url, api_key=api_key)  # the run's target; its key only to redact
         self.vllm_version: Optional[str] = None  # when known, a stall is attributed by the catalogue
+        self.max_model_len: Optional[int] = None  # when known (/v1/models), the alert's fix carries the numbers
         # the one HTTP client: auth, TLS, no redirects, a total deadline per scrape, a capped body
         self._own_client = not isinstance(client, VllmClient)
         self._client: VllmClient = (
@@ -117,7 +118,27 @@ class Watcher(Episodes):
         v = body.get("version") if isinstance(body, dict) else None
         if isinstance(v, str) and v:
             self.vllm_version = v[:100]
+        self._read_max_model_len()
         return self.vllm_version
+
+    def _read_max_model_len(self) -> None:
+        """The served model's max_model_len from /v1/models (vLLM lists it per model), once, beside /version: the
+        stall alert's fix then says the number to send ("truncate_prompt_tokens = 255"), not a formula."""
+        try:
+            r = self._client.get("/v1/models", self._call_timeout())
+            data = r.json().get("data") if r.ok else None
+            first = data[0] if isinstance(data, list) and data else None
+            mml = first.get("max_model_len") if isinstance(first, dict) else None
+        except Exception:  # noqa: BLE001 - optional: the alert then words the fix with the formula
+            return
+        if isinstance(mml, int) and not isinstance(mml, bool) and 0 < mml < 1 << 31:
+            self.max_model_len = mml
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """What the watcher knows of the server, as a config the catalogue's fix reads (``FailureMode.fix(cfg)``)."""
+        return {k: v for k, v in (("vllm_version", self.vllm_version), ("max_model_len", self.max_model_len))
+                if v is not None}
 
     def _server_cpu_s(self) -> Optional[float]:
         """CPU seconds of the server's process tree when it listens on this host (evidence only)."""

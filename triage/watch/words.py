@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from collections.abc import Mapping
 from typing import Any, Optional
 
 from triage.catalogue import explain_stall
@@ -30,15 +31,18 @@ def alert_message(
     waiting: Optional[float],
     version: Any = None,
     expected_step_s: Optional[float] = None,
+    facts: Optional[Mapping[str, Any]] = None,
 ) -> str:
+    """The stall's one-line alert; ``facts`` (the watcher's: vllm_version, max_model_len) fill its fix's numbers."""
     r, w = count_text(running), count_text(waiting)
     mode = explain_stall(kind, version)
     head = "ENGINE STALLED" if kind == LIVELOCK else "REQUESTS STUCK WAITING"
     step = f" (one engine step should take ~{expected_step_s:.1f}s)" if (expected_step_s or 0) >= 0.5 else ""
     ver = f", vLLM {version}" if version else ", vLLM version unknown"
+    fix = mode.fix(dict(facts or {}))
     return (  # named as the finding names it (catalogue.stall_name): one wording of a stall
         f"{head} since {hhmmss(since)}: {catalogue_stall_name(mode, version)}: running={r} waiting={w}, no progress "
-        f"for {now - since:.0f}s{step}{ver} — {mode.now} {mode.fix()} ({', '.join(mode.refs[:2]) or mode.id})"
+        f"for {now - since:.0f}s{step}{ver} — {mode.now} {fix} ({', '.join(mode.refs[:2]) or mode.id})"
     )
 
 

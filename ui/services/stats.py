@@ -94,7 +94,8 @@ class StatsService(ServiceBase):
             msg = tick.alert_event.message
         elif open_alert is not None:
             msg = watch.alert_message(open_alert["kind"], open_alert["since"], tick.ts, open_alert.get("running"),
-                                      open_alert.get("waiting"), open_alert.get("vllm_version") or w.vllm_version)
+                                      open_alert.get("waiting"), open_alert.get("vllm_version") or w.vllm_version,
+                                      facts=w.facts)
         alert = {**open_alert, "message": msg} if open_alert is not None else None
         error = f"Scrape failed: {tick.error}" if tick.error else None
         return StatsView(figure, latest, alert, len(samples), error, len(history), episodes=tuple(history),
