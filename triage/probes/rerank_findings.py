@@ -2,7 +2,8 @@
 
 Wording, refs and fixes are the catalogue's (triage/catalogue/rerank.py). The ranking check's evidence
 carries ``cases: [{"query", "documents", "scores", "expected_order", "served_order"}]`` so the dashboard
-can draw scores per document with the expected order beside the served one.
+can draw scores per document with the expected order beside the served one. One room (over 350 lines): one
+verdict function per rerank check, each short, all reading the same exchanges and the same catalogue records.
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Run with a "reader" Python that has torch and vLLM's pure-Python dependencies (a lab venv), with the
 release's unpacked wheel first on ``sys.path`` (``PYTHONPATH=<unpacked>:<extra deps>``); no GPU, no
-CUDA import, no model. Stdlib only on our side: this file must not import ``triage``.
+CUDA import, no model. Stdlib only on our side: this file must not import ``triage``. One room on purpose (over
+350 lines): it is copied alone into a release's venv and run there, so it cannot import helpers of its own.
 
 What is read, and how:
 - the ``vllm serve`` parser: built by the release's own ``make_arg_parser``; every option string it
