@@ -64,6 +64,20 @@ def run_probe_sets(key: str, target: Target, svc: services.Services, sets: list[
     run_for_target(key, target, run_sets)
 
 
+def stored_run_or_stop(svc: services.Services, run_id: int) -> services.RunDetail:
+    """Run ``run_id`` read back from the store; a ServiceError or a run not in the database is shown and the page
+    stops (the Diagnose and Report pages open their run this way)."""
+    try:
+        detail = svc.get_run(run_id)
+    except services.ServiceError as e:
+        st.error(md.text(e))
+        st.stop()
+    if detail is None:
+        st.warning(f"Run #{run_id} is not in this database.")
+        st.stop()
+    return detail
+
+
 def run_link(run_id: int | None) -> None:
     """A link to one stored run (History's ``?run=N``), under what a page just ran."""
     if run_id is None:

@@ -61,13 +61,6 @@ run_id = st.session_state.get("diagnose.run")
 if run_id is None:
     st.info("Give the server URL and press **Diagnose**.")
     st.stop()
-try:
-    shown = svc.get_run(int(run_id))
-except services.ServiceError as e:
-    st.error(md.text(e))
-    st.stop()
-if shown is None:
-    st.warning(f"Run #{run_id} is not in this database.")
-    st.stop()
+shown = page.stored_run_or_stop(svc, int(run_id))
 page.run_link(shown.id)
 run_view.show(shown)

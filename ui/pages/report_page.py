@@ -25,14 +25,7 @@ if run_id is None:
     st.info("No run yet: run the **Checklist** (or open one in **History**) first.")
     st.stop()
 
-try:
-    detail = svc.get_run(run_id)
-except services.ServiceError as e:
-    st.error(md.text(e))
-    st.stop()
-if detail is None:
-    st.warning(f"Run #{run_id} is not in this database.")
-    st.stop()
+detail = page.stored_run_or_stop(svc, run_id)
 
 session.link_open_run(run_id)
 st.subheader(f"Download run #{run_id}")
