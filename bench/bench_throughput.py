@@ -118,19 +118,12 @@ async def probe(url: str, model: str, c: int) -> dict[str, Any]:
 
 def server_cpu(url: str) -> float | None:
     """CPU seconds the server's processes (the one listening on the URL's port and its children) used so far."""
-    from triage.sources.process import listening_process
+    from triage.sources.process import listening_process, tree_cpu_seconds
 
     api = listening_process(int(url.rsplit(":", 1)[1].split("/")[0]))
     if api is None:
         return None
-    total = 0.0
-    for p in [api, *api.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
+    return tree_cpu_seconds(api)
 
 
 def tokens_per_request(b: dict[str, Any]) -> float | None:
