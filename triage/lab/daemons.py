@@ -125,6 +125,20 @@ def wait_ready(proc: Any, ready: Callable[[], bool], log_tail: Callable[[], str]
         time.sleep(interval_s)
 
 
+def wait_ready_or_stop(proc: Any, ready: Callable[[], bool], logs: list[Path], what: str, timeout_s: float,
+                       stop: Callable[[], None], interval_s: float = 0.3) -> None:
+    """``wait_ready`` for a daemon just started: its error shows the last 15 lines of ``logs`` (those that exist,
+    read in order); on any error (a LabError, Ctrl-C) ``stop()`` the daemon, then raise it again."""
+    def tail() -> str:
+        return "\n".join("".join(p.read_text(errors="replace") for p in logs if p.exists()).splitlines()[-15:])
+
+    try:
+        wait_ready(proc, ready, tail, what, timeout_s, interval_s)
+    except BaseException:
+        stop()
+        raise
+
+
 def _reap(pid: int) -> None:
     try:
         os.waitpid(pid, os.WNOHANG)

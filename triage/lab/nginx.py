@@ -89,15 +89,8 @@ def up(upstream: str, read_timeout_s: float = 60.0, timeout_s: float = 30.0) -> 
     def answers() -> bool:
         return status_of(f"{srv.url}/health", 1.0) is not None  # any answer: nginx is up (its upstream may not be)
 
-    def tail() -> str:
-        logs = [d / "stderr.log", d / "error.log"]
-        return "\n".join("".join(p.read_text(errors="replace") for p in logs if p.exists()).splitlines()[-15:])
-
-    try:
-        daemons.wait_ready(proc, answers, tail, "nginx", timeout_s, 0.2)
-    except BaseException:
-        _stop(srv)
-        raise
+    daemons.wait_ready_or_stop(proc, answers, [d / "stderr.log", d / "error.log"], "nginx", timeout_s,
+                               lambda: _stop(srv), 0.2)
     return srv
 
 

@@ -98,14 +98,7 @@ def up(scrape: Sequence[str] = (), *, interval_s: float = SCRAPE_INTERVAL_S, rul
     def ready() -> bool:
         return status_of(f"{srv.url}/-/ready", 1.0) == 200
 
-    def tail() -> str:
-        return "\n".join((d / "prometheus.log").read_text(errors="replace").splitlines()[-15:])
-
-    try:
-        daemons.wait_ready(proc, ready, tail, "prometheus", timeout_s)
-    except BaseException:
-        _stop(srv)
-        raise
+    daemons.wait_ready_or_stop(proc, ready, [d / "prometheus.log"], "prometheus", timeout_s, lambda: _stop(srv))
     return srv
 
 
