@@ -8,18 +8,8 @@ from typing import TYPE_CHECKING, Any
 from triage.cli.check import add_experiments_arg, truncation_arg
 from triage.cli.inputs import read_log_head_tail, read_small
 from triage.cli.render import finding_lines
-from triage.cli import (
-    base_url,
-    SECONDS,
-    number,
-    CLI_SCHEMA,
-    add_api_key_arg,
-    add_db_arg,
-    add_format_args,
-    api_key_from_env,
-    open_store,
-    print_json,
-)
+from triage.cli import CLI_SCHEMA, SECONDS, base_url, number, open_store, print_json
+from triage.cli import add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
 from triage import events as ev_
 from triage.events import RunEvent, observers
 from triage.findings import reaches

@@ -15,18 +15,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from triage.cli import (
-    base_url,
-    SECONDS,
-    number,
-    CLI_SCHEMA,
-    add_api_key_arg,
-    add_db_arg,
-    add_format_args,
-    api_key_from_env,
-    open_store,
-    print_json,
-)
+from triage.cli import CLI_SCHEMA, SECONDS, base_url, number, open_store, print_json
+from triage.cli import add_api_key_arg, add_db_arg, add_format_args, api_key_from_env
 from triage import events as ev_
 from triage.events import AlertEvent, RunEvent
 from triage.display import kv_percent_text
