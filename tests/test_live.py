@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
 from tests.sources import replay
@@ -26,22 +25,10 @@ from triage.target import Target
 URL = "http://vllm.test:8000"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_795_986_000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def sleep(self, s: float) -> None:
-        self.t += s
-
-
 def _look(metrics: str | None):  # type: ignore[no-untyped-def]
     def look(target: Target):  # type: ignore[no-untyped-def]
-        overrides = {} if metrics else {("GET", "/metrics"): httpx.Response(503, text="Service Unavailable")}
-        t = replay.transport("0.31.0-tiny-qwen3-livelock", metrics or "metrics-idle.txt", overrides=overrides)
-        clock = Clock()
+        t = replay.livelock_metrics(metrics)
+        clock = replay.Clock()
         return watch_now(target, client=VllmClient(URL, transport=t), clock=clock, sleep=clock.sleep)
     return look
 

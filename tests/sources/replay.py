@@ -75,3 +75,24 @@ def transport(
 
 
 Handler = Callable[[httpx.Request], httpx.Response]
+
+
+class Clock:
+    """A test's clock for a watch over replayed /metrics pages: ``sleep`` moves it on, so a watch takes no time."""
+
+    def __init__(self) -> None:
+        self.t = 1_795_986_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def sleep(self, s: float) -> None:
+        self.t += s
+
+
+def livelock_metrics(metrics: str | None) -> httpx.MockTransport:
+    """The lab's 0.31.0 livelock server's recordings with /metrics answered by the page ``metrics``
+    (metrics-livelock-9s.txt, metrics-idle.txt), or refused 503 when None."""
+    overrides = {} if metrics else {("GET", "/metrics"): httpx.Response(503, text="Service Unavailable")}
+    return transport("0.31.0-tiny-qwen3-livelock", metrics or "metrics-idle.txt", overrides=overrides)
+

@@ -6,7 +6,6 @@ HTTP client; the clock is the test's, so a 3.5 s watch takes no time.
 """
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from tests.sources import replay
@@ -16,21 +15,9 @@ from ui.services import Services, Target
 URL = "http://vllm.test:8000"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_795_986_000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def sleep(self, s: float) -> None:
-        self.t += s
-
-
 def _live(metrics: str | None, temp_db: str):  # type: ignore[no-untyped-def]
-    overrides = {} if metrics else {("GET", "/metrics"): httpx.Response(503, text="Service Unavailable")}
-    t = replay.transport("0.31.0-tiny-qwen3-livelock", metrics or "metrics-idle.txt", overrides=overrides)
-    clock = Clock()
+    t = replay.livelock_metrics(metrics)
+    clock = replay.Clock()
     return Services(temp_db).live_state(Target(URL, "m", 256), client=VllmClient(URL, transport=t), clock=clock,
                                         sleep=clock.sleep)
 
