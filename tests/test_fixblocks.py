@@ -6,6 +6,7 @@ import shlex
 
 import pytest
 
+from tests.cmdline_edits import edited
 from tests.sources import replay
 from triage import catalogue
 from triage.checklist import CheckOptions, run_checklist
@@ -133,26 +134,13 @@ RERANK_NO_OVERRIDES = replay.REAL / "rerank" / "0.32.0-rerank-no-overrides"
 LOG_032 = (replay.REAL / "0.32.0-tiny-qwen3-livelock" / "server.log").read_text()
 
 
-def _edited(cmd: str, fixed: str) -> tuple[list[str], list[str]]:
-    """(tokens of ``cmd`` the fix removed or changed, tokens it added): everything else is the line's own."""
-    import difflib
-
-    a, b = shlex.split(cmd), shlex.split(fixed)
-    gone, new = [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op != "equal":
-            gone += a[i1:i2]
-            new += b[j1:j2]
-    return gone, new
-
-
 def test_the_restart_edits_the_given_line_in_place_only_the_changed_options_differ() -> None:
     fixed = next(b for b in blocks_for_findings(_livelock_run().findings, _livelock_run().config, cmdline=CMD)
                  if b.kind == "cmdline")
     assert "Edited your command line" in fixed.note
     # the lab's own line: --max-num-batched-tokens 128 must go (vLLM refuses it without chunking), and the
     # chunking flag is changed where it stands; --host, --port, --enforce-eager and the rest are the line's own
-    assert _edited(CMD, fixed.code) == (["--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
+    assert edited(CMD, fixed.code) == (["--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
                                         ["--no-enable-chunked-prefill"])
 
 
@@ -164,7 +152,7 @@ def test_without_a_pasted_line_the_server_process_own_line_is_edited_and_named()
               "server_pid": {"value": 4242, "source": "process"}}
     block = next(b for b in blocks_for_findings(res.findings, config) if b.kind == "cmdline")
     assert "the server process's own command line (pid 4242)" in block.note and "Rebuilt" not in block.note
-    assert _edited(CMD, block.code)[1] == ["--no-enable-chunked-prefill"]
+    assert edited(CMD, block.code)[1] == ["--no-enable-chunked-prefill"]
 
 
 def test_a_reranker_without_overrides_gets_the_overrides_and_nothing_of_the_livelock() -> None:

@@ -116,6 +116,15 @@ def shot(pg, name: str) -> None:  # type: ignore[no-untyped-def]
     pg.set_viewport_size({"width": 1400, "height": max(1000, min(int(h) + 40, 12000))})
     pg.wait_for_timeout(1500 if pg.locator(".js-plotly-plot").count() else 300)  # plotly draws late
     pg.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
+    """Press the download button ``label``, keep the file as SHOTS/``name`` and return its text."""
+    with pg.expect_download() as dl:
+        pg.get_by_role("button", name=label).click()
+    out = SHOTS / name
+    dl.value.save_as(str(out))
+    return out.read_text()
     pg.set_viewport_size({"width": 1400, "height": 1000})
 
 

@@ -24,8 +24,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
+from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, download, expect, nav, shot  # noqa: F401 - fixtures
 from test_e2e_trust import _HeldRequest, _form, _open, _use_target, ctx  # noqa: F401 - a fixture
+from tests.cmdline_edits import edited
 from test_export_parity import markdown, report_html
 from triage.catalogue import POOLING_LIVELOCK
 from triage.vllm.metrics import parse_metrics
@@ -136,21 +137,6 @@ def _samples_flow(pg, n: int = 8, limit_s: float = 240.0) -> None:  # type: igno
     raise AssertionError(f"fewer than {n} samples within {limit_s:.0f} s")
 
 
-def _edited(line: str, fixed: str) -> tuple[list[str], list[str]]:
-    """(tokens of ``line`` the fix removed or changed, tokens it added): everything else is the line's own."""
-    import difflib
-    import shlex
-
-    a, b = shlex.split(line), shlex.split(fixed)
-    a, b = a[a.index("serve"):], b[b.index("serve"):]  # the launcher's path aside (python …/bin/vllm or vllm)
-    gone, new = [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op != "equal":
-            gone += a[i1:i2]
-            new += b[j1:j2]
-    return gone, new
-
-
 def fix_blocks_shown(pg) -> list[str]:  # type: ignore[no-untyped-def]
     """The code of each block in the page's "Fix — copy and paste" box, once all are drawn (Streamlit loads its
     code highlighter lazily: a block shows as a placeholder first)."""
@@ -165,14 +151,6 @@ def fix_blocks_shown(pg) -> list[str]:  # type: ignore[no-untyped-def]
         n = len(blocks)
         pg.wait_for_timeout(500)
     return [b.inner_text().strip("\n") for b in box.get_by_test_id("stCode").all()]
-
-
-def _download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
-    with pg.expect_download() as dl:
-        pg.get_by_role("button", name=label).click()
-    out = SHOTS / name
-    dl.value.save_as(str(out))
-    return out.read_text()
 
 
 @pytest.mark.timeout(900)
@@ -251,8 +229,8 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
     expect(pg.get_by_text(re.compile(rf"Run #{run_no} · checklist · .*FAIL|FAIL.*Run #{run_no} · checklist")).first
            ).to_be_visible(timeout=SLOW)
     expect(pg.locator("summary").filter(has_text="stalled now, seen while the checklist ran").first).to_be_attached()
-    md = markdown(_download(pg, "Download Markdown", f"gap-report-{run_no}.md"))
-    htm = report_html(_download(pg, "Download HTML", f"gap-report-{run_no}.html"))
+    md = markdown(download(pg, "Download Markdown", f"gap-report-{run_no}.md"))
+    htm = report_html(download(pg, "Download HTML", f"gap-report-{run_no}.html"))
     shot(pg, "gap-4-report")
     text = (SHOTS / f"gap-report-{run_no}.md").read_text()
     assert "watch-engine-stalled" in text and "stalled now, seen while the checklist ran" in text
@@ -269,5 +247,5 @@ def test_a_hang_in_a_scrape_gap_is_cannot_judge_then_the_stall_then_a_stored_fin
     restart = next(b for b in md.blocks if " serve " in b and "--no-enable-chunked-prefill" in b
                    and not b.startswith("---"))
     assert f"the server process's own command line (pid {srv.pid})" in text
-    assert _edited(own, restart) == (["--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
+    assert edited(own, restart, from_word="serve") == (["--max-num-batched-tokens", "128", "--enable-chunked-prefill"],
                                      ["--no-enable-chunked-prefill"]), (own, restart)

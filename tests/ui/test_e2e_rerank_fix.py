@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lab_servers import serve
-from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
+from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, download, expect, nav, shot  # noqa: F401 - fixtures
 from test_e2e_trust import _open, _use_target, ctx  # noqa: F401 - a fixture
 from test_e2e_live_gap import fix_blocks_shown
 from test_export_parity import markdown, plain, report_html
@@ -31,14 +31,6 @@ LIVELOCK_WORDS = ("chunked-prefill", "truncate_prompt_tokens", "Upgrade", "pip i
 @pytest.fixture(scope="module")
 def reranker_032_no_overrides() -> Iterator[LabServer]:
     yield from serve("0.32.0", "tiny-qwen3-reranker", "rerank-no-overrides")
-
-
-def _download(pg, label: str, name: str) -> str:  # type: ignore[no-untyped-def]
-    with pg.expect_download() as dl:
-        pg.get_by_role("button", name=label).click()
-    out = SHOTS / name
-    dl.value.save_as(str(out))
-    return out.read_text()
 
 
 def test_the_fix_box_holds_the_overrides_and_nothing_of_the_livelock(ctx, dashboard,  # noqa: F811
@@ -59,8 +51,8 @@ def test_the_fix_box_holds_the_overrides_and_nothing_of_the_livelock(ctx, dashbo
     shot(pg, "rerank-1-checklist-fix")
 
     nav(pg, "Report")
-    md = markdown(_download(pg, "Download Markdown", "rerank-report.md"))
-    htm = report_html(_download(pg, "Download HTML", "rerank-report.html"))
+    md = markdown(download(pg, "Download Markdown", "rerank-report.md"))
+    htm = report_html(download(pg, "Download HTML", "rerank-report.html"))
     shot(pg, "rerank-2-report")
     assert md.status == htm.status == "fail" and md.cause == htm.cause == plain(record.title), md
     assert md.blocks == htm.blocks == tuple(blocks), (blocks, md.blocks, htm.blocks)
