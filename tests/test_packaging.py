@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -27,16 +26,11 @@ import pytest
 from triage.cli import main
 from triage.probes import client_libraries as clients
 from triage.probes.client_libraries import INSTALL_HINT
+from triage.lab.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CLEAN = os.environ.get("VLLM_TRIAGE_TEST_CLEAN_VENV") == "1"
 SHIPPED = ("pyproject.toml", "README.md", "app.py", ".streamlit", "triage", "checks", "ui")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _source_copy(base: Path) -> Path:
@@ -107,7 +101,7 @@ def test_the_clients_set_names_its_extra_when_a_library_is_missing(
 
 
 def test_the_dashboard_serves_the_installed_app_from_tmp(venv: Path, tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([str(venv / "bin" / "vllm-triage"), "dashboard", "--port", str(port),
                              "--address", "127.0.0.1"], cwd=tmp_path, env=_env(tmp_path),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -10,12 +9,7 @@ import pytest
 from triage.cli import CLI_SCHEMA, main
 from triage.lab import LabServer
 from triage.catalogue import POOLING_LIVELOCK
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from triage.lab.server import free_port
 
 
 def test_seed_refuses_without_allow_hang(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,7 +29,7 @@ def test_missing_api_key_env_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_unreachable_server_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["probe", "--url", f"http://127.0.0.1:{_free_port()}", "--format", "json",
+    rc = main(["probe", "--url", f"http://127.0.0.1:{free_port()}", "--format", "json",
                "--db", str(tmp_path / "t.db")])
     out = json.loads(capsys.readouterr().out)
     assert rc == 2 and out["schema"] == CLI_SCHEMA

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import pytest
 
 from triage.catalogue import POOLING_LIVELOCK
 from ui_apptest import ROOT
+from triage.lab.server import free_port
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 expect = playwright_sync.expect
@@ -36,12 +36,6 @@ pytestmark = [pytest.mark.real_server,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`streamlit run app.py` in its own process group on a free port, with a temp database; stopped by PID."""
@@ -53,7 +47,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def running_dashboard(d: Path) -> Iterator[str]:
     """`streamlit run app.py` on a free port with ``d``/triage.db as its database (what is already in it
     shows in History); its URL while the block runs, then stopped by PID."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "VLLM_TRIAGE_DB": str(d / "triage.db"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     log = open(d / "streamlit.log", "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),

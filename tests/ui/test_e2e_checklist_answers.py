@@ -9,12 +9,12 @@ the budget is unknown until the GPU is stated, then vLLM's tier rule gives 2048 
 from __future__ import annotations
 
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
 from test_e2e_browser import CHROMIUM, SLOW, browser, commit, dashboard, expect, nav, page, shot  # noqa: F401 - fixtures
+from triage.lab.server import free_port
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")
 
@@ -23,15 +23,9 @@ SEED_CMD = ("docker run --gpus all -p 8094:8000 vllm/vllm-openai:v0.28.0 Qwen/Qw
 GPU = "NVIDIA GeForce RTX 3080 Ti"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_answering_the_gpu_question_turns_unknown_into_fail(page):  # type: ignore[no-untyped-def]  # noqa: F811
     pg = page
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     commit(pg, pg.get_by_label("Server URL"), url)
     commit(pg, pg.get_by_label("Model (press Fetch models to list them, or type the id)"), "Qwen/Qwen3-Embedding-4B")
     commit(pg, pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True), "2048")

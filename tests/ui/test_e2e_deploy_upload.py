@@ -9,28 +9,22 @@ httpGet /health liveness probe is said to be blind to it.
 from __future__ import annotations
 
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
 from test_e2e_browser import CHROMIUM, SLOW, browser, commit, dashboard, expect, nav, page, shot  # noqa: F401 - fixtures
 from triage.catalogue import POOLING_LIVELOCK
+from triage.lab.server import free_port
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")
 
 SEED = Path(__file__).resolve().parents[1] / "fixtures" / "deploy" / "seed-deployment.yaml"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_dropped_manifest_gives_the_seed_verdict(page):  # type: ignore[no-untyped-def]  # noqa: F811
     pg = page
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     commit(pg, pg.get_by_label("Server URL"), url)
     commit(pg, pg.get_by_label("What does your client send as truncate_prompt_tokens?", exact=True), "2048")
     pg.get_by_text("Optional: the").click()

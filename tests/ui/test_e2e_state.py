@@ -9,24 +9,18 @@ the command line only), so no vLLM server is needed; the interrupted probe run n
 from __future__ import annotations
 
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
 from test_e2e_browser import CHROMIUM, SLOW, browser, commit, dashboard, expect, nav, shot  # noqa: F401 - fixtures
+from triage.lab.server import free_port
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")
 
 SEED_CMD = ("docker run --gpus all -p 8094:8000 vllm/vllm-openai:v0.28.0 Qwen/Qwen3-Embedding-4B "
             "--runner pooling --convert embed --max-model-len 2048")
 TPT = "What does your client send as truncate_prompt_tokens?"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _open(browser, dashboard, path: str = ""):  # type: ignore[no-untyped-def]  # noqa: F811
@@ -63,7 +57,7 @@ def _run_checklist(pg) -> int:  # type: ignore[no-untyped-def]
 
 
 def test_a_fresh_browser_session_carries_no_answer_and_a_link_opens_its_run(browser, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     ctx1, pg = _open(browser, dashboard)
     try:
         _use_offline_target(pg, url, "256")
@@ -163,7 +157,7 @@ def test_a_probe_run_stopped_by_the_user_is_stored_as_interrupted(browser, dashb
 def test_one_diagnose_click_from_a_url_to_a_verdict(browser, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
     """Issue 32, Deliver 5: a URL (nothing listens there: a server down) and one click on Diagnose give one stored
     run with its verdict, the reason, and a link to it; Enter in the URL field is that click."""
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     ctx, pg = _open(browser, dashboard, "/diagnose")
     try:
         expect(pg.get_by_role("heading", name="Diagnose")).to_be_visible(timeout=SLOW)

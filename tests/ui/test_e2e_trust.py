@@ -15,14 +15,9 @@ import pytest
 
 from test_e2e_browser import CHROMIUM, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
 from triage.sources import cmdline as cmdline_source
+from triage.lab.server import free_port
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -114,7 +109,7 @@ def test_seed_case_fix_block_is_a_runnable_command_line(ctx, dashboard, server_0
 
 def test_bad_targets_are_refused_with_the_reason(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
     pg = _open(ctx, dashboard)
-    dead = f"127.0.0.1:{_free_port()}"
+    dead = f"127.0.0.1:{free_port()}"
     _form(pg, dead)  # no scheme, and nothing listens there
     pg.get_by_role("button", name="Use this target").click()
     err = pg.get_by_test_id("stAlertContentError").filter(has_text="cannot be used")
@@ -135,7 +130,7 @@ def test_bad_targets_are_refused_with_the_reason(ctx, dashboard):  # type: ignor
 def test_answer_and_rerun_and_analyze_log_act_on_the_first_click(ctx, dashboard):  # type: ignore[no-untyped-def]  # noqa: F811
     """Offline (a command line, no server): Use → Checklist asks truncate_prompt_tokens → type, click once."""
     pg = _open(ctx, dashboard)
-    _form(pg, f"http://127.0.0.1:{_free_port()}", model="Qwen/Qwen3-Embedding-4B",
+    _form(pg, f"http://127.0.0.1:{free_port()}", model="Qwen/Qwen3-Embedding-4B",
           cmd="docker run --gpus all vllm/vllm-openai:v0.31.0 Qwen/Qwen3-Embedding-4B --runner pooling --convert "
               "embed --max-model-len 2048 --max-num-batched-tokens 1024 --enable-chunked-prefill")
     pg.get_by_role("button", name="Use this target").click()
@@ -170,7 +165,7 @@ def test_enter_in_the_url_field_submits_the_target_form(ctx, dashboard):  # type
     """Issue 32: Enter did not submit the Target form. Enter in the URL field is "Use this target", with every
     field typed so far (no button clicked, no blur): a command line and a URL where nothing listens."""
     pg = _open(ctx, dashboard)
-    dead = f"127.0.0.1:{_free_port()}"
+    dead = f"127.0.0.1:{free_port()}"
     _form(pg, "", "1024", "vllm serve Qwen/Qwen3-Embedding-4B --runner pooling --max-model-len 2048",
           model="Qwen/Qwen3-Embedding-4B")
     url = pg.get_by_label("Server URL")

@@ -1,22 +1,15 @@
 """Fleet page: a URL that is no Prometheus is a message saying how to get one, and no ERROR run is stored."""
 from __future__ import annotations
 
-import socket
-
 from ui import services
 from ui_apptest import no_exception, page
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from triage.lab.server import free_port
 
 
 def test_no_prometheus_says_how_to_get_one_and_stores_nothing(use_services, temp_db):  # type: ignore[no-untyped-def]
     svc = use_services(services.Services(temp_db))
     at = page("fleet", timeout=60).run()
-    at.text_input(key="fleet.prometheus").set_value(f"127.0.0.1:{_free_port()}").run()  # no scheme, nothing there
+    at.text_input(key="fleet.prometheus").set_value(f"127.0.0.1:{free_port()}").run()  # no scheme, nothing there
     at.button(key="fleet.scan").click().run()
     no_exception(at)
     err = " ".join(e.value for e in at.error)
