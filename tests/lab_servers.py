@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from triage.lab import LabServer, down, ensure, install, is_installed
+from triage.lab import LabError, LabServer, down, ensure, install, is_installed, up
+from triage.lab.paths import logs_dir
 
 
 def serve(version: str, model: str, profile: str, extra: list[str] | None = None,
@@ -25,6 +27,20 @@ def serve(version: str, model: str, profile: str, extra: list[str] | None = None
     finally:
         if started:
             down(srv.pid)
+
+
+def refused_start_log(version: str, model: str, extra: list[str], name: str, exits: str = "exited with code") -> Path:
+    """Start a lab server (profile defaults plus ``extra``) that must refuse to start, its error matching ``exits``;
+    the path of its log (``name`` plus this process's id). Skips under VLLM_TRIAGE_NO_REAL_SERVER=1; installs the
+    release when it is missing; ``lab.up`` stops whatever it started when the start fails."""
+    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1":
+        pytest.skip("VLLM_TRIAGE_NO_REAL_SERVER=1")
+    if not is_installed(version):
+        install(version)
+    name = f"{name}-{os.getpid()}"
+    with pytest.raises(LabError, match=exits):
+        up(version, model, "defaults", extra_args=extra, timeout_s=600, name=name)
+    return Path(logs_dir()) / f"{name}.log"
 
 
 def watch_one_request(server: LabServer, words: int, timeout_s: float) -> tuple[str, dict, dict]:

@@ -9,21 +9,18 @@ verdict and the clues say which record each is. The same cases on 0.31.0 are rec
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.lab_servers import serve
+from tests.lab_servers import refused_start_log, serve
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.symptoms import Case
 from triage.http import Exchange
 from triage.differential import diagnose
 from triage.findings import Status
-from triage.lab import LabError, LabServer, install, is_installed, up
-from triage.lab.paths import logs_dir
+from triage.lab import LabServer
 from triage.logs import analyze_log
 from triage.probes import conformance_findings as cc
 
@@ -33,14 +30,8 @@ CHUNKED = ["--pooler-config", '{"enable_chunked_processing": true, "max_embed_le
 
 
 def test_encoder_prefix_caching_refused_live() -> None:
-    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1":
-        pytest.skip("VLLM_TRIAGE_NO_REAL_SERVER=1")
-    if not is_installed("0.32.0"):
-        install("0.32.0")
-    name = f"test-encoder-prefix-caching-{os.getpid()}"
-    with pytest.raises(LabError, match="exited with code"):
-        up("0.32.0", "minilm", "defaults", extra_args=["--enable-prefix-caching"], timeout_s=600, name=name)
-    result = analyze_log(Path(logs_dir()) / f"{name}.log")
+    result = analyze_log(refused_start_log("0.32.0", "minilm", ["--enable-prefix-caching"],
+                                           "test-encoder-prefix-caching"))
     by = {f.check: f for f in result.findings}
     f = by["log-encoder-prefix-caching"]
     assert f.status == Status.FAIL and f.fix == ENCODER_PREFIX_CACHING.fix()

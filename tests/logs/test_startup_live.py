@@ -7,30 +7,18 @@ when the start fails. The other start-up modes are judged on recordings of real 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from triage.catalogue.startup import REMOVED_FLAG
 from triage.findings import Status
-from triage.lab import LabError, install, is_installed, up
-from triage.lab.paths import logs_dir
+from tests.lab_servers import refused_start_log
 from triage.logs import analyze_log
 
 pytestmark = pytest.mark.real_server
 
 
 def test_task_embed_refused_live() -> None:
-    import os
-
-    if os.environ.get("VLLM_TRIAGE_NO_REAL_SERVER") == "1":
-        pytest.skip("VLLM_TRIAGE_NO_REAL_SERVER=1")
-    if not is_installed("0.31.0"):
-        install("0.31.0")
-    name = f"test-task-embed-{os.getpid()}"
-    with pytest.raises(LabError, match="exited with code 2"):
-        up("0.31.0", "tiny-qwen3", "defaults", extra_args=["--task", "embed"], timeout_s=600, name=name)
-    log = Path(logs_dir()) / f"{name}.log"
+    log = refused_start_log("0.31.0", "tiny-qwen3", ["--task", "embed"], "test-task-embed", "exited with code 2")
     by = {f.check: f for f in analyze_log(log).findings}
     f = by["log-removed-flag"]
     assert f.status == Status.FAIL and "--task" in f.title and "--runner pooling" in f.fix
