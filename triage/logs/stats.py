@@ -42,6 +42,7 @@ def stats_values(msg: str) -> list[StatsValues]:
             if dfr:
                 extra["deferred"] = int(dfr.group(1))
         hit = lf.STATS_PREFIX_HIT_RE.search(tail) if "Prefix cache" in tail else None
+        extra = _interned(extra)
         if m["engine"] is not None:
             engine = m["engine"]
         elif m["n_engines"] is not None:
@@ -61,6 +62,22 @@ def stats_values(msg: str) -> list[StatsValues]:
             )
         )
     return out
+
+
+# one dict per distinct extras (they are never changed once built): the points of a log share it, so a merge of two
+# points finds the same object on both sides (no new dict) and PointSeries.finish freezes it once, not per point
+_EXTRAS: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+_EXTRAS_MAX = 256
+
+
+def _interned(extra: dict[str, Any]) -> dict[str, Any]:
+    key = tuple(extra.items())
+    got = _EXTRAS.get(key)
+    if got is None:
+        if len(_EXTRAS) >= _EXTRAS_MAX:
+            _EXTRAS.clear()
+        got = _EXTRAS[key] = extra
+    return got
 
 
 def parse_stats(msg: str, lineno: int = 0, ts: Optional[float] = None) -> Iterator[EngineSample]:
