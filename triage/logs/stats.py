@@ -207,25 +207,23 @@ class PointSeries:
     def __init__(self, cap: int = 20_000) -> None:
         self.cap = max(2, cap)
         self.points: list[Point] = []
-        self.total = 0
         self._stride = 1
         self._pending: Optional[Point] = None
 
     def add(self, p: Point) -> None:
-        """One raw point (merged 1)."""
-        self.total += 1
-        stride = self._stride
-        if stride > 1:
-            pend = self._pending
-            if pend is None:
-                self._pending = p
-                return  # stride > 1: one raw point never fills it
+        """One raw point (merged 1). (No count of the points added: none was read, and the hot path is one call per
+        stats line.)"""
+        pend = self._pending
+        if pend is not None:  # stride > 1 and a group begun
             pend = _merge_points(pend, p)
-            if pend[10] < stride:
+            if pend[10] < self._stride:
                 self._pending = pend
                 return
             self._pending = None
             p = pend
+        elif self._stride > 1:
+            self._pending = p
+            return  # stride > 1: one raw point never fills it
         points = self.points
         points.append(p)
         if len(points) >= self.cap:
@@ -233,7 +231,7 @@ class PointSeries:
                 _merge_points(points[i], points[i + 1]) if i + 1 < len(points) else points[i]
                 for i in range(0, len(points), 2)
             ]
-            self._stride = stride * 2
+            self._stride *= 2
 
     def finish(self) -> list[EngineSample]:
         if self._pending is not None:
