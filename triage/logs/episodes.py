@@ -123,6 +123,7 @@ class EngineTrack:
         self.min_gap: Optional[float] = None
         self._busy: deque[tuple[int, float]] = deque(maxlen=8)  # busy lines since the engine was last idle
         self._prev: Optional[tuple[int, Optional[float], Any]] = None  # the last line's (running, KV usage, waiting)
+        self._idle = False  # the last line the detector was given was idle (no request running or waiting)
 
     def interval(self) -> float:
         return self.min_gap if self.min_gap else DEFAULT_STATS_INTERVAL_S
@@ -164,7 +165,11 @@ class EngineTrack:
             # an idle engine with no episode open (most lines of a quiet server): the detector's window restarts,
             # no episode opens and none closes; what the full path below would do, without its questions
             self._prev = (running, kv, waiting)
-            self.det.update_gauges(t, running, waiting, False)
+            if not self._idle:
+                # the detector's window restarts; after an idle line it is restarted already: its kind None, and
+                # the start of a window is read only once a line of some kind starts one again
+                self.det.update_gauges(t, running, waiting, False)
+                self._idle = True
             if ts is not None:
                 self.last_ts = ts
             if self._busy:
@@ -183,6 +188,7 @@ class EngineTrack:
         made_progress = (bool(prompt) or bool(gen)) and not held
         kv_moved = prev is not None and kv is not None and prev[1] is not None and kv != prev[1]
         kind, stalled = self.det.update_gauges(t, running, waiting, made_progress or kv_moved)
+        self._idle = False
         ep = self.open
         if kind is None or made_progress:  # not stalled now
             if ep is not None:
