@@ -55,6 +55,7 @@ class LogAnalysis:
         }
 
 
+_MERGED_1 = (1,)  # a raw point's count of stats lines
 _RECORD_FIRST = frozenset("(DIWEC")  # the first character of a line FAST_RECORD_RE can match
 
 
@@ -103,7 +104,7 @@ class LogPass:
             ep = tr.open
             if ep is not None and len(ep.lines) < EVIDENCE_LINES:  # tr.add_line(lineno, msg[:400])
                 ep.lines.append((lineno, msg[:400]))
-            series.add((ts, lineno, *v, 1))
+            series.add((ts, lineno) + v + _MERGED_1)  # the point (ts, line, *v, 1), without a list built on the way
             if not self.kv_device:
                 self.kv_device = v[7].get("kv_device")
 
