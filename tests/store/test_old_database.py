@@ -3,7 +3,7 @@ Store and ProbeOutcome) still opens: its samples read back typed, the fields it 
 their fields, its probe rows' renamed keys read, its runs render."""
 from __future__ import annotations
 
-import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,13 +12,15 @@ from triage.export import render
 from triage.sample import EngineSample
 from triage.store import Store
 
-OLD = Path(__file__).resolve().parents[1] / "fixtures" / "store" / "old-shape-v1.db"
+OLD = Path(__file__).resolve().parents[1] / "fixtures" / "store" / "old-shape-v1.sql"  # the old file, as SQL text
 
 
 @pytest.fixture()
 def old(tmp_path: Path) -> Store:
     copy = tmp_path / "old.db"
-    shutil.copy(OLD, copy)  # opening adds missing columns (ensure_schema): never to the fixture itself
+    with sqlite3.connect(copy) as con:  # the database the old code wrote, rebuilt from its dump (sqlite3 .dump)
+        con.executescript(OLD.read_text())
+    con.close()
     return Store(str(copy))
 
 
