@@ -80,7 +80,7 @@ def test_redirects_are_reported_not_followed_and_the_key_sent_once() -> None:
     try:
         with VllmClient(f"http://127.0.0.1:{httpd.server_address[1]}", api_key="k-redirect-1234") as c:
             r = c.get("/v1/models")
-        assert r.status_code == 302 and r.location == "http://127.0.0.1:1/steal"
+        assert r.status == 302 and r.location == "http://127.0.0.1:1/steal"
         assert _Redirect.seen == ["Bearer k-redirect-1234"]
     finally:
         httpd.shutdown()

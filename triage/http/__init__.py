@@ -3,7 +3,7 @@ httpx (an import-linter contract in pyproject.toml).
 
 - ``errors``: the error kinds, the client's own cuts and the wording of every failure; ``proxy_of``.
 - ``limits``: the byte cap, the total deadline and the parsed-size caps; the one capped, deadlined read.
-- ``reply``: what a call answers (``Reply`` sync, ``Exchange`` async), never an exception.
+- ``reply``: what a call answers (``Reply``, of both clients), never an exception.
 - ``client``: ``VllmClient`` and ``ProbeClient``, bound to one vLLM server (key, TLS, no redirects).
 - ``transport``: the same rules under other HTTP stacks (client libraries, Open WebUI's requests, Prometheus).
 """

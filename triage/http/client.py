@@ -1,5 +1,5 @@
-"""The one HTTP client for a vLLM server, with a sync face (``VllmClient``, answers a ``Reply``) and an async one
-(``ProbeClient``, answers an ``Exchange``).
+"""The one HTTP client for a vLLM server, with a sync face (``VllmClient``) and an async one (``ProbeClient``); both
+answer a ``Reply`` (triage.http.reply).
 
 Written once, here: the Authorization header (built from the API key once), TLS verification (on;
 ``verify_tls=False`` is the --insecure opt-out), redirects (reported, never followed, so the key does not
@@ -22,7 +22,7 @@ import httpx
 from triage import redact
 from triage.http.errors import BodyTooLarge, Deadline, TooMany, cut_kind, cut_text, proxy_of
 from triage.http.limits import MAX_BODY_BYTES, MAX_BODY_CHARS, check_sizes, decode, json_or_text, read_body, timeout_of
-from triage.http.reply import Exchange, Reply
+from triage.http.reply import Reply
 from triage.vllm.metrics import MetricsPage, MetricsParseError, parse_metrics
 
 EMBEDDINGS_PATH = "/v1/embeddings"
@@ -119,19 +119,19 @@ class VllmClient:
                 kw["json"] = json_body
             with self._http.stream(method, url, **kw) as r:
                 data = self._read(r, t0, limit)
-                return Reply(
+                return Reply.of_text(
                     method,
-                    url,
                     path,
                     r.status_code,
                     decode(data, r)[:MAX_BODY_CHARS],
-                    r.headers.get("content-type", ""),
-                    time.monotonic() - t0,
+                    url=url,
+                    content_type=r.headers.get("content-type", ""),
+                    elapsed_s=time.monotonic() - t0,
                     location=r.headers.get("location"),
                 )
         except Exception as e:  # httpx.HTTPError, ssl errors, bad URLs, deadline, cap: all become a value
-            return Reply(
-                method, url, path, elapsed_s=time.monotonic() - t0, error_kind=cut_kind(e), error=cut_text(e)
+            return Reply.of_text(
+                method, path, None, url=url, elapsed_s=time.monotonic() - t0, error_kind=cut_kind(e), error=cut_text(e)
             )
 
     def _read(self, r: httpx.Response, t0: float, limit: float) -> bytes:
@@ -148,12 +148,12 @@ class VllmClient:
         r = self.get("/metrics", timeout_s)
         if r.ok:
             return r.text, None
-        return None, r.error if r.transport_failed else f"HTTP {r.status_code} on GET /metrics"
+        return None, r.error if r.transport_failed else f"HTTP {r.status} on GET /metrics"
 
 def status_of(url: str, timeout_s: float) -> int | None:
     """The HTTP status of one GET of ``url`` within ``timeout_s`` (total), or None when nothing answered."""
     with VllmClient(url, timeout_s=timeout_s) as c:
-        return c.get("").status_code
+        return c.get("").status
 
 
 class ProbeSetupError(RuntimeError):
@@ -210,13 +210,13 @@ class ProbeClient:
 
     async def call(self, method: str, path: str, body: dict[str, Any] | None = None,
                    client: httpx.AsyncClient | None = None, timeout_s: float | None = None,
-                   as_text: bool = False) -> Exchange:
-        """Send one request within a total deadline; failures become an Exchange with status None.
+                   as_text: bool = False) -> Reply:
+        """Send one request within a total deadline; failures become a Reply with status None.
         The body is parsed JSON (else text, shortened), or with ``as_text`` the whole text."""
         c = client or self.client
         limit = timeout_s if timeout_s is not None else self.timeout_s
         t = time.monotonic()
-        ex = Exchange(method=method, path=path, request=body)
+        ex = Reply(method=method, path=path, request=body)
         try:
             kw: dict[str, Any] = {"json": body} if body is not None else {}
             kw["timeout"] = timeout_of(limit)
@@ -235,17 +235,17 @@ class ProbeClient:
         ex.elapsed_s = round(time.monotonic() - t, 4)
         return ex
 
-    async def embed_isolated(self, body: dict[str, Any], timeout_s: float, path: str = EMBEDDINGS_PATH) -> Exchange:
+    async def embed_isolated(self, body: dict[str, Any], timeout_s: float, path: str = EMBEDDINGS_PATH) -> Reply:
         """POST /v1/embeddings (or another pooling path: /rerank, /score) on a connection of its own: cancelling
         this coroutine aborts it."""
         async with self.new_client(timeout_s) as c:
             return await self.call("POST", path, body, client=c, timeout_s=timeout_s)
 
     async def embed(self, body: dict[str, Any], path: str = EMBEDDINGS_PATH,
-                    timeout_s: float | None = None) -> Exchange:
+                    timeout_s: float | None = None) -> Reply:
         return await self.call("POST", path, body, timeout_s=timeout_s)
 
-    async def models(self) -> Exchange:
+    async def models(self) -> Reply:
         return await self.call("GET", "/v1/models")
 
     async def version(self) -> Optional[str]:
@@ -253,10 +253,10 @@ class ProbeClient:
         v = ex.body.get("version") if ex.ok and isinstance(ex.body, dict) else None
         return v if isinstance(v, str) else None
 
-    async def health(self, timeout_s: float = 3.0) -> Exchange:
+    async def health(self, timeout_s: float = 3.0) -> Reply:
         return await self.call("GET", "/health", timeout_s=timeout_s)
 
-    async def tokenize(self, model: str, prompt: str) -> Exchange:
+    async def tokenize(self, model: str, prompt: str) -> Reply:
         return await self.call("POST", "/tokenize", {"model": model, "prompt": prompt})
 
     async def token_count(self, model: str, prompt: str) -> int:

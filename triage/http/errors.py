@@ -172,7 +172,7 @@ def cut_kind(e: BaseException) -> str:
 
 
 def cut_text(e: BaseException) -> str:
-    """A failed call's error text, as a Reply or an Exchange says it."""
+    """A failed call's error text, as a Reply says it."""
     if isinstance(e, Deadline):
         return f"ReadTimeout: {e}"
     if isinstance(e, TooMany):

@@ -1,35 +1,64 @@
-"""What came back from one HTTP call, as a value (calls answer, never raise): ``Reply`` for the sync client
-(the body as text, for captures and findings), ``Exchange`` for the async one (the request sent and the body
-parsed, stored with a probe's outcome: ``to_dict`` trims vectors and long lists with ``trim_for_storage``).
-Both carry ``error_kind`` (triage.http.errors) and say a failure the same way (``describe``)."""
+"""What came back from one HTTP call, as a value (calls answer, never raise): one type, ``Reply``, for both
+clients of triage.http. The async ``ProbeClient`` fills it as the call goes (the request sent, the body parsed,
+``proxy`` when a proxy answered); the sync ``VllmClient`` builds it with ``Reply.of_text`` (the body as text, for
+captures and findings, and parsed when it is JSON). One type, so a failure is said one way (``describe``,
+``error_message``) and a caller does not have to know which client asked (issue 34). A probe's stored outcome
+keeps ``to_dict``, trimmed with ``trim_for_storage`` (vectors and long lists shortened).
+
+``LoadReply`` (triage.load_client) stays separate: the throughput probe's connection never decodes a body and keeps
+the answer as bytes, because the load client's CPU per request is part of what a load test measures (issue 35)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from triage.http.errors import describe_failure, server_message
 
 
-@dataclass(frozen=True)
+def _json_or_none(text: str) -> Any | None:
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+@dataclass
 class Reply:
-    """One call of the sync client and its answer (status_code None: no answer; error_kind and error say why)."""
+    """One HTTP request and what came back (status None: no answer; ``error_kind`` and ``error`` say why).
+
+    ``body`` is the answer parsed (JSON, else its text); ``text`` the answer as text, which only the sync client
+    keeps (with ``url``, ``content_type`` and ``location``, where a redirect points: redirects are reported, not
+    followed)."""
 
     method: str
-    url: str
     path: str
-    status_code: int | None = None
+    request: dict[str, Any] | None = None
+    status: int | None = None
+    body: Any = None
+    error: str | None = None
+    elapsed_s: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    error_kind: str | None = None  # refused | timeout | tls | dns | protocol | invalid-url | too-large
+    proxy: str | None = None  # a proxy answered, not the server (``proxy_of``): "nginx/1.24.0's 504 Gateway Timeout"
+    url: str = ""
     text: str = ""
     content_type: str = ""
-    elapsed_s: float = 0.0
-    error_kind: str | None = None  # refused | timeout | tls | dns | protocol | invalid-url | too-large
-    error: str | None = None
-    location: str | None = None  # where a redirect points (redirects are reported, not followed)
+    location: str | None = None
+
+    @classmethod
+    def of_text(cls, method: str, path: str, status: int | None, text: str = "", **kw: Any) -> Reply:
+        """The sync client's reply: ``text`` as read, ``body`` the parsed JSON when the text is JSON, else the
+        text (``elapsed_s`` 0.0 unless given)."""
+        parsed = _json_or_none(text)
+        kw.setdefault("elapsed_s", 0.0)
+        return cls(method, path, status=status, body=text if parsed is None else parsed, text=text, **kw)
 
     @property
     def ok(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
+        """A 2xx answer."""
+        return self.status is not None and 200 <= self.status < 300
 
     @property
     def transport_failed(self) -> bool:
@@ -37,49 +66,26 @@ class Reply:
 
     def json(self) -> Any | None:
         """The body as JSON, or None when it is not JSON (or nested too deep to read)."""
-        try:
-            return json.loads(self.text)
-        except (ValueError, TypeError, RecursionError):
-            return None
-
-    def summary(self) -> str:
-        if self.error_kind:
-            return f"{self.method} {self.path}: {self.error_kind} ({self.error})"
-        return f"{self.method} {self.path}: HTTP {self.status_code} in {self.elapsed_s * 1000:.0f} ms"
-
-    def describe(self) -> str:
-        return describe_failure(self.method, self.path, self.status_code, self.error, self.json() or self.text)
-
-
-@dataclass
-class Exchange:
-    """One HTTP request and what came back (status None: no answer; error says why)."""
-
-    method: str
-    path: str
-    request: Optional[dict[str, Any]]
-    status: Optional[int] = None
-    body: Any = None
-    error: Optional[str] = None
-    elapsed_s: Optional[float] = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    error_kind: Optional[str] = None
-    proxy: Optional[str] = None  # a proxy answered, not the server (``proxy_of``): "nginx/1.24.0's 504 Gateway Timeout"
-
-    @property
-    def ok(self) -> bool:
-        return self.status == 200
+        if self.body is not None and not isinstance(self.body, str):
+            return self.body
+        return _json_or_none(self.text)
 
     def error_message(self) -> str:
         """The server's error text, wherever vLLM put it ({"error": {"message"}} or {"detail"})."""
         return server_message(self.body)
 
+    def summary(self) -> str:
+        if self.error_kind:
+            return f"{self.method} {self.path}: {self.error_kind} ({self.error})"
+        return f"{self.method} {self.path}: HTTP {self.status} in {(self.elapsed_s or 0.0) * 1000:.0f} ms"
+
     def describe(self) -> str:
         if self.proxy:
             return f"{self.method} {self.path}: {self.proxy} (a proxy's answer, not the server's)"
-        return describe_failure(self.method, self.path, self.status, self.error, self.body)
+        return describe_failure(self.method, self.path, self.status, self.error, self.json() or self.text or self.body)
 
     def to_dict(self, trim_vectors: bool = True) -> dict[str, Any]:
+        """What a probe's outcome stores of it (the sync client's text, url and headers are not stored)."""
         keep = trim_for_storage if trim_vectors else (lambda v: v)
         d = {"method": self.method, "path": self.path, "request": keep(self.request),
              "status": self.status, "body": keep(self.body),
@@ -117,3 +123,6 @@ def trim_for_storage(v: Any, keep: int = 8, depth: int = 0) -> Any:
     if isinstance(v, str) and len(v) > 4000:
         return v[:4000] + f"... [{len(v)} chars]"
     return v
+
+
+Exchange = Reply  # the async client's old name, until its callers are renamed (next commit)

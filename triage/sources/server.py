@@ -56,23 +56,23 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
             "server-reachable",
             Status.PASS,
             f"{url} answers HTTP",
-            {"url": url, "GET /health": health.status_code, "elapsed_ms": round(health.elapsed_s * 1000)},
+            {"url": url, "GET /health": health.status, "elapsed_ms": round(health.elapsed_s * 1000)},
         )
     )
 
     models_r = client.get("/v1/models")
     _cap(res, models_r)
     prefix = path_prefix_of(url)
-    if models_r.status_code == 404 and prefix:
+    if models_r.status == 404 and prefix:
         root = client.with_base(origin_of(url))
         alt = root.get("/v1/models")
-        if alt.status_code in (200, 401):
+        if alt.status in (200, 401):
             res.findings.append(
                 _finding(
                     "server-api-prefix",
                     Status.WARN,
                     f"The URL's path '{prefix}' is wrong: the vLLM API lives at the server root",
-                    {"given_url": url, f"GET {prefix}/v1/models": 404, "GET /v1/models at root": alt.status_code},
+                    {"given_url": url, f"GET {prefix}/v1/models": 404, "GET /v1/models at root": alt.status},
                     f"Use --url {origin_of(url)} (vLLM serves /v1/embeddings, /health and /metrics at the root; "
                     "clients append /v1 themselves, or set base_url to …/v1 only in OpenAI SDKs).",
                 )
@@ -82,7 +82,7 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
             _cap(res, models_r)
     res.add("server_url", url)
 
-    if models_r.status_code == 401:
+    if models_r.status == 401:
         res.add("api_key_required", True, "GET /v1/models answered 401")
         if client.api_key:
             res.findings.append(
@@ -111,7 +111,7 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
                 "server-auth",
                 Status.PASS,
                 "The API key is accepted",
-                {"GET /v1/models": models_r.status_code, "api_key_given": True},
+                {"GET /v1/models": models_r.status, "api_key_given": True},
             )
         )
 
@@ -123,18 +123,18 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
     res.add("vllm_version", version, "GET /version")
 
     is_vllm_evidence = {
-        "GET /health": health.status_code,
-        "GET /version": version_r.status_code,
+        "GET /health": health.status,
+        "GET /version": version_r.status,
         "version": version,
-        "GET /v1/models": models_r.status_code,
+        "GET /v1/models": models_r.status,
         "models_json": models is not None,
         "content_type_v1_models": models_r.content_type,
     }
-    if version and (models is not None or models_r.status_code == 401):
+    if version and (models is not None or models_r.status == 401):
         res.findings.append(
             _finding("server-is-vllm", Status.PASS, f"vLLM {version} answers the OpenAI API", is_vllm_evidence)
         )
-    elif models_r.status_code == 401:
+    elif models_r.status == 401:
         res.findings.append(
             _finding(
                 "server-is-vllm",
@@ -149,14 +149,14 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
             is_vllm_evidence["redirect_to"] = models_r.location
         why = (
             "GET /v1/models answered 404"
-            if models_r.status_code == 404
+            if models_r.status == 404
             else f"GET /v1/models redirects to {models_r.location}"
             if models_r.location
-            else f"GET /v1/models answered HTTP {models_r.status_code}"
+            else f"GET /v1/models answered HTTP {models_r.status}"
             if not models_r.ok
             else "GET /v1/models did not answer the OpenAI JSON list"
             if models is None
-            else f"GET /version did not answer {{\"version\": …}} ({version_r.status_code or version_r.error_kind})"
+            else f"GET /version did not answer {{\"version\": …}} ({version_r.status or version_r.error_kind})"
         )
         res.findings.append(
             _finding(
@@ -170,7 +170,7 @@ def collect(client: VllmClient, *, model: str | None = None, embed_probe: bool =
             )
         )
 
-    if health.status_code == 503:
+    if health.status == 503:
         res.findings.append(
             _finding(
                 "server-health",

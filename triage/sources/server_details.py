@@ -38,7 +38,7 @@ def keep(res: SourceResult, r: Reply) -> None:
     res.captures.append(
         RawCapture(
             "metrics-page" if r.path == "/metrics" and r.ok else "server-response",
-            f"{r.method} {r.path} -> {r.status_code or r.error_kind}",
+            f"{r.method} {r.path} -> {r.status or r.error_kind}",
             body[:200_000],
         )
     )
@@ -53,7 +53,7 @@ def collect_metrics(client: VllmClient, res: SourceResult) -> None:
                 "metrics-parse",
                 Status.UNKNOWN,
                 f"/metrics is not available ({r.summary()})",
-                {"GET /metrics": r.status_code or r.error_kind},
+                {"GET /metrics": r.status or r.error_kind},
                 "vLLM serves /metrics unless a proxy hides it; the stall rule needs it.",
             )
         )
@@ -142,9 +142,9 @@ def collect_embedding(client: VllmClient, res: SourceResult, model: str) -> None
                 refs=[POOLING_LIVELOCK.refs[0]],  # by name: the 6th positional is the explanation
             )
         )
-    elif r.status_code in (400, 404):
+    elif r.status in (400, 404):
         msg = server_message(r.json(), 300)
-        res.add("embeddings_error", msg or r.text[:300], f"POST /v1/embeddings -> {r.status_code}")
+        res.add("embeddings_error", msg or r.text[:300], f"POST /v1/embeddings -> {r.status}")
 
 
 # Fields of /server_info's "vllm_config" string (the same repr as the log's engine config line; read

@@ -58,8 +58,8 @@ class TargetService(ServiceBase):
                      "timeout": "The server did not answer /v1/models in time.",
                      "tls": "TLS error talking to the server: check https vs http and the certificate."}
             raise ServiceError(kinds.get(r.error_kind or "", f"Cannot reach the server: {r.error}"))
-        if r.status_code != 200:
-            raise ServiceError(http_status_message(r.status_code or 0, r.text, key_given=bool(api_key)))
+        if r.status != 200:
+            raise ServiceError(http_status_message(r.status or 0, r.text, key_given=bool(api_key)))
         body = r.json()
         if not isinstance(body, dict):
             raise ServiceError("The server answered /v1/models with something that is not JSON: is it vLLM?")
