@@ -25,7 +25,7 @@ from triage.sample import EngineSample
 from triage.target import Target
 
 if TYPE_CHECKING:
-    from triage.http import Exchange
+    from triage.http import Reply
 
 # the kinds of a run: what every core says, in run order
 STARTED = "started"  # a run begins: run_kind, target or target_id, meta (never an API key)
@@ -88,7 +88,7 @@ class FinishedProbe(Protocol):
     request: dict[str, Any]
     response: Optional[dict[str, Any]]
     samples: list[EngineSample]
-    exchanges: list[Exchange]
+    exchanges: list[Reply]
 
     def detail(self) -> dict[str, Any]: ...
 

@@ -117,10 +117,10 @@ def test_every_record_of_startup_and_features_declares_its_differential() -> Non
 def _recorded(name: str, version: str = "0.31.0"):
     import json
 
-    from triage.http import Exchange
+    from triage.http import Reply
 
     d = json.loads((STARTUP / f"{version}-chunked-processing" / f"{name}.json").read_text())
-    return Exchange(d["method"], d["path"], d.get("request"), d["status"], d.get("body"))
+    return Reply(d["method"], d["path"], d.get("request"), d["status"], d.get("body"))
 
 
 @pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])

@@ -17,7 +17,7 @@ import pytest
 from tests.lab_servers import refused_start_log, serve
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.symptoms import Case
-from triage.http import Exchange
+from triage.http import Reply
 from triage.differential import diagnose
 from triage.findings import Status
 from triage.lab import LabServer
@@ -44,10 +44,10 @@ def chunked_server() -> Iterator[LabServer]:
     yield from serve("0.32.0", "minilm", "defaults", CHUNKED)
 
 
-def _embed(srv: LabServer, words: int) -> Exchange:
+def _embed(srv: LabServer, words: int) -> Reply:
     body = {"model": srv.served_model, "input": " ".join(f"word{i % 97}" for i in range(words))}
     r = httpx.post(f"{srv.url}/v1/embeddings", json=body, timeout=120)
-    return Exchange("POST", "/v1/embeddings", body, r.status_code, r.json())
+    return Reply("POST", "/v1/embeddings", body, r.status_code, r.json())
 
 
 def test_chunked_processing_live(chunked_server: LabServer) -> None:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import Behaviour, HostileServer, assert_clean, cli  # noqa: E402
 
 from tests.redaction import forget_secrets  # noqa: E402
-from triage.http import Exchange  # noqa: E402
+from triage.http import Reply  # noqa: E402
 from triage.findings import Status  # noqa: E402
 from triage.probes import rerank_findings as rc  # noqa: E402
 
@@ -36,12 +36,12 @@ def _no_secret_left_behind() -> Any:
     forget_secrets()
 
 
-def recorded(name: str) -> Exchange:
+def recorded(name: str) -> Reply:
     d = json.loads((REC / f"{name}.json").read_text())
-    return Exchange(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
+    return Reply(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
 
 
-def bent(name: str, **per_result: Any) -> Exchange:
+def bent(name: str, **per_result: Any) -> Reply:
     """The recorded answer with field=value set in its first result (value per index when a list)."""
     ex = recorded(name)
     body = copy.deepcopy(ex.body)
@@ -51,7 +51,7 @@ def bent(name: str, **per_result: Any) -> Exchange:
                 r[k] = x
         else:
             body["results"][0][k] = v
-    return Exchange(ex.method, ex.path, ex.request, ex.status, body)
+    return Reply(ex.method, ex.path, ex.request, ex.status, body)
 
 
 # -- rerank: indices and scores a server made up ---------------------------------------------------------------
@@ -96,7 +96,7 @@ def test_duplicate_indices_fail_top_n() -> None:
     top = recorded("rerank-top-n")
     body = copy.deepcopy(top.body)
     body["results"] = body["results"] * 2
-    f = rc.check_top_n(Exchange(top.method, top.path, top.request, 200, body), recorded("rerank"), 1)
+    f = rc.check_top_n(Reply(top.method, top.path, top.request, 200, body), recorded("rerank"), 1)
     assert f.status == Status.FAIL and "appears twice" in f.title
 
 

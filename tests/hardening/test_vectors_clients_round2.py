@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import REAL, Behaviour, HostileServer, assert_clean, measured  # noqa: E402
 
-from triage.http import Exchange  # noqa: E402
+from triage.http import Reply  # noqa: E402
 from triage.findings import Status  # noqa: E402
 from triage.probes import client_libraries as clients, vector_findings  # noqa: E402
 
@@ -61,16 +61,16 @@ def test_client_libraries_read_within_the_byte_cap(tmp_path: Path) -> None:
     assert "bytes cap" in json.dumps(found.get("clients-openwebui")), found.get("clients-openwebui")
 
 
-def _answer(vectors: object, status: int = 200) -> Exchange:
+def _answer(vectors: object, status: int = 200) -> Reply:
     body = json.loads(json.dumps(RECORDED["body"]))
     if vectors is None:
-        return Exchange("POST", "/v1/embeddings", RECORDED["request"], status=status, body="<html>ok</html>")
+        return Reply("POST", "/v1/embeddings", RECORDED["request"], status=status, body="<html>ok</html>")
     body["data"] = [{"index": i, "object": "embedding", "embedding": v} for i, v in enumerate(vectors)]  # type: ignore
-    return Exchange("POST", "/v1/embeddings", RECORDED["request"], status=status, body=body)
+    return Reply("POST", "/v1/embeddings", RECORDED["request"], status=status, body=body)
 
 
 @pytest.mark.parametrize("ex", [_answer([]), _answer(None)], ids=["empty-data", "not-json"])
-def test_no_vectors_is_never_a_pass(ex: Exchange) -> None:
+def test_no_vectors_is_never_a_pass(ex: Reply) -> None:
     for f in (vector_findings.check_dimension([ex, ex], None, ""), vector_findings.check_norm(ex, None, "default"),
               vector_findings.check_finite([ex]), vector_findings.check_pair("vectors-repeat", ex, ex, 0.999, "twice")):
         assert f.status != Status.PASS, (f.check, f.title)

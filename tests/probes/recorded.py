@@ -1,4 +1,4 @@
-"""Helpers for the probes' unit tests: recorded real responses (tests/fixtures/real/) as Exchange values."""
+"""Helpers for the probes' unit tests: recorded real responses (tests/fixtures/real/) as Reply values."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.http import Exchange
+from triage.http import Reply
 from triage.probes.runner import ProbeOutcome
 from triage.sample import EngineSample
 from triage.vllm.metrics import MetricsPage, parse_metrics
@@ -16,11 +16,11 @@ VECTORS = REAL / "vectors"  # recordings of the vectors and clients probe sets (
 DIRS = ["0.31.0-tiny-qwen3-livelock", "0.32.0-tiny-qwen3-livelock", "0.32.0-minilm-bert-waiting"]
 
 
-def exchange(server: str, name: str) -> Exchange:
-    """A recorded exchange (method, path, status, request, body) from tests/fixtures/real/<server>/<name>.json."""
+def reply(server: str, name: str) -> Reply:
+    """A recorded reply (method, path, status, request, body) from tests/fixtures/real/<server>/<name>.json."""
     d = json.loads((REAL / server / f"{name}.json").read_text())
-    return Exchange(method=d["method"], path=d["path"], request=d.get("request"), status=d["status"],
-                    body=d.get("body", d.get("body_text")))
+    return Reply(method=d["method"], path=d["path"], request=d.get("request"), status=d["status"],
+                 body=d.get("body", d.get("body_text")))
 
 
 def recording(p: Path) -> dict:
@@ -30,9 +30,9 @@ def recording(p: Path) -> dict:
     return json.loads(p.read_text())
 
 
-def exchange_of(d: dict) -> Exchange:
-    """An exchange as the vectors/clients recordings store it (every Exchange field, positionally)."""
-    return Exchange(d["method"], d["path"], d["request"], d["status"], d["body"], d["error"], d["elapsed_s"])
+def reply_of(d: dict) -> Reply:
+    """A reply as the vectors/clients recordings store it (``Reply.to_dict``'s fields, positionally)."""
+    return Reply(d["method"], d["path"], d["request"], d["status"], d["body"], d["error"], d["elapsed_s"])
 
 
 def page(server: str, name: str) -> MetricsPage:

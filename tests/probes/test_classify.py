@@ -11,7 +11,7 @@ import pytest
 from triage import differential as dx
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Status
 from triage.probes.classify import check_classify
 from triage.probes.rerank import log_facts
@@ -19,9 +19,9 @@ from triage.probes.rerank import log_facts
 REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank"
 
 
-def ex(folder: str, name: str) -> Exchange:
+def ex(folder: str, name: str) -> Reply:
     d = json.loads((REC / folder / f"{name}.json").read_text())
-    return Exchange(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
+    return Reply(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
 
 
 def verdict(folder: str):
@@ -51,7 +51,7 @@ def test_logits_by_default_name_scores_are_logits(folder: str) -> None:
 
 
 def test_not_a_classifier_is_unknown_not_a_verdict() -> None:
-    nf = Exchange("POST", "/classify", {}, 404, {"detail": "Not Found"})
+    nf = Reply("POST", "/classify", {}, 404, {"detail": "Not Found"})
     f = check_classify(nf, nf, nf)
     assert f.status == Status.UNKNOWN and f.evidence["facts"][k.CLASSIFY_OK] is False
 

@@ -17,7 +17,7 @@ from triage.findings import Status
 from triage.probes import client_libraries as clients, openwebui
 from triage.probes.conformance_findings import vectors
 
-from .recorded import VECTORS, exchange_of, recording
+from .recorded import VECTORS, recording, reply_of
 
 SMALL = VECTORS / "0.32.0-tiny-qwen3-livelock" / "vectors.json"  # BERT vocabulary, ~30k ids
 BIG = VECTORS / "0.32.0-tiny-qwen3-bigvocab-defaults" / "vectors.json"  # 120k word-level vocabulary
@@ -32,7 +32,7 @@ def result(rec: dict, check: str) -> clients.ClientResult:
 
 
 def judge(rec: dict, check: str):
-    plain = vectors(exchange_of(rec["plain_clients"]))
+    plain = vectors(reply_of(rec["plain_clients"]))
     return clients.verdict(case(check), result(rec, check), plain, "http://h/v1", rec["target"]["model"])
 
 
@@ -74,7 +74,7 @@ def test_a_cut_base64_vector_fails_naming_the_client() -> None:
     rec = recording(SMALL)
     r = result(rec, "clients-openai-base64")
     cut = clients.ClientResult([v[: len(v) // 4] for v in r.vectors], r.sent)
-    f = clients.verdict(case("clients-openai-base64"), cut, vectors(exchange_of(rec["plain_clients"])), "b", "m")
+    f = clients.verdict(case("clients-openai-base64"), cut, vectors(reply_of(rec["plain_clients"])), "b", "m")
     assert f.status == Status.FAIL and "OpenAI SDK" in f.title
     assert f.fix == get("base64-truncated").fix({})
 
@@ -97,7 +97,7 @@ def test_offline_tiktoken_cache_is_named_by_sha1_of_the_url(tmp_path: Path, monk
 @pytest.mark.parametrize("name,problem", [("missing-v1", "missing-v1"), ("model-name", "model-name")])
 def test_openwebui_misconfigurations(name: str, problem: str) -> None:
     rec = recording(SMALL)
-    e, models = (exchange_of(d) for d in rec["openwebui"][name])
+    e, models = (reply_of(d) for d in rec["openwebui"][name])
     s = openwebui.OpenWebUISettings(e.path.rsplit("/embeddings", 1)[0], None, e.request["model"], 1)
     f = openwebui.verdict(s, e, models)
     assert e.status == 404 and f.status == Status.FAIL
@@ -108,7 +108,7 @@ def test_openwebui_misconfigurations(name: str, problem: str) -> None:
 
 def test_openwebui_good_settings_pass_with_its_batch() -> None:
     rec = recording(SMALL)
-    e, models = (exchange_of(d) for d in rec["openwebui"]["ok"])
+    e, models = (reply_of(d) for d in rec["openwebui"]["ok"])
     s = openwebui.OpenWebUISettings(e.path.rsplit("/embeddings", 1)[0], None, e.request["model"], 4)
     f = openwebui.verdict(s, e, models)
     assert f.status == Status.PASS and f.evidence["request"]["batch"] == 4
@@ -127,7 +127,7 @@ def test_openwebui_missing_key_recorded_401() -> None:
     p = VECTORS / "0.32.0-tiny-qwen3-apikey" / "openwebui-401.json"
     if not p.exists():
         pytest.skip("no recording")
-    e, models = (exchange_of(d) for d in json.loads(p.read_text()))
+    e, models = (reply_of(d) for d in json.loads(p.read_text()))
     s = openwebui.OpenWebUISettings(e.path.rsplit("/embeddings", 1)[0], None, e.request["model"], 2)
     f = openwebui.verdict(s, e, models)
     assert e.status == 401 and f.status == Status.FAIL and f.evidence["problem"] == "api-key"

@@ -18,7 +18,7 @@ from triage.probes import client_libraries as clients
 from triage.probes.client_calls import CALLS
 from triage.probes.conformance_findings import vectors
 
-from .recorded import REAL, VECTORS, exchange_of, recording
+from .recorded import REAL, VECTORS, recording, reply_of
 
 HERE = REAL / "clients" / "0.32.0-tiny-qwen3-livelock"
 NULL = HERE / "routes-litellm-1.83.14.json"   # LiteLLM 1.83.14 first on the path (pinned_clients.py)
@@ -31,7 +31,7 @@ def case(check: str) -> clients.ClientCase:
 
 
 def judge(rec: dict, check: str, plain_status: int | None = None):
-    plain_ex = exchange_of(rec["plain"])
+    plain_ex = reply_of(rec["plain"])
     served = [d["id"] for d in rec["models"]["body"]["data"]]
     return clients.verdict(case(check), clients.ClientResult(**rec["clients"][check]), vectors(plain_ex),
                            "http://h/v1", rec["target"]["model"], served=served,
@@ -57,7 +57,7 @@ def test_litellm_1_83_openai_route_is_named_encoding_format_null() -> None:
 
 def test_vllm_itself_refuses_a_null_encoding_format() -> None:
     rec = recording(NULL)
-    ex = exchange_of(rec["plain_null"])
+    ex = reply_of(rec["plain_null"])
     assert ex.status == 400 and "encoding_format" in ex.error_message()
 
 
@@ -92,7 +92,7 @@ def _facts(rec: dict, check: str, **over) -> dict:
 
 def _langchain_refused() -> dict:
     rec = recording(SMALL)
-    plain = vectors(exchange_of(rec["plain_clients"]))
+    plain = vectors(reply_of(rec["plain_clients"]))
     f = clients.verdict(case("clients-langchain-defaults"), clients.ClientResult(**rec["clients"][
         "clients-langchain-defaults"]), plain, "http://h/v1", rec["target"]["model"])
     return f.evidence["facts"]
@@ -102,7 +102,7 @@ def _cut_base64() -> dict:
     rec = recording(SMALL)
     r = clients.ClientResult(**rec["clients"]["clients-openai-base64"])
     cut = dataclasses.replace(r, vectors=[v[: len(v) // 4] for v in r.vectors])
-    plain = vectors(exchange_of(rec["plain_clients"]))
+    plain = vectors(reply_of(rec["plain_clients"]))
     return clients.verdict(case("clients-openai-base64"), cut, plain, "h", "m").evidence["facts"]
 
 

@@ -8,7 +8,7 @@ import pytest
 from triage.findings import Status
 from triage.probes import conformance_deploy as cd
 
-from .recorded import DIRS, exchange, page
+from .recorded import DIRS, page, reply
 
 QWEN = DIRS[:2]
 
@@ -26,13 +26,13 @@ def test_kv_sizing_unknown_without_metrics() -> None:
 
 def test_batch_flag_indirect_when_server_info_is_off() -> None:
     srv = QWEN[1]
-    f = cd.batch_flag(exchange(srv, "embed-list"), 2, exchange(srv, "server-info"))
+    f = cd.batch_flag(reply(srv, "embed-list"), 2, reply(srv, "server-info"))
     assert f.status == Status.PASS and "indirect" in f.title
 
 
 def test_remote_code_refuted_for_native_qwen3(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text('{"architectures": ["Qwen3ForCausalLM"]}')
-    f = cd.remote_code(exchange(QWEN[1], "models"), cd.read_model_config(str(tmp_path)), True)
+    f = cd.remote_code(reply(QWEN[1], "models"), cd.read_model_config(str(tmp_path)), True)
     assert f.status == Status.PASS and f.evidence["verdict"] == "refuted"
-    assert cd.remote_code(exchange(QWEN[1], "models"), None, True).status == Status.UNKNOWN
+    assert cd.remote_code(reply(QWEN[1], "models"), None, True).status == Status.UNKNOWN
     assert cd.read_model_config(str(tmp_path / "missing")) is None

@@ -12,14 +12,14 @@ import asyncio
 import sys
 from pathlib import Path
 
-from triage.http import Exchange, ProbeClient, proxy_of
+from triage.http import ProbeClient, Reply, proxy_of
 from triage.findings import Status
 from triage.probes import conformance_findings as cc
 from triage.probes.conformance import as_outcome, not_judged
 from triage.probes.runner import PROXY_ERROR, SLOW, outcome_of
 from triage.probes.seed import matrix_finding, seed_findings, unjudged
 
-from .recorded import DIRS, exchange, outcome_from_record, probe_record
+from .recorded import DIRS, outcome_from_record, probe_record, reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hardening"))
 from hostile import Behaviour, HostileServer  # noqa: E402
@@ -48,7 +48,7 @@ class _Nginx(HostileServer):
 
 def test_probe_client_marks_a_proxy_answer() -> None:
     with _Nginx(Behaviour(bodies={"/v1/embeddings": NGINX_504.encode()}, status={"/v1/embeddings": 504})) as s:
-        async def go() -> Exchange:
+        async def go() -> Reply:
             async with ProbeClient(s.url) as pc:
                 return await pc.embed({"model": "m", "input": "x"}, timeout_s=5)
         ex = asyncio.run(go())
@@ -102,8 +102,8 @@ def test_a_slow_case_across_the_observers_gaps_is_unknown() -> None:
 
 def test_conformance_time_out_is_unknown_with_the_reason() -> None:
     """Was: conformance-array-input FAIL "a list of 2 strings answered None: " (an empty reason)."""
-    timed_out = Exchange("POST", "/v1/embeddings", {"input": ["a", "b"]}, error="ReadTimeout: no complete answer "
-                         "within 30 s (total deadline)", error_kind="timeout")
+    timed_out = Reply("POST", "/v1/embeddings", {"input": ["a", "b"]}, error="ReadTimeout: no complete answer "
+                      "within 30 s (total deadline)", error_kind="timeout")
     raw = cc.array_input(timed_out, 2)
     assert raw.status == Status.FAIL  # what the check alone says: the bug
     f = not_judged(raw, [timed_out])
@@ -111,9 +111,9 @@ def test_conformance_time_out_is_unknown_with_the_reason() -> None:
     assert f.fix == "" and f.evidence["would_have_said"] == raw.title
     assert as_outcome("conformance-array-input", [timed_out], f).outcome == SLOW
     # the recorded real answer stays judged as it was
-    ok = exchange(L031, "embed-list")
+    ok = reply(L031, "embed-list")
     assert not_judged(cc.array_input(ok, 2), [ok]) == cc.array_input(ok, 2)
-    proxied = Exchange("POST", "/v1/embeddings", {}, status=504, body=NGINX_504, proxy="nginx's 504 Gateway Timeout")
+    proxied = Reply("POST", "/v1/embeddings", {}, status=504, body=NGINX_504, proxy="nginx's 504 Gateway Timeout")
     g = not_judged(cc.array_input(proxied, 2), [proxied])
     assert g.status == Status.UNKNOWN and "a proxy's answer" in g.title
     assert as_outcome("conformance-array-input", [proxied], g).outcome == PROXY_ERROR

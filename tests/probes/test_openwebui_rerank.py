@@ -11,7 +11,7 @@ from triage.catalogue import get
 from triage.findings import Status
 from triage.probes import rerank_findings as rc
 from triage.probes.openwebui_rerank import RerankerSettings, verdict
-from triage.http import Exchange
+from triage.http import Reply
 
 REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank" / "0.32.0-rerank"
 BASE = "http://127.0.0.1:8000"
@@ -19,7 +19,7 @@ BASE = "http://127.0.0.1:8000"
 
 def plain() -> dict[int, float]:
     d = json.loads((REC / "rerank.json").read_text())
-    sc = rc.rerank_scores(Exchange("POST", "/rerank", d["request"]["body"], d["status"], d["body"]))
+    sc = rc.rerank_scores(Reply("POST", "/rerank", d["request"]["body"], d["status"], d["body"]))
     assert sc is not None
     return sc
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from triage.catalogue import get
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Status
 from triage.probes import rerank_findings as rc
 from triage.probes.rerank_clients import RerankResult, verdict
@@ -15,9 +15,9 @@ from triage.probes.rerank_clients import RerankResult, verdict
 REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank"
 
 
-def ex(folder: str, name: str) -> Exchange:
+def ex(folder: str, name: str) -> Reply:
     d = json.loads((REC / folder / f"{name}.json").read_text())
-    return Exchange(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
+    return Reply(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
 
 
 def docs(folder: str) -> list[str]:
@@ -58,7 +58,7 @@ def test_shape_fails_on_unsorted_results() -> None:
     full = ex("0.32.0-rerank", "rerank")
     body = dict(full.body)
     body["results"] = list(reversed(body["results"]))
-    bad = Exchange(full.method, full.path, full.request, 200, body)
+    bad = Reply(full.method, full.path, full.request, 200, body)
     f = rc.check_rerank_shape(bad, docs("0.32.0-rerank"))
     assert f.status == Status.FAIL and "not sorted" in f.title
 

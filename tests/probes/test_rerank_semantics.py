@@ -16,7 +16,7 @@ import pytest
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
 from triage.catalogue.symptoms import SCORES_FLAT, Case
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Status
 from triage.lab.rerank_models import RANKING_CASES
 from triage.probes import rerank_findings as rc
@@ -25,9 +25,9 @@ from triage.probes.rerank import log_facts
 REC = Path(__file__).parent.parent / "fixtures" / "real" / "rerank"
 
 
-def ex(folder: str, name: str) -> Exchange:
+def ex(folder: str, name: str) -> Reply:
     d = json.loads((REC / folder / f"{name}.json").read_text())
-    return Exchange(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
+    return Reply(d["request"]["method"], d["request"]["path"], d["request"]["body"], d["status"], d["body"])
 
 
 def scores(folder: str, name: str) -> Optional[list[float]]:

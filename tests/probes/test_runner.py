@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from triage.http import Exchange
+from triage.http import Reply
 from triage.probes.runner import HTTP_ERROR, OK, SLOW, UNREACHABLE, outcome_of
 from triage.sample import EngineSample, server_sample
 from triage.stall import LIVELOCK, STUCK_WAITING, StallDetector
 
-from .recorded import DIRS, exchange, page, probe_record
+from .recorded import DIRS, page, probe_record, reply
 
 L031, BERT = DIRS[0], DIRS[2]
 
@@ -63,11 +63,11 @@ def test_recorded_probe_samples_reclassify(name: str, kind: str | None) -> None:
 
 
 def test_outcome_of_exchanges() -> None:
-    assert outcome_of([exchange(L031, "embed-single")]) == (OK, 200)
-    assert outcome_of([exchange(L031, "embed-single"), exchange(L031, "error-overlong")]) == (HTTP_ERROR, 400)
-    down = Exchange("POST", "/v1/embeddings", {}, error="ConnectError: [Errno 111] Connection refused")
+    assert outcome_of([reply(L031, "embed-single")]) == (OK, 200)
+    assert outcome_of([reply(L031, "embed-single"), reply(L031, "error-overlong")]) == (HTTP_ERROR, 400)
+    down = Reply("POST", "/v1/embeddings", {}, error="ConnectError: [Errno 111] Connection refused")
     assert outcome_of([down]) == (UNREACHABLE, None)
-    late = Exchange("POST", "/v1/embeddings", {}, error="ReadTimeout: ")
+    late = Reply("POST", "/v1/embeddings", {}, error="ReadTimeout: ")
     assert outcome_of([late]) == (SLOW, None)
 
 

@@ -15,7 +15,7 @@ from triage.findings import Status
 from triage.load_client import LoadReply, prompt_tokens_of
 from triage.probes.throughput import CONCURRENCY, judge, min_requests, percentile, summarize, throughput_finding
 
-from .recorded import DIRS, exchange
+from .recorded import DIRS, reply
 
 ROW_KEYS = {"concurrency", "requests_per_s", "tokens_per_s", "p50_s", "p95_s", "p99_s"}
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "throughput"
@@ -40,15 +40,15 @@ def _answer_bytes(body: dict, compact: bool) -> bytes:
 @pytest.mark.parametrize("compact", [True, False], ids=["server-bytes", "spaced"])
 @pytest.mark.parametrize("server", DIRS)
 def test_prompt_tokens_read_from_the_answer_bytes(server: str, compact: bool) -> None:
-    body = exchange(server, "embed-single").body
+    body = reply(server, "embed-single").body
     assert prompt_tokens_of(_answer_bytes(body, compact)) == body["usage"]["prompt_tokens"] > 0
-    lst = exchange(server, "embed-list").body
+    lst = reply(server, "embed-list").body
     assert prompt_tokens_of(_answer_bytes(lst, compact)) == lst["usage"]["prompt_tokens"]
     assert prompt_tokens_of(b'{"object":"error","message":"x"}') == 0
 
 
 def test_summarize_recorded_single_inputs() -> None:
-    body = exchange(DIRS[1], "embed-single").body
+    body = reply(DIRS[1], "embed-single").body
     r = LoadReply(200, 0.05, prompt_tokens_of(_answer_bytes(body, True)))
     row = summarize(4, [r] * 4, 0.1, client_cpu_s=0.02, client_wait_s=0.01)
     assert ROW_KEYS <= set(row)

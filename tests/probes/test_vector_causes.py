@@ -17,7 +17,7 @@ from triage.probes import vector_reference as vr
 from triage.probes.server_facts import resolved_facts
 from triage.sources.model_files import ModelPooling
 
-from .recorded import VECTORS, exchange_of, recording
+from .recorded import VECTORS, recording, reply_of
 
 JUDGED = ("vectors-dimension", "vectors-norm", "vectors-model-pooling", "vectors-reference")
 
@@ -30,11 +30,11 @@ def judge(name: str) -> dict[str, Finding]:
     resolved: dict[str, Any] = rec.get("server_resolved") or {}
     ua = (resolved.get(vcs.SERVER_USE_ACTIVATION), resolved.get(vcs.SERVER_USE_ACTIVATION_SOURCE, ""))
     return {
-        "vectors-dimension": vc.check_dimension([exchange_of(d) for d in rec["dimension"]], files.dimension,
+        "vectors-dimension": vc.check_dimension([reply_of(d) for d in rec["dimension"]], files.dimension,
                                                 files.source, files=files),
-        "vectors-norm": vc.check_norm(exchange_of(rec["norm"]), files.normalize, files.source, ua),
+        "vectors-norm": vc.check_norm(reply_of(rec["norm"]), files.normalize, files.source, ua),
         "vectors-model-pooling": vc.check_model_pooling(files, pooling, source, files.path),
-        "vectors-reference": vr.check_reference(exchange_of(rec["reference_server"]), rec["reference"], files,
+        "vectors-reference": vr.check_reference(reply_of(rec["reference_server"]), rec["reference"], files,
                                                 pooling, "", "py", resolved),
     }
 

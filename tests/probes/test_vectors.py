@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from triage.catalogue import MODES, get, mode_for_check
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Status
 from triage.probes import vector_findings as vc
 from triage.probes import vector_reference as vr
 from triage.probes.runner import OK, ProbeOutcome
 from triage.sources.model_files import ModelPooling, read_model_pooling
 
-from .recorded import VECTORS, exchange_of, recording
+from .recorded import VECTORS, recording, reply_of
 
 HEALTHY = VECTORS / "0.32.0-tiny-qwen3-livelock" / "vectors.json"
 MEAN = VECTORS / "0.32.0-tiny-qwen3-pooling-mean" / "vectors.json"
@@ -48,28 +48,28 @@ def test_records_are_registered() -> None:
 
 def test_healthy_recording_passes_every_vector_check(healthy: dict) -> None:
     files = files_of(healthy)
-    dims = [exchange_of(d) for d in healthy["dimension"]]
+    dims = [reply_of(d) for d in healthy["dimension"]]
     assert vc.check_dimension(dims, files.dimension, files.source).status == Status.PASS
-    assert vc.check_norm(exchange_of(healthy["norm"]), files.normalize, files.source).status == Status.PASS
-    a, b = (exchange_of(d) for d in healthy["repeat"])
+    assert vc.check_norm(reply_of(healthy["norm"]), files.normalize, files.source).status == Status.PASS
+    a, b = (reply_of(d) for d in healthy["repeat"])
     assert vc.check_pair("vectors-repeat", a, b, vc.REPEAT_MIN, "same").status == Status.PASS
-    a, b = (exchange_of(d) for d in healthy["batch"])
+    a, b = (reply_of(d) for d in healthy["batch"])
     assert vc.check_pair("vectors-batch-invariance", a, b, vc.BATCH_MIN, "batch", index_b=1).status == Status.PASS
-    outs = [ProbeOutcome("vectors-long-repeat", "vectors", OK, exchanges=[exchange_of(d)]) for d in healthy["long"]]
+    outs = [ProbeOutcome("vectors-long-repeat", "vectors", OK, exchanges=[reply_of(d)]) for d in healthy["long"]]
     assert vc.check_long_repeat(outs, 255).status == Status.PASS
     assert vc.check_finite(dims).status == Status.PASS
-    t, e = (exchange_of(d) for d in healthy["tokenize"])
+    t, e = (reply_of(d) for d in healthy["tokenize"])
     pooling, source = healthy["server_pooling"]
     assert pooling == "LAST"
     assert vc.check_eos(t, e, pooling, files.eos_token_id, source).status == Status.PASS
     assert vc.check_model_pooling(files, pooling, source, files.path).status == Status.PASS
-    ref = vr.check_reference(exchange_of(healthy["reference_server"]), healthy["reference"], files, pooling, "", "py")
+    ref = vr.check_reference(reply_of(healthy["reference_server"]), healthy["reference"], files, pooling, "", "py")
     assert ref.status == Status.PASS, ref.title
     assert ref.evidence["cosine"] >= vc.REFERENCE_MIN
 
 
 def test_random_weight_model_ranking_is_unknown_not_a_false_alarm(healthy: dict) -> None:
-    f = vc.check_ranking(exchange_of(healthy["ranking"]), "built with random weights")
+    f = vc.check_ranking(reply_of(healthy["ranking"]), "built with random weights")
     assert f.status == Status.UNKNOWN
     assert f.evidence["of"] == len(vc.PAIRS)
 
@@ -83,7 +83,7 @@ def test_pooling_mean_recording_fails_naming_both_poolings(mean: dict) -> None:
     assert "LAST" in f.title and "MEAN" in f.title
     assert f.fix == get("pooling-mismatch").fix({"model_pooling": "LAST", "server_pooling": "MEAN"})
     assert "--pooler-config" in f.fix
-    r = vr.check_reference(exchange_of(mean["reference_server"]), mean["reference"], files, pooling, "", "py")
+    r = vr.check_reference(reply_of(mean["reference_server"]), mean["reference"], files, pooling, "", "py")
     assert r.status == Status.FAIL
     assert r.evidence["by_pooling"]["MEAN"] >= vc.REFERENCE_MIN > r.evidence["by_pooling"]["LAST"]
     assert r.refs == list(get("pooling-mismatch").refs)
@@ -91,14 +91,14 @@ def test_pooling_mean_recording_fails_naming_both_poolings(mean: dict) -> None:
 
 def test_nan_and_out_of_range_fail() -> None:
     body = {"data": [{"index": 0, "embedding": [0.1, float("nan"), 0.2]}]}
-    f = vc.check_finite([Exchange("POST", "/v1/embeddings", {}, 200, body)])
+    f = vc.check_finite([Reply("POST", "/v1/embeddings", {}, 200, body)])
     assert f.status == Status.FAIL and f.fix == get("nan-vectors").fix()
     err = {"error": {"message": "Out of range float values are not JSON compliant"}}
-    assert vc.check_finite([Exchange("POST", "/v1/embeddings", {}, 500, err)]).status == Status.FAIL
+    assert vc.check_finite([Reply("POST", "/v1/embeddings", {}, 500, err)]).status == Status.FAIL
 
 
 def test_missing_eos_fails_for_last_pooling(healthy: dict) -> None:
-    t, e = (exchange_of(d) for d in healthy["tokenize"])
+    t, e = (reply_of(d) for d in healthy["tokenize"])
     cut = copy.deepcopy(t)
     cut.body["tokens"] = cut.body["tokens"][:-1]
     f = vc.check_eos(cut, e, "LAST", files_of(healthy).eos_token_id, "log")
@@ -107,7 +107,7 @@ def test_missing_eos_fails_for_last_pooling(healthy: dict) -> None:
 
 
 def test_dimension_other_than_declared_fails(healthy: dict) -> None:
-    dims = [exchange_of(d) for d in healthy["dimension"]]
+    dims = [reply_of(d) for d in healthy["dimension"]]
     f = vc.check_dimension(dims, 256, "config.json")
     assert f.status == Status.FAIL and f.fix == get("dimensions-not-matryoshka").fix()
 
@@ -127,7 +127,7 @@ def test_model_files_sentence_transformers(tmp_path: Path) -> None:
 
 
 def test_cosine_rows_for_the_plot(healthy: dict) -> None:
-    a, b = (exchange_of(d) for d in healthy["repeat"])
+    a, b = (reply_of(d) for d in healthy["repeat"])
     rows = vc.cosine_rows([vc.check_pair("vectors-repeat", a, b, vc.REPEAT_MIN, "same")])
     assert rows and rows[0]["check"] == "vectors-repeat" and rows[0]["status"] == "pass"
 

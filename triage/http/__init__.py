@@ -35,7 +35,7 @@ from triage.http.errors import (
     transport_text,
 )
 from triage.http.limits import MAX_BODY_BYTES, MAX_DIMENSIONS, get_within, read_json
-from triage.http.reply import Exchange, Reply, trim_for_storage
+from triage.http.reply import Reply, trim_for_storage
 from triage.http.transport import (
     CappedTransport,
     HttpClient,
@@ -46,7 +46,7 @@ from triage.http.transport import (
 )
 
 __all__ = [
-    "EMBEDDINGS_PATH", "MAX_BODY_BYTES", "MAX_DIMENSIONS", "CappedTransport", "ConnectError", "Exchange",
+    "EMBEDDINGS_PATH", "MAX_BODY_BYTES", "MAX_DIMENSIONS", "CappedTransport", "ConnectError",
     "HTTPError", "HTTPStatusError", "HttpClient", "HttpRequest", "ProbeClient", "ProbeSetupError", "Reply",
     "TimeoutException", "Transport", "VllmClient", "auth_headers", "base_url_problem", "capped_client", "cut_kind",
     "cut_text", "describe_failure", "get_within", "origin_of", "path_prefix_of", "proxy_of", "read_json",

@@ -123,6 +123,3 @@ def trim_for_storage(v: Any, keep: int = 8, depth: int = 0) -> Any:
     if isinstance(v, str) and len(v) > 4000:
         return v[:4000] + f"... [{len(v)} chars]"
     return v
-
-
-Exchange = Reply  # the async client's old name, until its callers are renamed (next commit)

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import ProbeOutcome
@@ -24,7 +24,7 @@ TEXTS = ("the service was quick and the staff were kind", "the parcel arrived on
          "the screen cracked after one day and support never answered")
 
 
-def class_probs(ex: Exchange) -> Optional[list[list[float]]]:
+def class_probs(ex: Reply) -> Optional[list[list[float]]]:
     """data[i].probs in input order, or None when the answer is not a /classify one."""
     data = ex.body.get("data") if ex.ok and isinstance(ex.body, dict) else None
     if not isinstance(data, list) or not data:
@@ -45,7 +45,7 @@ def _same(a: Optional[list[list[float]]], b: Optional[list[list[float]]], tol: f
                for x, y in zip(a, b, strict=True))
 
 
-def check_classify(default: Exchange, raw: Exchange, on: Exchange, old_field: Optional[Exchange] = None) -> Finding:
+def check_classify(default: Reply, raw: Reply, on: Reply, old_field: Optional[Reply] = None) -> Finding:
     """/classify's probs: softmax (or sigmoid) probabilities by default, or the raw logits (scores-are-logits)."""
     mode = get("scores-are-logits")
     d, r, o = class_probs(default), class_probs(raw), class_probs(on)
@@ -90,11 +90,11 @@ def check_classify(default: Exchange, raw: Exchange, on: Exchange, old_field: Op
 async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
     from triage.probes.conformance import as_outcome
 
-    async def post(**extra: Any) -> Exchange:
+    async def post(**extra: Any) -> Reply:
         return await ctx.pc.call("POST", "/classify", {"model": ctx.model, "input": list(TEXTS), **extra},
                                  timeout_s=ctx.cfg.deadline_s)
 
-    exs: Sequence[Exchange] = [await post(), await post(use_activation=False), await post(use_activation=True),
+    exs: Sequence[Reply] = [await post(), await post(use_activation=False), await post(use_activation=True),
                                await post(activation=False)]
     f = check_classify(*exs)
     yield dataclasses.replace(as_outcome("classify-semantics", list(exs), f), set=SET)

@@ -16,7 +16,7 @@ from typing import Any
 from triage.findings import Finding, Status
 from triage.probes import conformance_findings as cc
 from triage.probes import conformance_deploy as cd
-from triage.http import Exchange, trim_for_storage
+from triage.http import Reply, trim_for_storage
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, PROXY_ERROR, SLOW, UNREACHABLE, ProbeOutcome
 
@@ -24,7 +24,7 @@ SET = "conformance"
 QUERY_TASK = "Given a web search query, retrieve relevant passages that answer the query"
 
 
-def as_outcome(probe: str, exchanges: list[Exchange], finding: Finding | None = None) -> ProbeOutcome:
+def as_outcome(probe: str, exchanges: list[Reply], finding: Finding | None = None) -> ProbeOutcome:
     """A plain (unwatched) probe as a stored outcome: the first exchange is the request of record.
 
     An expected rejection (a 400 the finding passes) is outcome ok: the outcome says whether the
@@ -50,7 +50,7 @@ def as_outcome(probe: str, exchanges: list[Exchange], finding: Finding | None = 
                         exchanges=exchanges)
 
 
-def missing_answer(exchanges: list[Exchange]) -> str | None:
+def missing_answer(exchanges: list[Reply]) -> str | None:
     """Why the server's answer is missing from these exchanges (no answer: time-out, refused, cut; or a proxy's
     502/504 instead of it), else None."""
     for x in exchanges:
@@ -62,7 +62,7 @@ def missing_answer(exchanges: list[Exchange]) -> str | None:
     return None
 
 
-def not_judged(finding: Finding, exchanges: list[Exchange]) -> Finding:
+def not_judged(finding: Finding, exchanges: list[Reply]) -> Finding:
     """A verdict that is not a pass, made without the server's own answer to one of its requests, as UNKNOWN with
     the reason (missing data is no evidence: a 30 s time-out on a starved box is not a failed claim)."""
     why = missing_answer(exchanges) if finding.status not in (Status.PASS, Status.UNKNOWN) else None
@@ -81,77 +81,77 @@ def _only(name: str, only: Iterable[str] | None) -> bool:
 async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIterator[ProbeOutcome | Finding]:
     pc, model, mml = ctx.pc, ctx.model, ctx.max_model_len
 
-    async def emb(input_: Any, path: str = "/v1/embeddings", **params: Any) -> Exchange:
+    async def emb(input_: Any, path: str = "/v1/embeddings", **params: Any) -> Reply:
         return await pc.embed(ctx.body(input_, **params), path=path, timeout_s=ctx.cfg.deadline_s)
 
     steps: list[tuple[str, Any]] = []
 
-    async def v1() -> tuple[list[Exchange], Finding]:
+    async def v1() -> tuple[list[Reply], Finding]:
         text = ctx.short()
         a, b = await emb(text), await emb(text, path="/embeddings")
         models = await pc.models()
         return [a, b, models], cc.v1_prefix(a, b)
     steps.append(("conformance-v1-prefix", v1))
 
-    async def openai() -> tuple[list[Exchange], Finding]:
+    async def openai() -> tuple[list[Reply], Finding]:
         models = await pc.models()
         return [models], cc.openai_server(models, ctx.vllm_version)
     steps.append(("conformance-openai-server", openai))
 
-    async def array() -> tuple[list[Exchange], Finding]:
+    async def array() -> tuple[list[Reply], Finding]:
         a = await emb([ctx.short(), ctx.short()])
         return [a], cc.array_input(a, 2)
     steps.append(("conformance-array-input", array))
 
-    async def tok_ids() -> tuple[list[Exchange], Finding]:
+    async def tok_ids() -> tuple[list[Reply], Finding]:
         t1, t2 = await pc.tokenize(model, ctx.short()), await pc.tokenize(model, ctx.short())
         ids1, ids2 = (t1.body or {}).get("tokens", [1, 2]), (t2.body or {}).get("tokens", [1, 2])
         a, b = await emb(ids1), await emb([ids1, ids2])
         return [a, b], cc.token_ids(a, b)
     steps.append(("conformance-token-ids", tok_ids))
 
-    async def order() -> tuple[list[Exchange], Finding]:
+    async def order() -> tuple[list[Reply], Finding]:
         texts = [ctx.short() for _ in range(3)]
         batch = await emb(texts)
         singles = [await emb(t) for t in texts]
         return [batch, *singles], cc.index_order(batch, singles)
     steps.append(("conformance-index-order", order))
 
-    async def b64() -> tuple[list[Exchange], Finding]:
+    async def b64() -> tuple[list[Reply], Finding]:
         text = ctx.short()
         a, b = await emb(text), await emb(text, encoding_format="base64")
         return [a, b], cc.base64_equals_float(a, b)
     steps.append(("conformance-base64", b64))
 
-    async def dim_norm() -> tuple[list[Exchange], Finding]:
+    async def dim_norm() -> tuple[list[Reply], Finding]:
         a = await emb([ctx.short(), ctx.short(), ctx.short()])
         return [a], cc.dimension_norm([a])
     steps.append(("conformance-dimension-norm", dim_norm))
 
-    async def determinism() -> tuple[list[Exchange], Finding]:
+    async def determinism() -> tuple[list[Reply], Finding]:
         text = ctx.short()
         a, b = await emb(text), await emb(text)
         return [a, b], cc.determinism(a, b)
     steps.append(("conformance-determinism", determinism))
 
-    async def usage() -> tuple[list[Exchange], Finding]:
+    async def usage() -> tuple[list[Reply], Finding]:
         text = ctx.short() + " " + " ".join(ctx.short() for _ in range(4))
         a, t = await emb(text), await pc.tokenize(model, text)
         return [a, t], cc.usage_tokens(a, t)
     steps.append(("conformance-usage-tokens", usage))
 
-    async def overlong() -> tuple[list[Exchange], Finding]:
+    async def overlong() -> tuple[list[Reply], Finding]:
         lt = await ctx.long()
         a = await emb(lt.text)
         return [a], cc.overlong_400(a, mml, lt.token_count)
     steps.append(("conformance-overlong-400", overlong))
 
-    async def too_big() -> tuple[list[Exchange], Finding]:
+    async def too_big() -> tuple[list[Reply], Finding]:
         a = await emb(ctx.short(), truncate_prompt_tokens=mml + 1)
         return [a], cc.truncate_too_big_400(a, mml)
     steps.append(("conformance-truncate-too-big-400", too_big))
 
-    async def dims() -> tuple[list[Exchange], Finding]:
+    async def dims() -> tuple[list[Reply], Finding]:
         probe = await emb(ctx.short())
         full = len(cc.vectors(probe)[0]) if cc.vectors(probe) else 64
         asked = 32 if full > 32 else max(1, full // 2)
@@ -161,12 +161,12 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         return [a], cc.dimensions(a, asked, declared)
     steps.append(("conformance-dimensions", dims))
 
-    async def normalize() -> tuple[list[Exchange], Finding]:
+    async def normalize() -> tuple[list[Reply], Finding]:
         a = await emb(ctx.short(), normalize=True)
         return [a], cc.normalize_removed(a)
     steps.append(("conformance-normalize-removed", normalize))
 
-    async def instruction() -> tuple[list[Exchange], Finding]:
+    async def instruction() -> tuple[list[Reply], Finding]:
         q = f"what is a {ctx.short()}"
         instr = f"Instruct: {QUERY_TASK}\nQuery:{q}"
         p, im, qt = (await pc.tokenize(model, "Retrieve: "), await pc.tokenize(model, "<|im_start|>"),
@@ -175,13 +175,13 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         return [p, im, qt, a, b], cc.query_instruction(p, im, qt, a, b)
     steps.append(("conformance-query-instruction", instruction))
 
-    async def batching() -> tuple[list[Exchange], Finding]:
+    async def batching() -> tuple[list[Reply], Finding]:
         a = await emb([ctx.short() for _ in range(64)])
         info = await pc.call("GET", "/server_info")
         return [a, info], cd.batch_flag(a, 64, info)
     steps.append(("conformance-batching-flags", batching))
 
-    async def native() -> tuple[list[Exchange], Finding]:
+    async def native() -> tuple[list[Reply], Finding]:
         models, a = await pc.models(), await emb(ctx.short())
         return [models, a], cd.remote_code(models, cd.read_model_config(ctx.model_root), a.ok)
     steps.append(("conformance-native-architecture", native))

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from triage.findings import Finding, Status
-from triage.http import Exchange
+from triage.http import Reply
 from triage.probes.conformance_findings import _claim, ev, vectors
 
 
-def batch_flag(batch: Exchange, n: int, server_info: Exchange) -> Finding:
+def batch_flag(batch: Reply, n: int, server_info: Reply) -> Finding:
     got = len(vectors(batch))
     cfg_text = json.dumps(server_info.body) if server_info.ok else ""
     has_flag = "embedding_batch_size" in cfg_text if cfg_text else None
@@ -37,7 +37,7 @@ def read_model_config(model_root: Optional[str]) -> Optional[dict[str, Any]]:
         return None
 
 
-def remote_code(models: Exchange, model_config: Optional[dict[str, Any]], served_ok: bool) -> Finding:
+def remote_code(models: Reply, model_config: Optional[dict[str, Any]], served_ok: bool) -> Finding:
     archs = (model_config or {}).get("architectures")
     if not archs:
         return Finding("conformance-native-architecture", Status.UNKNOWN,

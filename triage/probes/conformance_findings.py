@@ -2,7 +2,7 @@
 
 Each finding cites the deployment-guide claim it confirms or refutes (shared/reference/
 vllm-embedding-facts.md §5) and carries the server's own responses as evidence. The
-functions take ``Exchange`` values, so tests feed them responses recorded from real servers.
+functions take ``Reply`` values, so tests feed them responses recorded from real servers.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from triage.catalogue.refusal_clues import (
     context_length_of,
 )
 from triage.findings import Finding, Status
-from triage.http import Exchange
+from triage.http import Reply
 
 CLAIMS = {
     "v1": "the endpoint is `/embeddings` without `/v1`; OpenAI API is off by default",
@@ -37,12 +37,12 @@ CLAIMS = {
 FACTS = "shared/reference/vllm-embedding-facts.md"
 
 
-def ev(*exchanges: Exchange, **more: Any) -> dict[str, Any]:
+def ev(*exchanges: Reply, **more: Any) -> dict[str, Any]:
     """Evidence: the exchanges as the server answered them (vectors trimmed), plus named values."""
     return {"exchanges": [x.to_dict() for x in exchanges], "source": "live probe", **more}
 
 
-def vectors(ex: Exchange) -> list[list[float]]:
+def vectors(ex: Reply) -> list[list[float]]:
     """Embeddings of a 200 response in index order (base64 decoded as little-endian float32)."""
     if not ex.ok or not isinstance(ex.body, dict):
         return []
@@ -73,7 +73,7 @@ def _claim(key: str, verdict: str, **more: Any) -> dict[str, Any]:
     return {"guide_claim": CLAIMS[key], "verdict": verdict, "facts": FACTS, **more}
 
 
-def v1_prefix(v1: Exchange, bare: Exchange) -> Finding:
+def v1_prefix(v1: Reply, bare: Reply) -> Finding:
     if v1.ok:
         return Finding("conformance-v1-prefix", Status.PASS,
                        f"POST /v1/embeddings answers 200; POST /embeddings answers {bare.status}",
@@ -83,7 +83,7 @@ def v1_prefix(v1: Exchange, bare: Exchange) -> Finding:
                    "Point clients at /v1/embeddings of `vllm serve` with a pooling model (--runner pooling).")
 
 
-def openai_server(models: Exchange, version: Optional[str]) -> Finding:
+def openai_server(models: Reply, version: Optional[str]) -> Finding:
     ok = models.ok and isinstance(models.body, dict) and models.body.get("object") == "list"
     return Finding("conformance-openai-server", Status.PASS if ok else Status.UNKNOWN,
                    "the server speaks the OpenAI API (GET /v1/models lists models)" if ok
@@ -93,7 +93,7 @@ def openai_server(models: Exchange, version: Optional[str]) -> Finding:
                    "Start the server with `vllm serve MODEL --runner pooling`." if not ok else "")
 
 
-def array_input(lst: Exchange, n: int) -> Finding:
+def array_input(lst: Reply, n: int) -> Finding:
     got = len(vectors(lst))
     ok = lst.ok and got == n
     return Finding("conformance-array-input", Status.PASS if ok else Status.FAIL,
@@ -103,7 +103,7 @@ def array_input(lst: Exchange, n: int) -> Finding:
                                         else "undecided")})
 
 
-def token_ids(single: Exchange, many: Exchange) -> Finding:
+def token_ids(single: Reply, many: Reply) -> Finding:
     ok = single.ok and many.ok and len(vectors(many)) == 2
     return Finding("conformance-token-ids", Status.PASS if ok else Status.FAIL,
                    "token-id input (one list and a list of lists) is accepted" if ok
@@ -111,7 +111,7 @@ def token_ids(single: Exchange, many: Exchange) -> Finding:
                    {**ev(single, many), **_claim("array", "refuted" if ok else "undecided")})
 
 
-def index_order(batch: Exchange, singles: list[Exchange]) -> Finding:
+def index_order(batch: Reply, singles: list[Reply]) -> Finding:
     bv = vectors(batch)
     idx = [d.get("index") for d in (batch.body or {}).get("data", [])] if batch.ok else []
     cos = [round(cosine(bv[i], vectors(s)[0]), 6) if i < len(bv) and vectors(s) else None
@@ -124,7 +124,7 @@ def index_order(batch: Exchange, singles: list[Exchange]) -> Finding:
                    "" if ok else "Match vectors by data[].index, not by position.")
 
 
-def base64_equals_float(flt: Exchange, b64: Exchange) -> Finding:
+def base64_equals_float(flt: Reply, b64: Reply) -> Finding:
     a, b = vectors(flt), vectors(b64)
     same_shape = bool(a and b and len(a[0]) == len(b[0]))
     diff = max((abs(x - y) for x, y in zip(a[0], b[0], strict=True)), default=None) if same_shape else None
@@ -134,7 +134,7 @@ def base64_equals_float(flt: Exchange, b64: Exchange) -> Finding:
                    else f"base64 and float differ (max |diff| {diff})", ev(flt, b64, max_abs_diff=diff))
 
 
-def dimension_norm(exchanges: list[Exchange]) -> Finding:
+def dimension_norm(exchanges: list[Reply]) -> Finding:
     vs = [v for ex in exchanges for v in vectors(ex)]
     dims = sorted({len(v) for v in vs})
     norms = [round(norm(v), 6) for v in vs]
@@ -151,7 +151,7 @@ def dimension_norm(exchanges: list[Exchange]) -> Finding:
                    "the pooler config (use_activation).")
 
 
-def determinism(first: Exchange, second: Exchange) -> Finding:
+def determinism(first: Reply, second: Reply) -> Finding:
     a, b = vectors(first), vectors(second)
     c = cosine(a[0], b[0]) if a and b else float("nan")
     ok = c > 0.9999
@@ -160,7 +160,7 @@ def determinism(first: Exchange, second: Exchange) -> Finding:
                    "" if ok else "Non-deterministic vectors: check the dtype, batch-dependent kernels, pooling.")
 
 
-def usage_tokens(emb: Exchange, tok: Exchange) -> Finding:
+def usage_tokens(emb: Reply, tok: Reply) -> Finding:
     usage = ((emb.body or {}).get("usage") or {}).get("prompt_tokens") if emb.ok else None
     count = (tok.body or {}).get("count") if tok.ok else None
     ok = usage is not None and usage == count
@@ -170,7 +170,7 @@ def usage_tokens(emb: Exchange, tok: Exchange) -> Finding:
                    ev(emb, tok, usage_prompt_tokens=usage, tokenize_count=count))
 
 
-def _reject_facts(ex: Exchange, max_model_len: int) -> dict[str, Any]:
+def _reject_facts(ex: Reply, max_model_len: int) -> dict[str, Any]:
     """What the differential's clues read of a refusal (triage/catalogue/refusal_clues.py names the keys)."""
     msg = ex.error_message() if not ex.ok else ""
     facts: dict[str, Any] = {SERVER_MAX_MODEL_LEN: max_model_len}
@@ -180,7 +180,7 @@ def _reject_facts(ex: Exchange, max_model_len: int) -> dict[str, Any]:
     return facts
 
 
-def overlong_400(ex: Exchange, max_model_len: int, tokens: int) -> Finding:
+def overlong_400(ex: Reply, max_model_len: int, tokens: int) -> Finding:
     """A longer input than max_model_len: 400 'maximum context length', or 200 where the server embeds it in chunks
     (--pooler-config enable_chunked_processing, issue 29: a feature, not a missing check). Chunks are told from a
     silent truncation by usage.prompt_tokens: the whole input counted (above max_model_len) was embedded."""
@@ -204,7 +204,7 @@ def overlong_400(ex: Exchange, max_model_len: int, tokens: int) -> Finding:
                    "long documents.")
 
 
-def truncate_too_big_400(ex: Exchange, max_model_len: int) -> Finding:
+def truncate_too_big_400(ex: Reply, max_model_len: int) -> Finding:
     msg = ex.error_message()
     ok = ex.status == 400 and "max_model_len" in msg
     return Finding("conformance-truncate-too-big-400", Status.PASS if ok else Status.WARN,
@@ -213,7 +213,7 @@ def truncate_too_big_400(ex: Exchange, max_model_len: int) -> Finding:
                    ev(ex, max_model_len=max_model_len), "Keep truncate_prompt_tokens <= max_model_len - 1.")
 
 
-def dimensions(ex: Exchange, asked: int, declared: Optional[bool]) -> Finding:
+def dimensions(ex: Reply, asked: int, declared: Optional[bool]) -> Finding:
     got = len(vectors(ex)[0]) if vectors(ex) else None
     if ex.ok and got == asked:
         return Finding("conformance-dimensions", Status.PASS, f"dimensions={asked} accepted (Matryoshka declared)",
@@ -230,7 +230,7 @@ def dimensions(ex: Exchange, asked: int, declared: Optional[bool]) -> Finding:
                    ev(ex, dimensions=asked, returned=got, matryoshka_declared=declared))
 
 
-def normalize_removed(ex: Exchange) -> Finding:
+def normalize_removed(ex: Reply) -> Finding:
     removed = ex.status == 400 and "normalize" in ex.error_message()
     return Finding("conformance-normalize-removed", Status.PASS if removed or ex.ok else Status.WARN,
                    "`normalize` is rejected: removed, use `use_activation`" if removed
@@ -240,8 +240,8 @@ def normalize_removed(ex: Exchange) -> Finding:
                    "Drop `normalize` from requests; send `use_activation` instead." if removed else "")
 
 
-def query_instruction(prefix_tok: Exchange, im_start_tok: Exchange, query_tok: Exchange,
-                      with_instr: Exchange, without: Exchange) -> Finding:
+def query_instruction(prefix_tok: Reply, im_start_tok: Reply, query_tok: Reply,
+                      with_instr: Reply, without: Reply) -> Finding:
     ids = (prefix_tok.body or {}).get("tokens") if prefix_tok.ok else None
     im_ids = (im_start_tok.body or {}).get("tokens") if im_start_tok.ok else None
     a, b = vectors(with_instr), vectors(without)
@@ -260,7 +260,7 @@ def query_instruction(prefix_tok: Exchange, im_start_tok: Exchange, query_tok: E
                    "`<|im_start|>` in the Qwen tokenizer, not a task prefix.")
 
 
-def chunked_shapes(long_out: Any, short_ex: Exchange, long_tokens: int) -> Finding:
+def chunked_shapes(long_out: Any, short_ex: Reply, long_tokens: int) -> Finding:
     """long_out: the ProbeOutcome of a max_model_len - 1 request sent under watch."""
     exs = long_out.exchanges
     lv = vectors(exs[0]) if exs else []

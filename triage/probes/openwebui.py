@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from triage.catalogue import clients as cf, get
 from triage.catalogue.symptoms import CLIENT_ERROR
-from triage.http import Exchange, HTTPError, HttpClient, capped_client, read_json
+from triage.http import HTTPError, HttpClient, Reply, capped_client, read_json
 from triage.findings import Finding, Status
 
 CHECK = "clients-openwebui"
@@ -55,8 +55,8 @@ class OpenWebUISettings:
                           f"{ENV['model']}={self.model}", f"{ENV['batch_size']}={self.batch_size}"])
 
 
-def _send(c: HttpClient, method: str, url: str, body: Optional[dict[str, Any]], headers: dict[str, str]) -> Exchange:
-    ex = Exchange(method, url, body)
+def _send(c: HttpClient, method: str, url: str, body: Optional[dict[str, Any]], headers: dict[str, str]) -> Reply:
+    ex = Reply(method, url, body)
     t = time.monotonic()
     try:
         r = c.request(method, url, json=body, headers=headers)
@@ -69,7 +69,7 @@ def _send(c: HttpClient, method: str, url: str, body: Optional[dict[str, Any]], 
 
 
 def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: float = 35.0) -> tuple[Finding,
-                                                                                                   list[Exchange]]:
+                                                                                                   list[Reply]]:
     """Send Open WebUI's request for these settings; the verdict says what to change (server_url: for /v1/models)."""
     texts = [f"Open WebUI embedding check {i}" for i in range(max(1, s.batch_size))]
     headers = {"Content-Type": "application/json"}
@@ -84,7 +84,7 @@ def check(s: OpenWebUISettings, server_url: Optional[str] = None, timeout_s: flo
     return verdict(s, ex, models), [ex, models]
 
 
-def verdict(s: OpenWebUISettings, ex: Exchange, models: Exchange) -> Finding:
+def verdict(s: OpenWebUISettings, ex: Reply, models: Reply) -> Finding:
     """What Open WebUI's request answered, as a finding that says what to change (pure: recorded answers in)."""
     mode = get("openwebui-misconfig")
     base = s.base_url.rstrip("/")

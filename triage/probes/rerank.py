@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Finding, Status
 from triage.lab.rerank_models import CONSTRUCTED_MARKER_KEY, RANKING_CASES
 from triage.probes import rerank_findings as rc
@@ -34,7 +34,7 @@ RERANK_PATH = "/rerank"
 QUERY, DOCS = rc.QUERY, rc.DOCS  # one definition, beside the checks that read them
 
 
-def _outcome(probe: str, exchanges: list[Exchange], f: Finding, set_name: str = SET) -> ProbeOutcome:
+def _outcome(probe: str, exchanges: list[Reply], f: Finding, set_name: str = SET) -> ProbeOutcome:
     from triage.probes.conformance import as_outcome
     return dataclasses.replace(as_outcome(probe, exchanges, f), set=set_name)
 
@@ -97,7 +97,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
     docs = list(DOCS)
     base = rerank_body(ctx, QUERY, docs)
 
-    async def post(path: str, body: dict[str, Any]) -> Exchange:
+    async def post(path: str, body: dict[str, Any]) -> Reply:
         return await pc.call("POST", path, body, timeout_s=ctx.cfg.deadline_s)
 
     full = await post(RERANK_PATH, base)
@@ -133,8 +133,8 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
         body = rerank_body(ctx, QUERY, [docs[1], lt.text], truncate_prompt_tokens=mml - 1)  # never the hanging length
         watched = await ctx.monitored_path("rerank-long-document", SET, [body], f"[SHORT, LONG] documents, "
                                            f"truncate_prompt_tokens {mml - 1}", RERANK_PATH)
-        truncated = watched.exchanges[0] if watched.exchanges else Exchange("POST", RERANK_PATH, body,
-                                                                             error=f"outcome {watched.outcome}")
+        truncated = watched.exchanges[0] if watched.exchanges else Reply("POST", RERANK_PATH, body,
+                                                                          error=f"outcome {watched.outcome}")
         f = rc.check_long_document(plain, truncated, mml, mml - 1)
         yield dataclasses.replace(watched, description=f.title)
         yield f

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue.symptoms import CLIENT_ERROR
-from triage.http import Exchange, HttpClient, HttpRequest, capped_client
+from triage.http import HttpClient, HttpRequest, Reply, capped_client
 from triage.findings import Finding, Status
 from triage.probes import openwebui_rerank
 from triage.probes.context import ProbeContext
@@ -149,7 +149,7 @@ def verdict(check: str, res: RerankResult, plain: dict[int, float], base: str, m
 
 
 async def run(ctx: ProbeContext, only: Iterable[str] | None,
-              plain_ex: Exchange) -> AsyncIterator[ProbeOutcome | Finding]:
+              plain_ex: Reply) -> AsyncIterator[ProbeOutcome | Finding]:
     pats = list(only or [])
     plain = rerank_scores(plain_ex)
     if plain is None:

@@ -15,7 +15,7 @@ from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
 from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, SCORES_FLAT, SCORES_NOT_RANKING
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Finding, Status
 from triage.textsafe import clipped, listed
 
@@ -45,7 +45,7 @@ def _is_score(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def rerank_problem(ex: Exchange, n_inputs: Optional[int] = None) -> Optional[str]:
+def rerank_problem(ex: Reply, n_inputs: Optional[int] = None) -> Optional[str]:
     """Why a /rerank answer is not a ranking of the ``n_inputs`` documents sent (None when it is one): an index
     that is not an integer, out of range or negative, repeated, or a score that is not a finite number (JSON's
     Infinity and NaN parse in Python). A server's answer, so a reason, never an exception (issue 33)."""
@@ -69,14 +69,14 @@ def rerank_problem(ex: Exchange, n_inputs: Optional[int] = None) -> Optional[str
     return None
 
 
-def rerank_scores(ex: Exchange) -> Optional[dict[int, float]]:
+def rerank_scores(ex: Reply) -> Optional[dict[int, float]]:
     """{input index: relevance_score} from a /rerank answer, or None when it is not one (rerank_problem says why)."""
     if rerank_problem(ex) is not None:
         return None
     return {r["index"]: float(r["relevance_score"]) for r in ex.body["results"]}
 
 
-def score_scores(ex: Exchange) -> Optional[list[float]]:
+def score_scores(ex: Reply) -> Optional[list[float]]:
     """/score's data as a list in input order, or None when it is not a score answer."""
     data = ex.body.get("data") if ex.ok and isinstance(ex.body, dict) else None
     if not isinstance(data, list) or not all(isinstance(d, dict) and isinstance(d.get("score"), (int, float))
@@ -85,13 +85,13 @@ def score_scores(ex: Exchange) -> Optional[list[float]]:
     return [float(d["score"]) for d in sorted(data, key=lambda d: d.get("index", 0))]
 
 
-def _num_classes(ex: Exchange) -> Optional[int]:
+def _num_classes(ex: Reply) -> Optional[int]:
     data = ex.body.get("data") if isinstance(ex.body, dict) else None
     n = data[0].get("num_classes") if isinstance(data, list) and data and isinstance(data[0], dict) else None
     return n if isinstance(n, int) else None
 
 
-def check_paths(exs: dict[str, Exchange], base: str, classify: Exchange | None = None) -> Finding:
+def check_paths(exs: dict[str, Reply], base: str, classify: Reply | None = None) -> Finding:
     """Which of /rerank, /v1/rerank, /v2/rerank, /score answer a valid request (one finding for all).
 
     None answering while /classify does: a classifier without a one-label score head (0.32.0 lab: --convert
@@ -127,7 +127,7 @@ def check_paths(exs: dict[str, Exchange], base: str, classify: Exchange | None =
     return Finding.of(mode, "rerank-paths", Status.PASS, f"{', '.join(ok)} all answer 200", _live(ev))
 
 
-def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
+def check_rerank_shape(ex: Reply, documents: Sequence[str]) -> Finding:
     mode = get("rerank-api-contract")
     ev = {"exchange": ex.to_dict()}
     if not ex.ok:
@@ -157,7 +157,7 @@ def check_rerank_shape(ex: Exchange, documents: Sequence[str]) -> Finding:
                       "relevance_score, each with its input index and text", _live(ev))
 
 
-def check_score_consistent(score_ex: Exchange, rerank_ex: Exchange) -> Finding:
+def check_score_consistent(score_ex: Reply, rerank_ex: Reply) -> Finding:
     """/score must give each pair the score /rerank gives it, in input order."""
     mode = get("rerank-api-contract")
     ev = {"score": score_ex.to_dict(), "rerank_scores": clipped(rerank_scores(rerank_ex))}
@@ -175,7 +175,7 @@ def check_score_consistent(score_ex: Exchange, rerank_ex: Exchange) -> Finding:
                       "order", _live({**ev, "max_difference": diff}))
 
 
-def check_top_n(ex: Exchange, full: Exchange, top_n: int) -> Finding:
+def check_top_n(ex: Reply, full: Reply, top_n: int) -> Finding:
     mode = get("rerank-api-contract")
     got, all_ = rerank_scores(ex), rerank_scores(full)
     ev = {"top_n": top_n, "exchange": ex.to_dict()}
@@ -197,7 +197,7 @@ def check_top_n(ex: Exchange, full: Exchange, top_n: int) -> Finding:
                       f"{len(all_)} (top_n 0 returns all)", _live(ev))
 
 
-def check_long_document(plain: Exchange, truncated: Exchange, max_model_len: int, truncate: int) -> Finding:
+def check_long_document(plain: Reply, truncated: Reply, max_model_len: int, truncate: int) -> Finding:
     """A document over max_model_len: 400 without truncation is vLLM's contract; truncation must answer."""
     mode = get("rerank-long-document")
     ev = {"without_truncation": plain.to_dict(), "truncated": truncated.to_dict(), "max_model_len": max_model_len,
@@ -215,7 +215,7 @@ def check_long_document(plain: Exchange, truncated: Exchange, max_model_len: int
                       f"{plain.status} without truncation and 200 with truncate_prompt_tokens {truncate}", _live(ev))
 
 
-def check_served_task(embed: Exchange, classify: Exchange, model: str, architectures: Sequence[str] | None,
+def check_served_task(embed: Reply, classify: Reply, model: str, architectures: Sequence[str] | None,
                       tasks_from_log: Optional[list[str]] = None) -> Finding:
     """Which pooling task scores the pairs: a classifier (cross-encoder) or embedding cosine (bi-encoder)."""
     mode = get("reranker-overrides-missing")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage import events as ev_
-from triage.http import EMBEDDINGS_PATH, Exchange, ProbeClient, trim_for_storage
+from triage.http import EMBEDDINGS_PATH, ProbeClient, Reply, trim_for_storage
 from triage.events import RunEvent
 from triage.sample import EngineSample, ProbeSeries, observer_gap, server_sample
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
@@ -69,7 +69,7 @@ class ProbeOutcome:
     samples: list[EngineSample] = field(default_factory=list)  # the scrapes while it ran (ts = s since sent)
     recovery: Optional[dict[str, Any]] = None
     extra: dict[str, Any] = field(default_factory=dict)
-    exchanges: list[Exchange] = field(default_factory=list)  # full answers, for evaluators; not stored
+    exchanges: list[Reply] = field(default_factory=list)  # full answers, for evaluators; not stored
 
     def sample_dicts(self) -> list[dict[str, Any]]:
         """The samples as stored: ``EngineSample.to_dict()`` each (the one sample shape, field names kept)."""
@@ -102,7 +102,7 @@ class ProbeOutcome:
                 "http_status": self.http_status, "detail": self.detail()}
 
 
-def outcome_of(exchanges: list[Exchange]) -> tuple[str, Optional[int]]:
+def outcome_of(exchanges: list[Reply]) -> tuple[str, Optional[int]]:
     """ok / http-error / proxy-error / unreachable / slow from finished requests, with the first bad status."""
     for ex in exchanges:
         if ex.status is None:
@@ -200,7 +200,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
     emit(RunEvent(ev_.PROBE_STARTED, probe=probe,
                   data={"set": set_name, "description": description, "n_requests": len(bodies)}))
     tasks = [asyncio.create_task(pc.embed_isolated(b, cfg.deadline_s + 5, path)) for b in bodies]
-    pending: set[asyncio.Task[Exchange]] = set(tasks)
+    pending: set[asyncio.Task[Reply]] = set(tasks)
     verdict: Optional[str] = None
     verdict_at: Optional[float] = None
     stall_evidence: Optional[dict[str, Any]] = None
@@ -283,7 +283,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
     return out
 
 
-def _response(finished: list[Exchange]) -> Optional[dict[str, Any]]:
+def _response(finished: list[Reply]) -> Optional[dict[str, Any]]:
     if not finished:
         return None
     bad = [ex for ex in finished if not ex.ok]

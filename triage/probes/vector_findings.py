@@ -18,7 +18,7 @@ from triage.catalogue import get
 from triage.catalogue import vector_causes as vcs
 from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, UNSTABLE, WRONG_DIMENSION, WRONG_DIRECTION, WRONG_NORM
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Finding, Status
 from triage.probes.conformance_findings import cosine, norm
 from triage.probes.conformance_findings import vectors as _all_vectors
@@ -43,7 +43,7 @@ REFERENCE_TEXTS = ("The quick brown fox jumps over the lazy dog.", "Embeddings m
                    "What is the capital of France?")
 
 
-def vectors(ex: Exchange) -> list[list[float]]:
+def vectors(ex: Reply) -> list[list[float]]:
     """The answer's vectors that are lists of numbers (a string, a null or an object inside one drops it; a base64
     string that does not decode gives none): what every check here judges."""
     try:
@@ -53,14 +53,14 @@ def vectors(ex: Exchange) -> list[list[float]]:
     return [v for v in vs if all(type(y) in (int, float) for y in v)]
 
 
-def _none_back(check: str, mode: FailureMode, exs: Sequence[Exchange]) -> Finding:
+def _none_back(check: str, mode: FailureMode, exs: Sequence[Reply]) -> Finding:
     """Status 200 and no vectors (an empty list, not JSON): an error, never a PASS over nothing ("norms []")."""
     body = exs[0].body if exs else None
     return _finding(check, mode, Status.ERROR, "the server answered 200 but no vectors came back (empty or not "
                     f"JSON: {str(body)[:80]!r})", _ev(*exs[:1]))
 
 
-def _ev(*exchanges: Exchange, **more: Any) -> dict[str, Any]:
+def _ev(*exchanges: Reply, **more: Any) -> dict[str, Any]:
     return {"exchanges": [x.to_dict() for x in exchanges], "source": "live probe", **more}
 
 
@@ -98,13 +98,13 @@ def files_facts(files: Optional[ModelPooling]) -> dict[str, Any]:
             vcs.MODEL_DECODER: (not is_encoder(files.architectures)) if files.architectures else None}
 
 
-def _failed(check: str, mode: FailureMode, exs: Sequence[Exchange], what: str) -> Finding:
+def _failed(check: str, mode: FailureMode, exs: Sequence[Reply], what: str) -> Finding:
     bad = next((x for x in exs if not x.ok), exs[0])
     return _finding(check, mode, Status.ERROR, f"{what}: HTTP {bad.status or bad.error} "
                     f"{bad.error_message()[:200]}", _ev(*exs))
 
 
-def check_dimension(exs: Sequence[Exchange], declared: Optional[int], declared_source: str,
+def check_dimension(exs: Sequence[Reply], declared: Optional[int], declared_source: str,
                     files: Optional[ModelPooling] = None) -> Finding:
     """One dimension for every input, the model's; the transformer's hidden size where the model's sentence-
     transformers pipeline projects with a Dense layer is that layer not applied (st-dense-not-applied)."""
@@ -135,7 +135,7 @@ def check_dimension(exs: Sequence[Exchange], declared: Optional[int], declared_s
                     f"inputs{said}", _ev(*exs, dimension=dims[0], declared=declared), facts=facts)
 
 
-def check_finite(exs: Sequence[Exchange]) -> Finding:
+def check_finite(exs: Sequence[Reply]) -> Finding:
     mode = get("nan-vectors")
     out_of_range = [x for x in exs if x.status == 500 and "out of range float" in x.error_message().lower()]
     bad = sum(1 for x in exs for v in vectors(x) for y in v if not math.isfinite(y))
@@ -155,7 +155,7 @@ def check_finite(exs: Sequence[Exchange]) -> Finding:
                     {"values": n, "source": "live probe"}, facts={vcs.NON_FINITE: 0})
 
 
-def check_norm(ex: Exchange, expect_normalized: Optional[bool], source: str,
+def check_norm(ex: Reply, expect_normalized: Optional[bool], source: str,
                use_activation: tuple[Optional[bool], str] = (None, "")) -> Finding:
     """Norms as the model's files say; ``use_activation`` is the server's resolved pooler config (value, where
     read): unnormalized vectors under use_activation=False are that override (pooler-normalize-off)."""
@@ -183,12 +183,12 @@ def check_norm(ex: Exchange, expect_normalized: Optional[bool], source: str,
                     f"{'L2-normalized' if expect else 'not normalized'}", ev, facts=facts)
 
 
-def _vec(ex: Exchange, i: int) -> Optional[list[float]]:
+def _vec(ex: Reply, i: int) -> Optional[list[float]]:
     vs = vectors(ex)
     return vs[i] if len(vs) > i else None
 
 
-def check_pair(check: str, a: Exchange, b: Exchange, minimum: float, what: str, index_b: int = 0) -> Finding:
+def check_pair(check: str, a: Reply, b: Reply, minimum: float, what: str, index_b: int = 0) -> Finding:
     mode = get("unstable-vectors")
     if not (a.ok and b.ok):
         return _failed(check, mode, [a, b], "an embedding request failed")
@@ -215,7 +215,7 @@ def check_long_repeat(outs: Sequence[ProbeOutcome], tokens: int) -> Finding:
                                             "durations_s": [o.duration_s for o in outs]})
 
 
-def check_ranking(ex: Exchange, untrained: Optional[str]) -> Finding:
+def check_ranking(ex: Reply, untrained: Optional[str]) -> Finding:
     mode = get("unstable-vectors")
     if not ex.ok:
         return _failed("vectors-ranking", mode, [ex], "an embedding request failed")
@@ -240,7 +240,7 @@ def check_ranking(ex: Exchange, untrained: Optional[str]) -> Finding:
                     f"{len(rows)} pairs: the vectors may not be the model's (check pooling and the client)", ev)
 
 
-def check_eos(t_text: Exchange, t_empty: Exchange, pooling: Optional[str], eos_id: Optional[int],
+def check_eos(t_text: Reply, t_empty: Reply, pooling: Optional[str], eos_id: Optional[int],
               source: str) -> Finding:
     mode = get("missing-eos")
     if pooling and pooling != "LAST":

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue import vector_causes as vcs
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Finding, Status
 from triage.probes.conformance_findings import cosine
 from triage.probes.vector_findings import (REFERENCE_MIN, REFERENCE_TEXTS, _ev, _failed, _finding, _none_back,
@@ -40,7 +40,7 @@ def _attention(key: str) -> str:
     return "bidirectional" if _parts(key)[2] else "causal"
 
 
-def check_reference(ex: Exchange, refs: Optional[dict[str, list[list[float]]]], files: Optional[ModelPooling],
+def check_reference(ex: Reply, refs: Optional[dict[str, list[list[float]]]], files: Optional[ModelPooling],
                     server: Optional[str], why: str, python: Optional[str],
                     server_facts: Optional[dict[str, Any]] = None) -> Finding:
     """``server_facts``: what the server resolved beyond its pooling (vector_causes SERVER_* keys)."""

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any, Optional
 
 from triage.catalogue import vector_causes as vcs
-from triage.http import Exchange
+from triage.http import Reply
 from triage.findings import Finding
 from triage.probes import vector_findings as vc
 from triage.probes.context import ProbeContext
@@ -29,7 +29,7 @@ from triage.sources import model_files as mf
 SET = "vectors"
 
 
-def _outcome(probe: str, exchanges: list[Exchange], finding: Finding) -> ProbeOutcome:
+def _outcome(probe: str, exchanges: list[Reply], finding: Finding) -> ProbeOutcome:
     from triage.probes.conformance import as_outcome
     return dataclasses.replace(as_outcome(probe, exchanges, finding), set=SET)
 
@@ -38,14 +38,14 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
               reference_python: Optional[str] = None) -> AsyncIterator[ProbeOutcome | Finding]:
     pc, model, mml = ctx.pc, ctx.model, ctx.max_model_len
 
-    async def emb(input_: Any, **params: Any) -> Exchange:
+    async def emb(input_: Any, **params: Any) -> Reply:
         return await pc.embed(ctx.body(input_, **params), timeout_s=ctx.cfg.deadline_s)
 
     root = model_dir(ctx)
     files = mf.read_model_pooling(root)
     pooling, pooling_source = server_pooling(ctx)
     resolved = server_resolved(ctx)
-    seen: list[Exchange] = []
+    seen: list[Reply] = []
 
     if _only("vectors-dimension", only):
         # up to 12 pieces, fewer under a small max_model_len: a tokenizer that splits the salt finely (the lab's
