@@ -68,3 +68,11 @@ def test_trim_for_storage_keeps_heads_and_lengths() -> None:
     for _ in range(40):
         deep = [deep]
     assert "[nested too deep]" in repr(trim_for_storage(deep))
+
+
+def test_a_verdict_reads_fields_only_from_a_json_object() -> None:
+    """ok is any 2xx now: a 2xx whose body is text or a list gives a verdict no field to read, never a crash."""
+    assert Reply.of_text("POST", "/tokenize", 201, "created").obj() == {}
+    assert Reply.of_text("POST", "/tokenize", 200, "[1, 2]").obj() == {}
+    assert Reply("GET", "/v1/models", None, 204).obj() == {}
+    assert Reply.of_text("POST", "/tokenize", 200, '{"count": 3}').obj() == {"count": 3}

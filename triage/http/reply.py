@@ -70,6 +70,11 @@ class Reply:
             return self.body
         return _json_or_none(self.text)
 
+    def obj(self) -> dict[str, Any]:
+        """The body when it is a JSON object, else {} (text, a list or no body has no field to read): what a
+        verdict reads fields from, so a server's odd 2xx body is a missing field, never a crash."""
+        return self.body if isinstance(self.body, dict) else {}
+
     def error_message(self) -> str:
         """The server's error text, wherever vLLM put it ({"error": {"message"}} or {"detail"})."""
         return server_message(self.body)

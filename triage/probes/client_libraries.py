@@ -314,7 +314,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None,
                       f" {plain_ex.error_message()[:200]}", {"exchange": plain_ex.to_dict()})
         return
     models_ex = await ctx.pc.models()
-    served = [str(d.get("id")) for d in (models_ex.body or {}).get("data", []) if isinstance(d, dict)] if (
+    served = [str(d.get("id")) for d in models_ex.obj().get("data", []) if isinstance(d, dict)] if (
         models_ex.ok and isinstance(models_ex.body, dict)) else [ctx.model]
     cache, note = offline_tiktoken()
     tried: list[Finding] = []

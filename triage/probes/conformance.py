@@ -105,7 +105,7 @@ async def run(ctx: ProbeContext, only: Iterable[str] | None = None) -> AsyncIter
 
     async def tok_ids() -> tuple[list[Reply], Finding]:
         t1, t2 = await pc.tokenize(model, ctx.short()), await pc.tokenize(model, ctx.short())
-        ids1, ids2 = (t1.body or {}).get("tokens", [1, 2]), (t2.body or {}).get("tokens", [1, 2])
+        ids1, ids2 = t1.obj().get("tokens", [1, 2]), t2.obj().get("tokens", [1, 2])
         a, b = await emb(ids1), await emb([ids1, ids2])
         return [a, b], cc.token_ids(a, b)
     steps.append(("conformance-token-ids", tok_ids))

@@ -113,7 +113,7 @@ def token_ids(single: Reply, many: Reply) -> Finding:
 
 def index_order(batch: Reply, singles: list[Reply]) -> Finding:
     bv = vectors(batch)
-    idx = [d.get("index") for d in (batch.body or {}).get("data", [])] if batch.ok else []
+    idx = [d.get("index") for d in batch.obj().get("data", [])] if batch.ok else []
     cos = [round(cosine(bv[i], vectors(s)[0]), 6) if i < len(bv) and vectors(s) else None
            for i, s in enumerate(singles)]
     ok = idx == list(range(len(singles))) and all(c is not None and c > 0.999 for c in cos)
@@ -161,8 +161,8 @@ def determinism(first: Reply, second: Reply) -> Finding:
 
 
 def usage_tokens(emb: Reply, tok: Reply) -> Finding:
-    usage = ((emb.body or {}).get("usage") or {}).get("prompt_tokens") if emb.ok else None
-    count = (tok.body or {}).get("count") if tok.ok else None
+    usage = (emb.obj().get("usage") or {}).get("prompt_tokens") if emb.ok else None
+    count = tok.obj().get("count") if tok.ok else None
     ok = usage is not None and usage == count
     return Finding("conformance-usage-tokens", Status.PASS if ok else Status.WARN,
                    f"usage.prompt_tokens {usage} == /tokenize count {count}" if ok
@@ -186,7 +186,7 @@ def overlong_400(ex: Reply, max_model_len: int, tokens: int) -> Finding:
     silent truncation by usage.prompt_tokens: the whole input counted (above max_model_len) was embedded."""
     msg = ex.error_message()
     facts = _reject_facts(ex, max_model_len)
-    usage = ((ex.body or {}).get("usage") or {}).get("prompt_tokens") if ex.ok and isinstance(ex.body, dict) else None
+    usage = (ex.obj().get("usage") or {}).get("prompt_tokens") if ex.ok and isinstance(ex.body, dict) else None
     if ex.ok and isinstance(usage, int) and usage > max_model_len and vectors(ex):
         return Finding.of(CHUNKED_PROCESSING, "conformance-overlong-400", Status.PASS,
                        f"a {tokens}-token input (max_model_len {max_model_len}) answered 200 with usage.prompt_tokens "
@@ -242,8 +242,8 @@ def normalize_removed(ex: Reply) -> Finding:
 
 def query_instruction(prefix_tok: Reply, im_start_tok: Reply, query_tok: Reply,
                       with_instr: Reply, without: Reply) -> Finding:
-    ids = (prefix_tok.body or {}).get("tokens") if prefix_tok.ok else None
-    im_ids = (im_start_tok.body or {}).get("tokens") if im_start_tok.ok else None
+    ids = prefix_tok.obj().get("tokens") if prefix_tok.ok else None
+    im_ids = im_start_tok.obj().get("tokens") if im_start_tok.ok else None
     a, b = vectors(with_instr), vectors(without)
     cos = round(cosine(a[0], b[0]), 6) if a and b else None
     if ids is None:

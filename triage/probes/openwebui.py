@@ -89,7 +89,7 @@ def verdict(s: OpenWebUISettings, ex: Reply, models: Reply) -> Finding:
     mode = get("openwebui-misconfig")
     base = s.base_url.rstrip("/")
     texts = (ex.request or {}).get("input") or []
-    served = [d.get("id") for d in (models.body or {}).get("data", [])] if models.ok and isinstance(
+    served = [d.get("id") for d in models.obj().get("data", [])] if models.ok and isinstance(
         models.body, dict) else []
     ev = {"settings": s.public(), "request": {"url": f"{base}/embeddings", "batch": len(texts)},
           "exchanges": [x.to_dict() for x in (ex, models)], "served_models": served, "source": "Open WebUI's request"}

@@ -249,8 +249,8 @@ def check_eos(t_text: Reply, t_empty: Reply, pooling: Optional[str], eos_id: Opt
     if not t_text.ok:
         return _finding("vectors-eos", mode, Status.UNKNOWN, f"/tokenize answered {t_text.status or t_text.error}",
                         _ev(t_text))
-    toks = (t_text.body or {}).get("tokens") or []
-    suffix = ((t_empty.body or {}).get("tokens") or [None])[-1] if t_empty.ok else None
+    toks = t_text.obj().get("tokens") or []
+    suffix = (t_empty.obj().get("tokens") or [None])[-1] if t_empty.ok else None
     want, how = (eos_id, "config.json eos_token_id") if eos_id is not None else (suffix, "the token /tokenize "
                                                                                           "adds to an empty text")
     ev = _ev(t_text, t_empty, last_token=toks[-1] if toks else None, eos=want, eos_from=how, pooling=pooling,
