@@ -32,36 +32,37 @@ class Episodes:
     def _emit(self, ev: RunEvent) -> None:
         raise NotImplementedError
 
+    @staticmethod
+    def _undecided(label: str, state: StallState, ts: float, held_s: float, msg: str) -> AlertEvent:
+        """An "undecided" alert: the window is past the threshold, but what is known says it is no stall yet."""
+        assert state.since is not None and state.kind is not None
+        return AlertEvent("undecided", label, state.kind, state.since, ts, state.running, state.waiting, held_s, msg)
+
     def _alert_transition(self, label: str, es: EngineState, state: StallState, ts: float,
                           row: Optional[EngineSample] = None) -> Optional[AlertEvent]:
         if state.cannot_judge and es.alert is None and es.noted_gap != state.since:
             # the window starts after this watcher's own hole: say that nothing is known of it, never a stall
-            assert state.since is not None and state.kind is not None and state.observer_gap_s is not None
+            assert state.observer_gap_s is not None
             es.noted_gap = state.since
-            msg = (
+            return self._undecided(label, state, ts, 0.0, (
                 f"cannot judge {hhmmss(ts - state.observer_gap_s)}-{hhmmss(ts)}: this watcher's sample came "
                 f"{state.observer_gap_s:.0f}s after the one before (interval {self.interval:g}s): it, or the host it "
                 f"shares, was held up, and a late sample says nothing about the server. "
                 f"running={count_text(state.running)} waiting={count_text(state.waiting)} now; "
                 f"the no-progress window starts again at {hhmmss(ts)}"
-            )
-            return AlertEvent("undecided", label, state.kind, state.since, ts, state.running, state.waiting, 0.0,
-                              msg)
+            ))
         if state.waiting_for_step and es.alert is None and es.noted_since != state.since:
             # past the threshold, inside the step the measured prefill rate predicts: say what is known
-            assert state.since is not None and state.kind is not None and state.window_s is not None
+            assert state.since is not None and state.window_s is not None
             es.noted_since = state.since
-            msg = (
+            return self._undecided(label, state, ts, ts - state.since, (
                 f"{STEP_IN_PROGRESS}: no progress for {ts - state.since:.0f}s with "
                 f"running={count_text(state.running)} waiting={count_text(state.waiting)}, "
                 f"but one engine step should take ~{state.expected_step_s:.1f}s at "
                 f"this server's measured prefill rate (vLLM {self.vllm_version or 'version unknown'}): not a stall "
                 "yet; a stall if nothing moves (KV cache usage, finished prompts) by "
                 f"{hhmmss(state.since + state.window_s)}"
-            )
-            return AlertEvent(
-                "undecided", label, state.kind, state.since, ts, state.running, state.waiting, ts - state.since, msg
-            )
+            ))
         if state.stalled and es.alert is None:
             assert state.since is not None and state.kind is not None
             es.alert = {
