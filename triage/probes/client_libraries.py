@@ -61,6 +61,17 @@ _OPENAI = "OpenAI(base_url='{base}', api_key=KEY).embeddings.create(model='{mode
 _LANGCHAIN = "OpenAIEmbeddings(model='{model}', base_url='{base}', api_key=KEY, check_embedding_ctx_length=False)"
 _LITELLM = "litellm.embedding(model='hosted_vllm/{model}', api_base='{base}', api_key=KEY, input=texts)"
 _LIKE = "OpenAILikeEmbedding(model_name='{model}', api_base='{base}', api_key=KEY)"
+
+
+def _library(client: str, mode: str, snippet: str) -> Callable[[str, str], ClientCase]:
+    """One library's routes: the same client, record and settings to copy; each route its check and setting."""
+    return lambda check, setting: ClientCase(check, client, setting, mode, snippet)
+
+
+_langchain = _library("LangChain OpenAIEmbeddings", "client-token-ids", _LANGCHAIN)
+_litellm = _library("LiteLLM", "base64-truncated", _LITELLM)
+_llamaindex = _library("LlamaIndex OpenAIEmbedding", "base64-truncated", _LIKE)
+_llamaindex_like = _library("LlamaIndex OpenAILikeEmbedding", "base64-truncated", _LIKE)
 CASES: tuple[ClientCase, ...] = (
     ClientCase("clients-openai-float", "OpenAI SDK", "encoding_format='float'", "base64-truncated",
                _OPENAI + ", encoding_format='float')"),
@@ -68,27 +79,17 @@ CASES: tuple[ClientCase, ...] = (
                "numpy.frombuffer(base64.b64decode(d.embedding), dtype='<f4')"),
     ClientCase("clients-openai-default", "OpenAI SDK", "defaults (asks base64, decodes itself)", "base64-truncated",
                _OPENAI + ")"),
-    ClientCase("clients-langchain-defaults", "LangChain OpenAIEmbeddings", "check_embedding_ctx_length=True "
-               "(default)", "client-token-ids", _LANGCHAIN),
-    ClientCase("clients-langchain-no-ctx-check", "LangChain OpenAIEmbeddings", "check_embedding_ctx_length=False",
-               "client-token-ids", _LANGCHAIN),
-    ClientCase("clients-litellm", "LiteLLM", "model='hosted_vllm/<model>'", "base64-truncated", _LITELLM),
-    ClientCase("clients-litellm-openai", "LiteLLM", "model='openai/<model>', api_base=<server>/v1",
-               "base64-truncated", _LITELLM),
-    ClientCase("clients-litellm-openai-float", "LiteLLM", "model='openai/<model>', api_base=<server>/v1, "
-               "encoding_format='float'", "base64-truncated", _LITELLM),
-    ClientCase("clients-llamaindex-default", "LlamaIndex OpenAIEmbedding", "api_base=<server>/v1, no model",
-               "base64-truncated", _LIKE),
-    ClientCase("clients-llamaindex-model", "LlamaIndex OpenAIEmbedding", "model='<model>'", "base64-truncated",
-               _LIKE),
-    ClientCase("clients-llamaindex-model-name", "LlamaIndex OpenAIEmbedding", "model_name='<model>'",
-               "base64-truncated", _LIKE),
-    ClientCase("clients-llamaindex-openai-like", "LlamaIndex OpenAILikeEmbedding", "model_name='<model>'",
-               "base64-truncated", _LIKE),
-    ClientCase("clients-langchain-query", "LangChain OpenAIEmbeddings", "embed_query, check_embedding_ctx_length="
-               "False", "client-token-ids", _LANGCHAIN),
-    ClientCase("clients-llamaindex-query", "LlamaIndex OpenAILikeEmbedding", "get_query_embedding",
-               "base64-truncated", _LIKE),
+    _langchain("clients-langchain-defaults", "check_embedding_ctx_length=True (default)"),
+    _langchain("clients-langchain-no-ctx-check", "check_embedding_ctx_length=False"),
+    _litellm("clients-litellm", "model='hosted_vllm/<model>'"),
+    _litellm("clients-litellm-openai", "model='openai/<model>', api_base=<server>/v1"),
+    _litellm("clients-litellm-openai-float", "model='openai/<model>', api_base=<server>/v1, encoding_format='float'"),
+    _llamaindex("clients-llamaindex-default", "api_base=<server>/v1, no model"),
+    _llamaindex("clients-llamaindex-model", "model='<model>'"),
+    _llamaindex("clients-llamaindex-model-name", "model_name='<model>'"),
+    _llamaindex_like("clients-llamaindex-openai-like", "model_name='<model>'"),
+    _langchain("clients-langchain-query", "embed_query, check_embedding_ctx_length=False"),
+    _llamaindex_like("clients-llamaindex-query", "get_query_embedding"),
 )
 # the records a failing call can be: its clues on the call's facts name the one that is (none: an ERROR)
 ERROR_MODES = ("litellm-encoding-format-null", "llamaindex-openai-model-name", "client-token-ids")
