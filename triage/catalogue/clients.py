@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from triage.catalogue.model import ConfigLike, FailureMode, modes_of
-from triage.catalogue.symptoms import CLIENT_ERROR, REJECTED, Case, Clue, Weight
+from triage.catalogue.symptoms import CLIENT_ERROR, REJECTED, Case, Clue, Weight, by_flag
 from triage.catalogue.versions import VersionRange, parse_version
 
 # The facts one client call records (evidence["facts"] of its finding), namespaced "client.".
@@ -123,13 +123,10 @@ def _litellm_release(case: Case) -> Optional[Weight]:
         return None
     version = str(lite[0].get(LIBRARY_VERSION))
     v = parse_version(version)
-    inside = LITELLM_NULL_FORMAT.contains(v) if v is not None else None
-    if inside is None:
-        return None
-    if inside:
-        return Weight("for", f"LiteLLM {version} is a release that sends null ({LITELLM_NULL_FORMAT})", "clients")
-    return Weight("against", f"LiteLLM {version} is outside the releases that send null ({LITELLM_NULL_FORMAT})",
-                  "clients")
+    return by_flag(LITELLM_NULL_FORMAT.contains(v) if v is not None else None,
+                   Weight("for", f"LiteLLM {version} is a release that sends null ({LITELLM_NULL_FORMAT})", "clients"),
+                   Weight("against", f"LiteLLM {version} is outside the releases that send null "
+                          f"({LITELLM_NULL_FORMAT})", "clients"))
 
 
 def _litellm_fix(cfg: ConfigLike) -> str:

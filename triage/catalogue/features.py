@@ -18,7 +18,7 @@ from triage.catalogue.refusal_clues import (
     rejected_with,
     startup_error_says,
 )
-from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL, WRONG_DIRECTION, Case, Clue, Weight
+from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL, WRONG_DIRECTION, Case, Clue, Weight, by_flag
 
 
 def _encoder_prefix_fix(cfg: ConfigLike) -> str:
@@ -94,12 +94,8 @@ def _over_max_embed_len(case: Case) -> Optional[Weight]:
 
 
 def _chunked_on(case: Case) -> Optional[Weight]:
-    on = _chunked(case)
-    if on is None:
-        return None
-    if on:
-        return Weight("for", "the pooler config has enable_chunked_processing: true", "config")
-    return Weight("against", "chunked processing is off", "config", decisive=True)
+    return by_flag(_chunked(case), Weight("for", "the pooler config has enable_chunked_processing: true", "config"),
+                   Weight("against", "chunked processing is off", "config", decisive=True))
 
 
 def _chunked_fix(cfg: ConfigLike) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from triage.catalogue.symptoms import Case, Clue, Weight
+from triage.catalogue.symptoms import Case, Clue, Weight, by_flag
 
 SERVED_TASK, OVERRIDES = "rerank.served_task", "rerank.overrides"
 SCORE_RANGE, SCORE_SPREAD = "rerank.score_range", "rerank.score_spread"
@@ -65,13 +65,11 @@ def served_embed(case: Case) -> Optional[Weight]:
 
 def overrides_absent(case: Case) -> Optional[Weight]:
     """For overrides-missing: no classifier overrides on the server; decisive against when they are there."""
-    has = _classifier_overrides(case)
-    if has is None:
-        return None
-    if has:
-        return Weight("against", f"the classifier overrides are given ({case.fact(OVERRIDES)})", "cmdline/log",
-                      decisive=True)
-    return Weight("for", "no classifier_from_token / is_original_qwen3_reranker in --hf-overrides", "cmdline/log")
+    return by_flag(_classifier_overrides(case),
+                   Weight("against", f"the classifier overrides are given ({case.fact(OVERRIDES)})", "cmdline/log",
+                          decisive=True),
+                   Weight("for", "no classifier_from_token / is_original_qwen3_reranker in --hf-overrides",
+                          "cmdline/log"))
 
 
 def _mirror(reader: Any, name: str, doc: str) -> Any:

@@ -58,6 +58,11 @@ class Weight:
     decisive: bool = False  # the clue alone singles the record out (for) or rules it out (against)
 
 
+def by_flag(flag: Optional[bool], yes: Weight, no: Weight) -> Optional[Weight]:
+    """A clue's weight from a yes/no reading of the case: ``yes`` or ``no``; None (it says nothing) when unknown."""
+    return None if flag is None else yes if flag else no
+
+
 @dataclass(frozen=True)
 class Case:
     """What a run knows when the differential weighs candidates: its findings, config and measured facts.
