@@ -12,7 +12,7 @@ from typing import Any, Optional
 from triage.findings import Finding
 from triage.probes.api import outcome_status
 from triage.steps import STEPS
-from triage.target import Truncation
+from triage.store import TargetInfo
 
 # -- plain values the pages render ---------------------------------------------------------
 
@@ -24,14 +24,8 @@ class ModelInfo:
     max_model_len: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class SavedTarget:
-    id: int
-    url: str
-    model: Optional[str]
-    truncation: Truncation
-    cmdline: Optional[str]
-    label: Optional[str]
+class SavedTarget(TargetInfo):
+    """A saved target as the Target page lists it: the store's value (its fields, its ``truncation``) and a title."""
 
     @property
     def title(self) -> str:

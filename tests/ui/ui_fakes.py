@@ -15,7 +15,7 @@ from ui import services
 from triage.export import EXPORT_FORMATS
 from triage.probes import PROBE_SETS
 from triage.steps import STEPS
-from triage.target import Target, Truncation
+from triage.target import Target
 from ui import values as v  # the page value types, as the real services return them
 
 URL = "http://127.0.0.1:55975"
@@ -50,7 +50,7 @@ class FakeServices:
         self.live = v.LiveState("not stalled", "7 /metrics samples over 3.5 s: running 0, waiting 0", 7, 3.5)
         self.calls: list[tuple[str, Any]] = []
         self.saved: list[v.SavedTarget] = [
-            v.SavedTarget(1, URL, MODEL, Truncation.parse(256), "vllm serve … --max-model-len 256", "lab 0.31")]
+            v.SavedTarget(1, URL, MODEL, 256, "vllm serve … --max-model-len 256", "lab 0.31")]
 
     # the same surface as ui.services.Services -----------------------------------------------
     def list_models(self, url: str, api_key: str | None = None, timeout_s: float = 5.0) -> list[v.ModelInfo]:

@@ -82,7 +82,7 @@ class TargetService(ServiceBase):
 
     @guard("Saved targets")
     def saved_targets(self) -> list[SavedTarget]:
-        return [SavedTarget(t.id, t.url, t.model, t.truncation, t.cmdline, t.label) for t in self.store.list_targets()]
+        return [SavedTarget(**vars(t)) for t in self.store.list_targets()]
 
     @guard("Saving the target")
     def save_target(self, form: Target) -> Target:
