@@ -96,9 +96,7 @@ class LogPass:
             engine = v[0]
             got = self._engines.get(engine)
             if got is None:
-                tr = self.tracks[engine] = EngineTrack(engine, self.stall_s)
-                series = self.series[engine] = PointSeries(self.max_samples)
-                got = self._engines[engine] = (tr, series)
+                got = self.engine(engine)
             tr, series = got
             tr.add_values(ts, lineno, v[3], v[4], v[1], v[2], v[5])
             ep = tr.open
@@ -107,6 +105,13 @@ class LogPass:
             series.add((ts, lineno) + v + _MERGED_1)  # the point (ts, line, *v, 1), without a list built on the way
             if not self.kv_device:
                 self.kv_device = v[7].get("kv_device")
+
+    def engine(self, engine: str) -> tuple[EngineTrack, PointSeries]:
+        """A new engine's track and series (``_engines`` holds them by name once made)."""
+        tr = self.tracks[engine] = EngineTrack(engine, self.stall_s)
+        series = self.series[engine] = PointSeries(self.max_samples)
+        got = self._engines[engine] = (tr, series)
+        return got
 
     def count_access(self, key: tuple[str, str, str], n: int = 1) -> None:
         if key in self.access or len(self.access) < 500:

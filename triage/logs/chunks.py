@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any, Optional
 
 from triage.logs.analyze import LogPass
+from triage.logs.episodes import EVIDENCE_LINES
 from triage.logs.classify import ACCESS, LONG_STEP, NONE, REQUEST, STATS, TAIL, msg_class
 from triage.logs.lines import MAX_LINE
 from triage.logs.memo import MEMO_ENTRIES, MEMO_KEY_MAX, Memo
@@ -54,6 +55,7 @@ _RECORD_RE = re.compile(
     rb"\n(?P<line>\([A-Za-z][\w\-.]*+ pid=\d+\) (?P<level>INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL) "
     rb"(?P<t>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>.*))"
 )
+_MERGED_1 = (1,)  # a raw point's count of stats lines (LogPass.feed_stats)
 _GROUPS = 4  # re.split gives, per record, the text before it then these groups
 
 # what a record's message asks for beyond classify.msg_class: the per-line reading (interleaved records, colour,
@@ -80,7 +82,7 @@ def _level_counts(levels: list[bytes]) -> Counter[bytes]:
 
 
 def _classify(run: LogPass, msg_b: bytes) -> tuple[Any, ...]:
-    """(kind, msg_class, msg, stats values) for a record's message bytes (with a CRLF line's `\r`); kind _EXACT: the
+    """(kind, msg_class, msg, stats plan) for a record's message bytes (with a CRLF line's `\r`); kind _EXACT: the
     per-line reading."""
     if msg_b.endswith(b"\r"):
         msg_b = msg_b[:-1]
@@ -88,7 +90,12 @@ def _classify(run: LogPass, msg_b: bytes) -> tuple[Any, ...]:
         return (_EXACT, (_EXACT,), "")
     msg = msg_b.decode("utf-8", "replace")
     cls = msg_class(msg, run._stats_memo)
-    return (cls[0], cls, msg, stats_values(msg) if cls[0] == STATS else None)
+    if cls[0] != STATS:
+        return (cls[0], cls, msg, None)
+    # per stats record, what LogPass.feed_stats reads of it, in the order the chunk loop takes it: (engine, running,
+    # waiting, prompt, gen, KV usage, the point's fields after its time and line, the KV device label)
+    plan = tuple((v[0], v[3], v[4], v[1], v[2], v[5], v + _MERGED_1, v[7].get("kv_device")) for v in stats_values(msg))
+    return (STATS, cls, msg, plan)
 
 
 def _physical(text: str, final_newline: bool) -> tuple[str, ...]:
@@ -161,7 +168,7 @@ class _Scan:
     def __init__(self, run: LogPass) -> None:
         self.run = run
         self.lineno = 0  # physical lines read so far
-        self.msgs = Memo()  # a record's message bytes -> (kind, msg_class, message, stats values)
+        self.msgs = Memo()  # a record's message bytes -> (kind, msg_class, message, stats plan) (_classify)
         self.blocks: dict[bytes, Any] = {}
         self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
@@ -247,6 +254,7 @@ class _Scan:
         run = self.run
         msgs, tsmemo, tail = self.msgs, self.ts, self.tail
         msgs_get, ts_get = msgs.get, tsmemo.get  # bound once: the memos are emptied in place, never replaced
+        engines_get = run._engines.get
         clock, levels, lvname = run.clock, run.levels, _LEVELS
         n_exact = 0  # records handed to the per-line reading (which counts them)
         lineno = self.lineno
@@ -301,7 +309,20 @@ class _Scan:
             if kind == TAIL:
                 tail.append((lineno, line))  # decoded only if it stays among the last few (StartupEvents.last_lines)
             elif kind == STATS:
-                run.feed_stats(got[3], got[2], lineno, ts)
+                # LogPass.feed_stats inlined on the record's stats plan (_classify): its values unpacked once per
+                # distinct message, one tuple built per point
+                for engine, running, waiting, prompt, gen, kv, rest, dev in got[3]:
+                    pair = engines_get(engine)
+                    if pair is None:
+                        pair = run.engine(engine)
+                    tr = pair[0]
+                    tr.add_values(ts, lineno, running, waiting, prompt, gen, kv)
+                    ep = tr.open
+                    if ep is not None and len(ep.lines) < EVIDENCE_LINES:  # tr.add_line(lineno, msg[:400])
+                        ep.lines.append((lineno, got[2][:400]))
+                    pair[1].add((ts, lineno) + rest)
+                    if dev and not run.kv_device:
+                        run.kv_device = dev
             elif kind == NONE:
                 pass
             elif kind == ACCESS:
