@@ -170,6 +170,8 @@ class _Scan:
         self.lineno = 0  # physical lines read so far
         self.msgs = Memo()  # a record's message bytes -> (kind, msg_class, message, stats plan) (_classify)
         self.blocks: dict[bytes, Any] = {}
+        # a block of access lines only, whose keys are all counted -> its segment (chunk() adds a repeat inline)
+        self.repeats: dict[bytes, list[Any]] = {}
         self.ts: dict[bytes, Optional[float]] = {}  # `MM-DD HH:MM:SS` -> ts while the clock's year holds
         self.month: Optional[bytes] = None
         self.tail = run.reader.events._tail  # records only the tail keeps go in undecoded (bytes)
@@ -203,6 +205,7 @@ class _Scan:
             if len(blk) < 4 * MEMO_KEY_MAX:
                 if len(self.blocks) > MEMO_ENTRIES // 4:
                     self.blocks.clear()
+                    self.repeats.clear()
                 self.blocks[blk] = got
         run = self.run
         access = run.access
@@ -234,6 +237,8 @@ class _Scan:
                         run.access_overflow += c
             if all(key in access for key, _c in keys):
                 seg[2] = 0
+                if len(got) == 1 and blk in self.blocks:
+                    self.repeats[blk] = seg
 
     def flush(self) -> None:
         """Add the counts of the access segments' repeats that block() left for the end."""
@@ -255,6 +260,7 @@ class _Scan:
         msgs, tsmemo, tail = self.msgs, self.ts, self.tail
         msgs_get, ts_get = msgs.get, tsmemo.get  # bound once: the memos are emptied in place, never replaced
         engines_get = run._engines.get
+        reps_get, deferred = self.repeats.get, self.deferred
         clock, levels, lvname = run.clock, run.levels, _LEVELS
         n_exact = 0  # records handed to the per-line reading (which counts them)
         lineno = self.lineno
@@ -269,6 +275,17 @@ class _Scan:
         it = iter(parts)
         for blk, line, level, t, msg_b in zip(*[it] * (_GROUPS + 1), strict=False):
             if blk:  # the lines between two records: `\n` + lines
+                seg = reps_get(blk)
+                if seg is not None:  # a repeat of a block of access lines whose keys are all counted: block()'s
+                    lineno += seg[0]  # short path, inline
+                    repeats = seg[2]
+                    seg[2] = repeats + 1
+                    if not repeats:
+                        deferred.append(seg)
+                        if len(deferred) > MEMO_ENTRIES:
+                            self.flush()
+                    blk = None
+            if blk:
                 self.lineno = lineno
                 run.first_ts, run.last_ts = first_ts, last_ts
                 self.block(blk)
