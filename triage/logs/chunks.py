@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 from triage.logs.analyze import LogPass
 from triage.logs.episodes import EVIDENCE_LINES
-from triage.logs.classify import ACCESS, LONG_STEP, NONE, REQUEST, STATS, TAIL, msg_class
+from triage.logs.classify import ACCESS, FULL, LONG_STEP, NONE, REQUEST, STATS, TAIL, msg_class
 from triage.logs.lines import MAX_LINE
 from triage.logs.memo import MEMO_ENTRIES, MEMO_KEY_MAX, Memo
 from triage.logs.stats import stats_values
@@ -164,6 +164,29 @@ def _access_run(acc: list[bytes]) -> Any:
     return got if got is not None else _physical(blk.decode("utf-8", "replace"), True)
 
 
+class _Plan:
+    """A run of other lines between two records, planned (_Scan.plan): its line count and, per record, (line offset,
+    line, message, ts, level, msg_class); an access line is (offset, None, its key, None, None, None)."""
+
+    __slots__ = ("n", "items")
+
+    def __init__(self, n: int, items: tuple[tuple[Any, ...], ...]) -> None:
+        self.n = n
+        self.items = items
+
+
+class _Seen(tuple):  # type: ignore[type-arg]
+    """A run of other lines read once by the per-line reading: planned when it comes again."""
+
+    __slots__ = ()
+
+
+class _Unplanned(tuple):  # type: ignore[type-arg]
+    """A run of other lines that cannot be planned (a line's reading used the clock): the per-line reading each time."""
+
+    __slots__ = ()
+
+
 class _Scan:
     def __init__(self, run: LogPass) -> None:
         self.run = run
@@ -196,6 +219,59 @@ class _Scan:
             self.month = None
             self.ts.clear()
 
+    def plan(self, raws: tuple[str, ...]) -> Optional[_Plan]:
+        """The plan of a run of other lines read before: each line's reading as LogPass.line kept it (a reading that
+        used the clock is not kept: None) and each record's msg_class, in order."""
+        run = self.run
+        memo, stats_memo = run._line_memo, run._stats_memo
+        items: list[tuple[Any, ...]] = []
+        for off, raw in enumerate(raws, 1):
+            got = memo.get(raw)
+            if got is None:
+                return None
+            if got[0] is None:  # an access line: its key
+                items.append((off, None, got[1], None, None, None))
+                continue
+            for line, msg, ts, level, _proc, _pid in got:
+                items.append((off, line, msg, ts, level, msg_class(msg, stats_memo)))
+        return _Plan(len(raws), tuple(items))
+
+    def replay(self, plan: _Plan) -> None:
+        """What LogPass.line does with each line of a planned run (LogPass.record on each record), inline."""
+        run = self.run
+        base = self.lineno
+        levels, tail = run.levels, self.tail
+        first_ts = run.first_ts
+        lineno = 0
+        for off, line, msg, ts, level, cls in plan.items:
+            lineno = base + off
+            if line is None:  # an access line
+                run.n_records += 1
+                levels["INFO"] += 1
+                run.count_access(msg)
+                continue
+            run.n_records += 1
+            if ts is not None:
+                if first_ts is None:
+                    run.first_ts = first_ts = ts
+                run.last_ts = ts
+            if level:
+                levels[level] += 1
+            kind = cls[0]
+            if kind == TAIL:
+                tail.append((lineno, line))
+            elif kind == STATS:
+                run.stats(msg, lineno, ts)
+            elif kind == ACCESS:
+                run.count_access(cls[1])
+            elif kind == REQUEST or kind == LONG_STEP:
+                run.note(cls, lineno, ts)
+            elif kind == FULL:
+                run.rest(lineno, line, msg, ts, cls)
+        if lineno:
+            run.n_lines = lineno
+        self.lineno = base + plan.n
+
     def block(self, blk: bytes) -> None:
         """The lines between two records (``blk``: a line end, then complete lines without the last line end), as
         segments read once per distinct block: runs of access lines (counted) and other lines (the per-line reading)."""
@@ -209,9 +285,24 @@ class _Scan:
                 self.blocks[blk] = got
         run = self.run
         access = run.access
-        for seg in got:
-            if type(seg) is tuple:
+        for k, seg in enumerate(got):
+            kind = type(seg)
+            if kind is _Plan:
+                self.replay(seg)
+                continue
+            if kind is _Unplanned:
                 self.lines(seg)
+                continue
+            if kind is tuple or kind is _Seen:
+                # other lines: read line by line the first time, planned the second from the readings the per-line
+                # reading kept
+                plan = self.plan(seg) if kind is _Seen else None
+                if plan is not None:
+                    got[k] = plan
+                    self.replay(plan)
+                else:
+                    self.lines(seg)
+                    got[k] = _Seen(seg) if kind is tuple else _Unplanned(seg)
                 continue
             n, keys, repeats = seg
             self.lineno += n
