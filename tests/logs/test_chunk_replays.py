@@ -31,10 +31,15 @@ MIXED = (
 
 def _write_mixed(path: Path, rounds: int = 3) -> None:
     parts = [(LOGS / name).read_bytes() for name in MIXED]
+    # the start-up lines of the first log, from its first banner record (a run of records the tail alone reads) on:
+    # the log begins and ends with them (its first and last times read from such a run)
+    startup = b"".join((LOGS / MIXED[0]).read_bytes().splitlines(keepends=True)[2:59])
     with open(path, "wb") as f:
+        f.write(startup)
         for _ in range(rounds):  # repeats: the memos and plans are replayed, not only built
             for data in parts:
                 f.write(data if data.endswith(b"\n") else data + b"\n")
+        f.write(startup)
 
 
 def _by_line(path: Path) -> dict[str, Any]:
