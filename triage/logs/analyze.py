@@ -92,6 +92,8 @@ class LogPass:
         return bool(vals)
 
     def feed_stats(self, vals: list[StatsValues], msg: str, lineno: int, ts: Optional[float]) -> None:
+        """A stats record's points; chunks._Scan.chunk inlines this on a planned record (the hot path): a change
+        here is made there too (tests/logs/test_chunk_replays.py compares the two readings)."""
         for v in vals:
             engine = v[0]
             got = self._engines.get(engine)

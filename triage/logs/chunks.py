@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from triage.logs.analyze import LogPass
+from triage.logs.analyze import _MERGED_1, LogPass
 from triage.logs.episodes import EVIDENCE_LINES
 from triage.logs.classify import ACCESS, FULL, LONG_STEP, NONE, REQUEST, STATS, TAIL, msg_class
 from triage.logs.lines import MAX_LINE
@@ -55,7 +55,6 @@ _RECORD_RE = re.compile(
     rb"\n(?P<line>\([A-Za-z][\w\-.]*+ pid=\d+\) (?P<level>INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL) "
     rb"(?P<t>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \[?[\w./\-]+(?::\d+)?\] (?P<msg>.*))"
 )
-_MERGED_1 = (1,)  # a raw point's count of stats lines (LogPass.feed_stats)
 _GROUPS = 4  # re.split gives, per record, the text before it then these groups
 
 # what a record's message asks for beyond classify.msg_class: the per-line reading (interleaved records, colour,
