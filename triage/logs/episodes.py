@@ -37,6 +37,12 @@ STALL_INTERVALS = 2  # the threshold in the log's own stats intervals
 EVIDENCE_LINES = 5  # lines kept per error kind / per episode
 MAX_EPISODES = 50
 
+# StallEpisode.to_dict's keys, in the stored order (before/last_values/end_values are not stored)
+_DICT_KEYS = ("kind", "engine", "start_ts", "start_line", "last_stall_line", "last_stall_ts", "end_ts", "end_line",
+              "ended_by", "confirmed", "silent", "duration_s", "max_running", "max_waiting", "n_stats_lines", "lines",
+              "interval_s", "possible_duration_s", "held")
+_DICT_ATTRS = {"n_stats_lines": "n_lines"}  # a stored key whose attribute has another name
+
 
 @dataclass
 class StallEpisode:
@@ -85,27 +91,11 @@ class StallEpisode:
         return [(n, tp, round(tp * self.interval_s)) for n, tp in self.before]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "engine": self.engine,
-            "start_ts": self.start_ts,
-            "start_line": self.start_line,
-            "last_stall_line": self.last_stall_line,
-            "last_stall_ts": self.last_stall_ts,
-            "end_ts": self.end_ts,
-            "end_line": self.end_line,
-            "ended_by": self.ended_by,
-            "confirmed": self.confirmed,
-            "silent": self.silent,
-            "duration_s": self.duration_s,
-            "max_running": self.max_running,
-            "max_waiting": self.max_waiting,
-            "n_stats_lines": self.n_lines,
-            "lines": [{"line": n, "text": t} for n, t in self.lines],
-            "interval_s": self.interval_s,
-            "possible_duration_s": self.possible_duration_s,
-            "held": self.held,
-        }
+        """The stored shape: ``_DICT_KEYS`` in order (fields and properties; n_lines as n_stats_lines), the
+        evidence lines as {line, text}."""
+        d = {key: getattr(self, _DICT_ATTRS.get(key, key)) for key in _DICT_KEYS}
+        d["lines"] = [{"line": n, "text": t} for n, t in self.lines]
+        return d
 
 
 class EngineTrack:
