@@ -66,13 +66,16 @@ class ProbeInfo:
         return ProbeSeries.from_detail(self.probe, self.outcome, self.time_to_verdict_s, self.detail)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CaptureInfo:
+    """One stored capture (a log, a /metrics page, a probe's request or response): made by keyword, so its fields
+    read in their natural order: whose, when, then what."""
+
     id: int
     run_id: int
+    created_at: Optional[datetime] = None
     kind: str
     name: str = ""
-    created_at: Optional[datetime] = None
     content: str = ""
 
 
@@ -142,4 +145,5 @@ def probe_info(p: ProbeRow) -> ProbeInfo:
 
 
 def capture_info(c: Capture) -> CaptureInfo:
-    return CaptureInfo(int(c.id or 0), c.run_id, c.kind, c.name, c.created_at, c.content)
+    return CaptureInfo(id=int(c.id or 0), run_id=c.run_id, created_at=c.created_at, kind=c.kind, name=c.name,
+                       content=c.content)
