@@ -1,4 +1,4 @@
-"""Headless CLI: ``vllm-triage <command>`` (or ``python -m triage``); one module per command, each with register(sub).
+"""Headless CLI: ``vllm-triage <command>`` (or ``python -m triage``); one module per command, each with register(p).
 
 Dispatch is lazy: the top-level parser knows each command's name and one-line help from ``COMMANDS`` and
 imports only the module of the command being run, so ``--help``, ``--version`` and a wrong command answer
@@ -30,8 +30,11 @@ from triage.redact import SafeStream, add_secret, dumps_json
 
 CLI_SCHEMA = SCHEMA
 
-# command -> (module under triage.cli, one-line help); the order is the help order. Each module's
-# register(sub) adds the full sub-parser; this table only lets the top level answer without importing it.
+# command -> (module under triage.cli, one-line help); the order is the help order. The one place for a command's
+# name and help: build_parser adds its sub-parser and the module's register(p) its arguments; the top level answers
+# from this table without importing the module. A command's --help describes it with register's docstring (or, when
+# register has none, the module's docstring, printed as written where the module sets FORMATTER to argparse's
+# RawDescriptionHelpFormatter).
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "run the triage checklist against a server and/or its command line and log"),
     "diagnose": ("diagnose", "one run from a URL to a verdict: checklist, engine now, safe probes, log"),
@@ -65,7 +68,9 @@ def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentPars
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
         if name in wanted:
-            importlib.import_module(f"triage.cli.{module}").register(sub)
+            mod = importlib.import_module(f"triage.cli.{module}")
+            mod.register(sub.add_parser(name, help=help_, description=mod.register.__doc__ or mod.__doc__,
+                                        formatter_class=getattr(mod, "FORMATTER", argparse.HelpFormatter)))
         else:
             sub.add_parser(name, help=help_, add_help=False)
     return parser

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from triage.cli import CLI_SCHEMA, CommandError, print_json
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("catalogue", help="the known failure modes: list them, or write docs/FAILURE-MODES.md",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+def register(p: argparse.ArgumentParser) -> None:
     what = p.add_mutually_exclusive_group()
     what.add_argument("--markdown", action="store_true", help="print docs/FAILURE-MODES.md (generated)")
     what.add_argument("--check", metavar="FILE", help="exit 1 when FILE differs from what --markdown prints")

@@ -52,13 +52,9 @@ def answer_keys() -> list[str]:
     return list(ANSWER_KEYS)
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "check",
-        help="run the triage checklist against a server and/or its command line and log",
-        description="Diagnose a vLLM embedding deployment from evidence: the live server, the "
-        "`vllm serve` command line and the start-up log. Sends no long request.",
-    )
+def register(p: argparse.ArgumentParser) -> None:
+    """Diagnose a vLLM embedding deployment from evidence: the live server, the `vllm serve` command line and the
+    start-up log. Sends no long request."""
     p.add_argument(
         "--url", type=base_url,
         help="server base URL, e.g. http://127.0.0.1:8000 (optional with --cmdline-file/--log-file)"

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from triage.cli import CommandError
 
@@ -92,11 +91,9 @@ def _without(flags: list[str], name: str) -> list[str]:
     return out
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("dashboard", help="open the Streamlit dashboard (from any directory)",
-                       description="Start the dashboard (streamlit run app.py) from wherever vllm-triage is "
-                                   "installed. Arguments after -- go to streamlit run (e.g. -- --server.baseUrlPath x)."
-                       )
+def register(p: argparse.ArgumentParser) -> None:
+    """Start the dashboard (streamlit run app.py) from wherever vllm-triage is installed. Arguments after -- go to
+    streamlit run (e.g. -- --server.baseUrlPath x)."""
     p.add_argument("--port", type=int, help="port to serve on (default: Streamlit's, 8501)")
     p.add_argument("--address", help="address to bind (default 127.0.0.1: this machine only; 0.0.0.0 exposes the "
                         "unauthenticated dashboard to the network: put an authenticating proxy in front)")

@@ -23,16 +23,13 @@ from triage.cli.inputs import read_log_head_tail, read_small
 from triage.findings import reaches
 from triage.textsafe import one_line
 
-HELP = "one run from a URL to a verdict: checklist, engine now, safe probes, log"
 
-
-def register(sub: Any) -> None:
+def register(p: argparse.ArgumentParser) -> None:
+    """Diagnose a vLLM server in one run, as the dashboard's Diagnose page does: the checklist, a few seconds of
+    /metrics (is the engine stalled now?), the probes that never hang a server (conformance, vectors) and, given a
+    log, its post-mortem. Stored as one run; prints its verdict and the fix to copy."""
     from triage.cli.check import truncation_arg
 
-    p = sub.add_parser("diagnose", help=HELP, description=(
-        "Diagnose a vLLM server in one run, as the dashboard's Diagnose page does: the checklist, a few seconds of "
-        "/metrics (is the engine stalled now?), the probes that never hang a server (conformance, vectors) and, "
-        "given a log, its post-mortem. Stored as one run; prints its verdict and the fix to copy."))
     p.add_argument("url", type=base_url, metavar="URL", help="the server's base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--log-file", metavar="F", help="the server's log ('-' = stdin)")
     p.add_argument("--cmdline-file", metavar="F",

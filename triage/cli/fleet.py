@@ -102,10 +102,9 @@ def instant(text: str) -> float:
     return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("fleet", help="triage many replicas through Prometheus (stall episodes per replica)",
-                       description="Query the vLLM series of every replica Prometheus scrapes, run the stall rule "
-                                   "on each, and give the catalogue's verdict and fix per replica.")
+def register(p: argparse.ArgumentParser) -> None:
+    """Query the vLLM series of every replica Prometheus scrapes, run the stall rule on each, and give the
+    catalogue's verdict and fix per replica."""
     p.add_argument("--prometheus", metavar="URL", type=base_url, help="Prometheus base URL, e.g. http://prometheus:9090")
     p.add_argument("--match", default="", type=label_matchers, metavar="SELECTOR",
                    help="label matchers, e.g. '{job=\"vllm\"}'")

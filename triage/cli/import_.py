@@ -26,10 +26,9 @@ def ImportError_(message: str) -> ValueError:  # noqa: N802 (stands for the clas
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024  # a day of 1 s watch samples is ~13 MB of JSON
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("import", help="import a run exported with 'report --format json' (or a bundle)",
-                       description="Read a run document (JSON file, '-' for stdin, or a support bundle .zip) "
-                                   "into the database as a new run; prints its id.")
+def register(p: argparse.ArgumentParser) -> None:
+    """Read a run document (JSON file, '-' for stdin, or a support bundle .zip) into the database as a new run;
+    prints its id."""
     p.add_argument("file", metavar="FILE")
     p.add_argument("--format", choices=["text", "json"], default="text")
     add_db_arg(p)

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from triage.cli import CommandError, print_json
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("knowledge", help="the vLLM releases the verdicts know (read from each release's code)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+def register(p: argparse.ArgumentParser) -> None:
     ks = p.add_subparsers(dest="knowledge_command", metavar="KNOWLEDGE_COMMAND")
     pl = ks.add_parser("list", help="the releases read")
     pl.add_argument("--format", choices=("text", "json"), default="text")

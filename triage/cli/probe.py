@@ -23,10 +23,9 @@ if TYPE_CHECKING:
     from triage.probes.api import ProbeRunResult
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("probe", help="send live probes: the livelock's seed matrix, API conformance, throughput",
-                       description="Send live probes to a vLLM embedding server while watching /metrics. "
-                                   "The seed matrix can hang an affected vLLM until aborted: it needs --allow-hang.")
+def register(p: argparse.ArgumentParser) -> None:
+    """Send live probes to a vLLM embedding server while watching /metrics. The seed matrix can hang an affected
+    vLLM until aborted: it needs --allow-hang."""
     p.add_argument("--url", required=True, type=base_url, help="server base URL, e.g. http://127.0.0.1:8000")
     add_api_key_arg(p)
     p.add_argument("--model", help="model id to send (default: the first one of /v1/models)")

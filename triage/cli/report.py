@@ -17,10 +17,9 @@ if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a run is saved, not at im
     from triage.store import Store
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="export a stored run as Markdown, HTML, JSON or a support bundle",
-                       description="Export a stored run. Secrets (API keys, Authorization headers, "
-                                   "*_KEY/*_TOKEN values) are redacted in every format.")
+def register(p: argparse.ArgumentParser) -> None:
+    """Export a stored run. Secrets (API keys, Authorization headers, *_KEY/*_TOKEN values) are redacted in every
+    format."""
     p.add_argument("run", metavar="RUN_ID|latest", help="a run id, or 'latest'")
     p.add_argument("--format", choices=FORMATS, default="md")
     p.add_argument("-o", "--output", default=None,

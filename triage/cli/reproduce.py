@@ -15,11 +15,10 @@ from triage.cli import CLI_SCHEMA, CommandError, add_db_arg, base_url, open_stor
 from triage.cli.check import truncation_arg
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("reproduce", help="reproduce a deployment on a lab twin and verify each fix there",
-                       description="Start a lab twin of the deployment (same release or the nearest agreeing one, a "
-                       "tiny model of the same shape, lengths scaled), run the probes that show its symptom, then "
-                       "each fix of the record on a twin with it applied. Every twin server is stopped afterwards.")
+def register(p: argparse.ArgumentParser) -> None:
+    """Start a lab twin of the deployment (same release or the nearest agreeing one, a tiny model of the same shape,
+    lengths scaled), run the probes that show its symptom, then each fix of the record on a twin with it applied.
+    Every twin server is stopped afterwards."""
     p.add_argument("--url", type=base_url)
     p.add_argument("--cmdline", metavar="TEXT")
     p.add_argument("--cmdline-file", metavar="F")

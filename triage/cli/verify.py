@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from triage.cli import CLI_SCHEMA, add_api_key_arg, add_db_arg, api_key_from_env, number, open_store, print_json
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("verify", help="after a fix: rerun a stored run's probes on the real server, store before/after",
-                       description="Rerun on the real server what run N found (its probes, or its checklist), plus "
-                       "the seed's load test when the seed matrix is rerun, and store the before/after pair.")
+def register(p: argparse.ArgumentParser) -> None:
+    """Rerun on the real server what run N found (its probes, or its checklist), plus the seed's load test when the
+    seed matrix is rerun, and store the before/after pair."""
     p.add_argument("--run", type=int, required=True, metavar="N", help="the run that showed the symptom")
     p.add_argument("--url", help="the server (default: run N's)")
     p.add_argument("--allow-hang", action="store_true",

@@ -28,14 +28,9 @@ if TYPE_CHECKING:
     from triage.watch import WatchTick
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "watch",
-        help="sample /metrics live and alert when the engine stalls",
-        description="Scrape a vLLM server's /metrics every --interval seconds, store the samples, "
-        "and apply the stall rule (running ≥ 1, waiting 0, no progress for "
-        "--stall-seconds) to real traffic.",
-    )
+def register(p: argparse.ArgumentParser) -> None:
+    """Scrape a vLLM server's /metrics every --interval seconds, store the samples, and apply the stall rule
+    (running ≥ 1, waiting 0, no progress for --stall-seconds) to real traffic."""
     p.add_argument("--url", required=True, type=base_url, help="server base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--interval", type=number(0.01, 86_400, above=True), default=0.5,
         help="seconds between samples (default 0.5)")
