@@ -8,6 +8,7 @@ clues read the facts the readers put into their findings (triage/catalogue/refus
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from triage.catalogue.model import ConfigLike, Edit, FailureMode, modes_of
@@ -39,9 +40,13 @@ def _prefix_cache_asked(case: Case) -> Optional[Weight]:
     return None
 
 
+def _encoder_prefix_edits(cfg: ConfigLike) -> list[Edit]:
+    return [Edit(serve={"enable_prefix_caching": False}, why="no KV cache to cache in an encoder")]
+
+
 ENCODER_PREFIX_CACHING = FailureMode(
     id="encoder-prefix-caching",
-    edits=lambda cfg: [Edit(serve={"enable_prefix_caching": False}, why="no KV cache to cache in an encoder")],
+    edits=_encoder_prefix_edits,
     title="Prefix caching forced on for an encoder-only model: the engine refuses to start",
     mechanism=(
         "An encoder-only model (BERT, XLM-R: bge-m3, MiniLM) has no KV cache groups. vLLM turns prefix caching off "
@@ -161,6 +166,11 @@ def _bge_m3_fix(cfg: ConfigLike) -> str:
     )
 
 
+def _other_pooling_task(case: Case, m: re.Match[str]) -> Optional[Weight]:
+    return Weight("for", f"refused with {m.group(0)[:120]!r}: the server's one pooling task is another", "api",
+                  decisive=True)
+
+
 BGE_M3_OUTPUTS = FailureMode(
     id="bge-m3-multi-vector",
     title="BGE-M3's sparse / ColBERT outputs: one pooling task per server, chosen at start",
@@ -185,9 +195,7 @@ BGE_M3_OUTPUTS = FailureMode(
     symptoms=(REJECTED,),
     clues=(
         rejected_with("api-pooling-task", (400, 501), _POOLING_TASK_WORDS, "a pooling task this server was not "
-                      "started for", refine=lambda case, m: Weight(
-                          "for", f"refused with {m.group(0)[:120]!r}: the server's one pooling task is another",
-                          "api", decisive=True)),
+                      "started for", refine=_other_pooling_task),
         Clue("bge-m3-overrides-without-task", _m3_overrides),
     ),
     experiment="POST /pooling with task embed, token_embed and token_classify: the one that answers 200 is the task "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Optional
 
 from triage.catalogue import engine_clues as ec
@@ -74,6 +75,11 @@ def _livelock_fix(cfg: ConfigLike) -> str:
         f"3) Or serve with --no-enable-chunked-prefill: {cost}. "
         "Not a fix: raising --max-num-batched-tokens (OOM risk), nvidia-smi --gpu-reset (the GPU is idle)."
     )
+
+
+def _livelock_affects(version: object) -> Optional[bool]:
+    """The livelock's release test (its clues read it when they run, after the record exists)."""
+    return POOLING_LIVELOCK.affects(version)
 
 
 def _livelock_edits(cfg: Mapping[str, Any]) -> list[Edit]:
@@ -139,7 +145,7 @@ POOLING_LIVELOCK = FailureMode(
     now="abort the oldest in-flight request (close its client connection): the engine frees at once.",
     fix_for=_livelock_fix,
     symptoms=(sy.HANG_RUNNING,),
-    clues=ec.hang_clues(lambda v: POOLING_LIVELOCK.affects(v), stall=False),
+    clues=ec.hang_clues(_livelock_affects, stall=False),
     experiment=(
         "the seed matrix: a prompt of exactly max_model_len tokens hangs and max_model_len - 1 returns on an "
         "affected server (it holds the engine until the probe aborts it: allow the hang), or the same on the lab "
@@ -180,9 +186,9 @@ POOLING_LIVELOCK_CLIENT_TIMEOUTS = FailureMode(
     fix_for=_livelock_fix,
     symptoms=(sy.HANG_RUNNING,),
     clues=(
-        Clue("release", lambda c: ec.release(POOLING_LIVELOCK_CLIENT_TIMEOUTS.affects, "#55427", c, shared=True)),
-        Clue("recurring", lambda c: ec.recurring(c, for_=True)),
-        Clue("prompt-below-max-model-len", lambda c: ec.prompt_below(c, for_=False)),
+        Clue("release", partial(ec.release, _livelock_affects, "#55427", shared=True)),
+        Clue("recurring", partial(ec.recurring, for_=True)),
+        Clue("prompt-below-max-model-len", partial(ec.prompt_below, for_=False)),
         Clue("chunked-prefill-off", ec.chunking_off),
     ),
     experiment=(
@@ -230,6 +236,17 @@ def pooling_livelock_grade(budget: int, max_model_len: int) -> LivelockGrade:
     )
 
 
+def _stuck_waiting_fix(cfg: ConfigLike) -> str:
+    return (
+        "Make every prompt admissible: raise --max-num-batched-tokens to "
+        + (f"at least {cfg.get('max_model_len')}" if isinstance(cfg.get("max_model_len"), int) else ">= max_model_len")
+        + " (or drop the budget override: vLLM then uses max(max_model_len, default)), or lower --max-model-len to "
+        "the budget, or truncate inputs below the budget; for encoder-only models (BERT) vLLM turns chunked prefill "
+        "off, so --enable-chunked-prefill does not help. A prompt larger than the KV cache (vllm#39734) needs a "
+        "bigger KV cache or a smaller max_model_len."
+    )
+
+
 STUCK_WAITING = FailureMode(
     id="stuck-waiting",
     edits=_stuck_waiting_edits,
@@ -255,14 +272,7 @@ STUCK_WAITING = FailureMode(
         "read the engine's chunked prefill and budget (the start-up log's 'Disabling chunked prefill' and "
         "max_num_batched_tokens, or the checklist): off with a budget below the prompt is this"
     ),
-    fix_for=lambda cfg: (
-        "Make every prompt admissible: raise --max-num-batched-tokens to "
-        + (f"at least {cfg.get('max_model_len')}" if isinstance(cfg.get("max_model_len"), int) else ">= max_model_len")
-        + " (or drop the budget override: vLLM then uses max(max_model_len, default)), or lower --max-model-len to "
-        "the budget, or truncate inputs below the budget; for encoder-only models (BERT) vLLM turns chunked prefill "
-        "off, so --enable-chunked-prefill does not help. A prompt larger than the KV cache (vllm#39734) needs a "
-        "bigger KV cache or a smaller max_model_len."
-    ),
+    fix_for=_stuck_waiting_fix,
 )
 
 ENGINE_STALL = FailureMode(
@@ -286,7 +296,7 @@ ENGINE_STALL = FailureMode(
         "max_model_len, it is not that bug; then look at the server process's CPU (busy: one long step; idle: "
         "report it to vLLM)"
     ),
-    clues=ec.hang_clues(lambda v: POOLING_LIVELOCK.affects(v), stall=True),
+    clues=ec.hang_clues(_livelock_affects, stall=True),
     fix_text=(
         "Compare the stall with the expected step time (prompt length / measured prefill rate); if the engine is "
         "idle, capture the request and the server log and report it to vLLM."
@@ -310,12 +320,20 @@ SLOW_STEP = FailureMode(
         "steps with a smaller --max-num-batched-tokens (chunked prefill) or a faster device."
     ),
     symptoms=(sy.HANG_RUNNING, sy.SLOW_PROGRESSING),
-    clues=(Clue("step-in-progress", lambda c: ec.step_in_progress(c, for_=True)),),
+    clues=(Clue("step-in-progress", partial(ec.step_in_progress, for_=True)),),
     experiment=(
         "watch the server at a 1 s interval through the stall (python -m triage watch --interval 1): a step in "
         "progress ends with the tokens jumping; or read the server log for vLLM's long-step lines"
     ),
 )
+
+def _kv_too_small_fix(g: ConfigLike) -> str:
+    return (
+        (f"Lower --max-model-len (vLLM estimates {g.get('est')} fits)" if g.get("est") else "Lower --max-model-len")
+        + ", or give the KV cache more memory (--gpu-memory-utilization; on CPU --kv-cache-memory-bytes or "
+        "VLLM_CPU_KVCACHE_SPACE), or shard the model (--tensor-parallel-size)."
+    )
+
 
 KV_CACHE_TOO_SMALL = FailureMode(
     id="kv-cache-too-small",
@@ -323,14 +341,10 @@ KV_CACHE_TOO_SMALL = FailureMode(
     mechanism="vLLM checks at start-up that one sequence of max_model_len tokens fits the KV cache.",
     refs=("vllm/v1/core/kv_cache_utils.py (0.8–0.32)",),
     evidence={"log": "'To serve at least one request with the model's max seq len (…) … KV cache is needed'"},
-    fix_for=lambda g: (
-        (f"Lower --max-model-len (vLLM estimates {g.get('est')} fits)" if g.get("est") else "Lower --max-model-len")
-        + ", or give the KV cache more memory (--gpu-memory-utilization; on CPU --kv-cache-memory-bytes or "
-        "VLLM_CPU_KVCACHE_SPACE), or shard the model (--tensor-parallel-size)."
-    ),
+    fix_for=_kv_too_small_fix,
     symptoms=(sy.STARTUP_REFUSAL, sy.WAITING_FOREVER),
     clues=(
-        Clue("logged", lambda c: ec.logged("log-kv-cache-too-small", "the KV cache cannot hold max_model_len", c)),
+        Clue("logged", partial(ec.logged, "log-kv-cache-too-small", "the KV cache cannot hold max_model_len")),
         Clue("kv-below-prompt", ec.kv_below_prompt),
     ),
     experiment=(
@@ -350,7 +364,7 @@ UNSUPPORTED_HEAD_DIM = FailureMode(
         "256, 512), or pick another attention backend (VLLM_ATTENTION_BACKEND) on GPU."
     ),
     symptoms=(sy.STARTUP_REFUSAL, sy.REJECTED),
-    clues=(Clue("logged", lambda c: ec.logged("log-unsupported-head-dim", "the backend refuses the head size", c)),),
+    clues=(Clue("logged", partial(ec.logged, "log-unsupported-head-dim", "the backend refuses the head size")),),
     experiment="read the server log for 'Head size N is not supported' and the model's head_dim (config.json)",
 )
 
@@ -382,7 +396,7 @@ OOM = FailureMode(
     },
     fix_for=_oom_fix,
     symptoms=(sy.STARTUP_REFUSAL, sy.REJECTED),
-    clues=(Clue("logged", lambda c: ec.logged("log-oom", "an allocation failed (out of memory)", c)),),
+    clues=(Clue("logged", partial(ec.logged, "log-oom", "an allocation failed (out of memory)")),),
     experiment="read the server log for 'out of memory' / OutOfMemoryError above the first EngineCore error",
 )
 
@@ -400,7 +414,7 @@ ENGINE_DEAD = FailureMode(
     clues=(
         Clue("dead", ec.dead_engine_logged),
         Clue("root-cause", ec.root_cause_logged),
-        Clue("status", lambda c: ec.rejected_status(c, (500, 503))),
+        Clue("status", partial(ec.rejected_status, statuses=(500, 503))),
     ),
     experiment="read the server log above the first EngineCore error line for what made it fail; GET /health",
 )

@@ -33,6 +33,23 @@ def _overrides_fix(cfg: ConfigLike) -> str:
             "classifier, not an embedding cosine.")
 
 
+def _overrides_edits(cfg: ConfigLike) -> list[Edit]:
+    return [Edit(serve={"runner": "pooling", "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
+                 why="the reranker's classifier head from its model card's overrides")]
+
+
+def _classify_edits(cfg: ConfigLike) -> list[Edit]:
+    return [Edit(serve={"convert": None, "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
+                 why="no --convert classify; the overrides build the score head from the lm_head")]
+
+
+def _classify_fix(cfg: ConfigLike) -> str:
+    return ("Drop --convert classify and give the reranker's overrides instead: "
+            f"{QWEN3_RERANKER_OVERRIDES} (they name the classifier tokens, and vLLM builds the score "
+            "head from the lm_head); keep --convert classify only for a checkpoint that has a "
+            "one-label score head.")
+
+
 RERANKER_OVERRIDES_MISSING = FailureMode(
     id="reranker-overrides-missing",
     title="An LLM reranker served without its --hf-overrides: 200 OK, scores that do not rank",
@@ -53,8 +70,7 @@ RERANKER_OVERRIDES_MISSING = FailureMode(
         "one value) and the relevant document does not come first",
     },
     fix_for=_overrides_fix,
-    edits=lambda cfg: [Edit(serve={"runner": "pooling", "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
-                            why="the reranker's classifier head from its model card's overrides")],
+    edits=_overrides_edits,
     symptoms=(sy.SCORES_NOT_RANKING, sy.SCORES_FLAT),
     clues=rc.clues(rc.served_embed, rc.overrides_absent, rc.cosine_band),
     experiment="POST /v1/embeddings and /classify on the server: embeddings 200 and classify 404 is this record "
@@ -84,12 +100,8 @@ CLASSIFY_WITHOUT_SCORE_HEAD = FailureMode(
     clues=rc.clues(rc.score_paths_missing, rc.classify_constant),
     experiment="POST /score and /classify: /score 404 with /classify 200 is this record.",
     experiment_probe="rerank",
-    edits=lambda cfg: [Edit(serve={"convert": None, "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
-                            why="no --convert classify; the overrides build the score head from the lm_head")],
-    fix_for=lambda cfg: ("Drop --convert classify and give the reranker's overrides instead: "
-                         f"{QWEN3_RERANKER_OVERRIDES} (they name the classifier tokens, and vLLM builds the score "
-                         "head from the lm_head); keep --convert classify only for a checkpoint that has a "
-                         "one-label score head."),
+    edits=_classify_edits,
+    fix_for=_classify_fix,
 )
 
 def _api_fix(cfg: ConfigLike) -> str:

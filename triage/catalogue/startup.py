@@ -105,7 +105,7 @@ def _tasks_weight(tasks: Any) -> Optional[Weight]:
     return Weight("for", f"the server supports only {list(tasks)}", "log", decisive=True)
 
 
-def _context_is_max_model_len(case: Case) -> Optional[Weight]:
+def _context_is_max_model_len(case: Case, m: object = None) -> Optional[Weight]:
     """The 400's N against max_model_len: N == max_model_len is this record; a larger N is a max_embed_len."""
     n = case.fact(REJECT_CONTEXT_LENGTH) or context_length_of(case.fact("reject.message"))
     mml = case.fact(SERVER_MAX_MODEL_LEN) or case.get("max_model_len")
@@ -125,9 +125,25 @@ def _kv_dtype_weight(kv: Any, dtype: Any) -> Optional[Weight]:
     return Weight("against", f"kv_cache_dtype {kv} with a {dtype} model", "config", decisive=kv in ("auto", dtype))
 
 
+def _supported_tasks(case: Case) -> Optional[Weight]:
+    return _tasks_weight(case.get("supported_tasks"))
+
+
+def _kv_dtype_differs(case: Case) -> Optional[Weight]:
+    return _kv_dtype_weight(case.get("kv_cache_dtype"), case.get("dtype"))
+
+
+def _generate_edits(cfg: Mapping[str, Any]) -> list[Edit]:
+    return [Edit(serve={"runner": "pooling", "convert": "embed"}, why="the embed task")]
+
+
+def _log_stats_edits(cfg: Mapping[str, Any]) -> list[Edit]:
+    return [Edit(serve={"disable_log_stats": None}, why="engine stats back in the log")]
+
+
 GENERATE_RUNNER = FailureMode(
     id="generate-runner",
-    edits=lambda cfg: [Edit(serve={"runner": "pooling", "convert": "embed"}, why="the embed task")],
+    edits=_generate_edits,
     title="An embedding checkpoint served as a text generator (no --runner pooling --convert embed)",
     mechanism=(
         "A *ForCausalLM architecture (Qwen3-Embedding is Qwen3ForCausalLM) defaults to the generate runner: "
@@ -143,7 +159,7 @@ GENERATE_RUNNER = FailureMode(
     fix_text="Serve it with --runner pooling --convert embed (vllm serve MODEL --runner pooling --convert embed).",
     symptoms=(REJECTED,),
     clues=(
-        Clue("supported-tasks", lambda case: _tasks_weight(case.get("supported_tasks"))),
+        Clue("supported-tasks", _supported_tasks),
         rejected_with("api-embeddings-404", (404,), ("NOT_FOUND_RE",), "no embeddings route on a generator"),
     ),
     experiment="POST /v1/completions with max_tokens 1: 200 on a server whose /v1/embeddings is 404 is a generator",
@@ -185,7 +201,7 @@ MAX_MODEL_LEN = FailureMode(
     clues=(
         startup_error_says("log-max-model-len", ("MAX_LEN_ABOVE_DERIVED_RE",), "max_model_len above the model's"),
         rejected_with("api-max-context", (400,), ("MAX_CONTEXT_RE",), "an input above max_model_len",
-                      refine=lambda case, m: _context_is_max_model_len(case)),
+                      refine=_context_is_max_model_len),
     ),
     experiment="POST /tokenize the refused input: its count above /v1/models max_model_len, and the 400's N equal "
     "to max_model_len (a larger N is chunked processing's max_embed_len)",
@@ -377,7 +393,7 @@ STARTUP_OOM = FailureMode(
 
 LOG_STATS_DISABLED = FailureMode(
     id="log-stats-disabled",
-    edits=lambda cfg: [Edit(serve={"disable_log_stats": None}, why="engine stats back in the log")],
+    edits=_log_stats_edits,
     title="--disable-log-stats: the log has no engine stats lines for a post-mortem",
     mechanism=(
         "--disable-log-stats turns off the V1 engine's stat loggers: no periodic 'Engine 000: Avg prompt "
@@ -427,7 +443,7 @@ KV_DTYPE_MISMATCH = FailureMode(
     clues=(
         startup_error_says("log-kv-cache-dtype", ("KV_DTYPE_REFUSED_RE",), "a float KV cache dtype other than the "
                            "model's"),
-        Clue("kv-dtype-differs", lambda case: _kv_dtype_weight(case.get("kv_cache_dtype"), case.get("dtype"))),
+        Clue("kv-dtype-differs", _kv_dtype_differs),
     ),
     experiment="restart with --kv-cache-dtype auto and embed the same text: cosine below 0.99 to the old vectors "
     "means the KV dtype changed them",

@@ -223,6 +223,10 @@ def _normalize_edit(cfg: ConfigLike) -> Edit:
     return Edit(serve={"pooler_config": rest or None}, why="the model's own normalization")
 
 
+def _normalize_edits(cfg: ConfigLike) -> list[Edit]:
+    return [_normalize_edit(cfg)]
+
+
 POOLER_NORMALIZE_OFF = FailureMode(
     id="pooler-normalize-off",
     title="Normalization turned off in the pooler config (use_activation: false)",
@@ -236,7 +240,7 @@ POOLER_NORMALIZE_OFF = FailureMode(
         "log": "'Resolved pooling config: … use_activation=False(source=user)'",
         "cmdline": "--pooler-config '{\"use_activation\": false}'",
     },
-    edits=lambda cfg: [_normalize_edit(cfg)],
+    edits=_normalize_edits,
     fix_text=("Drop use_activation from --pooler-config (vLLM then normalizes as the model was trained), or "
               "normalize on the client side; re-embed what was stored unnormalized."),
     symptoms=(WRONG_NORM,),

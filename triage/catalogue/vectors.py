@@ -120,9 +120,13 @@ POOLING_MISMATCH = FailureMode(
     experiment_probe="vectors",
 )
 
+def _nan_edits(cfg: ConfigLike) -> list[Edit]:
+    return [Edit(serve={"dtype": "bfloat16"}, why="no float16 overflow")]
+
+
 NAN_VECTORS = FailureMode(
     id="nan-vectors",
-    edits=lambda cfg: [Edit(serve={"dtype": "bfloat16"}, why="no float16 overflow")],
+    edits=_nan_edits,
     title="NaN or infinite values in embeddings (fp16 overflow)",
     mechanism=(
         "Activations that overflow float16 become inf/NaN; JSON cannot carry them, so vLLM answers 500 "
