@@ -57,6 +57,20 @@ class VersionRange:
     def of(cls, low: Optional[str], high: Optional[str]) -> VersionRange:
         return cls(Version(low) if low else None, Version(high) if high else None)
 
+    @classmethod
+    def parse(cls, text: str) -> VersionRange:
+        """The range as ``str`` writes it: '>= 0.10.2, < 0.32.0', '>= 0.10.2', '< 0.32.0' or 'any version'."""
+        bounds: dict[str, Version] = {}
+        for part in [] if text.strip() == "any version" else text.split(","):
+            op, _, v = part.strip().partition(" ")
+            try:
+                if op not in (">=", "<") or op in bounds:
+                    raise InvalidVersion(op)
+                bounds[op] = Version(v.strip())
+            except InvalidVersion:
+                raise ValueError(f"not a version range: {text!r} (write '>= LOW, < HIGH', one end or both)") from None
+        return cls(bounds.get(">="), bounds.get("<"))
+
     def contains(self, v: Version) -> Optional[bool]:
         """True/False; None for a pre-release/dev build of a boundary release (check the commit)."""
         if v.is_prerelease or v.is_devrelease:
