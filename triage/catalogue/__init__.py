@@ -1,8 +1,10 @@
 """The catalogue of known failure modes of vLLM embedding deployments: one record per mode.
 
 Every verdict path (checklist, probes, watch, log post-mortem, fleet, reports, dashboard) reads a
-mode's wording, affected versions, refs and fix from its record here; none keeps a copy. A new
-failure mode is one `FailureMode` in `triage.catalogue.records` plus the readers of its evidence.
+mode's wording, affected versions, refs and fix from its record here; none keeps a copy. The records are data:
+``triage/catalogue/data/<module>.toml``, one table per record, read by ``triage.catalogue.load`` into `FailureMode`
+and served as attributes of their module (``triage.catalogue.vectors.MISSING_EOS``). A new failure mode is one table
+there (its fix and clue functions in the module beside it) plus the readers of its evidence.
 """
 
 from __future__ import annotations

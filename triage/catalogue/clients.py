@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from triage.catalogue.model import ConfigLike, FailureMode, modes_of
-from triage.catalogue.symptoms import CLIENT_ERROR, REJECTED, Case, Clue, Weight, by_flag
+from triage.catalogue.load import load
+from triage.catalogue.model import ConfigLike
+from triage.catalogue.symptoms import Case, Weight, by_flag
 from triage.catalogue.versions import VersionRange, parse_version
 
 # The facts one client call records (evidence["facts"] of its finding), namespaced "client.".
@@ -138,33 +139,6 @@ def _litellm_fix(cfg: ConfigLike) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-LITELLM_ENCODING_FORMAT_NULL = FailureMode(
-    id="litellm-encoding-format-null",
-    title="LiteLLM's openai/ provider sends encoding_format: null, which vLLM refuses",
-    mechanism=(
-        f"LiteLLM releases {LITELLM_NULL_FORMAT} set encoding_format to None on an embedding call that names none "
-        "and write it into the body through the openai/ provider (the route most LiteLLM users give vLLM, with "
-        "api_base). vLLM validates the field as 'float' or 'base64' against each of its request types and answers "
-        "400 with one validation error per type, on every call; OpenAI's own API ignores null. The hosted_vllm/ "
-        "provider drops the field and works."
-    ),
-    refs=("BerriAI/litellm#19174", "BerriAI/litellm#28239", "agent0ai/agent-zero#1429"),
-    evidence={
-        "clients": "LiteLLM's openai/ route (api_base = the server) gets 400 naming encoding_format while its "
-        "body carried encoding_format: null, and the hosted_vllm/ route and a plain request of the same texts "
-        "answer 200",
-        "log": "400 Bad Request on /v1/embeddings from a LiteLLM client, every call",
-    },
-    fix_for=_litellm_fix,
-    symptoms=(CLIENT_ERROR, REJECTED),
-    clues=(Clue("sent-null", _litellm_sent_null), Clue("litellm-release", _litellm_release),
-           Clue("plain-request", plain_request_refused)),
-    experiment=("Send the same texts through LiteLLM's hosted_vllm/ route and through openai/ with "
-                "encoding_format='float': both answer 200 when the null is the cause."),
-    experiment_probe="clients",
-)
-
-
 # LlamaIndex: OpenAIEmbedding's model names
 
 
@@ -194,26 +168,6 @@ def _llamaindex_fix(cfg: ConfigLike) -> str:
             f"model_name='{model}' (its model= accepts only OpenAI's own names), never leave it out (it then sends "
             f"{LLAMAINDEX_DEFAULT_MODEL}); or serve with --served-model-name {LLAMAINDEX_DEFAULT_MODEL}.")
 
-
-LLAMAINDEX_OPENAI_MODEL = FailureMode(
-    id="llamaindex-openai-model-name",
-    title=f"LlamaIndex's OpenAIEmbedding sends {LLAMAINDEX_DEFAULT_MODEL} or refuses the served model's name",
-    mechanism=(
-        f"llama-index-embeddings-openai's OpenAIEmbedding validates model= against OpenAI's model names (ValueError "
-        f"'… {LLAMAINDEX_ENUM_ERROR}' before any request) and, given no model, sends {LLAMAINDEX_DEFAULT_MODEL}: "
-        "vLLM answers 404 'The model … does not exist'. Only model_name= is sent as given; OpenAILikeEmbedding is "
-        "the class meant for OpenAI-compatible servers."
-    ),
-    refs=("run-llama/llama_index#15021",),
-    evidence={"clients": f"OpenAIEmbedding(api_base=<server>/v1) sends model {LLAMAINDEX_DEFAULT_MODEL} and gets "
-              "404 'does not exist'; OpenAIEmbedding(model=<served id>) raises ValueError; OpenAILikeEmbedding "
-              "(model_name=<served id>) gets the plain request's vectors"},
-    fix_for=_llamaindex_fix,
-    symptoms=(CLIENT_ERROR, REJECTED),
-    clues=(Clue("model-sent", _llamaindex_model), Clue("plain-request", plain_request_refused)),
-    experiment="Embed the same texts with OpenAILikeEmbedding(model_name=<served id>): 200 with the plain vectors.",
-    experiment_probe="clients",
-)
 
 # The clues of the client records kept in triage/catalogue/vectors.py (token ids, base64, Open WebUI).
 
@@ -261,4 +215,7 @@ def openwebui_problem(case: Case) -> Optional[Weight]:
     return None
 
 
-CLIENT_MODES = modes_of(globals())
+RECORDS = load(__name__)  # triage/catalogue/data/clients.toml
+__getattr__, __dir__ = RECORDS.exports(globals())
+
+CLIENT_MODES = RECORDS.modes()

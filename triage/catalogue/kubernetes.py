@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from triage.catalogue.model import ConfigLike, FailureMode, modes_of
+from triage.catalogue.load import load
+from triage.catalogue.model import ConfigLike
 
 HOLD_S = 10  # the probe reads /metrics twice this far apart: above one healthy step, or a long step reads as held
 PROBE_DOCS = "kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/"
@@ -91,25 +92,7 @@ def _liveness_fix(cfg: ConfigLike) -> str:
     )
 
 
-LIVENESS_BLIND = FailureMode(
-    id="liveness-probe-blind",
-    title="The liveness probe asks /health, which cannot tell a hung engine from a working one",
-    mechanism=(
-        "vLLM's /health says the API server and its engine process are up, not that requests complete: while a "
-        "pooling request livelocks the scheduler the endpoint keeps returning 200, so an httpGet /health "
-        "liveness probe passes and the kubelet never restarts the container: the held request's client waits "
-        "until it gives up, and its retry of the same input is held again. "
-        "Only a probe or an alert that reads the engine's own progress (/metrics) sees it."
-    ),
-    refs=("vllm#55427", PROBE_DOCS, "prometheus-operator PrometheusRule (monitoring.coreos.com/v1)"),
-    evidence={
-        "checklist": "a livenessProbe with httpGet path /health on the vLLM container (a manifest, Helm values, "
-        "`kubectl get pod -o yaml`) of a release that can livelock",
-        "kube": "a pod with restartCount 0 and Ready while its clients time out; `kubectl describe pod` shows no "
-        "Unhealthy events during the hang",
-    },
-    now="restart the pod yourself (kubectl delete pod NAME): its probe never will.",
-    fix_for=_liveness_fix,
-)
+RECORDS = load(__name__)  # triage/catalogue/data/kubernetes.toml
+__getattr__, __dir__ = RECORDS.exports(globals())
 
-KUBERNETES_MODES = modes_of(globals())
+KUBERNETES_MODES = RECORDS.modes()

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from triage.catalogue.model import ConfigLike, Edit, FailureMode
-from triage.catalogue.symptoms import WRONG_DIMENSION, WRONG_DIRECTION, WRONG_NORM, Case, Clue, Weight
+from triage.catalogue.load import load
+from triage.catalogue.model import ConfigLike, Edit
+from triage.catalogue.symptoms import Case, Weight
 
 # Facts (evidence["facts"] keys) the vectors set writes. "model.*": the model's files; "server.*": what the server
 # resolved (start-up log, command line); "vectors.*": what came back; "reference.*": the comparison with the
@@ -112,32 +113,6 @@ def _dense_fix(cfg: ConfigLike) -> str:
             "the Dense layer and the normalization on the client side. Re-embed the corpus after the change.")
 
 
-ST_DENSE_NOT_APPLIED = FailureMode(
-    id="st-dense-not-applied",
-    title="The server skips the model's sentence-transformers Dense projection",
-    mechanism=(
-        "A sentence-transformers model may project the pooled vector with a Dense layer (modules.json 2_Dense: "
-        "stella, Conan, xiaobu-embedding). A server that does not apply it returns the transformer's hidden size "
-        "(1536 instead of 1024) and vectors that match no sentence-transformers output: 200 OK, worse retrieval, "
-        "and an index of the wrong width."
-    ),
-    refs=("vllm#15509", "vllm#39579"),
-    evidence={
-        "vectors": "the dimension equals config.json's hidden_size while the Dense layer's out_features differs; "
-        "the vectors equal the model's pipeline computed without the Dense layer",
-        "model-files": "modules.json lists a Dense module (its folder's config.json: in/out features, activation)",
-        "log": "'ST projector loading failed' (an activation or weight file vLLM's loader does not take)",
-    },
-    fix_for=_dense_fix,
-    symptoms=(WRONG_DIMENSION, WRONG_DIRECTION),
-    clues=(Clue("dimension-vs-dense", _dense_dim), Clue("reference-without-dense", _dense_reference),
-           Clue("log-projector-failed", _dense_log)),
-    experiment=("Compare the server's vectors with the model's own pipeline computed with and without its Dense "
-                "layers (the vectors probe's reference, from the model files): equal to the one without is this."),
-    experiment_probe="vectors",
-)
-
-
 # --- attention direction ------------------------------------------------------------------------------------
 
 def _attention_files(case: Case) -> Optional[Weight]:
@@ -171,32 +146,6 @@ def _attention_fix(cfg: ConfigLike) -> str:
             "Qwen3, Llama, Gemma3 in vLLM 0.31/0.32). Re-embed the corpus after the change.")
 
 
-CAUSAL_ATTENTION_MISMATCH = FailureMode(
-    id="causal-attention-mismatch",
-    title="The server attends in another direction (causal vs bidirectional) than the model was trained",
-    mechanism=(
-        "Some decoder embedders are trained with bidirectional attention (gte-Qwen2-7B-instruct; config "
-        "is_causal: false). vLLM builds Qwen2/Qwen3/Llama attention ENCODER_ONLY only when the HF config says "
-        "is_causal false (config.json or --hf-overrides); served causal, every token sees only its left context: "
-        "vectors answer 200 with the right size and pooling, and point elsewhere."
-    ),
-    refs=("vllm#14609", "vllm#11801"),
-    evidence={
-        "vectors": "the server's vectors equal the model's pipeline computed with the other attention mask (causal "
-        "vs full) and not its own",
-        "model-files": "config.json is_causal: false",
-        "cmdline": "--hf-overrides '{\"is_causal\": …}' against the config",
-    },
-    fix_for=_attention_fix,
-    symptoms=(WRONG_DIRECTION,),
-    clues=(Clue("files-is-causal", _attention_files), Clue("reference-other-attention", _attention_reference),
-           Clue("override-is-causal", _attention_override)),
-    experiment=("Compute the model's pipeline with a causal and with a full attention mask (the vectors probe's "
-                "reference does both for decoders) and see which one the server's vectors equal."),
-    experiment_probe="vectors",
-)
-
-
 # --- normalization turned off -------------------------------------------------------------------------------
 
 def _normalize_resolved(case: Case) -> Optional[Weight]:
@@ -227,29 +176,10 @@ def _normalize_edits(cfg: ConfigLike) -> list[Edit]:
     return [_normalize_edit(cfg)]
 
 
-POOLER_NORMALIZE_OFF = FailureMode(
-    id="pooler-normalize-off",
-    title="Normalization turned off in the pooler config (use_activation: false)",
-    mechanism=(
-        "vLLM L2-normalizes embeddings unless the resolved pooler config says use_activation: false (the field "
-        "that replaced normalize). Served that way, vectors are not unit length: dot-product and inner-product "
-        "indexes rank by length, and vectors mixed with normalized ones do not compare."
-    ),
-    evidence={
-        "vectors": "norms not 1 while the model's files (modules.json Normalize) say normalized",
-        "log": "'Resolved pooling config: … use_activation=False(source=user)'",
-        "cmdline": "--pooler-config '{\"use_activation\": false}'",
-    },
-    edits=_normalize_edits,
-    fix_text=("Drop use_activation from --pooler-config (vLLM then normalizes as the model was trained), or "
-              "normalize on the client side; re-embed what was stored unnormalized."),
-    symptoms=(WRONG_NORM,),
-    clues=(Clue("resolved-use-activation", _normalize_resolved), Clue("unit-norm", _normalize_norms)),
-    experiment="Read the server's resolved pooler config (start-up log, command line) and the norms of a few vectors.",
-    experiment_probe="vectors",
-)
+RECORDS = load(__name__)  # triage/catalogue/data/vector_causes.toml
+__getattr__, __dir__ = RECORDS.exports(globals())
 
-PIPELINE_MODES = (ST_DENSE_NOT_APPLIED, CAUSAL_ATTENTION_MISMATCH, POOLER_NORMALIZE_OFF)
+PIPELINE_MODES = RECORDS.modes()
 
 
 # --- clues of the older vector records (their records live in triage/catalogue/vectors.py) --------------------
