@@ -172,11 +172,9 @@ def probs_not_summing(case: Case) -> Optional[Weight]:
 
 def template_warned(case: Case) -> Optional[Weight]:
     v = case.fact(TEMPLATE_WARNING)
-    if v is True:
-        return Weight("for", "'without a --chat-template' in the start-up log", "log", decisive=True)
-    if v is False:
-        return Weight("against", "no reranker-template warning in the start-up log", "log", decisive=True)
-    return None
+    return by_flag(v if isinstance(v, bool) else None,
+                   Weight("for", "'without a --chat-template' in the start-up log", "log", decisive=True),
+                   Weight("against", "no reranker-template warning in the start-up log", "log", decisive=True))
 
 
 def score_paths_missing(case: Case) -> Optional[Weight]:
