@@ -8,9 +8,9 @@ the fields of `FailureMode`:
 - ``affected`` as ranges written the way they print (``">= 0.10.2, < 0.32.0"``), ``fixed_in`` as a version;
 - ``fix_for`` and ``edits`` as ``"package.module:name"`` of a function (the module keeps its logic);
 - ``clues`` as an array of inline tables: ``{name = "…", read = "pkg.mod:fn"}`` (with ``args`` / ``kwargs``: the
-  reader is ``partial(fn, *args, **kwargs)``), or ``{call = "pkg.mod:factory", args = […], kwargs = {…}}`` for a
-  clue builder that returns one clue or several. In ``args`` and ``kwargs`` an array is a tuple and
-  ``{ref = "pkg.mod:name"}`` is that function.
+  reader is ``partial(fn, *args, **kwargs)``), or ``{call = "pkg.mod:factory", kwargs = {…}}`` (or ``args``) for a
+  clue builder that returns one clue or several, its arguments by name. In ``args`` and ``kwargs`` an array is a
+  tuple and ``{ref = "pkg.mod:name"}`` is that function.
 
 A file that names an unknown field, function or symptom, or a value of the wrong shape, fails at import with the
 file, the record and the key (`RecordFileError`). A catalogue module loads its file once, at its end
