@@ -6,7 +6,8 @@ lines) until it reaches --mb megabytes, written in chunks, so building it costs 
 Then analyses it in a fresh child process (so its peak RSS is the parser's alone) and
 prints the figures, last the ratio of its CPU time to a plain substring-prefilter line scan of
 the same file (the floor a Python line loop can reach): both timed --repeat times, alternating, best of each, so
-a box whose load moves during the run moves both sides; exits 1 when the peak RSS grows beyond --max-rss-mb.
+a box whose load moves during the run moves both sides; then the median of the per-pair ratios and their spread
+(a load that moved between runs shows there); exits 1 when the peak RSS grows beyond --max-rss-mb.
 A path is read by the chunked scan (triage.logs.chunks); --per-line also times the same file given as an open
 file (its lines: what `python -m triage logs FILE` feeds the engine through its head/tail tee; they are batched
 into chunks where their line ends allow it).
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -128,6 +130,13 @@ def main() -> int:
         f"ratio: analyze_log {best:.2f} s CPU / plain substring-prefilter scan {floor:.2f} s CPU = "
         f"{best / floor:.2f}x (best of {len(r['cpus_s'])} each, alternating; all: analyze "
         f"{', '.join(f'{x:.2f}' for x in r['cpus_s'])}, scan {', '.join(f'{x:.2f}' for x in r['scans_s'])})"
+    )
+    # each run of the analysis over the scan run right after it: a box whose load moved between runs shows as spread
+    # (the best-of ratio above may pair two runs from different minutes); the first pair includes the warm-up
+    pairs = sorted(a / s for a, s in zip(r["cpus_s"], r["scans_s"], strict=True))
+    print(
+        f"pairs: median {statistics.median(pairs):.2f}x, spread {pairs[0]:.2f}-{pairs[-1]:.2f}x over {len(pairs)} "
+        f"alternating pairs; load average {os.getloadavg()[0]:.2f}"
     )
     return 0 if ok else 1
 
