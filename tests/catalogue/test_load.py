@@ -110,3 +110,14 @@ def test_callers_import_records_as_before() -> None:
     assert MISSING_EOS in VECTOR_MODES and MATRYOSHKA is DIMENSIONS_NOT_MATRYOSHKA
     assert MATRYOSHKA not in STARTUP_MODES  # the vectors catalogue's record, named again by start-up
     assert POOLING_LIVELOCK.fix({"max_model_len": 512}).startswith("1) Upgrade to vLLM >= 0.32.0")
+
+
+def test_texts_written_out_in_the_data_agree_with_the_constants_the_code_reads() -> None:
+    """A record's text that used to be an f-string of a module constant is written out in its TOML file: the two
+    must not drift apart (the constant is what the probes and fixes use)."""
+    from triage.catalogue import clients, rerank, vectors
+
+    assert vectors.LANGCHAIN_SETTING in vectors.CLIENT_TOKEN_IDS.title
+    assert f"{vectors.LANGCHAIN_SETTING}=False" in vectors.CLIENT_TOKEN_IDS.experiment
+    assert str(clients.LITELLM_NULL_FORMAT) in clients.LITELLM_ENCODING_FORMAT_NULL.mechanism
+    assert rerank.QWEN3_RERANKER_TEMPLATE in rerank.RERANKER_TEMPLATE_MISSING.fix()
