@@ -57,11 +57,16 @@ def _sub_helps(parser: argparse.ArgumentParser) -> dict[str, str | None]:
     return {c.dest: c.help for c in action._choices_actions}
 
 
-def test_the_command_table_says_what_each_module_registers() -> None:
-    """COMMANDS' one-line helps (the fast top level) equal the helps the modules register (the full parser)."""
-    full = _sub_helps(cli.build_parser())
-    assert full == {name: help_ for name, (_module, help_) in cli.COMMANDS.items()}
-    assert list(full) == list(cli.COMMANDS)  # the help order
+def test_the_command_table_is_the_parser_s_commands_each_with_its_own_description() -> None:
+    """COMMANDS is the one place of each command's help and the help order; each command's full parser says what
+    it does (its module's register docstring, or the module's) — the lazy top level and the full parser agree."""
+    parser = cli.build_parser()
+    full = _sub_helps(parser)
+    assert list(full.items()) == [(name, help_) for name, (_module, help_) in cli.COMMANDS.items()]
+    [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, sub in action.choices.items():
+        assert (sub.description or "").strip(), f"{name}: no description"
+        assert sub.description.strip() != (full[name] or "").strip(), f"{name}: the description repeats the help"
 
 
 @pytest.mark.parametrize("argv", [["check", "--help"], ["logs", "--no-such-option"], ["lab", "status", "--bad"]])
