@@ -62,6 +62,25 @@ def _click_until_gone(pg, button) -> None:  # type: ignore[no-untyped-def]
     expect(button).to_have_count(0, timeout=SLOW)
 
 
+def _confirm_offer(pg, name: str, box, value: str) -> None:  # type: ignore[no-untyped-def]
+    """Click the offer button ``name``; the box it fills must then hold ``value``, one copy of it. On a loaded box
+    (CI, the full suite) a click can land while the page switch's run is still going and be dropped with it, and that
+    run's elements sit beside the next run's (two boxes, both empty, seen for 90 s once): then open the Target page
+    again and click the offer again, three times at most. An offer that never fills the box still fails."""
+    button = pg.get_by_role("button", name=name)
+    for _ in range(3):
+        if button.count():
+            _click_until_gone(pg, button.first)
+        try:
+            expect(box).to_have_count(1, timeout=20_000)  # the rerun that drops the offer has finished
+            expect(box).to_have_value(value, timeout=20_000)
+            return
+        except AssertionError:
+            nav(pg, "Target")
+    expect(box).to_have_count(1, timeout=SLOW)
+    expect(box).to_have_value(value, timeout=SLOW)
+
+
 def _run_checklist(pg) -> int:  # type: ignore[no-untyped-def]
     nav(pg, "Checklist")
     pg.get_by_role("button", name="Run checklist").click()
@@ -102,10 +121,7 @@ def test_a_fresh_browser_session_carries_no_answer_and_a_link_opens_its_run(brow
         shot(pg, "state-2-checklist-asks")
 
         nav(pg, "Target")
-        _click_until_gone(pg, pg.get_by_role("button", name="My client still sends 256"))
-        box = pg.get_by_label(TPT, exact=True)
-        expect(box).to_have_count(1, timeout=SLOW)  # the rerun that drops the offer has finished
-        expect(box).to_have_value("256", timeout=SLOW)
+        _confirm_offer(pg, "My client still sends 256", pg.get_by_label(TPT, exact=True), "256")
         expect(_sidebar(pg).get_by_text(re.compile(r"truncate_prompt_tokens\s*256"))).to_be_visible(timeout=SLOW)
     finally:
         ctx2.close()
