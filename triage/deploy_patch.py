@@ -9,6 +9,7 @@ chart key set (``vllmConfig.enableChunkedPrefill: false``), options the chart ha
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 from collections.abc import Callable, Mapping
 
@@ -47,11 +48,19 @@ def operations(t: DeployTarget, argv: list[str], fixed: list[str], serve: Mappin
     return None
 
 
+def _comment(text: str) -> str:
+    """A YAML comment line holding an outside string (a file or container name): the string as a JSON string,
+    ASCII only, so no line end of any kind (``\\n``, ``\\r``, NEL, U+2028) can end the comment and start a line of
+    operations of its own (issue 43)."""
+    return "# " + json.dumps(text, ensure_ascii=True) + "\n"
+
+
 def block_text(t: DeployTarget, ops: list[dict[str, Any]]) -> str:
-    where = f"# {t.origin.file}, document {t.origin.doc}: {t.name}\n"
+    """The patch file: two comment lines (where, how) and the operations, written by the YAML serializer."""
     how = ("# kubectl patch --type=json --patch-file fix.yaml, or apply by hand\n" if t.shape == "kubernetes" else
            "# set these in your values file (JSON Patch paths), then helm upgrade\n")
-    return where + how + yaml.safe_dump(ops, sort_keys=False, default_flow_style=False)
+    return (_comment(f"{t.origin.file}, document {t.origin.doc}: {t.name}") + how
+            + yaml.safe_dump(ops, sort_keys=False, default_flow_style=False, allow_unicode=False))
 
 
 def apply(doc: Any, ops: list[dict[str, Any]]) -> Any:

@@ -296,6 +296,12 @@ def _given_cmdline(cmdline: Optional[str], vals: Mapping[str, Any]) -> tuple[Opt
     return None, ""
 
 
+def _port(value: Any) -> int:
+    """A TCP port to write into a shell line: an integer 1..65535, else vLLM's default 8000 (never the text)."""
+    text = str(value).strip() if value is not None and not isinstance(value, bool) else ""
+    return int(text) if text.isascii() and text.isdigit() and 0 < int(text) < 65536 else 8000
+
+
 def _now_block(mode: FailureMode, vals: Mapping[str, Any], url: Optional[str],
                request_ids: list[str]) -> Optional[FixBlock]:
     """What to do while it is happening (``mode.now``): vLLM aborts a request when its client connection closes,
@@ -309,10 +315,11 @@ def _now_block(mode: FailureMode, vals: Mapping[str, Any], url: Optional[str],
         port = urlsplit(url).port if url else None
     except ValueError:
         port = None
-    port = port or vals.get("port") or 8000
+    port = _port(port or vals.get("port"))
     lines = []
-    if request_ids:
-        lines.append(f"# the stuck request: {', '.join(request_ids[:5])} (close the client that sent it)")
+    if request_ids:  # outside strings (a log's, the server's): JSON strings, so no line end starts a command
+        ids = ", ".join(json.dumps(str(i), ensure_ascii=True) for i in request_ids[:5])
+        lines.append(f"# the stuck request: {ids} (close the client that sent it)")
     lines += [f"ss -tnp state established '( sport = :{port} )'   # the clients holding requests on the server",
               f"sudo ss -K state established '( sport = :{port} )'  # end them: vLLM aborts their requests"]
     return FixBlock("now", "Now, while a request is stuck: " + mode.now, "\n".join(lines), "bash",

@@ -76,6 +76,18 @@ def label_matchers(text: str) -> str:
     return t
 
 
+_NAMESPACE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def k8s_namespace(text: str) -> str:
+    """A Kubernetes namespace (an RFC 1123 label: lowercase letters, digits, '-', at most 63): the PrometheusRule's
+    ``metadata.namespace``. Refused otherwise (issue 43: a newline wrote a key of its own into the file)."""
+    if not _NAMESPACE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not a Kubernetes namespace: {text[:63]!r} (lowercase letters, digits "
+                                         "and '-', at most 63, e.g. monitoring)")
+    return text
+
+
 def positive_duration(text: str) -> float:
     """A duration above zero (a step, an interval)."""
     secs = duration(text)
@@ -142,7 +154,7 @@ def register(p: argparse.ArgumentParser) -> None:
     pr.add_argument("--prometheus-rule", action="store_true",
                     help="write the rules as a prometheus-operator PrometheusRule (monitoring.coreos.com/v1) for "
                          "`kubectl apply`, not a plain rules file")
-    pr.add_argument("--namespace", help="with --prometheus-rule: the PrometheusRule's namespace")
+    pr.add_argument("--namespace", type=k8s_namespace, help="with --prometheus-rule: the PrometheusRule's namespace")
     pr.set_defaults(func=_rules)
 
 
