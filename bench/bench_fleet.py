@@ -2,7 +2,7 @@
 
 Series are generated out of recorded real /metrics pages (tests/fixtures/real: a busy 0.31.0
 page, the same server during #55427, a 0.32.0 BERT server stuck waiting; see
-triage.fleet.backfill), with a few planted livelock and stuck-waiting episodes, written as
+tests/fleet/backfill.py), with a few planted livelock and stuck-waiting episodes, written as
 OpenMetrics and backfilled with `promtool tsdb create-blocks-from openmetrics`. Then the lab
 starts Debian's Prometheus on that TSDB and `triage.fleet.scan` reads every replica through
 query_range (chunked under the 11,000-points limit, --concurrency requests at once), runs the
@@ -33,8 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "fleet"))  # backfill.py: the synthetic fleet history lives with its tests
 
-from triage.fleet import backfill, findings, scan  # noqa: E402
+import backfill  # noqa: E402
+from triage.fleet import findings, scan  # noqa: E402
 from triage.lab import prometheus  # noqa: E402
 
 

@@ -23,11 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 from collections.abc import Iterable, Mapping
-
-if TYPE_CHECKING:  # the parser produces samples: only its type here
-    from triage.vllm.metrics import MetricsPage
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -157,7 +154,15 @@ def across_engines(engines: Iterable[EngineSample], ts: float) -> EngineSample:
                                                   None), **kw)
 
 
-def server_sample(page: MetricsPage, ts: float) -> EngineSample:
+class EnginePage(Protocol):
+    """What ``server_sample`` reads of a parsed /metrics page (``triage.vllm.metrics.MetricsPage``): its engines'
+    samples. A protocol, not that class: the parser imports this module for the sample type, never the reverse."""
+
+    @property
+    def engines(self) -> Mapping[str, EngineSample]: ...
+
+
+def server_sample(page: EnginePage, ts: float) -> EngineSample:
     """The scrape→sample function: one /metrics page (``triage.vllm.metrics.parse_metrics``) as one whole-server
     sample at ``ts`` (``across_engines`` of its engines). Watch keeps the page's engines apart instead."""
     return across_engines(page.engines.values(), ts)

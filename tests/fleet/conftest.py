@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.fleet import backfill
+import backfill  # tests/fleet/backfill.py: the synthetic fleet history (test-only)
 from triage.lab import prometheus
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from triage.fleet import backfill, findings, scan
+import backfill  # tests/fleet/backfill.py
+from triage.fleet import findings, scan
 from triage.fleet.interval import FALLBACK_S, ScrapeInterval, prom_duration, scrape_interval
 from triage.fleet.scan import CHECK_STEP
 from triage.lab import prometheus

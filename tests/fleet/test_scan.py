@@ -9,7 +9,8 @@ import pytest
 from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING
 from triage.cli import main
 from triage.export.groups import groups
-from triage.fleet import backfill, findings, scan
+import backfill  # tests/fleet/backfill.py
+from triage.fleet import findings, scan
 from triage.fleet.prom import chunks
 from triage.fleet.scan import CHECK_CLEAN, CHECK_METRIC, CHECK_PROMETHEUS, CHECK_STALL
 from triage.findings import Status

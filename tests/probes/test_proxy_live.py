@@ -1,4 +1,4 @@
-"""A real nginx (Debian package, triage.lab.nginx) with ``proxy_read_timeout 5s`` in front of the real vLLM 0.31.0
+"""A real nginx (Debian package, tests/lab_nginx.py) with ``proxy_read_timeout 5s`` in front of the real vLLM 0.31.0
 livelock server (issue 33, Deliver 6 / done-when): the seed matrix run through the proxy.
 
 - With a stall window longer than the proxy's time-out, nginx's 504 arrives first: the case is ``proxy-error`` (named
@@ -15,7 +15,8 @@ import shutil
 import httpx
 import pytest
 
-from triage.lab import LabServer, nginx
+import lab_nginx as nginx  # tests/lab_nginx.py (test-only)
+from triage.lab import LabServer
 from triage.probes import run_probes
 from triage.stall import LIVELOCK
 from triage.target import Target

@@ -17,11 +17,6 @@ class ConfigLike(Protocol):
     def get(self, key: str, default: Any = None) -> Any: ...
 
 
-def modes_of(namespace: Mapping[str, Any], but: tuple[FailureMode, ...] = ()) -> tuple[FailureMode, ...]:
-    """The records a catalogue module defines (its namespace, in definition order), less those it imported."""
-    return tuple(v for v in namespace.values() if isinstance(v, FailureMode) and all(v is not b for b in but))
-
-
 @dataclass(frozen=True)
 class Edit:
     """A record's fix as data: serve options to set (dest -> value; None drops it; "!--opt" drops an option
