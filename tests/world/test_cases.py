@@ -1,0 +1,77 @@
+"""The world survey's current grades (issue 42): each public report's grade and false alarms, as measured last.
+
+The cases (tests/world/cases/*/case.toml + the evidence as posted) are run through the CLI in-process by
+tests/world/run_cases.py and graded against the thread. A case graded worse than tests/world/current.json fails as a
+regression; one graded better fails too, with "now right: update the expectation" — rerun
+``PYTHONPATH=$PWD python3 tests/world/run_cases.py --update`` and commit current.json with the change that earned it.
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+import run_cases as rc
+
+CASES = rc.load_cases()
+CURRENT: dict[str, dict[str, Any]] = json.loads(rc.CURRENT.read_text()) if rc.CURRENT.exists() else {}
+REQUIRED = ("source", "repo", "title", "identity", "heldout", "captured")
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, rc.Result]:
+    t0 = time.monotonic()
+    out = {r.slug: r for r in rc.run_all(CASES)}
+    elapsed = time.monotonic() - t0
+    assert elapsed < 30, f"the survey took {elapsed:.1f} s (budget 30 s)"
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.slug for c in CASES])
+def test_case_is_complete(case: rc.Case) -> None:
+    """Every case names its source and identity, states how the evidence was captured, and its files exist."""
+    missing = [k for k in REQUIRED if k not in case.meta]
+    assert not missing, f"{case.slug}: case.toml lacks {missing}"
+    assert str(case.meta["source"]).startswith("https://github.com/"), case.meta["source"]
+    truth = set(case.meta.get("truth", {}))
+    assert {"cause", "fix", "source"} <= truth, f"{case.slug}: [truth] needs cause, fix, source"
+    files = [p for k in ("cmdline", "log", "traceback", "client_error") for p in case.evidence(k)]
+    assert files, f"{case.slug}: no evidence file"
+    for p in files:
+        assert p.is_file() and p.read_text().strip(), f"{case.slug}: {p.name} is missing or empty"
+    assert case.expect, f"{case.slug}: no [expect] section"
+
+
+def test_enough_cases() -> None:
+    """At least 20 reports, at least 15 of them held out (other helpers must not build features from those)."""
+    assert len(CASES) >= 20
+    assert sum(c.heldout for c in CASES) >= 15
+
+
+def test_every_case_has_a_current_grade() -> None:
+    assert sorted(CURRENT) == sorted(c.slug for c in CASES), "rerun run_cases.py --update"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.slug for c in CASES])
+def test_grade_is_current(case: rc.Case, results: dict[str, rc.Result]) -> None:
+    """The measured grade and false-alarm count equal the recorded ones; better or worse both fail, with the reason."""
+    got, want = results[case.slug], CURRENT.get(case.slug, {})
+    rank = rc.GRADES.index
+    if want:
+        if rank(got.grade) > rank(want["grade"]):
+            pytest.fail(f"{case.slug}: now {got.grade} (was {want['grade']}): update the expectation "
+                        f"(run_cases.py --update)")
+        if rank(got.grade) < rank(want["grade"]):
+            pytest.fail(f"{case.slug}: regressed to {got.grade} (was {want['grade']}); the tool said: {got.said}")
+        if len(got.false_alarms) < want["false_alarms"]:
+            pytest.fail(f"{case.slug}: now {len(got.false_alarms)} false alarms (was {want['false_alarms']}): "
+                        f"update the expectation")
+        assert len(got.false_alarms) == want["false_alarms"], f"{case.slug}: new false alarms {got.false_alarms}"
+
+
+def test_held_out_cases_are_not_cited_by_tests() -> None:
+    """No test outside tests/world and no catalogue record cites a held-out report (it would no longer be unseen)."""
+    cited = rc.contaminated([c for c in CASES if c.heldout])
+    assert not cited, f"held-out reports cited elsewhere (move them to shown, find new ones): {cited}"
