@@ -31,6 +31,7 @@ from triage.catalogue import FailureMode
 from triage.catalogue.check_ids import CHECKLIST, CHECKS
 from triage.differential import is_diagnosis
 from triage.findings import Finding, severity
+from triage.vllm import argv as vargv
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Option, normalize_option
 
@@ -151,45 +152,34 @@ def _flag_tokens(dest: str, value: Any, rel: knowledge.Release) -> list[str]:
     return [opt, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
 
 
-def _patch_blocks(cmdline: str, argv: list[str], fixed: list[str], serve: Mapping[str, Any],
+def _patch_blocks(cl: Any, text: str, argv: list[str], fixed: list[str], serve: Mapping[str, Any],
                   rel: knowledge.Release) -> list[FixBlock]:
-    """The fix as a patch of the user's deployment file (triage/deploy_patch.py), when the text is one."""
+    """The fix as a patch of the user's deployment file (triage/deploy_patch.py), when the command line came from
+    one (``cl``: the file's reading, done once by triage/sources/cmdline.py ``read``)."""
     from triage import deploy_patch
-    from triage.sources import deploy, deploy_read
+    from triage.sources import deploy
 
-    try:
-        dep = deploy_read.read(cmdline)
-    except deploy.DeployError:
-        return []
-    t = dep.pick(None) if dep is not None else None
+    t = cl.target if cl is not None else None
     if t is None:
         return []
     extra = None
     if t.shape == "helm-values":
-        docs = deploy.load(cmdline)
+        docs = deploy.load(text)
         extra = deploy.get(docs[t.origin.doc - 1][0], *t.pointer, "vllmConfig", "extraArgs")
         extra = [str(x) for x in extra] if isinstance(extra, list) else []
     ops = deploy_patch.operations(t, argv, fixed, serve, lambda a, s: apply_serve(a, s, rel), extra)
     if not ops:
         return []
-    return [FixBlock("patch", f"Patch of {dep.file}: {t.name}", deploy_patch.block_text(t, ops), "yaml",
+    return [FixBlock("patch", f"Patch of {cl.deployment.file}: {t.name}", deploy_patch.block_text(t, ops), "yaml",
                      "JSON Patch (RFC 6902) operations on your file's document; the paths point into it.")]
 
 
-def _given_argv(cmdline: str) -> list[str] | None:
-    """The user's command line as argv: a deployment file's (first) vLLM container's, else the text's tokens
-    (the patch of the file itself: ``_patch_blocks``)."""
-    from triage.sources import deploy_read
+def command_line(text: str) -> Any:
+    """The one reading of a command line or deployment file (triage/sources/cmdline.py ``read``, cached): the same
+    argv the checks judged, never the text split again here."""
+    from triage.sources import cmdline as cmdline_source
 
-    dep = deploy_read.read(cmdline)
-    if dep is not None:
-        t = dep.pick(None)
-        return list(t.argv) if t is not None else None
-    return _tokens(cmdline)
-
-
-def _tokens(cmdline: str) -> list[str]:
-    return shlex.split(cmdline.replace("\\\r\n", " ").replace("\\\n", " "), comments=False)
+    return cmdline_source.read(text)
 
 
 def apply_serve(argv: list[str], serve: Mapping[str, Any], rel: Optional[knowledge.Release] = None) -> list[str]:
@@ -205,12 +195,14 @@ def apply_serve(argv: list[str], serve: Mapping[str, Any], rel: Optional[knowled
     i = 0
     while i < len(argv):
         tok = argv[i]
-        if tok.startswith("--"):
+        if vargv.is_option(tok) and tok != "--":
             name, inline = normalize_option(tok.split("=", 1)[0]), "=" in tok
-            spec = rel.lookup(name)
+            m = vargv.resolve(name.split(".", 1)[0] if name.startswith("--") else name, rel)  # as argparse reads it
+            spec = m.spec
             dest = spec.dest if spec is not None else None
-            takes = not inline and (spec.kind == "value" if spec else (i + 1 < len(argv)
-                                                                       and not argv[i + 1].startswith("-")))
+            attached = not name.startswith("--") and m.string is not None and len(name) > len(m.string)  # -O3
+            takes = not inline and not attached and (spec.kind == "value" if spec else (
+                i + 1 < len(argv) and not argv[i + 1].startswith("-")))
             if (dest is not None and dest in dests) or name in drop_names:
                 if dest is not None and dest in dests and dest not in done:
                     done.add(dest)
@@ -287,12 +279,9 @@ def _given_cmdline(cmdline: Optional[str], vals: Mapping[str, Any]) -> tuple[Opt
                        (vals.get("process_cmdline"), "the server process's own command line"
                         + (f" (pid {vals['server_pid']})" if vals.get("server_pid") else ""))):
         if isinstance(text, str) and text.strip():
-            try:  # the pasted text may be a deployment file (its vLLM container's argv)
-                argv = _given_argv(text) if text is cmdline else _tokens(text)
-            except ValueError:  # unbalanced quotes, a file over the bounds: try the next source, else rebuild
-                continue
-            if argv:
-                return argv, what
+            cl = command_line(text)  # the pasted text may be a deployment file (its vLLM container's argv)
+            if cl.argv and not cl.error:
+                return list(cl.argv), what
     return None, ""
 
 
@@ -360,7 +349,7 @@ def blocks_for_mode(mode: FailureMode, config: Any = None, *, cmdline: Optional[
             out.append(FixBlock("cmdline", f"Restart with the fix ({why})" if why else "Restart with the fix",
                                 shlex.join(fixed), "bash", note))
             if given and cmdline and what == "your command line":
-                out += _patch_blocks(cmdline, argv, fixed, serve, rel)
+                out += _patch_blocks(command_line(cmdline), cmdline, argv, fixed, serve, rel)
             before, after = _layout(argv), _layout(fixed)
             diff = "\n".join(difflib.unified_diff(before, after, "before", "after", lineterm="", n=1))
             if diff:

@@ -18,10 +18,13 @@ import ast
 import json
 import math
 import re
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from triage import redact
 from triage.sources import RawCapture, SourceResult, deploy, deploy_read
+from triage.vllm import argv as vargv
 from triage.vllm import flags as vflags
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Resolution
@@ -160,10 +163,7 @@ def _loads(text: str) -> Any:
 
 
 def _tokens(text: str) -> list[str]:
-    text = re.sub(r"\\\r?\n", " ", text)
-    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
-    joined = " ".join(lines)
-    return redact.shell_split(joined)  # linear (shlex.split is quadratic on a long quoted token)
+    return vargv.split(text)  # the one splitter (comments, continuations, quotes); linear
 
 
 def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
@@ -261,8 +261,7 @@ def _convert(dest: str, raw: Any) -> Any:
     return raw
 
 
-def _is_option(tok: str) -> bool:
-    return tok.startswith("-") and tok != "-" and not re.fullmatch(r"-\d+(\.\d+)?", tok)
+_is_option = vargv.is_option
 
 
 def parse_args(
@@ -270,79 +269,16 @@ def parse_args(
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """(dest -> value, options the release's parser refuses with why, positionals) from vLLM's own tokens.
 
-    Each option is looked up in the resolved release's parser (triage/vllm/knowledge); a flag's value
-    is what that parser stores for the spelling used (``--disable-prefix-caching`` sets
-    enable_prefix_caching False on 0.33, and is no option at all on 0.32).
-    """
-    res = resolution or knowledge.for_version(None)
-    values: dict[str, Any] = {}
-    unknown: list[dict[str, Any]] = []
-    positionals: list[str] = []
-    i = 0
-    while i < len(args):
-        tok = args[i]
-        i += 1
-        if not _is_option(tok):
-            positionals.append(tok)
-            continue
-        opt, eq, inline = tok.partition("=")
-        if re.fullmatch(r"-O\d?", opt) or opt.startswith("-O."):
-            values["compilation_config_O"] = opt[2:] or inline
-            continue
-        dotted = None
-        if opt.startswith("--") and "." in opt:
-            opt, dotted = opt.split(".", 1)
-        verdict = vflags.judge(opt, res)
-        spec = verdict.spec
-        if spec is None:
-            entry: dict[str, Any] = {
-                "option": opt,
-                "why": verdict.why(),
-                "release": res.release,
-                "certain": verdict.certain,
-                "added_in": verdict.added_in,
-                "removed_in": verdict.removed_in,
-            }
-            if verdict.replacement:
-                entry["removed"] = {"use": verdict.replacement.use, "refs": list(verdict.replacement.refs),
-                                    "removed_in": verdict.removed_in}
-            unknown.append(entry)
-            if not eq and i < len(args) and not _is_option(args[i]):
-                i += 1  # its value, most likely
-            continue
-        if spec.kind in ("flag", "bool-optional"):
-            values[spec.dest] = verdict.sets if verdict.sets is not None else True
-            if eq:
-                on = inline.lower() in ("1", "true", "yes")
-                values[spec.dest] = on if verdict.sets is not False else not on
-            continue
-        if eq:
-            raw: Any = inline
-        elif spec.nargs in ("+", "*"):
-            raw = []
-            while i < len(args) and not _is_option(args[i]):
-                raw.append(args[i])
-                i += 1
-        elif spec.nargs == "?" and (i >= len(args) or _is_option(args[i])):
-            raw = None
-        else:
-            raw = args[i] if i < len(args) else None
-            i += 1
-        if dotted is not None and dotted.count(".") >= MAX_JSON_DEPTH:  # --pooler-config.a.a… 500,000 levels
-            levels = dotted.count(".") + 1
-            values[spec.dest] = unread(f"{opt}.{dotted[:20]}…", f"has {levels:,} dotted levels, more than the "
-                                       f"{MAX_JSON_DEPTH} read")
-        elif dotted is not None:
-            cur = values.get(spec.dest) if isinstance(values.get(spec.dest), dict) else {}
-            node = cur
-            parts = dotted.split(".")
-            for p in parts[:-1]:
-                node = node.setdefault(p, {})
-            node[parts[-1]] = _loads(raw) if isinstance(raw, str) else raw
-            values[spec.dest] = cur
-        else:
-            values[spec.dest] = _convert(spec.dest, raw)
-    return values, unknown, positionals
+    Each option is looked up in the resolved release's parser (triage/vllm/knowledge) as argparse does
+    (triage/vllm/argv.py: exact, else an unambiguous prefix); a flag's value is what that parser stores for
+    the spelling used (``--disable-prefix-caching`` sets enable_prefix_caching False on 0.33, and is no option
+    at all on 0.32)."""
+    p = _parse(args, resolution)
+    return p.values, p.unknown, p.positionals
+
+
+def _parse(args: list[str], resolution: Resolution | None) -> vargv.Parsed:
+    return vargv.parse(args, resolution, convert=_convert, loads=_loads)
 
 
 def _removed_seen(unknown: list[dict[str, Any]], values: dict[str, Any],
@@ -412,8 +348,8 @@ def _where_options(res: SourceResult, t: deploy.DeployTarget, args_from: int, re
     for i in range(args_from, len(argv)):
         tok = argv[i]
         if _is_option(tok):
-            spec = vflags.judge(tok.split("=", 1)[0].split(".", 1)[0] if tok.startswith("--") else tok,
-                                resolution).spec
+            spec = vargv.resolve(tok.split("=", 1)[0].split(".", 1)[0] if tok.startswith("--") else tok,
+                                 knowledge.release(resolution.release)).spec
             if spec is not None:
                 lines.setdefault(f"--{spec.dest.replace('_', '-')}", t.lines[i])
         elif first_pos is None and (i == args_from or not _is_option(argv[i - 1])):
@@ -424,6 +360,56 @@ def _where_options(res: SourceResult, t: deploy.DeployTarget, args_from: int, re
     for key, f in list(res.facts.items()):
         if f.detail in lines and f.source == SOURCE:
             res.add(key, f.value, f"{f.detail} ({t.at(lines[f.detail])})")
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """One command line, split and located once (``read``) and carried to every consumer: the checks' facts
+    (``collect``), the fix blocks and the deployment patch (triage/fixblocks.py) render this ``argv``, never
+    the text again. ``args_from``: where vLLM's own arguments begin (after ``vllm serve``, ``docker run … IMAGE``,
+    a launcher); ``origin``: where it came from; ``deployment``/``target``: the file's reading, when it was one."""
+
+    argv: tuple[str, ...]
+    args_from: int
+    origin: str
+    launcher: str | None = None
+    error: str | None = None  # why there is no command line (a file over the bounds, no vLLM server in it)
+    deployment: Any = field(default=None, compare=False, repr=False)
+    target: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return self.argv[self.args_from:]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"argv": vargv.masked(self.argv), "args_from": self.args_from, "origin": self.origin,
+                "launcher": self.launcher}
+
+
+@lru_cache(maxsize=16)
+def read(text: str, file: str | None = None, pick: str | None = None) -> CommandLine:
+    """The command line ``text`` holds, read once per text (a deployment file is parsed once per check, whoever asks):
+    a deployment file's picked vLLM target's argv, else the pasted line split as a shell does (triage/vllm/argv.py)."""
+    try:
+        dep = deploy_read.read(text, file)
+    except deploy.DeployError as e:
+        return CommandLine((), 0, file or "the deployment file", error=str(e))
+    if dep is not None:
+        t = dep.pick(pick)
+        if t is None:
+            why = (f"{dep.file}: no vLLM server in it ({'; '.join(dep.skipped) or 'nothing to run'})"
+                   if not dep.targets else f"{dep.file}: no target {pick!r}; it has {', '.join(dep.names())}")
+            return CommandLine((), 0, dep.file, error=why, deployment=dep)
+        tokens, origin = list(t.argv), f"{dep.file}: {t.name}"
+    else:
+        t, tokens, origin = None, _tokens(text), "the pasted command line"
+    if not tokens:
+        return CommandLine((), 0, origin, error="empty command line", deployment=dep, target=t)
+    scratch = SourceResult(SOURCE)
+    args = _locate_args(tokens, scratch)
+    launcher = scratch.facts.get("launcher")
+    return CommandLine(tuple(tokens), len(tokens) - len(args), origin,
+                       str(launcher.value) if launcher is not None else None, deployment=dep, target=t)
 
 
 def collect(text: str, release: object = None, *, pick: str | None = None, file: str | None = None) -> SourceResult:
@@ -438,26 +424,15 @@ def collect(text: str, release: object = None, *, pick: str | None = None, file:
     """
     res = SourceResult(SOURCE)
     res.captures.append(RawCapture("cmdline", "command line", text))
-    try:
-        dep = deploy_read.read(text, file)
-    except deploy.DeployError as e:
-        res.unavailable = str(e)
+    cl = read(text, file, pick)
+    if cl.error:
+        res.unavailable = cl.error
         return res
-    target = None
-    if dep is not None:
-        target = dep.pick(pick)
-        if target is None:
-            res.unavailable = (f"{dep.file}: no vLLM server in it ({'; '.join(dep.skipped) or 'nothing to run'})"
-                               if not dep.targets else
-                               f"{dep.file}: no target {pick!r}; it has {', '.join(dep.names())}")
-            return res
+    dep, target = cl.deployment, cl.target
+    if dep is not None and target is not None:
         _deploy_facts(res, dep, target)
-        tokens = list(target.argv)
-    else:
-        tokens = _tokens(text)
-    if not tokens:
-        res.unavailable = "empty command line"
-        return res
+    tokens = list(cl.argv)
+    res.add("cmdline_argv", cl.to_dict(), cl.origin)
     launcher = res.facts.get("launcher")
     args = _locate_args(tokens, res)
     if target is not None and launcher is not None:
@@ -465,7 +440,11 @@ def collect(text: str, release: object = None, *, pick: str | None = None, file:
     tag = res.facts.get("vllm_version")
     resolution = knowledge.for_version(release if release is not None else (tag.value if tag else None))
     res.add("cmdline_checked_against", resolution.to_dict(), "triage/vllm/knowledge")
-    values, unknown, positionals = parse_args(args, resolution)
+    parsed = _parse(args, resolution)
+    values, unknown, positionals = parsed.values, parsed.unknown, parsed.positionals
+    if parsed.abbreviations:
+        res.add("cmdline_abbreviations", dict(parsed.abbreviations),
+                f"argparse's prefix matching in vllm serve {resolution.release}'s parser")
     if unknown:
         res.add("cmdline_unknown_flags", unknown, f"not in vllm serve {resolution.release}'s parser")
     gone = _removed_seen(unknown, values, resolution)
