@@ -23,7 +23,9 @@ CHECK_ID = "flags"
 
 
 def _history(u: dict) -> str:
-    """'--log-level (added in 0.30.0)': the option with what the releases read say of it."""
+    """'--log-level (added in 0.30.0)': the option with what the releases read say of it (or argparse's own error)."""
+    if u.get("argparse_error"):
+        return f"{u['option']} ({u['argparse_error']})"
     if u.get("added_in"):
         return f"{u['option']} (added in {u['added_in']})"
     if u.get("removed_in"):
@@ -109,11 +111,13 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
             Finding(
                 "flags-unknown",
                 Status.FAIL if certain else Status.WARN,
-                f"vllm serve {rel or ''} has no option ".replace("  ", " ")
+                (f"vllm serve {rel or ''} refuses ".replace("  ", " ") if any(u.get("argparse_error") for u in rest)
+                 else f"vllm serve {rel or ''} has no option ".replace("  ", " "))
                 + ", ".join(_history(u) for u in rest) + _against(checked, certain),
                 {"options": rest, "source": "cmdline", "checked_against": checked},
                 " ".join(u["why"] for u in rest),
-                explanation="vllm serve exits at start with 'unrecognized arguments' on any option its parser lacks."
+                explanation="vllm serve exits at start with 'unrecognized arguments' on any option its parser lacks "
+                "(and with argparse's own error on an ambiguous prefix or a value it cannot take)."
                 if certain else "Judged against another release's parser: " + str(checked.get("reason", "")),
             )
         )

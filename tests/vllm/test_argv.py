@@ -152,3 +152,13 @@ def test_one_reading_everywhere_and_a_fix_block_that_runs() -> None:
     assert "max_num_batched_tokens" not in p.values  # the abbreviated budget was the one the fix drops
     assert p.values["port"] == "8001" and p.values["host"] == "127.0.0.1"
     assert not any(t.startswith("#") for t in back)
+
+
+def test_the_flags_check_names_argparses_error_for_an_ambiguous_prefix() -> None:
+    from checks import flags
+    from triage.config import merge
+
+    cfg = merge([cmdline_source.collect("vllm serve m --runner pooling --max-num 8", release="0.31.0")])
+    f = next(f for f in flags.check(cfg) if f.check == "flags-unknown")
+    assert f.status == Status.FAIL
+    assert f.title.startswith("vllm serve 0.31.0 refuses --max-num (ambiguous option: --max-num could match ")
