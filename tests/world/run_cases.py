@@ -139,11 +139,13 @@ def run_case(case: Case, db: str) -> list[dict[str, Any]]:
 
 
 def _entry(argv: list[str]) -> dict[str, Any]:
+    t0 = time.monotonic()
     rc, doc, err = _cli(argv)
+    secs = round(time.monotonic() - t0, 3)
     shown = [a if not a.startswith("/") else Path(a).name for a in argv]
     if doc is None:
-        return {"argv": shown, "rc": rc, "status": "no-json", "findings": [], "stderr": err[-2000:]}
-    return {"argv": shown, "rc": rc, "status": doc.get("status"), "findings": doc.get("findings", [])}
+        return {"argv": shown, "rc": rc, "status": "no-json", "findings": [], "stderr": err[-2000:], "seconds": secs}
+    return {"argv": shown, "rc": rc, "status": doc.get("status"), "findings": doc.get("findings", []), "seconds": secs}
 
 
 def _text(f: dict[str, Any]) -> str:
@@ -317,6 +319,45 @@ done-when; helpers must not build features or tests from them. The shown cases a
 """
 
 
+def done_when(cases: list[Case], results: list[Result]) -> list[str]:
+    """Issue 42's done-when as bullet lines: held-out named right; false alarms on a healthy vLLM; FAILs on a
+    started server or for an accepted abbreviation (cases marked ``started`` / ``abbreviation``); the slowest run."""
+    pairs = list(zip(cases, results, strict=True))
+    held = [(c, r) for c, r in pairs if c.heldout]
+    right = sum(r.grade == "right" for _, r in held)
+    honest = sum(r.grade in ("one-of", "unknown") for _, r in held)
+    healthy = [(c, r) for c, r in pairs if c.expect.get("healthy")]
+    started = [(c, r) for c, r in pairs if c.meta.get("started")]
+    abbrev = [(c, r) for c, r in pairs if c.meta.get("abbreviation")]
+
+    def fails(sub: list[tuple[Case, Result]], about: str) -> list[str]:
+        return [f"{c.slug}: {a}" for c, r in sub for a in r.false_alarms
+                if a.startswith(("FAIL", "ERROR")) and re.search(about, a, re.I)]
+
+    not_started = r"never started|would exit|exit at start|refuses? to start|did not start|not listening"
+    refused_flag = r"flags-unknown|flags-removed|no option|unrecognized|ambiguous"
+
+    ordered = [(run["seconds"], " ".join(run["argv"][:2]), r.slug) for _, r in pairs for run in r.runs]
+    slow = max(ordered[1:], default=(0.0, "", ""))  # the first call pays the imports
+    hfa = [f"{c.slug}: {a}" for c, r in healthy for a in r.false_alarms]
+    return [
+        f"- Held-out named right with the right fix: **{right} of {len(held)}** (target: >= 12 of 15); "
+        f"honest unknown / one-of: {honest}; partly {sum(r.grade == 'partly' for _, r in held)}, "
+        f"missed {sum(r.grade == 'missed' for _, r in held)}, "
+        f"misattributed {sum(r.grade == 'misattributed' for _, r in held)}.",
+        f"- False alarms on a healthy vLLM ({len(healthy)} cases where vLLM was fine): **{len(hfa)}**"
+        + (f" — {'; '.join(hfa)}" if hfa else "") + ".",
+        f"- FAIL saying a started server did not start ({len(started)} cases the post shows up): "
+        f"**{len(fails(started, not_started))}**"
+        + (f" — {'; '.join(fails(started, not_started))}" if fails(started, not_started) else "") + ".",
+        f"- FAIL for a flag spelling argparse accepts ({len(abbrev)} cases with one): "
+        f"**{len(fails(abbrev, refused_flag))}**"
+        + (f" — {'; '.join(fails(abbrev, refused_flag))}" if fails(abbrev, refused_flag) else "") + ".",
+        f"- Slowest verdict on a pasted file (in-process, the process's first call left out): {slow[0]:.2f} s "
+        f"(`{slow[1]}` on {slow[2]}; target < 1 s).",
+    ]
+
+
 def write_doc(path: Path, cases: list[Case], results: list[Result]) -> None:
     """docs/WORLD-SURVEY.md: the method, the totals (all, held-out, shown), the per-case table, date and commit."""
     try:
@@ -334,6 +375,7 @@ def write_doc(path: Path, cases: list[Case], results: list[Result]) -> None:
         t = tally(sub)
         lines.append(f"| {name} | {len(sub)} | {t['right']} | {t['one-of']} | {t['partly']} | {t['unknown']} | "
                      f"{t['missed']} | {t['misattributed']} | {t['false alarms']} ({t['cases with a false alarm']}) |")
+    lines += ["", "## The done-when, measured", ""] + done_when(cases, results)
     lines += ["", "## Per case", "", _table(cases, results, markdown=True), "",
               "The true cause and fix of each case, and where the thread says so: its `case.toml` ([truth]).", ""]
     path.write_text("\n".join(lines))
