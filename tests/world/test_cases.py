@@ -20,13 +20,20 @@ CURRENT: dict[str, dict[str, Any]] = json.loads(rc.CURRENT.read_text()) if rc.CU
 REQUIRED = ("source", "repo", "title", "identity", "heldout", "captured")
 
 
+_CPU: dict[str, float] = {}
+
+
 @pytest.fixture(scope="module")
 def results() -> dict[str, rc.Result]:
-    t0 = time.monotonic()
+    t0 = time.process_time()
     out = {r.slug: r for r in rc.run_all(CASES)}
-    elapsed = time.monotonic() - t0
-    assert elapsed < 30, f"the survey took {elapsed:.1f} s (budget 30 s)"
+    _CPU["survey"] = time.process_time() - t0
     return out
+
+
+def test_survey_is_fast(results: dict[str, rc.Result]) -> None:
+    """The whole survey costs under 30 s of this process's CPU (CPU, not wall time: the machine is shared)."""
+    assert _CPU["survey"] < 30, f"the survey took {_CPU['survey']:.1f} s of CPU (budget 30 s)"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.slug for c in CASES])
