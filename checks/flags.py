@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from checks import features
 from checks._util import ev
+from triage.catalogue.identity import identify, identity_keys, serve_flags
 from triage.catalogue.startup import (
     GENERATE_RUNNER,
     KV_DTYPE_MISMATCH,
@@ -98,7 +99,7 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
                 Status.FAIL if certain else Status.WARN,
                 "Removed or renamed: " + ", ".join(_history(r) for r in removed) + _against(checked, certain),
                 {"removed": removed, "source": "cmdline", "checked_against": checked},
-                cfg={"removed": removed},
+                cfg={"removed": removed, **identity_keys(cfg)},
             )
         )
     gone = {r["option"] for r in removed}
@@ -138,6 +139,7 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 Status.FAIL,
                 f"The server runs as a generator: Supported tasks {tasks} has no 'embed'",
                 ev(cfg, "supported_tasks", "runner", "convert", "model"),
+                cfg=cfg,
             )
         )
     elif enc is False and cfg.stated_args is not None and runner is None:
@@ -148,6 +150,7 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 Status.WARN,
                 "No --runner for a causal model: vLLM serves it for generation",
                 ev(cfg, "model", "runner", "convert"),
+                cfg=cfg,
             )
         )
     elif runner not in (None, "pooling") and runner != "auto":
@@ -158,6 +161,7 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 Status.FAIL,
                 f"--runner {runner}: /v1/embeddings needs the pooling runner",
                 ev(cfg, "runner", "convert"),
+                cfg=cfg,
             )
         )
     elif runner == "pooling" and enc is False and convert in ("none",):
@@ -167,27 +171,29 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 Status.WARN,
                 "--convert none on a causal LM served for pooling",
                 ev(cfg, "runner", "convert"),
-                "Use --convert embed.",
+                f"Serve {identify(cfg).name} for scores, not embeddings: " + serve_flags(identify(cfg))
+                if identify(cfg).scoring else "Use --convert embed.",
             )
         )
     return out
 
 
 def _trust_remote_code(cfg: EffectiveConfig) -> list[Finding]:
-    """--trust-remote-code where the model is registered natively."""
-    out: list[Finding] = []
-    if cfg.get("trust_remote_code") is True and "qwen3" in str(cfg.get("model") or "").lower():
-        out.append(
-            Finding(
-                "flags-trust-remote-code",
-                Status.WARN,
-                "--trust-remote-code is not needed for Qwen3 embedding models",
-                ev(cfg, "trust_remote_code", "model"),
-                "Drop it: Qwen3-Embedding is Qwen3ForCausalLM, registered natively in vLLM (served with "
-                "--runner pooling --convert embed); the flag only lets the hub run code on the host.",
-            )
+    """--trust-remote-code where vLLM registers the model's architecture itself (named by its family, issue 42)."""
+    who = identify(cfg)
+    fam = who.family
+    if cfg.get("trust_remote_code") is not True or fam is None or not fam.native:
+        return []
+    return [
+        Finding(
+            "flags-trust-remote-code",
+            Status.WARN,
+            f"--trust-remote-code is not needed for {fam.name}",
+            ev(cfg, "trust_remote_code", "model"),
+            f"Drop it: {fam.name} is served by vLLM's own code (vllm serve {who.model or 'MODEL'} "
+            f"{serve_flags(who)}); the flag only lets the hub run code on the host.",
         )
-    return out
+    ]
 
 
 def _oom_risks(cfg: EffectiveConfig) -> list[Finding]:

@@ -1,17 +1,21 @@
 """Reranker deployments (issue 25): detect one from the served task or the flags, and judge how it is served.
 
-A deployment is a reranker when the start-up log's 'Supported tasks' has classify (vLLM's score API runs on
-it), when --hf-overrides name a classifier (is_original_qwen3_reranker, classifier_from_token), when
---convert classify is given, or when the model's name says rerank. Nothing of that: no finding (an
-embedding deployment). Wording, refs and fixes: triage/catalogue/rerank.py.
+A deployment is judged here when the model's identity (triage/catalogue/identity.py: its family from the model id,
+the architecture, the overrides) is a reranker or classifier, when the start-up log's 'Supported tasks' has
+classify (vLLM's score API runs on it), when --hf-overrides name a classifier, or when --convert classify is
+given. Nothing of that: no finding (an embedding deployment). Each fix is the family's own card (issue 42):
+partial overrides name what is missing, another family's label tokens are named, a cross-encoder served for
+embeddings is told so. Wording, refs and fixes: triage/catalogue/rerank.py and rerank_families.py.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from checks._util import ev
 from triage.catalogue import get
+from triage.catalogue import rerank_families as FAMILY
+from triage.catalogue.identity import ModelIdentity, identify, missing_overrides, overrides_json, pooler_config
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
@@ -36,46 +40,109 @@ def _pooler_activation(cfg: EffectiveConfig) -> Any:
     return pc.get("use_activation") if isinstance(pc, dict) else None
 
 
-def check(cfg: EffectiveConfig) -> list[Finding]:
-    model = str(cfg.get("model") or cfg.get("served_model_name") or "")
+def _how(who: ModelIdentity, hf: dict[str, Any], tasks: Optional[list[str]]) -> str:
+    """How a healthy scoring deployment is served, in the words of what was seen (its own label tokens)."""
+    tokens = hf.get("classifier_from_token")
+    if tokens:
+        return f"with the model card's overrides (classifier from the {' / '.join(map(repr, tokens))} tokens)"
+    if tasks is not None and "classify" in tasks:
+        return f"with task classify (Supported tasks {tasks})"
+    if who.kind == "reranker" and who.style in ("cross-encoder", "listwise"):
+        return f"as {who.name} ({who.style}: its own score head, nothing to override)"
+    return "as a classifier"
+
+
+def _main(cfg: EffectiveConfig, who: ModelIdentity, evidence: dict[str, Any]) -> Finding:
+    """The one verdict on how the model is served for what it is (the first case that holds)."""
+    model = who.model or "the model"
     tasks = cfg.get("supported_tasks")
     tasks = [str(t) for t in tasks] if isinstance(tasks, list) else None
     hf = _overrides(cfg)
-    convert = cfg.get("convert")
-    named = "rerank" in model.lower()
+    convert, task = cfg.get("convert"), cfg.get("task")
+    fam = who.family
+    llm = who.kind == "reranker" and who.style == "llm"
+    classifier_overrides = bool(hf.get("is_original_qwen3_reranker") or hf.get("classifier_from_token")
+                                or hf.get("method"))
+    served_embed = tasks is not None and "embed" in tasks and "classify" not in tasks
+    asked_embed = cfg.stated_args is not None and (convert == "embed" or task in ("embed", "embedding"))
+    missing = missing_overrides(who, hf) if fam is not None and fam.hf_overrides and hf else []
+    ev_id = {**evidence, "identity": who.to_dict()}
+    if convert == "classify" and not classifier_overrides and llm:
+        return Finding.of(get("classify-without-score-head"), "rerank-convert-classify", Status.FAIL,
+                          f"{model}: --convert classify without the reranker's overrides: the score head is "
+                          "not in the checkpoint (vllm#43062); /score and /rerank answer 404", ev_id, cfg=cfg)
+    if missing and fam is not None:
+        given = hf.get("classifier_from_token")
+        if given and given != list(fam.tokens) and all(k not in missing for k in fam.hf_overrides
+                                                       if k != "classifier_from_token"):
+            return Finding.of(FAMILY.RERANKER_LABEL_TOKENS, "rerank-label-tokens", Status.FAIL,
+                              f"{model}: classifier_from_token {given} are not {fam.name}'s "
+                              f"{list(fam.tokens)}: the score head measures another answer", ev_id, cfg=cfg)
+        return Finding.of(FAMILY.RERANKER_OVERRIDES_PARTIAL, "rerank-overrides-partial", Status.FAIL,
+                          f"{model}: --hf-overrides has only part of {fam.name}'s card overrides (missing or "
+                          f"different: {', '.join(missing)})", {**ev_id, "missing": missing}, cfg=cfg)
+    if who.kind == "reranker" and not llm and (served_embed or asked_embed):
+        how = f"Supported tasks {tasks}" if served_embed else f"--convert {convert or task}"
+        return Finding.of(FAMILY.CROSS_ENCODER_SERVED_AS_EMBEDDER, "rerank-served-as-embedder", Status.FAIL,
+                          f"{model} is a cross-encoder served for embeddings ({how}): /score and /rerank answer "
+                          "cosines of two embeddings, not its relevance score", ev_id, cfg=cfg)
+    if llm and served_embed and not classifier_overrides:
+        return Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
+                          f"{model} is served as an embedding model (Supported tasks {tasks}): /score and "
+                          "/rerank answer with cosine similarities, not the reranker's relevance", ev_id, cfg=cfg)
+    arch = str(cfg.get("architecture") or "")
+    if llm and not classifier_overrides and cfg.stated_args is not None and (
+            asked_embed or (convert in (None, "auto", "embed") and arch.endswith("ForCausalLM"))):
+        why = f"a {arch} reranker" if arch else f"{who.name}"
+        return Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
+                          f"{model} is {why} served without --hf-overrides: vLLM resolves --convert "
+                          f"{convert or 'auto'} to embed, and /score and /rerank answer with embedding cosines",
+                          {**ev_id, **ev(cfg, "architecture")}, cfg=cfg)
+    if llm and not classifier_overrides and tasks is None:
+        card = f" ({fam.name}'s card: --hf-overrides '{overrides_json(fam)}')" if fam and fam.hf_overrides else ""
+        return Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.UNKNOWN,
+                          f"{model} looks like a reranker: is it served with its model card's --hf-overrides{card}?",
+                          {**ev_id, "architectures_override": hf.get("architectures"), "question": QUESTION})
+    kind = "reranker" if who.kind == "reranker" or classifier_overrides else "classifier"
+    return Finding(CHECK_ID, Status.PASS, f"{kind} deployment: {model} served {_how(who, hf, tasks)}",
+                   {**ev_id, "question": QUESTION})
+
+
+def _family_notes(cfg: EffectiveConfig, who: ModelIdentity, evidence: dict[str, Any]) -> list[Finding]:
+    """What the family's card adds once the main verdict passes: jina's custom code, mxbai's calibration."""
+    fam = who.family
+    if fam is None or cfg.stated_args is None:
+        return []
+    out: list[Finding] = []
+    if fam.trust_remote_code and cfg.get("trust_remote_code") is not True:
+        rec = FAMILY.RERANKER_REMOTE_CODE
+        out.append(Finding.of(rec, "rerank-remote-code", Status.UNKNOWN,
+                              f"{who.model}: {fam.name}'s card loads it with custom code; does vllm serve start "
+                              "without --trust-remote-code?", {**evidence, "question": rec.experiment},
+                              fix=rec.fix(cfg)))
+    pc = pooler_config(who)
+    given = cfg.get("pooler_config")
+    if pc and not missing_overrides(who, _overrides(cfg)) and not (isinstance(given, dict) and "logit_bias" in given):
+        out.append(Finding.of(FAMILY.MXBAI_RERANK_CALIBRATION, "rerank-logit-bias", Status.WARN,
+                              f"{who.model}: no --pooler-config logit_bias {pc.get('logit_bias')}: scores sit "
+                              "above mxbai's own (same order)", evidence, cfg=cfg))
+    return out
+
+
+def check(cfg: EffectiveConfig) -> list[Finding]:
+    who = identify(cfg)
+    tasks = cfg.get("supported_tasks")
+    hf = _overrides(cfg)
     classifier_overrides = bool(hf.get("is_original_qwen3_reranker") or hf.get("classifier_from_token"))
-    classify_task = tasks is not None and "classify" in tasks
-    if not (named or classifier_overrides or convert == "classify" or classify_task):
+    classify_task = isinstance(tasks, list) and "classify" in tasks
+    if not (who.kind in ("reranker", "classifier") or classifier_overrides or cfg.get("convert") == "classify"
+            or classify_task):
         return []
     evidence = ev(cfg, "model", "supported_tasks", "hf_overrides", "convert", "runner")
-    out: list[Finding] = []
-    if convert == "classify" and not classifier_overrides and named:
-        out.append(Finding.of(get("classify-without-score-head"), "rerank-convert-classify", Status.FAIL,
-                              f"{model}: --convert classify without the reranker's overrides: the score head is "
-                              "not in the checkpoint (vllm#43062); /score and /rerank answer 404", evidence, cfg=cfg))
-    elif tasks is not None and "embed" in tasks and not classify_task and named:
-        out.append(Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
-                              f"{model} is served as an embedding model (Supported tasks {tasks}): /score and "
-                              "/rerank answer with cosine similarities, not the reranker's relevance", evidence,
-                              cfg=cfg))
-    elif (named and not classifier_overrides and cfg.stated_args is not None and convert in (None, "auto", "embed")
-          and str(cfg.get("architecture") or "").endswith("ForCausalLM")):
-        arch = cfg.get("architecture")
-        out.append(Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
-                              f"{model} is a {arch} reranker served without --hf-overrides: vLLM resolves "
-                              "--convert auto to embed, and /score and /rerank answer with embedding cosines",
-                              {**evidence, **ev(cfg, "architecture")}, cfg=cfg))
-    elif named and not classifier_overrides and tasks is None:
-        arch = hf.get("architectures")
-        out.append(Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.UNKNOWN,
-                              f"{model} looks like a reranker: is it served with its model card's --hf-overrides?",
-                              {**evidence, "architectures_override": arch, "question": QUESTION}))
-    else:
-        how = ("with the model card's overrides (classifier from the 'no'/'yes' tokens)" if classifier_overrides
-               else f"with task classify (Supported tasks {tasks})" if classify_task else "as a classifier")
-        kind = "reranker" if named or classifier_overrides else "classifier"
-        out.append(Finding(CHECK_ID, Status.PASS, f"{kind} deployment: {model or 'the model'} served {how}",
-                           {**evidence, "question": QUESTION}))
+    main = _main(cfg, who, evidence)
+    out: list[Finding] = [main]
+    if main.status == Status.PASS:
+        out.extend(_family_notes(cfg, who, evidence))
     if _pooler_activation(cfg) is False:
         out.append(Finding.of(get("scores-are-logits"), ACTIVATION_CHECK, Status.WARN,
                               "--pooler-config use_activation false: /score, /rerank and /classify answer raw "

@@ -22,8 +22,10 @@ def rerank_findings(target: Target) -> dict[str, tuple[Status, str]]:
 
 @pytest.mark.parametrize("folder, check, status, mode", [
     pytest.param("0.32.0-rerank", "rerank-deployment", Status.PASS, None, id="overrides"),
-    # issue 29: flat scores with the overrides given: the overrides are not what is wrong
-    pytest.param("0.32.0-rerank-flat", "rerank-deployment", Status.PASS, None, id="flat-head-overrides-given"),
+    # issue 29: flat scores with the overrides given: the overrides are not missing; issue 42: their
+    # classifier_from_token ["No", "Yes"] are not the Qwen3-Reranker card's ["no", "yes"], and the config says so
+    pytest.param("0.32.0-rerank-flat", "rerank-label-tokens", Status.FAIL, "reranker-label-tokens",
+                 id="flat-head-tokens-not-the-cards"),
     pytest.param("0.32.0-rerank-no-overrides", "rerank-deployment", Status.FAIL, "reranker-overrides-missing",
                  id="no-overrides"),
     pytest.param("0.32.0-rerank-convert-classify", "rerank-convert-classify", Status.FAIL,

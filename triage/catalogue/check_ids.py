@@ -69,6 +69,12 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "reranker-overrides-missing", CHECKLIST, "rerank-deployment"),
     *_ids("flags", "classify-without-score-head", CHECKLIST, "rerank-convert-classify"),
     *_ids("flags", "scores-are-logits", CHECKLIST, "scores-activation"),
+    # issue 42: a reranker family served as something else (checks/rerank.py, also over a log's start-up config)
+    *_ids("flags", "reranker-overrides-partial", (CHECKLIST, LOG), "rerank-overrides-partial"),
+    *_ids("flags", "reranker-label-tokens", (CHECKLIST, LOG), "rerank-label-tokens"),
+    *_ids("flags", "cross-encoder-served-as-embedder", (CHECKLIST, LOG), "rerank-served-as-embedder"),
+    *_ids("flags", "reranker-remote-code", CHECKLIST, "rerank-remote-code"),
+    *_ids("flags", "mxbai-rerank-calibration", CHECKLIST, "rerank-logit-bias"),
     # Kubernetes (issue 31): the liveness probe (checks/liveness.py), the pod's view (triage/sources/kube.py)
     *_ids("flags", "liveness-probe-blind", CHECKLIST, "kube-liveness-blind"),
     *_ids("gpu-memory", "oom", CHECKLIST, "kube-oomkilled"),

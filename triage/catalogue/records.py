@@ -23,6 +23,7 @@ from triage.catalogue.kubernetes import KUBERNETES_MODES
 from triage.catalogue.load import load
 from triage.catalogue.model import ConfigLike, Edit, FailureMode
 from triage.catalogue.rerank import RERANK_MODES
+from triage.catalogue.rerank_families import FAMILY_MODES
 from triage.catalogue.startup import STARTUP_MODES
 from triage.catalogue.vector_causes import PIPELINE_MODES
 from triage.catalogue.vectors import VECTOR_MODES
@@ -187,10 +188,10 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 )
 
 # every record: this module's, then triage/catalogue/vectors.py, vector_causes.py, startup.py (issue 14), rerank.py
-# (issue 25), the client libraries' and features.py (issue 29), kubernetes.py (issue 31)
+# (issue 25), rerank_families.py (issue 42), the client libraries' and features.py (issue 29), kubernetes.py (issue 31)
 MODES: dict[str, FailureMode] = {m.id: m for m in (*RECORDS.modes(), *VECTOR_MODES, *PIPELINE_MODES,
-                                                    *STARTUP_MODES, *RERANK_MODES, *CLIENT_MODES, *FEATURE_MODES,
-                                                    *KUBERNETES_MODES)}
+                                                    *STARTUP_MODES, *RERANK_MODES, *FAMILY_MODES, *CLIENT_MODES,
+                                                    *FEATURE_MODES, *KUBERNETES_MODES)}
 
 
 def get(mode_id: str) -> FailureMode:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from triage.catalogue.identity import Family, family, identify, overrides_json
 from triage.catalogue.load import load
 from triage.catalogue.model import ConfigLike, Edit
 
@@ -24,29 +25,39 @@ RERANK_PATHS = ("/rerank", "/v1/rerank", "/v2/rerank")
 SCORE_PATHS = ("/score", "/v1/score")
 
 
+def _family(cfg: ConfigLike) -> Family:
+    """The LLM-reranker family the config names (issue 42), Qwen3-Reranker when it names none (this record's
+    lab twin), so mxbai-rerank-v2 or bge-reranker-v2-gemma get their own overrides, never Qwen's."""
+    who = identify(cfg)
+    return who.family if who.family is not None and who.family.hf_overrides else family("qwen3-reranker")
+
+
 def _overrides_fix(cfg: ConfigLike) -> str:
     model = cfg.get("model") or "<the reranker>"
+    fam = _family(cfg)
+    tokens = " / ".join(f'"{t}"' for t in fam.tokens)
     return (f"Serve it with the overrides its model card asks for: vllm serve {model} --runner pooling "
-            f"{QWEN3_RERANKER_OVERRIDES} (mxbai-rerank-v2 / bge-reranker-v2-gemma: their own classifier_from_token "
-            "and method, see their cards). Then /score and /rerank return the 'yes' probability of a "
-            "classifier, not an embedding cosine.")
+            f"--convert classify --hf-overrides '{overrides_json(fam)}' ({fam.name}'s card; another LLM reranker "
+            "has its own classifier_from_token and method, see its card). Then /score and /rerank return the "
+            f"probability of its {tokens} classifier, not an embedding cosine.")
 
 
 def _overrides_edits(cfg: ConfigLike) -> list[Edit]:
-    return [Edit(serve={"runner": "pooling", "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
+    return [Edit(serve={"runner": "pooling", "convert": "classify", "hf_overrides": dict(_family(cfg).hf_overrides)},
                  why="the reranker's classifier head from its model card's overrides")]
 
 
 def _classify_edits(cfg: ConfigLike) -> list[Edit]:
-    return [Edit(serve={"convert": None, "hf_overrides": QWEN3_RERANKER_OVERRIDES_VALUE},
-                 why="no --convert classify; the overrides build the score head from the lm_head")]
+    return [Edit(serve={"hf_overrides": dict(_family(cfg).hf_overrides)},
+                 why="--convert classify needs the overrides: they build the score head from the lm_head")]
 
 
 def _classify_fix(cfg: ConfigLike) -> str:
-    return ("Drop --convert classify and give the reranker's overrides instead: "
-            f"{QWEN3_RERANKER_OVERRIDES} (they name the classifier tokens, and vLLM builds the score "
-            "head from the lm_head); keep --convert classify only for a checkpoint that has a "
-            "one-label score head.")
+    fam = _family(cfg)
+    return (f"Keep --convert classify and add the reranker's overrides: --hf-overrides '{overrides_json(fam)}' "
+            f"({fam.name}'s card: they name the classifier tokens, and vLLM builds the score head from the "
+            "lm_head rows; with them the architecture is already a classifier, so --convert classify changes "
+            "nothing more). --convert classify alone only suits a checkpoint that has a one-label score head.")
 
 
 def _api_fix(cfg: ConfigLike) -> str:
@@ -89,9 +100,11 @@ def _flat_fix(cfg: ConfigLike) -> str:
     hf = cfg.get("hf_overrides")
     tokens = hf.get("classifier_from_token") if isinstance(hf, dict) else None
     named = f" ({tokens})" if tokens else ""
+    fam = _family(cfg)
+    card = " and ".join(f'"{t}"' for t in fam.tokens)
     return (f"The score head is zero. Check that each classifier_from_token{named} is one entry of the model's "
             "vocabulary, spelled and cased as the tokenizer's own (tokenizer.convert_tokens_to_ids must not give the "
-            "unknown token's id: Qwen3-Reranker's are \"no\" and \"yes\"); for Qwen3-Reranker-8B (untied lm_head) on "
+            f"unknown token's id: {fam.name}'s are {card}); for Qwen3-Reranker-8B (untied lm_head) on "
             "a vLLM build before vllm#28117 upgrade, or serve a converted *-seq-cls checkpoint without the overrides.")
 
 

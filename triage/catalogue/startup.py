@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from triage.catalogue.identity import identify, release_has_task, serve_edit, serve_fix, serve_flags
 from triage.catalogue.load import load
 from triage.catalogue.model import ConfigLike, Edit
 from triage.catalogue.refusal_clues import (
@@ -27,15 +28,25 @@ from triage.catalogue.symptoms import (
 from triage.catalogue.vectors import DIMENSIONS_NOT_MATRYOSHKA
 
 
+def _task_use(cfg: Any, use: str) -> str:
+    """What replaces --task for this model: a reranker's or classifier's own flags, never --convert embed."""
+    who = identify(cfg)
+    return serve_flags(who) + f" ({who.name} is a {who.kind})" if who.scoring else use
+
+
 def _removed_flag_fix(cfg: ConfigLike) -> str:
     """One line per removed or renamed option seen (cfg["removed"]: [{"option", "use"}])."""
     seen = cfg.get("removed") or []
     if not seen:
+        who = identify(cfg)
+        task = (f"--task score -> {serve_flags(who)}" if who.scoring else
+                "--task embed -> --runner pooling (plus --convert embed for a causal LM)")
         return (
-            "Replace removed options: --task embed -> --runner pooling (plus --convert embed for a causal LM); "
+            f"Replace removed options: {task}; "
             "--override-pooler-config -> --pooler-config; the pooler/request field normalize -> use_activation."
         )
-    return "; ".join(f"{r['option']} -> {r['use']}" for r in seen) + "."
+    return "; ".join(f"{r['option']} -> {_task_use(cfg, r['use']) if r['option'] == '--task' else r['use']}"
+                     for r in seen) + "."
 
 
 def _removed_edits(cfg: Mapping[str, Any]) -> list[Edit]:
@@ -48,6 +59,9 @@ def _removed_edits(cfg: Mapping[str, Any]) -> list[Edit]:
         if isinstance(r, dict) and str(r.get("option", "")).startswith("--"):
             serve[f"!{r['option']}"] = None  # an option vLLM no longer has: dropped by its name
             use = str(r.get("use") or "")
+            if r["option"] == "--task" and identify(cfg).scoring:  # a reranker's own task, never the embedder's
+                serve.update(serve_edit(identify(cfg)))
+                continue
             for opt, val in re.findall(r"(--[a-z][\w-]*)(?:[ =]([^\s,;()]+))?", use):
                 spec = rel.lookup(opt)
                 if spec is not None:
@@ -93,7 +107,13 @@ def _kv_dtype_differs(case: Case) -> Optional[Weight]:
 
 
 def _generate_edits(cfg: Mapping[str, Any]) -> list[Edit]:
-    return [Edit(serve={"runner": "pooling", "convert": "embed"}, why="the embed task")]
+    who = identify(cfg)
+    return [Edit(serve=serve_edit(who), why=f"the {who.kind}'s own task" if who.scoring else "the embed task")]
+
+
+def _generate_fix(cfg: ConfigLike) -> str:
+    """The pooling runner for what the model is (issue 42): a reranker gets its score head, an embedder embed."""
+    return serve_fix(identify(cfg), str(cfg.get("model") or ""), release_has_task(cfg))
 
 
 def _log_stats_edits(cfg: Mapping[str, Any]) -> list[Edit]:

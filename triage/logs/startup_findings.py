@@ -23,6 +23,7 @@ from triage.catalogue.startup import (
     SHARED_GPU_MEMORY,
     STARTUP_OOM,
 )
+from triage.catalogue.identity import identity_keys
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.refusal_clues import STARTUP_ERROR
 from triage.catalogue.symptoms import STARTUP_REFUSAL
@@ -61,7 +62,7 @@ def _removed_from_lines(hit: ErrorHits) -> tuple[list[dict[str, Any]], list[str]
     return removed, unknown
 
 
-def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits]) -> Finding:
+def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits], config: dict[str, Any]) -> Finding:
     removed, unknown = _removed_from_lines(hit)
     names = [r["option"] for r in removed] + unknown
     ev = _ev(hit, removed=removed, unrecognized=unknown)
@@ -73,7 +74,7 @@ def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits]) -> Finding:
         status=Status.FAIL,
         title=f"The server did not start: {', '.join(names) or hit.groups['matched']} ({REMOVED_FLAG.title})",
         evidence=ev,
-        cfg={"removed": removed} if removed else None,
+        cfg={"removed": removed, **identity_keys(config)} if removed else None,
     )
 
 
@@ -88,7 +89,7 @@ def _bad_arguments(hit: ErrorHits) -> Finding:
     )
 
 
-def _generate_runner(ev: StartupEvents) -> Finding:
+def _generate_runner(ev: StartupEvents, config: dict[str, Any]) -> Finding:
     n, text = ev.tasks_line or (None, "")
     return Finding.of(
         GENERATE_RUNNER,
@@ -96,6 +97,7 @@ def _generate_runner(ev: StartupEvents) -> Finding:
         status=Status.FAIL,
         title=f"Served as a generator: Supported tasks {ev.supported_tasks} has no 'embed'",
         evidence={"supported_tasks": ev.supported_tasks, "lines": [{"line": n, "text": text}], "source": "log"},
+        cfg=config,  # the fix is chosen for what the model is (issue 42): a reranker gets its score head
     )
 
 
@@ -230,12 +232,12 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
     out: list[Finding] = []
     hits = ev.hits
     if "log-removed-flag" in hits:
-        out.append(_removed_flag(hits["log-removed-flag"], hits.get("hint")))
+        out.append(_removed_flag(hits["log-removed-flag"], hits.get("hint"), config))
     elif "log-bad-arguments" in hits:
         out.append(_bad_arguments(hits["log-bad-arguments"]))
     # classify is a reranker's task (vLLM's score API runs on it), not a generator (issue 25)
     if ev.supported_tasks is not None and "embed" not in ev.supported_tasks and "classify" not in ev.supported_tasks:
-        out.append(_generate_runner(ev))
+        out.append(_generate_runner(ev, config))
     out.extend(_reranker(config, ev))
     if "log-max-model-len" in hits:
         out.append(_max_model_len(hits["log-max-model-len"], config))
