@@ -95,7 +95,8 @@ class ModelIdentity:
                 "served_as": self.served_as, "evidence": [list(e) for e in self.evidence]}
 
 
-def _overrides(cfg: Mapping[str, Any] | Any) -> dict[str, Any]:
+def hf_overrides_of(cfg: Any) -> dict[str, Any]:
+    """--hf-overrides as a dict (a JSON string parsed; {} when absent or not an object)."""
     hf = cfg.get("hf_overrides")
     if isinstance(hf, str):
         try:
@@ -133,7 +134,7 @@ def identify(cfg: Any) -> ModelIdentity:
     model = str(cfg.get("model") or cfg.get("served_model_name") or "")
     names = " ".join(str(cfg.get(k) or "") for k in ("model", "served_model_name", "model_id")).lower()
     arch = _architecture(cfg)
-    hf = _overrides(cfg)
+    hf = hf_overrides_of(cfg)
     tasks = cfg.get("supported_tasks")
     served = _served_as(tasks)
     ev: list[tuple[str, str]] = []

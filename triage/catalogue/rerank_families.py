@@ -13,6 +13,7 @@ from typing import Any, Optional
 from triage.catalogue.identity import (
     ModelIdentity,
     family,
+    hf_overrides_of,
     identify,
     missing_overrides,
     overrides_json,
@@ -46,23 +47,13 @@ def _who(cfg: Any, default: str) -> ModelIdentity:
     return ModelIdentity(fam.kind, fam, fam.style, who.served_as, who.model, who.evidence)
 
 
-def _hf(cfg: ConfigLike) -> dict[str, Any]:
-    hf = cfg.get("hf_overrides")
-    if isinstance(hf, str):
-        try:
-            hf = json.loads(hf)
-        except ValueError:
-            hf = None
-    return hf if isinstance(hf, dict) else {}
-
-
 def _serve(who: ModelIdentity) -> str:
     return f"vllm serve {who.model or 'MODEL'} {serve_flags(who)}"
 
 
 def _partial_fix(cfg: ConfigLike) -> str:
     who = _who(cfg, "qwen3-reranker")
-    missing = missing_overrides(who, _hf(cfg))
+    missing = missing_overrides(who, hf_overrides_of(cfg))
     if who.family is None or not missing:
         return ("Give every key of the reranker card's --hf-overrides (architectures, classifier_from_token, and "
                 "is_original_qwen3_reranker or method): each does one part of building the score head.")
@@ -73,7 +64,7 @@ def _partial_fix(cfg: ConfigLike) -> str:
 
 def _tokens_fix(cfg: ConfigLike) -> str:
     who = _who(cfg, "qwen3-reranker")
-    given = _hf(cfg).get("classifier_from_token")
+    given = hf_overrides_of(cfg).get("classifier_from_token")
     if who.family is None or not who.family.tokens:
         return ("Use the label tokens the reranker's card gives for classifier_from_token (Qwen3-Reranker: "
                 "[\"no\", \"yes\"]; mxbai-rerank-v2: [\"0\", \"1\"]; bge-reranker-v2-gemma: [\"Yes\"]).")
@@ -136,7 +127,7 @@ def precondition(case: Case, needs: str) -> Optional[Weight]:
     Decisive against when the config shows it is not there; nothing when the config does not say."""
     who = identify(case)
     if needs in ("overrides", "tokens"):
-        hf = _hf(case)
+        hf = hf_overrides_of(case)
         if not hf and case.get("hf_overrides") is None and case.get("model") is None:
             return None  # no config to read
         keys = ("classifier_from_token",) if needs == "tokens" else _CARD_KEYS
