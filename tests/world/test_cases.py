@@ -17,7 +17,7 @@ import run_cases as rc
 
 CASES = rc.load_cases()
 CURRENT: dict[str, dict[str, Any]] = json.loads(rc.CURRENT.read_text()) if rc.CURRENT.exists() else {}
-REQUIRED = ("source", "repo", "title", "identity", "heldout", "captured")
+REQUIRED = ("source", "repo", "title", "identity", "heldout", "captured", "secrets", "started")
 
 
 _CPU: dict[str, float] = {}
