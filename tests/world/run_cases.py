@@ -27,6 +27,7 @@ import contextlib
 import datetime as dt
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -187,9 +188,10 @@ def grade(case: Case, runs: list[dict[str, Any]]) -> Result:
     bad = [f for f in findings if f.get("status") in BAD]
     said = sorted({f"{f['status'].upper()} {f.get('check')}: {f.get('title', '')}" for f in bad})
     hits = [f for f in bad if _is_cause(f, records, causes)]
-    if not hits:  # a cause named at UNKNOWN level ("one of these; run X to tell") still counts as one-of
+    if not hits:  # a cause named at UNKNOWN level ("one of these; run X to tell", or its record asked about as a
+        # question: "looks like a reranker: is it served with its overrides?") still counts as one-of
         hits = [f for f in findings if f.get("status") == "unknown" and _is_cause(f, records, causes)
-                and ONE_OF.search(_text(f) + " " + str(f.get("fix", "")))]
+                and (f.get("failure_mode") in records or ONE_OF.search(_text(f) + " " + str(f.get("fix", ""))))]
     partly = [f for f in bad if _is_cause(f, p_records, p_causes)]
     wrong_fix = [f for f in bad if forbid and _matches(forbid, str(f.get("fix", "")))]
     others = [f for f in bad if f not in hits and f not in partly and f.get("check") not in GENERIC_CHECKS
@@ -199,11 +201,18 @@ def grade(case: Case, runs: list[dict[str, Any]]) -> Result:
         return f"{f['status'].upper()} {f.get('check')}: {f.get('title', '')}{tag}"
 
     false_alarms = sorted({_alarm(f) for f in others + [w for w in wrong_fix if w not in others]})
+    one_of_fixes = list(ex.get("one_of_fix_patterns", []))
     if hits:
         good_fix = any(_matches(fixes, str(f.get("fix", ""))) for f in hits) if fixes else True
-        if good_fix and not wrong_fix:
+        menu_fix = bool(one_of_fixes) and any(_matches(one_of_fixes, str(f.get("fix", ""))) for f in hits)
+        unknown_only = all(f.get("status") == "unknown" for f in hits)
+        if wrong_fix:
+            g = "partly"
+        elif good_fix:
             one_of = all(f.get("status") == "unknown" or ONE_OF.search(_text(f)) for f in hits)
             g = "one-of" if one_of and not any(f.get("status") == "fail" for f in hits) else "right"
+        elif menu_fix or unknown_only:  # the fix is a menu by identity ("an LLM reranker: its family's overrides"),
+            g = "one-of"  # or the cause is asked about without a fix yet: honest, not a verdict
         else:
             g = "partly"
     elif partly:
@@ -305,7 +314,9 @@ link, the reporter's stated release, the model's identity and the true cause and
 in-process through the same CLI entry point, and grades the answers:
 
 * **right** — the true cause is named and its fix, for that identity (embedder / reranker / classifier), is given;
-* **one-of** — named among candidates with the way to tell them apart;
+* **one-of** — named among candidates with the way to tell them apart, or the fix given as a menu by identity
+  where the evidence cannot tell the identity ("an LLM reranker: its family's --hf-overrides"), or the cause asked
+  about as a question at UNKNOWN level ("looks like a reranker: is it served with its overrides?");
 * **partly** — the cause or its symptom is seen, but the fix is missing or wrong for the identity
   (e.g. `--convert embed` for a reranker);
 * **unknown** — no cause claimed (the tool says it cannot tell: "No engine stats lines", all findings unknown);
@@ -416,5 +427,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT.parent.parent))
+    if not os.environ.get("PYTHONPATH"):  # PYTHONPATH (another checkout's code) wins; else this checkout's
+        sys.path.insert(0, str(ROOT.parent.parent))
     sys.exit(main())
