@@ -193,6 +193,13 @@ def grade(case: Case, runs: list[dict[str, Any]]) -> Result:
         hits = [f for f in findings if f.get("status") == "unknown" and _is_cause(f, records, causes)
                 and (f.get("failure_mode") in records or ONE_OF.search(_text(f) + " " + str(f.get("fix", ""))))]
     partly = [f for f in bad if _is_cause(f, p_records, p_causes)]
+    # the symptom named with the true fix for this identity ("served for generation: serve the reranker with its
+    # overrides") is the cause named: promote it
+    if fixes:
+        named = [f for f in partly if _matches(fixes, str(f.get("fix", "")))
+                 and not (forbid and _matches(forbid, str(f.get("fix", ""))))]
+        hits = [h for h in hits if h.get("status") != "unknown" or not named] + named
+        partly = [f for f in partly if f not in named]
     wrong_fix = [f for f in bad if forbid and _matches(forbid, str(f.get("fix", "")))]
     others = [f for f in bad if f not in hits and f not in partly and f.get("check") not in GENERIC_CHECKS
               and not _allowed(f, allowed)]
@@ -317,7 +324,9 @@ in-process through the same CLI entry point, and grades the answers:
 * **one-of** — named among candidates with the way to tell them apart, or the fix given as a menu by identity
   where the evidence cannot tell the identity ("an LLM reranker: its family's --hf-overrides"), or the cause asked
   about as a question at UNKNOWN level ("looks like a reranker: is it served with its overrides?");
-* **partly** — the cause or its symptom is seen, but the fix is missing or wrong for the identity
+* **partly** — the cause or its symptom is seen, but the fix is missing or wrong for the identity (a symptom named
+  with the true fix for the identity — "served for generation: serve the reranker with its overrides" — counts as
+  the cause named)
   (e.g. `--convert embed` for a reranker);
 * **unknown** — no cause claimed (the tool says it cannot tell: "No engine stats lines", all findings unknown);
 * **missed** — no cause named, yet the tool gave verdicts (PASS, or WARN/FAIL about other things);
