@@ -24,11 +24,11 @@ import re
 import socket
 import ssl
 import time
-from dataclasses import dataclass
-from typing import Optional
+from array import array
+from dataclasses import dataclass, field
+from typing import Optional, Protocol
 from urllib.parse import urlsplit
 
-from triage.http import ProbeClient
 from triage.http.errors import BodyTooLarge as _TooLarge
 from triage.http.errors import cut_kind as _kind
 from triage.http.errors import cut_text as _error_text
@@ -54,14 +54,112 @@ class LoadReply:
         return self.status == 200
 
 
+class Target(Protocol):
+    """What a load connection needs of a client: a ``ProbeClient`` has it, and so does a ``LoadTarget`` (what a worker
+    process gets)."""
+
+    url: str
+    headers: dict[str, str]
+    verify_tls: bool
+    max_body_bytes: int
+
+
+@dataclass(frozen=True)
+class LoadTarget:
+    """A server to load, as plain values (a worker process is handed them on its stdin, never its command line: the
+    headers carry the API key)."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    verify_tls: bool = True
+    max_body_bytes: int = 1 << 24
+
+    @classmethod
+    def of(cls, t: Target) -> LoadTarget:
+        return cls(t.url, dict(t.headers), t.verify_tls, t.max_body_bytes)
+
+
+class Tally:
+    """What a load test keeps of its requests, without an object per request: the latencies of the successful ones
+    (one float each in an array), their count and prompt tokens, the failures' count per status or error kind, and
+    the first failure whole (its message is the evidence). Tallies of several connections or worker processes merge
+    into one (``merge``, ``to_wire`` / ``from_wire``)."""
+
+    __slots__ = ("latencies", "tokens", "failed", "first_failure")
+
+    def __init__(self) -> None:
+        self.latencies = array("d")
+        self.tokens = 0
+        self.failed: dict[str, int] = {}
+        self.first_failure: Optional[LoadReply] = None
+
+    @property
+    def ok(self) -> int:
+        return len(self.latencies)
+
+    @property
+    def requests(self) -> int:
+        return len(self.latencies) + sum(self.failed.values())
+
+    def fail(self, reply: LoadReply) -> None:
+        key = str(reply.status) if reply.status is not None else (reply.error_kind or "error")
+        self.failed[key] = self.failed.get(key, 0) + 1
+        if self.first_failure is None:
+            self.first_failure = reply
+
+    def merge(self, other: Tally) -> None:
+        self.latencies.extend(other.latencies)
+        self.tokens += other.tokens
+        for k, n in other.failed.items():
+            self.failed[k] = self.failed.get(k, 0) + n
+        if self.first_failure is None:
+            self.first_failure = other.first_failure
+
+    def to_wire(self) -> dict:
+        """A JSON-able form (latencies as the array's bytes in hex: 8 bytes a request)."""
+        f = self.first_failure
+        return {"latencies": self.latencies.tobytes().hex(), "tokens": self.tokens, "failed": self.failed,
+                "first_failure": None if f is None else {"status": f.status, "elapsed_s": f.elapsed_s,
+                                                         "body": f.body.decode("latin-1"),
+                                                         "error_kind": f.error_kind, "error": f.error}}
+
+    @classmethod
+    def from_wire(cls, d: dict) -> Tally:
+        t = cls()
+        t.latencies.frombytes(bytes.fromhex(d["latencies"]))
+        t.tokens = d["tokens"]
+        t.failed = dict(d["failed"])
+        f = d.get("first_failure")
+        if f is not None:
+            t.first_failure = LoadReply(f["status"], f["elapsed_s"], 0, f["body"].encode("latin-1"),
+                                        f["error_kind"], f["error"])
+        return t
+
+
 def prompt_tokens_of(body: bytes) -> int:
     """``usage.prompt_tokens`` of an embeddings answer, read from its bytes (the usage object closes the answer:
     searched from the end); 0 when absent."""
-    i = body.rfind(b'"prompt_tokens"')
+    i = body.rfind(b'"prompt_tokens"', max(0, len(body) - 512))  # vLLM's usage closes the answer
+    if i < 0:
+        i = body.rfind(b'"prompt_tokens"')
     if i < 0:
         return 0
     m = _PROMPT_TOKENS_RE.match(body, i)
     return int(m.group(1)) if m else 0
+
+
+def _header(low: bytes, name: bytes) -> bytes:
+    """The value of header ``name`` (b"\\r\\nname:", lowered) in a lowered header block; b"" when absent."""
+    i = low.find(name)
+    if i < 0:
+        return b""
+    i += len(name)
+    return low[i:low.find(b"\r\n", i)]
+
+
+def _header_int(low: bytes, name: bytes) -> Optional[int]:
+    v = _header(low, name)
+    return int(v) if v else None
 
 
 def _kind_of(e: BaseException) -> str:
@@ -79,12 +177,13 @@ class _HeaderTooLarge(_TooLarge):
 
 
 class LoadConnection:
-    """One keep-alive connection to the server of a ``ProbeClient`` (its URL, headers, TLS setting, body cap).
+    """One keep-alive connection to the server of a ``ProbeClient`` or ``LoadTarget`` (its URL, headers, TLS
+    setting, body cap).
 
-    ``post`` is not re-entrant: one request in flight per connection (a load test opens one per worker). The
-    connection opens on first use and again after any failure or a ``Connection: close`` answer."""
+    ``post`` and ``send`` are not re-entrant: one request in flight per connection (a load test opens one per
+    worker). The connection opens on first use and again after any failure or a ``Connection: close`` answer."""
 
-    def __init__(self, pc: ProbeClient) -> None:
+    def __init__(self, pc: Target) -> None:
         u = urlsplit(pc.url)
         self.host = u.hostname or "127.0.0.1"
         self.tls = u.scheme == "https"
@@ -108,6 +207,37 @@ class LoadConnection:
         if w is not None:
             w.close()  # a request in flight is aborted: vLLM cancels it when its connection closes
 
+    async def send(self, path: str, body: bytes, deadline_s: float, tally: Tally) -> bool:
+        """``post`` for a load test: a success adds its latency and prompt tokens to ``tally`` (no reply object),
+        a failure its ``LoadReply``; True when it succeeded."""
+        t0 = time.perf_counter()
+        try:
+            async with asyncio.timeout(deadline_s):
+                status, data, close = await self._exchange(path, body)
+        except (TimeoutError, _TooLarge, OSError, ValueError, ssl.SSLError, asyncio.IncompleteReadError,
+                asyncio.LimitOverrunError) as e:
+            tally.fail(self._failed(e, t0, deadline_s))
+            return False
+        elapsed = time.perf_counter() - t0
+        if close:
+            self.close()
+        if status == 200:
+            tally.latencies.append(elapsed)
+            tally.tokens += prompt_tokens_of(data)
+            return True
+        tally.fail(LoadReply(status, elapsed, 0, data[:KEEP_BODY]))
+        return False
+
+    def _failed(self, e: BaseException, t0: float, deadline_s: float) -> LoadReply:
+        """The reply of a request that got no answer (the connection is closed)."""
+        self.close()
+        if isinstance(e, TimeoutError):
+            return LoadReply(None, time.perf_counter() - t0, error_kind="timeout",
+                             error=f"ReadTimeout: no complete answer within {deadline_s:g} s (total deadline)")
+        if isinstance(e, asyncio.LimitOverrunError):
+            e = _HeaderTooLarge(MAX_HEADER_BYTES)
+        return LoadReply(None, time.perf_counter() - t0, error_kind=_kind_of(e), error=_error_text(e))
+
     async def post(self, path: str, body: bytes, deadline_s: float, keep_body: bool = False) -> LoadReply:
         """POST ``body`` (JSON bytes) to ``path`` within ``deadline_s`` in all; with ``keep_body`` a successful
         answer's bytes are kept too (one sample for the record, decoded after the measurement)."""
@@ -115,16 +245,9 @@ class LoadConnection:
         try:
             async with asyncio.timeout(deadline_s):
                 status, data, close = await self._exchange(path, body)
-        except TimeoutError:
-            self.close()
-            return LoadReply(None, time.perf_counter() - t0, error_kind="timeout",
-                             error=f"ReadTimeout: no complete answer within {deadline_s:g} s (total deadline)")
-        except (_TooLarge, OSError, ValueError, ssl.SSLError, asyncio.IncompleteReadError,
+        except (TimeoutError, _TooLarge, OSError, ValueError, ssl.SSLError, asyncio.IncompleteReadError,
                 asyncio.LimitOverrunError) as e:
-            self.close()
-            if isinstance(e, asyncio.LimitOverrunError):
-                e = _HeaderTooLarge(MAX_HEADER_BYTES)
-            return LoadReply(None, time.perf_counter() - t0, error_kind=_kind_of(e), error=_error_text(e))
+            return self._failed(e, t0, deadline_s)
         elapsed = time.perf_counter() - t0
         if close:
             self.close()
@@ -157,17 +280,11 @@ class LoadConnection:
         if not head.startswith(b"HTTP/1."):
             raise ValueError("not an HTTP/1.x answer")
         status = int(head[9:12])
-        length: Optional[int] = None
-        chunked = close = False
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"transfer-encoding":
-                chunked = b"chunked" in value.lower()
-            elif name == b"connection":
-                close = b"close" in value.lower()
+        # the three headers a load test needs, found in the lowered block (no object per header line)
+        low = head.lower()
+        length = _header_int(low, b"\r\ncontent-length:")
+        chunked = b"chunked" in _header(low, b"\r\ntransfer-encoding:")
+        close = b"close" in _header(low, b"\r\nconnection:")
         cap = self.max_body_bytes
         if chunked:
             return status, await self._chunked(r, cap), close

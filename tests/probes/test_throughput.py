@@ -12,12 +12,24 @@ import pytest
 
 from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
 from triage.findings import Status
-from triage.load_client import LoadReply, prompt_tokens_of
+from triage.load_client import LoadReply, Tally, prompt_tokens_of
 from triage.probes.throughput import CONCURRENCY, judge, min_requests, percentile, summarize, throughput_finding
 
 from .recorded import DIRS, reply
 
 ROW_KEYS = {"concurrency", "requests_per_s", "tokens_per_s", "p50_s", "p95_s", "p99_s"}
+
+
+def _tally(*replies: LoadReply) -> Tally:
+    """A tally as the load connection fills it."""
+    t = Tally()
+    for r in replies:
+        if r.ok:
+            t.latencies.append(r.elapsed_s)
+            t.tokens += r.prompt_tokens
+        else:
+            t.fail(r)
+    return t
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "throughput"
 
 
@@ -50,18 +62,33 @@ def test_prompt_tokens_read_from_the_answer_bytes(server: str, compact: bool) ->
 def test_summarize_recorded_single_inputs() -> None:
     body = reply(DIRS[1], "embed-single").body
     r = LoadReply(200, 0.05, prompt_tokens_of(_answer_bytes(body, True)))
-    row = summarize(4, [r] * 4, 0.1, client_cpu_s=0.02, client_wait_s=0.01)
-    assert ROW_KEYS <= set(row)
+    row = summarize(4, _tally(*[r] * 4), 0.1, client_cpu_s=0.02, client_wait_s=0.01)
+    assert ROW_KEYS | {"p90_s", "errors"} <= set(row) and row["errors"] == 0
     assert row["requests_per_s"] == 40.0 and row["inputs_per_s"] == 40.0 and row["ok"] == 4
     assert row["tokens_per_s"] == body["usage"]["prompt_tokens"] * 4 / 0.1
-    assert row["p50_s"] == row["p95_s"] == row["p99_s"] == 0.05
+    assert row["p50_s"] == row["p90_s"] == row["p95_s"] == row["p99_s"] == 0.05
     assert row["client_cpu_percent"] == 20.0 and row["client_cpu_ms_per_request"] == 5.0
     assert row["client_busy_percent"] == 30.0
 
 
 def test_summarize_counts_failures_apart() -> None:
-    rows = summarize(2, [LoadReply(200, 0.1, 8), LoadReply(None, 30.0, error_kind="timeout")], 1.0)
-    assert (rows["requests"], rows["ok"], rows["tokens_per_s"], rows["p99_s"]) == (2, 1, 8.0, 0.1)
+    t = _tally(LoadReply(200, 0.1, 8), LoadReply(None, 30.0, error_kind="timeout"), LoadReply(503, 0.2))
+    rows = summarize(2, t, 1.0)
+    assert (rows["requests"], rows["ok"], rows["errors"], rows["tokens_per_s"], rows["p99_s"]) == (3, 1, 2, 8.0, 0.1)
+    assert rows["failed"] == {"timeout": 1, "503": 1} and t.first_failure is not None
+    assert t.first_failure.error_kind == "timeout"
+
+
+def test_tallies_merge_over_the_wire() -> None:
+    """What a worker process sends back and the parent merges: latencies, tokens, failures, the first failure."""
+    a = _tally(LoadReply(200, 0.1, 8), LoadReply(200, 0.3, 9))
+    b = _tally(LoadReply(200, 0.2, 7), LoadReply(500, 0.05, 0, b'{"object":"error"}'))
+    merged = Tally()
+    for t in (a, b):
+        merged.merge(Tally.from_wire(t.to_wire()))
+    assert sorted(merged.latencies) == [0.1, 0.2, 0.3] and merged.tokens == 24
+    assert merged.failed == {"500": 1} and merged.requests == 4 and merged.ok == 3
+    assert merged.first_failure == LoadReply(500, 0.05, 0, b'{"object":"error"}')
 
 
 def _row(c: int, rps: float, **ctx: float) -> dict:
@@ -122,6 +149,30 @@ def test_a_client_below_a_core_changes_nothing() -> None:
     rows = [_row(16, 400), _row(64, 410, client_cpu_percent=12, client_busy_percent=30, api_server_cpu_percent=99,
                                 engine_cpu_percent=40)]
     assert judge(rows)[2] == "api-server"
+
+
+def test_a_rate_near_the_client_ceiling_is_the_clients() -> None:
+    """Above 0.8 of what the same client sends to a trivial local server, the figure is the client's: unknown, the
+    server never blamed, the ceiling named; below it the server's own verdict stands."""
+    rows = [_row(16, 400), _row(64, 410, client_cpu_percent=40, api_server_cpu_percent=99, engine_cpu_percent=40)]
+    ceiling = {"requests_per_s": 500.0, "processes": 1, "concurrency": 64}
+    status, why, cause = judge(rows, ceiling)
+    assert (status, cause) == (Status.UNKNOWN, "client"), why
+    assert "500.0 requests/s" in why and THROUGHPUT_BOTTLENECK.evidence["probe-client"] in why
+    f = throughput_finding(rows, {"client_ceiling": ceiling})
+    assert f.status == Status.UNKNOWN and f.refs == [] and "--api-server-count" not in f.fix
+    assert f.evidence["client_ceiling"] == ceiling
+    assert judge(rows, {**ceiling, "requests_per_s": 2000.0})[2] == "api-server"
+    assert judge(rows, {"note": "client ceiling not measured: OSError: x"})[2] == "api-server"
+
+
+def test_a_spread_step_is_judged_per_process() -> None:
+    """Two worker processes at 120 % CPU together are 60 % each: not a saturated client."""
+    rows = [_row(16, 400), _row(64, 410, client_cpu_percent=120, processes=2, api_server_cpu_percent=99,
+                                engine_cpu_percent=40)]
+    assert judge(rows)[2] == "api-server"
+    rows[-1]["client_cpu_percent"] = 190
+    assert judge(rows)[2] == "client"
 
 
 def test_recorded_sweep_has_the_contract_rows() -> None:

@@ -24,7 +24,8 @@ import pytest
 from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
 from triage.http import ProbeClient
 from triage.findings import Finding, Status
-from triage.load_client import LoadConnection
+from triage import load_gen
+from triage.load_client import LoadConnection, LoadTarget
 from triage.probes import throughput
 from triage.probes.context import ProbeContext
 from triage.probes.runner import MonitorConfig
@@ -63,9 +64,13 @@ asyncio.run(main())
 """
 
 
+_replay_pid: list[int] = []
+
+
 @pytest.fixture(scope="module")
 def replay_url() -> Iterator[str]:
     proc = subprocess.Popen([sys.executable, "-c", REPLAY, str(REC)], stdout=subprocess.PIPE, text=True)
+    _replay_pid[:] = [proc.pid]
     try:
         port = int(proc.stdout.readline())  # type: ignore[union-attr]
         yield f"http://127.0.0.1:{port}"
@@ -81,10 +86,12 @@ def _burn(seconds: float) -> None:
         pass
 
 
-async def _sweep(url: str, client_work: object = None, concurrency: tuple[int, ...] = (1, 4)) -> Finding:
+async def _sweep(url: str, client_work: object = None, concurrency: tuple[int, ...] = (1, 4),
+                 processes: int | None = None, with_ceiling: bool = True) -> Finding:
     async with ProbeClient(url) as pc:
         ctx = ProbeContext(pc, "/root/.cache/vllm-triage/lab/models/tiny-qwen3", 256, "0.31.0", MonitorConfig())
-        got = [x async for x in throughput.run(ctx, concurrency=concurrency, client_work=client_work)]  # type: ignore[arg-type]
+        got = [x async for x in throughput.run(ctx, concurrency=concurrency, client_work=client_work,  # type: ignore[arg-type]
+                                               processes=processes, with_ceiling=with_ceiling)]
     return next(x for x in got if isinstance(x, Finding))
 
 
@@ -111,7 +118,7 @@ def test_a_slowed_client_is_named_as_the_limit(replay_url: str, monkeypatch: pyt
 
 def test_rows_carry_the_recorded_answers_figures(replay_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(throughput, "MIN_STEP_S", 0.2)
-    f = asyncio.run(_sweep(replay_url))
+    f = asyncio.run(_sweep(replay_url, with_ceiling=False))
     tokens = json.loads((REC / "embed-single.json").read_text())["body"]["usage"]["prompt_tokens"]
     for r in f.evidence["rows"]:
         assert r["ok"] == r["requests"] and r["mean_input_tokens"] == tokens
@@ -139,3 +146,67 @@ def test_load_connection_caps_and_deadline(replay_url: str) -> None:
     assert missing.status == 404 and not missing.ok
     assert late.status is None and late.error_kind == "timeout"
     assert refused.status is None and refused.error_kind == "refused"
+
+
+def test_a_spread_step_merges_its_worker_processes(replay_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two worker processes share C=8; one merged row (every request counted once, the recorded answer's tokens),
+    the client's ceiling beside the sweep, and no process left behind (the workers and the echo server)."""
+    import psutil
+
+    monkeypatch.setattr(throughput, "MIN_STEP_S", 0.3)
+    monkeypatch.setattr(load_gen, "CEILING_S", 0.3)
+    f = asyncio.run(_sweep(replay_url, concurrency=(8,), processes=2))
+    (row,) = f.evidence["rows"]
+    tokens = json.loads((REC / "embed-single.json").read_text())["body"]["usage"]["prompt_tokens"]
+    assert row["processes"] == 2 and row["ok"] == row["requests"] >= throughput.min_requests(8)
+    assert row["errors"] == 0 and row["mean_input_tokens"] == tokens
+    assert row["p50_s"] <= row["p90_s"] <= row["p99_s"] and row["client_cpu_ms_per_request"] > 0
+    c = f.evidence["client_ceiling"]
+    assert c["processes"] == 2 and c["concurrency"] == 8 and c["failed"] == 0 and c["requests_per_s"] > 0
+    assert c["answer_bytes"] == len(json.dumps(json.loads((REC / "embed-single.json").read_text())["body"],
+                                               separators=(",", ":")))
+    assert c["note"].startswith("client ceiling") and "are the client's" in c["note"]
+    assert psutil.Process().children(recursive=True) == [psutil.Process(_replay_pid[0])]
+
+
+def test_a_failing_server_stops_every_worker_and_keeps_the_first_failure(replay_url: str) -> None:
+    """A 404 on every request: each process stops at its first failure; the tally counts them by status."""
+    spec = load_gen.LoadSpec(LoadTarget(replay_url), "/nowhere", b'{"input": ', 4, 5.0, 10_000, 30.0, 30.0)
+    for n in (1, 2):
+        r = asyncio.run(load_gen.run_load(spec, 4, n))
+        assert r.processes == n and r.tally.ok == 0
+        assert r.tally.failed == {"404": r.tally.requests} and 1 <= r.tally.requests <= 4
+        assert r.tally.first_failure is not None and r.tally.first_failure.status == 404
+
+
+def test_small_concurrency_runs_in_process() -> None:
+    """No worker process below PROCESS_MIN_CONCURRENCY or on a box of few CPUs."""
+    assert load_gen.processes_for(16, cpus=64) == 1
+    assert load_gen.processes_for(64, cpus=2) == 1
+    assert load_gen.processes_for(64, cpus=16) == 4
+    assert load_gen.processes_for(1024, cpus=256) == load_gen.MAX_PROCESSES
+
+
+def test_the_echo_server_answers_the_given_bytes_on_keep_alive() -> None:
+    """triage.load_echo: the answer it was given, every time, on one connection; /__cpu its own CPU seconds."""
+    body = (REC / "embed-single.json").read_bytes()
+    echo = subprocess.Popen([sys.executable, "-m", "triage.load_echo"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert echo.stdin is not None and echo.stdout is not None
+        echo.stdin.write(body)
+        echo.stdin.close()
+        url = f"http://127.0.0.1:{int(echo.stdout.readline())}"
+
+        async def go() -> tuple:
+            conn = LoadConnection(LoadTarget(url))
+            got = [await conn.post("/v1/embeddings", b'{"input": "x"}', 5.0, keep_body=True) for _ in range(3)]
+            cpu = await conn.post("/__cpu", b"", 5.0, keep_body=True)
+            conn.close()
+            return got, cpu
+
+        got, cpu = asyncio.run(go())
+    finally:
+        echo.terminate()
+        echo.wait(10)
+    assert all(r.ok and r.body == body for r in got)
+    assert cpu.ok and float(cpu.body) > 0

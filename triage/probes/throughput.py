@@ -41,15 +41,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, Optional
 from urllib.parse import urlparse
 
 from triage.http import EMBEDDINGS_PATH, trim_for_storage
 from triage.findings import Finding
-from triage.load_client import LoadConnection, LoadReply
+from triage.load_client import LoadReply, Tally
+from triage.load_gen import client_clock  # noqa: F401 - the probe's clock, named here too
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 from triage.probes.throughput_verdict import (  # noqa: F401 - the sweep's figures and verdict, named here too
@@ -70,26 +69,6 @@ from triage.probes.throughput_verdict import (  # noqa: F401 - the sweep's figur
 )
 
 SET = "throughput"
-
-
-def client_clock() -> tuple[float, float | None]:
-    """(CPU seconds, seconds runnable but waiting for a core) of this process's threads so far: the client is the
-    whole process (its threads share one interpreter lock: an NVML sampler or a dashboard's other work slows the
-    probe's loop as its own work does). The wait is None where the kernel does not say (Linux:
-    /proc/self/task/*/schedstat); then the CPU is the process's."""
-    cpu = wait = 0
-    try:
-        for task in os.scandir("/proc/self/task"):
-            try:
-                with open(f"{task.path}/schedstat", "rb") as f:
-                    c, w = f.read().split()[:2]
-            except FileNotFoundError:  # a thread that ended meanwhile
-                continue
-            cpu += int(c)
-            wait += int(w)
-    except (OSError, ValueError):
-        return time.process_time(), None
-    return cpu / 1e9, wait / 1e9
 
 
 class _Procs:
@@ -171,40 +150,30 @@ async def _calibrate(ctx: ProbeContext, words: int) -> int:
 
 
 async def _step(
-    ctx: ProbeContext, concurrency: int, words: int, procs: _Procs, client_work: Callable[[], object] | None = None
-) -> tuple[dict[str, Any], list[LoadReply], dict[str, Any], LoadReply]:
+    ctx: ProbeContext, concurrency: int, words: int, procs: _Procs, client_work: Callable[[], object] | None = None,
+    processes: int | None = None,
+) -> tuple[dict[str, Any], Tally, dict[str, Any], LoadReply]:
     """One step: ``concurrency`` workers, each on a keep-alive connection of its own, send prepared bodies until the
-    step's bounds; per request only (status, latency, prompt tokens) is kept, one answer's bytes for the record.
-    ``client_work`` runs in the loop after each answer (tests slow the client with it)."""
+    step's bounds (``triage.load_gen``: in this process, or over ``processes`` worker processes, by default
+    ``processes_for(concurrency)``); per request only its latency and prompt tokens are kept (a failure whole).
+    One answer is fetched whole before the clock starts, for the record (and the client's ceiling). ``client_work``
+    runs in the loop after each answer (tests slow the client with it; the step then runs in this process)."""
+    from triage.load_client import LoadConnection, LoadTarget
+    from triage.load_gen import LoadSpec, processes_for, run_load
     from triage.probes.inputs import unique_texts
 
-    texts = unique_texts(words)
     head = (json.dumps({"model": ctx.model})[:-1] + ', "input": ').encode()
     deadline = ctx.cfg.deadline_s
-    replies: list[LoadReply] = []
-    want = min_requests(concurrency)
+    text = next(unique_texts(words))
+    first_request = ctx.body(text)
+    one = LoadConnection(ctx.pc)
+    sample = await one.post(EMBEDDINGS_PATH, head + json.dumps(text).encode() + b"}", deadline, keep_body=True)
+    one.close()
+    spec = LoadSpec(LoadTarget.of(ctx.pc), EMBEDDINGS_PATH, head, words, deadline, min_requests(concurrency),
+                    MIN_STEP_S, STEP_BUDGET_S)
+    n = processes if processes is not None else processes_for(concurrency)
     stop = False
-    kept: list[LoadReply] = []
-    first_request: dict[str, Any] = {}
     gpu: list[int] = []
-    conns = [LoadConnection(ctx.pc) for _ in range(concurrency)]
-
-    async def worker(conn: LoadConnection) -> None:
-        nonlocal stop
-        while not stop:
-            text = next(texts)
-            keep = not first_request
-            if keep:
-                first_request.update(ctx.body(text))
-            r = await conn.post(EMBEDDINGS_PATH, head + json.dumps(text).encode() + b"}", deadline, keep_body=keep)
-            replies.append(r)
-            if keep:
-                kept.append(r)
-            if client_work is not None:
-                client_work()
-            elapsed = time.monotonic() - t0
-            if not r.ok or elapsed >= STEP_BUDGET_S or (len(replies) >= want and elapsed >= MIN_STEP_S):
-                stop = True
 
     async def sample_gpu() -> None:
         while not stop:
@@ -231,30 +200,29 @@ async def _step(
             await asyncio.sleep(1.0)
 
     procs.start()
-    t0 = time.monotonic()
     cpu0, wait0 = client_clock()  # the client's own CPU (the samplers' parsing included)
     samplers = [asyncio.create_task(sample_gpu()), asyncio.create_task(sample_queue())]
     try:
-        await asyncio.gather(*(worker(c) for c in conns))
-        # the step ends with its last answer, not when a sampler wakes from its sleep (up to a second later: that
-        # idle tail was counted in the step's time, a third of a 3 s step at worst)
-        elapsed = time.monotonic() - t0
+        # the step ends with its last answer, not when a sampler wakes from its sleep (up to a second later)
+        res = await run_load(spec, concurrency, n, client_work)
         cpu1, wait1 = client_clock()
         server = procs.read()
     finally:
-        for c in conns:
-            c.close()
+        stop = True
         for task in samplers:
             task.cancel()
         await asyncio.gather(*samplers, return_exceptions=True)
-    row = summarize(concurrency, replies, elapsed, cpu1 - cpu0,
-                    wait1 - wait0 if wait0 is not None and wait1 is not None else None)
+    wait = (wait1 - wait0 + (res.worker_wait_s if res.processes > 1 else 0)
+            if wait0 is not None and wait1 is not None and (res.processes == 1 or res.worker_wait_s is not None)
+            else None)
+    row = summarize(concurrency, res.tally, res.elapsed_s, cpu1 - cpu0 + res.worker_cpu_s, wait,
+                    processes=res.processes)
     row.update(server)
     if gpu:
         row["gpu_utilization_percent"] = round(sum(gpu) / len(gpu), 1)
     if waiting:
         row["max_engine_waiting"] = max(waiting)
-    return row, replies, first_request, kept[0]
+    return row, res.tally, first_request, sample
 
 
 def _stored(reply: LoadReply) -> dict[str, Any]:
@@ -274,21 +242,31 @@ def _stored(reply: LoadReply) -> dict[str, Any]:
 
 async def run(
     ctx: ProbeContext, only: Iterable[str] | None = None, concurrency: tuple[int, ...] = CONCURRENCY,
-    client_work: Callable[[], object] | None = None,
+    client_work: Callable[[], object] | None = None, processes: int | None = None, with_ceiling: bool = True,
 ) -> AsyncIterator[ProbeOutcome | Finding]:
+    """The sweep, then (``with_ceiling``) the client's own ceiling at the sweep's highest step: its load against a
+    trivial local server answering this server's own answer (``triage.load_gen.ceiling``), in the finding's
+    evidence beside the rows, and a rate above ``CLIENT_SHARE`` of it makes the verdict the client's."""
     procs = _Procs(ctx.pc.url)
     words = await _calibrate(ctx, 24)
     rows = []
+    sample: LoadReply | None = None
+    spec_of_top: tuple[int, int] | None = None
     for c in concurrency:
-        row, replies, request, sample = await _step(ctx, c, words, procs, client_work)
+        row, tally, request, first = await _step(ctx, c, words, procs, client_work, processes)
         rows.append(row)
-        bad = next((x for x in replies if not x.ok), None)
-        shown = bad or sample
+        if first.ok:
+            sample = first
+        if spec_of_top is None or c >= spec_of_top[0]:
+            spec_of_top = (c, row["processes"])
+        bad = tally.first_failure
+        shown = bad or first
         yield ProbeOutcome(
             probe=f"throughput-c{c}",
             set=SET,
             outcome=OK if bad is None else HTTP_ERROR,
-            description=f"{row['requests']} single-input requests, {c} in flight",
+            description=f"{row['requests']} single-input requests, {c} in flight"
+            + (f" from {row['processes']} processes" if row["processes"] > 1 else ""),
             duration_s=row["elapsed_s"],
             time_to_verdict_s=row["p50_s"],
             http_status=shown.status,
@@ -298,18 +276,40 @@ async def run(
         )
         if bad is not None:
             break
+    ceiling: dict[str, Any] | None = None
+    if with_ceiling and sample is not None and spec_of_top is not None and client_work is None:
+        ceiling = await client_ceiling(ctx, words, sample.body, *spec_of_top)
     gpu_ctx = "NVML: GPU utilization sampled every 0.5 s" if any("gpu_utilization_percent" in r for r in rows) else (
         "NVML: no GPU visible on this host"
     )
-    yield throughput_finding(
-        rows,
-        {
-            "process_cpu": "psutil: API server and busiest child, % of one core over each step"
-            if procs.api is not None
-            else f"not measured: {procs.why}",
-            "client_cpu": "the probe's process (its threads share one interpreter lock): CPU % of one core over each "
-            "step and ms per request; busy % adds its threads' time waiting for a core (Linux schedstat)",
-            "gpu": gpu_ctx,
-            "words_per_input": words,
-        },
-    )
+    context: dict[str, Any] = {
+        "process_cpu": "psutil: API server and busiest child, % of one core over each step"
+        if procs.api is not None
+        else f"not measured: {procs.why}",
+        "client_cpu": "the probe's process (its threads share one interpreter lock) and its worker processes: CPU "
+        "% of one core over each step and ms per request; busy % adds their threads' time waiting for a core "
+        "(Linux schedstat)",
+        "gpu": gpu_ctx,
+        "words_per_input": words,
+    }
+    if ceiling is not None:
+        context["client_ceiling"] = ceiling
+    yield throughput_finding(rows, context)
+
+
+async def client_ceiling(ctx: ProbeContext, words: int, answer: bytes, concurrency: int,
+                         processes: int) -> dict[str, Any]:
+    """The load generator alone at ``concurrency`` over ``processes``, against a trivial local server answering
+    ``answer`` (one of the server's own answers): its figures and the line that goes beside the sweep."""
+    from triage.load_client import LoadTarget
+    from triage.load_gen import CEILING_S, LoadSpec, ceiling, ceiling_note
+
+    head = (json.dumps({"model": ctx.model})[:-1] + ', "input": ').encode()
+    spec = LoadSpec(LoadTarget.of(ctx.pc), EMBEDDINGS_PATH, head, words, ctx.cfg.deadline_s, 0, CEILING_S,
+                    CEILING_S)
+    try:
+        c = await ceiling(spec, answer, concurrency, processes)
+    except (OSError, RuntimeError, ValueError) as e:  # no local process could be started: said, not guessed
+        return {"note": f"client ceiling not measured: {type(e).__name__}: {e}"}
+    c["note"] = ceiling_note(c)
+    return c

@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
 from triage.findings import Finding, Status
-from triage.load_client import LoadReply
+from triage.load_client import Tally
+from triage.load_gen import CLIENT_SHARE
 
 CONCURRENCY = (1, 4, 16, 64)
 INPUT_TOKENS = 32
@@ -30,46 +31,54 @@ def min_requests(concurrency: int) -> int:
 
 def percentile(values: list[float], q: float) -> float | None:
     """Nearest-rank percentile (q in 0..100)."""
-    if not values:
+    return _nearest_rank(sorted(values), q)
+
+
+def _nearest_rank(s: list[float], q: float) -> float | None:
+    if not s:
         return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))
-    return s[k]
+    return s[max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))]
 
 
-def summarize(concurrency: int, replies: list[LoadReply], elapsed_s: float, client_cpu_s: float | None = None,
-              client_wait_s: float | None = None, inputs_per_request: int = 1) -> dict[str, Any]:
-    """Pure: one step's row from its replies, wall time and the client's own CPU seconds over the step (and its
-    seconds runnable but waiting for a core, where known)."""
-    ok = [x for x in replies if x.ok]
-    lat = [x.elapsed_s for x in ok]
-    tokens = sum(x.prompt_tokens for x in ok)
-    inputs = inputs_per_request * len(ok)
+def summarize(concurrency: int, tally: Tally, elapsed_s: float, client_cpu_s: float | None = None,
+              client_wait_s: float | None = None, inputs_per_request: int = 1, processes: int = 1) -> dict[str, Any]:
+    """Pure: one step's row from its tally, wall time and the client's own CPU seconds over the step (and its
+    seconds runnable but waiting for a core, where known). The figures in `vllm bench serve`'s units: requests/s,
+    tokens/s (the server's own prompt token counts), latency percentiles (seconds here, ms in bench's printout),
+    errors (requests that got no 200)."""
+    lat = sorted(tally.latencies)
+    ok, requests = len(lat), tally.requests
+    inputs = inputs_per_request * ok
 
     def rate(n: float) -> float | None:
         return round(n / elapsed_s, 2) if elapsed_s > 0 else None
 
     def p(q: float) -> float | None:
-        v = percentile(lat, q)
+        v = _nearest_rank(lat, q)
         return round(v, 4) if v is not None else None
 
     row: dict[str, Any] = {
         "concurrency": concurrency,
-        "requests": len(replies),
-        "ok": len(ok),
+        "requests": requests,
+        "ok": ok,
+        "errors": requests - ok,
         "elapsed_s": round(elapsed_s, 3),
-        "requests_per_s": rate(len(ok)),
+        "requests_per_s": rate(ok),
         "inputs_per_s": rate(inputs),
-        "tokens_per_s": rate(tokens),
-        "mean_input_tokens": round(tokens / len(ok), 1) if ok else None,
+        "tokens_per_s": rate(tally.tokens),
+        "mean_input_tokens": round(tally.tokens / ok, 1) if ok else None,
         "p50_s": p(50),
+        "p90_s": p(90),
         "p95_s": p(95),
         "p99_s": p(99),
+        "processes": processes,
     }
+    if tally.failed:
+        row["failed"] = dict(tally.failed)
     if client_cpu_s is not None and elapsed_s > 0:
         row["client_cpu_percent"] = round(100 * client_cpu_s / elapsed_s, 1)
-        if replies:
-            row["client_cpu_ms_per_request"] = round(1000 * client_cpu_s / len(replies), 3)
+        if requests:
+            row["client_cpu_ms_per_request"] = round(1000 * client_cpu_s / requests, 3)
         if client_wait_s is not None:
             row["client_busy_percent"] = round(100 * (client_cpu_s + client_wait_s) / elapsed_s, 1)
     return row
@@ -77,17 +86,24 @@ def summarize(concurrency: int, replies: list[LoadReply], elapsed_s: float, clie
 
 def client_limited(row: dict[str, Any]) -> bool:
     """The probe's own client (its process: one interpreter lock) near a full core over the step: the rate is the
-    client's.
+    client's. A step spread over worker processes is judged per process (their CPU over their number).
     Its demand is read where the row has it (CPU plus time runnable but waiting for a core: on a box busy with other
     work the client's thread waits, and what it waits for delays each next request as its own CPU would)."""
     c = row.get("client_busy_percent", row.get("client_cpu_percent"))
-    return c is not None and c >= BUSY_CPU_PERCENT
+    return c is not None and c / max(1, row.get("processes") or 1) >= BUSY_CPU_PERCENT
 
 
-def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
+def above_ceiling(row: dict[str, Any], ceiling: dict[str, Any] | None) -> bool:
+    """The step's rate above CLIENT_SHARE of what the same client sends to a trivial local server: the client's."""
+    n = (ceiling or {}).get("requests_per_s")
+    return bool(n) and (row.get("requests_per_s") or 0) > CLIENT_SHARE * n
+
+
+def judge(rows: list[dict[str, Any]], ceiling: dict[str, Any] | None = None) -> tuple[Status, str, Optional[str]]:
     """Mode 8 from the sweep: (status, why, cause) with cause 'client' | 'api-server' | 'budget' | None.
 
-    First the measurement itself: the probe's client near a full core at the last step means the figures are the
+    First the measurement itself: a rate above CLIENT_SHARE of the client's ceiling (``ceiling``: the same load
+    against a trivial local server), or the probe's client near a full core at the last step means the figures are the
     client's ceiling, not the server's: UNKNOWN, cause 'client', and the server is never blamed (whatever its
     processes did, one saturated client thread caps what it can send). Else saturated = the last step's requests/s
     grew less than PLATEAU_GAIN over the step before. Then the API server process near a full core while the
@@ -96,6 +112,15 @@ def judge(rows: list[dict[str, Any]]) -> tuple[Status, str, Optional[str]]:
     capacity (pass, with the figure).
     """
     good = [r for r in rows if r.get("requests_per_s")]
+    if good and ceiling and above_ceiling(good[-1], ceiling):
+        last = good[-1]
+        return Status.UNKNOWN, (
+            f"the probe's own client was the limit at concurrency {last['concurrency']}: "
+            f"{last['requests_per_s']} requests/s is above {CLIENT_SHARE:g} of what this client sends to a trivial "
+            f"local server ({ceiling['requests_per_s']} requests/s with {ceiling.get('processes', 1)} "
+            f"process{'es' if ceiling.get('processes', 1) > 1 else ''}): it is what this client could send, not what "
+            f"the server can do ({CLIENT_LIMIT})"
+        ), "client"
     if good and client_limited(good[-1]):
         last = good[-1]
         server = ", ".join(
@@ -156,7 +181,7 @@ def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | Non
         if best
         else "no throughput measured"
     )
-    status, why, cause = judge(rows)
+    status, why, cause = judge(rows, (context or {}).get("client_ceiling"))
     if cause == "client":
         title += ": the probe's client was the limit"
     if bad:
