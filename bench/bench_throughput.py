@@ -1,16 +1,19 @@
-"""The throughput probe beside `vllm bench serve` on the same real lab server, interleaved, with the spread.
+"""The throughput probe beside `vllm bench serve` on the same real lab server, interleaved rounds, median ratios.
 
-After a warm-up step (not counted), for each concurrency C (default 1, 16, 64) it runs, --pairs times,
+After a warm-up step (not counted), each of --rounds rounds runs, for each concurrency C (default 16, 64),
 `vllm bench serve --backend openai-embeddings --endpoint /v1/embeddings --dataset-name random
---random-input-len 32 --max-concurrency C` (from the lab venv, the local model as --model and --tokenizer, no hub)
-and then the probe's step at C (`triage.probes.throughput.run` with concurrency (C,)), so the two alternate (bench,
-probe, bench, probe) and a box that gets busier mid-run shows as spread, not as a wrong ratio; each bench run is sized
-to last about as long as the probe's step (--window-s). Per pair it prints both rates and their ratio (probe /
-bench) with each client's CPU per request and the server's under each; per C the median of the ratios, their
-spread (min-max) and the bench figures' own spread (how much the box moved between pairs); last the load average
-before and after.
+--random-input-len 32 --max-concurrency C --metric-percentiles 50,90,99` (from the lab venv, the local model as
+--model and --tokenizer, no hub) and then the probe's sweep at C (`triage.probes.throughput.run` with concurrency
+(C,): its step, then the client's own ceiling against a trivial local server answering the server's own answer), so
+the two alternate (bench, probe, bench, probe, ...) and a box that gets busier mid-run shows as spread, not as a
+wrong ratio; each bench run is sized to last about as long as the probe's step (--window-s). Per pair it prints both
+sides in bench's units (req/s, tok/s, p50/p90/p99 latency in ms, errors), their ratio (probe / bench), each client's
+CPU per request and the server's under each, the client's ceiling ("client ceiling ~N req/s: figures above 0.8·N
+are the client's") and the load average at that moment; per C the median of the ratios, their spread, the bench
+figures' own spread and the ceiling over the server's figure; last the load average before and after.
 
-    PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 1 16 64] [--pairs 2]
+    PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 16 64] [--rounds 3]
+        [--extra ARG ...]               # extra `vllm serve` args (a configuration of its own, e.g. --max-num-seqs 200)
         [--url URL --model-path PATH]   # an already running server instead of a lab one
         [--pin | --no-pin]              # the server on CPU 0, both clients on CPU 1 (the others, on a larger box);
                                         # the default for a lab server on 2+ CPUs
@@ -27,8 +30,9 @@ ratio of the box's CPU per request under each (the last column of the table). --
 processes on one CPU, both clients on another, so neither client's cost reaches the server, and the ratio says
 whether the two measure the same thing.
 
-Exit 0 when the median ratio at each C >= 16 lies within ±20 % (--tolerance), else 1. A lab server it started is
-stopped by PID at the end. Run it alone on the box (`flock /tmp/heavy.lock ...`): it starts a real server.
+Exit 0 when the median ratio at each C >= 16 lies within ±20 % (--tolerance) and the median client ceiling at each
+C is at least twice the server's figure there (the higher of the two sides' median rates), else 1. A lab server it
+started is stopped by PID at the end. Run it alone on the box (`flock /tmp/heavy.lock ...`): it starts a real server.
 """
 
 from __future__ import annotations
@@ -68,7 +72,8 @@ def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts
            "--endpoint", "/v1/embeddings", "--model", model_path, "--served-model-name", model,
            "--tokenizer", model_path, "--dataset-name", "random", "--random-input-len", "32",
            "--num-prompts", str(prompts), "--max-concurrency", str(c), "--save-result", "--result-dir", str(out_dir),
-           "--result-filename", name, "--disable-tqdm", "--seed", str(seed)]
+           "--result-filename", name, "--disable-tqdm", "--seed", str(seed),
+           "--percentile-metrics", "e2el", "--metric-percentiles", "50,90,99"]
     env = dict(os.environ, VLLM_TARGET_DEVICE="cpu", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
     env.pop("VIRTUAL_ENV", None)
@@ -103,16 +108,19 @@ def bench(vllm_bin: Path, url: str, model: str, model_path: str, c: int, prompts
             "server_cpu_ms_per_request": per_request_ms(server.get("start"), server.get("end"), done), **scalars}
 
 
-async def probe(url: str, model: str, c: int) -> dict[str, Any]:
-    """The probe's step at C, as the sweep runs it: its row."""
+async def probe(url: str, model: str, c: int, with_ceiling: bool = True) -> dict[str, Any]:
+    """The probe's sweep at C, as the CLI runs it: its row, with the client's ceiling (``client_ceiling``) measured
+    after it."""
     async with ProbeClient(url) as pc:
         models = (await pc.models()).body
         mml = next((d.get("max_model_len") for d in models.get("data", []) if d.get("id") == model), None) or 256
         ctx = ProbeContext(pc, model, mml, await pc.version(), MonitorConfig())
         row: dict[str, Any] = {}
-        async for x in throughput.run(ctx, concurrency=(c,)):
+        async for x in throughput.run(ctx, concurrency=(c,), with_ceiling=with_ceiling):
             if isinstance(x, Finding):
-                row = x.evidence["rows"][0]
+                row = dict(x.evidence["rows"][0])
+                if "client_ceiling" in x.evidence:
+                    row["client_ceiling"] = x.evidence["client_ceiling"]
         return row
 
 
@@ -165,8 +173,10 @@ def main() -> int:
     ap.add_argument("--vllm", default="0.31.0")
     ap.add_argument("--model", default="tiny-qwen3")
     ap.add_argument("--profile", default="defaults")
-    ap.add_argument("--c", type=int, nargs="+", default=[1, 16, 64])
-    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--extra", nargs="*", default=[], help="extra `vllm serve` args for the lab server")
+    ap.add_argument("--port", type=int, help="the lab server's port (default: a free one)")
+    ap.add_argument("--c", type=int, nargs="+", default=[16, 64])
+    ap.add_argument("--rounds", "--pairs", type=int, default=3, dest="rounds")
     ap.add_argument("--window-s", type=float, default=3.5,
                     help="bench's prompts: the last probe rate at this C times this (about the probe step's length)")
     ap.add_argument("--warmup-c", type=int, default=16, help="the C of the warm-up probe step (not counted)")
@@ -192,59 +202,52 @@ def main() -> int:
         url, model_path = a.url, a.model_path
         model = asyncio.run(_first_model(url))
     else:
-        srv = up(a.vllm, a.model, a.profile, timeout_s=600, name=f"bench-throughput-{a.vllm}")
+        srv = up(a.vllm, a.model, a.profile, port=a.port, extra_args=a.extra, timeout_s=600,
+                 name=f"bench-throughput-{a.vllm}-{os.getpid()}")
         url, model, model_path = srv.url, srv.served_model, srv.model_path
-        print(f"lab server vllm {a.vllm} {a.model} profile {a.profile}: {url} (pid {srv.pid}, ready in "
-              f"{srv.ready_s} s)", flush=True)
+        print(f"lab server vllm {a.vllm} {a.model} profile {a.profile} {' '.join(a.extra)}: {url} (pid {srv.pid}, "
+              f"ready in {srv.ready_s} s)", flush=True)
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; {os.cpu_count()} CPUs", flush=True)
     if a.pin is None:
         a.pin = not a.url and (os.cpu_count() or 1) >= 2
-    if a.pin:
-        from triage.sources.process import listening_process
-
-        api = listening_process(int(url.rsplit(":", 1)[1].split("/")[0]))
-        if api is None:
-            sys.exit(f"--pin: no local process listens at {url}")
-        clients = set(range(1, os.cpu_count() or 2))
-        n = pin_tree(api.pid, {0})
-        os.sched_setaffinity(0, clients)  # this thread: the probe, and vllm bench serve started from it, inherit it
-        print(f"pinned: server (pid {api.pid}, {n} threads) on CPU 0; clients on CPUs {sorted(clients)}", flush=True)
-    figures: dict[int, list[dict[str, Any]]] = {}
-    ok = True
+    figures: dict[int, list[dict[str, Any]]] = {c: [] for c in a.c}
     try:
+        if a.pin:
+            from triage.sources.process import listening_process
+
+            api = listening_process(int(url.rsplit(":", 1)[1].split("/")[0]))
+            if api is None:
+                sys.exit(f"--pin: no local process listens at {url}")
+            clients = set(range(1, os.cpu_count() or 2))
+            n = pin_tree(api.pid, {0})
+            os.sched_setaffinity(0, clients)  # this thread: the probe, and vllm bench serve started from it, inherit
+            print(f"pinned: server (pid {api.pid}, {n} threads) on CPU 0; clients on CPUs {sorted(clients)}",
+                  flush=True)
         # a fresh server's first seconds are slower (first batches, caches): neither side pays them
-        w = asyncio.run(probe(url, model, a.warmup_c or 16))
+        w = asyncio.run(probe(url, model, a.warmup_c or 16, with_ceiling=False))
         rate0 = w["requests_per_s"] or 50.0
         print(f"warm-up (not counted): probe at C={a.warmup_c or 16} {rate0} req/s", flush=True)
+        rates = {c: rate0 for c in a.c}  # the first bench's size; then the last probe rate at this C
         with tempfile.TemporaryDirectory() as d:
-            for c in a.c:
-                rate = rate0 if c > 1 else rate0 / 3  # the first bench's size; then the last probe rate at this C
-                pairs = figures[c] = []
-                for i in range(a.pairs):
+            for i in range(a.rounds):
+                for c in a.c:
                     # bench sized to run about as long as the probe's step (its last rate x --window-s)
-                    prompts = max(100, round(rate * a.window_s))
+                    prompts = max(100, round(rates[c] * a.window_s))
+                    load_b = os.getloadavg()[0]
                     b = bench(vllm_bin, url, model, model_path, c, prompts, Path(d), seed=i)
+                    b["load_average"] = load_b
                     s1 = server_cpu(url)
+                    load_p = os.getloadavg()[0]
                     row = asyncio.run(probe(url, model, c))
                     s2 = server_cpu(url)
-                    rate = row["requests_per_s"] or rate
-                    # the server's CPU per request under each client (the probe's window includes its set-up calls):
-                    # near figures say the two sent the same work, and a gap in the rates is the box, not the requests
+                    row["load_average"] = load_p
+                    rates[c] = row["requests_per_s"] or rates[c]
+                    # the server's CPU per request under each client (the probe's window includes its set-up calls
+                    # and its ceiling's): near figures say the two sent the same work
                     row["server_cpu_ms_per_request"] = per_request_ms(s1, s2, row["requests"])
                     ratio = row["requests_per_s"] / b["request_throughput"]
-                    pairs.append({"bench": b, "probe": row, "ratio": ratio})
-                    print(f"C={c:<3} pair {i + 1}: ratio {ratio:.2f}\n"
-                          f"  bench {b['request_throughput']:.1f} req/s ({b['completed']}/{b['num_prompts']} in "
-                          f"{b['duration']:.1f} s; {tokens_per_request(b)} tokens/request; client "
-                          f"{b['client_cpu_ms_per_request']} ms CPU/request; server "
-                          f"{b['server_cpu_ms_per_request']} ms CPU/request)\n"
-                          f"  probe {row['requests_per_s']:.1f} req/s ({row['ok']}/{row['requests']} in "
-                          f"{row['elapsed_s']:.1f} s; {row.get('mean_input_tokens')} tokens/request; client "
-                          f"{row.get('client_cpu_ms_per_request')} ms CPU/request, "
-                          f"{row.get('client_cpu_percent')} % CPU, {row.get('client_busy_percent')} % busy; server "
-                          f"{row['server_cpu_ms_per_request']} ms CPU/request: API server "
-                          f"{row.get('api_server_cpu_percent')} %, engine {row.get('engine_cpu_percent')} %)",
-                          flush=True)
+                    figures[c].append({"round": i + 1, "bench": b, "probe": row, "ratio": ratio})
+                    print(pair_text(c, i + 1, b, row, ratio), flush=True)
     finally:
         if srv is not None:
             down(srv.pid)
@@ -254,8 +257,35 @@ def main() -> int:
                                             "figures": {str(c): p for c, p in figures.items()}}, indent=1))
     ok = table(figures, a.tolerance)
     print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
-    print("OK" if ok else f"FAIL: a median ratio at C >= 16 outside ±{a.tolerance:.0%}")
+    print("OK" if ok else f"FAIL: a median ratio at C >= 16 outside ±{a.tolerance:.0%}, or a client ceiling under "
+          "twice the server's figure")
     return 0 if ok else 1
+
+
+def _ms(v: Any) -> str:
+    return f"{v:.1f}" if isinstance(v, (int, float)) else "-"
+
+
+def pair_text(c: int, i: int, b: dict[str, Any], row: dict[str, Any], ratio: float) -> str:
+    """One pair, both sides in bench's units, the client's ceiling and the load average at each side's start."""
+    ceil = row.get("client_ceiling") or {}
+    return (
+        f"C={c:<3} round {i}: ratio {ratio:.2f}\n"
+        f"  bench {b['request_throughput']:7.1f} req/s {b.get('total_token_throughput', 0):8.1f} tok/s  p50/p90/p99 "
+        f"{_ms(b.get('p50_e2el_ms'))}/{_ms(b.get('p90_e2el_ms'))}/{_ms(b.get('p99_e2el_ms'))} ms  errors "
+        f"{b.get('failed', 0)}  ({b['completed']} in {b['duration']:.1f} s; {tokens_per_request(b)} tokens/request; "
+        f"client {b['client_cpu_ms_per_request']} ms CPU/request; server {b['server_cpu_ms_per_request']} ms "
+        f"CPU/request; load average {b.get('load_average', 0):.2f})\n"
+        f"  probe {row['requests_per_s']:7.1f} req/s {row['tokens_per_s'] or 0:8.1f} tok/s  p50/p90/p99 "
+        f"{_ms(1000 * row['p50_s'])}/{_ms(1000 * row['p90_s'])}/{_ms(1000 * row['p99_s'])} ms  errors "
+        f"{row.get('errors', 0)}  ({row['ok']} in {row['elapsed_s']:.1f} s; {row.get('mean_input_tokens')} "
+        f"tokens/request; {row.get('processes', 1)} process(es); client {row.get('client_cpu_ms_per_request')} ms "
+        f"CPU/request, {row.get('client_cpu_percent')} % CPU, {row.get('client_busy_percent')} % busy; server "
+        f"{row['server_cpu_ms_per_request']} ms CPU/request: API server {row.get('api_server_cpu_percent')} %, "
+        f"engine {row.get('engine_cpu_percent')} %; load average {row.get('load_average', 0):.2f})\n"
+        f"  {ceil.get('note', 'client ceiling not measured')}"
+        + (f"; echo server {ceil['echo_server_cpu_percent']} % CPU" if "echo_server_cpu_percent" in ceil else "")
+    )
 
 
 def box_cpu_ms(side: dict[str, Any]) -> float | None:
@@ -265,27 +295,37 @@ def box_cpu_ms(side: dict[str, Any]) -> float | None:
 
 
 def table(figures: dict[int, list[dict[str, Any]]], tolerance: float) -> bool:
-    """Per C: the median ratio, its spread, the bench figures' spread; then what the box spent per request under
-    each client (server + client CPU). On a box whose CPU both share, rates go inversely with that cost: the last
-    column (rate ratio x cost ratio) near 1 says a ratio's gap is the clients' own cost, not a wrong measurement.
-    True when every median at C >= 16 lies within the tolerance."""
+    """Per C: the median ratio, its spread, the bench figures' spread, the median client ceiling over the server's
+    figure (the higher median rate of the two sides); then what the box spent per request under each client
+    (server + client CPU). True when every median at C >= 16 lies within the tolerance and every ceiling is at least
+    twice the server's figure."""
     ok = True
     print()
     print("C    median ratio  ratios' spread                  bench req/s spread               "
-          "box CPU ms/request bench / probe   ratio x cost ratio")
+          "client ceiling / server   box CPU ms/request bench / probe")
     for c, pairs in figures.items():
+        if not pairs:
+            continue
         ratios = [p["ratio"] for p in pairs]
         med = statistics.median(ratios)
         within = abs(med - 1) <= tolerance
         if c >= 16 and not within:
             ok = False
-        costs = [(box_cpu_ms(p["bench"]), box_cpu_ms(p["probe"]), p["ratio"]) for p in pairs]
-        costs = [(b, q, r) for b, q, r in costs if b and q]
-        cost = (f"{statistics.median(b for b, _q, _r in costs):.2f} / {statistics.median(q for _b, q, _r in costs):.2f}"
-                f"{'':<18}{statistics.median(r * q / b for b, q, r in costs):.2f}") if costs else "-"
+        server = max(statistics.median(p["bench"]["request_throughput"] for p in pairs),
+                     statistics.median(p["probe"]["requests_per_s"] for p in pairs))
+        ceils = [(p["probe"].get("client_ceiling") or {}).get("requests_per_s") for p in pairs]
+        ceils = [x for x in ceils if x]
+        ceil = statistics.median(ceils) if ceils else None
+        high = ceil is not None and ceil >= 2 * server
+        ok = ok and high
+        ceil_text = f"{ceil:.0f} / {server:.0f} = {ceil / server:.1f}x" if ceil else "not measured"
+        costs = [(box_cpu_ms(p["bench"]), box_cpu_ms(p["probe"])) for p in pairs]
+        costs = [(b, q) for b, q in costs if b and q]
+        cost = (f"{statistics.median(b for b, _q in costs):.2f} / {statistics.median(q for _b, q in costs):.2f}"
+                if costs else "-")
         print(f"{c:<4} {med:>12.2f}  {spread(ratios):<31} "
-              f"{spread([p['bench']['request_throughput'] for p in pairs]):<32} {cost}"
-              f"{'' if within else '  OUTSIDE ±' + format(tolerance, '.0%')}")
+              f"{spread([p['bench']['request_throughput'] for p in pairs]):<32} {ceil_text:<25} {cost}"
+              f"{'' if within else '  OUTSIDE ±' + format(tolerance, '.0%')}{'' if high else '  CEILING UNDER 2x'}")
     return ok
 
 

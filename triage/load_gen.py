@@ -15,8 +15,8 @@ start to the last one's end (CLOCK_MONOTONIC is one clock for all processes). A 
 cores to spare, stays in this process: no process start at all.
 
 ``ceiling`` is the generator alone: the same load (C, processes) for ``CEILING_S`` against ``triage.load_echo``
-answering the server's own answer bytes, started and stopped by PID. Rates above ``CLIENT_SHARE`` of it are the
-client's, not the server's.
+answering the server's own answer bytes, started and stopped by PID. Rates above ``CLIENT_SHARE`` of it
+(triage.probes.throughput_verdict) are the client's, not the server's.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from typing import Any, Optional
 from triage.load_client import LoadConnection, LoadTarget, Tally
 
 CEILING_S = 1.0  # the ceiling's load lasts this long
-CLIENT_SHARE = 0.8  # a rate above this share of the client's ceiling is the client's
 PROCESS_MIN_CONCURRENCY = 32  # below this a step always runs in this process
 CONNECTIONS_PER_PROCESS = 16
 MAX_PROCESSES = 8
@@ -274,19 +273,6 @@ async def _echo_cpu(conn: LoadConnection) -> Optional[float]:
         return float(r.body) if r.ok else None
     except ValueError:
         return None
-
-
-def ceiling_note(c: dict[str, Any]) -> str:
-    """The line printed beside a sweep."""
-    n = c.get("requests_per_s")
-    if not n:
-        return "client ceiling not measured"
-    echo = c.get("echo_server_cpu_percent")
-    at_least = echo is not None and echo >= 85
-    return (f"client ceiling {'at least ' if at_least else '~'}{n:.0f} req/s (C={c['concurrency']}, "
-            f"{c['processes']} process{'es' if c['processes'] > 1 else ''}, against a trivial local server answering "
-            f"{c['answer_bytes']} bytes): figures above {CLIENT_SHARE * n:.0f} req/s "
-            f"({CLIENT_SHARE:g}·N) are the client's")
 
 
 def _worker_main() -> int:

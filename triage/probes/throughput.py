@@ -42,13 +42,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import urlparse
 
 from triage.http import EMBEDDINGS_PATH, trim_for_storage
 from triage.findings import Finding
-from triage.load_client import LoadReply, Tally
-from triage.load_gen import client_clock  # noqa: F401 - the probe's clock, named here too
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, ProbeOutcome
 from triage.probes.throughput_verdict import (  # noqa: F401 - the sweep's figures and verdict, named here too
@@ -60,6 +58,7 @@ from triage.probes.throughput_verdict import (  # noqa: F401 - the sweep's figur
     PLATEAU_GAIN,
     REQUESTS_PER_WORKER,
     STEP_BUDGET_S,
+    ceiling_note,
     client_limited,
     judge,
     min_requests,
@@ -67,6 +66,9 @@ from triage.probes.throughput_verdict import (  # noqa: F401 - the sweep's figur
     summarize,
     throughput_finding,
 )
+
+if TYPE_CHECKING:  # the load machinery (triage.load_gen, triage.load_client) loads when a sweep runs
+    from triage.load_client import LoadReply, Tally
 
 SET = "throughput"
 
@@ -159,7 +161,7 @@ async def _step(
     One answer is fetched whole before the clock starts, for the record (and the client's ceiling). ``client_work``
     runs in the loop after each answer (tests slow the client with it; the step then runs in this process)."""
     from triage.load_client import LoadConnection, LoadTarget
-    from triage.load_gen import LoadSpec, processes_for, run_load
+    from triage.load_gen import LoadSpec, client_clock, processes_for, run_load
     from triage.probes.inputs import unique_texts
 
     head = (json.dumps({"model": ctx.model})[:-1] + ', "input": ').encode()
@@ -302,7 +304,7 @@ async def client_ceiling(ctx: ProbeContext, words: int, answer: bytes, concurren
     """The load generator alone at ``concurrency`` over ``processes``, against a trivial local server answering
     ``answer`` (one of the server's own answers): its figures and the line that goes beside the sweep."""
     from triage.load_client import LoadTarget
-    from triage.load_gen import CEILING_S, LoadSpec, ceiling, ceiling_note
+    from triage.load_gen import CEILING_S, LoadSpec, ceiling
 
     head = (json.dumps({"model": ctx.model})[:-1] + ', "input": ').encode()
     spec = LoadSpec(LoadTarget.of(ctx.pc), EMBEDDINGS_PATH, head, words, ctx.cfg.deadline_s, 0, CEILING_S,

@@ -5,12 +5,13 @@ from the rows, and the `throughput` finding. The sweep itself (connections, samp
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from triage.catalogue.startup import THROUGHPUT_BOTTLENECK
 from triage.findings import Finding, Status
-from triage.load_client import Tally
-from triage.load_gen import CLIENT_SHARE
+
+if TYPE_CHECKING:  # the load machinery loads only when a sweep runs (a one-probe check never reads it)
+    from triage.load_client import Tally
 
 CONCURRENCY = (1, 4, 16, 64)
 INPUT_TOKENS = 32
@@ -20,6 +21,7 @@ MIN_REQUESTS = 40
 REQUESTS_PER_WORKER = 8
 PLATEAU_GAIN = 1.2  # less than +20 % requests/s for 4x the concurrency: saturated
 BUSY_CPU_PERCENT = 85.0  # one process near a full core
+CLIENT_SHARE = 0.8  # a rate above this share of the client's ceiling (triage.load_gen.ceiling) is the client's
 # the record's own word on a sweep whose client was the limit: every such verdict quotes it (a test reads it there)
 CLIENT_LIMIT = THROUGHPUT_BOTTLENECK.evidence["probe-client"]
 
@@ -97,6 +99,20 @@ def above_ceiling(row: dict[str, Any], ceiling: dict[str, Any] | None) -> bool:
     """The step's rate above CLIENT_SHARE of what the same client sends to a trivial local server: the client's."""
     n = (ceiling or {}).get("requests_per_s")
     return bool(n) and (row.get("requests_per_s") or 0) > CLIENT_SHARE * n
+
+
+def ceiling_note(c: dict[str, Any]) -> str:
+    """The line printed beside a sweep: the client's ceiling (``triage.load_gen.ceiling``'s figures) and what it
+    means for the rows."""
+    n = c.get("requests_per_s")
+    if not n:
+        return "client ceiling not measured"
+    echo = c.get("echo_server_cpu_percent")
+    at_least = echo is not None and echo >= BUSY_CPU_PERCENT  # the trivial server, not the client, was near a core
+    procs = c.get("processes", 1)
+    return (f"client ceiling {'at least ' if at_least else '~'}{n:.0f} req/s (C={c.get('concurrency')}, {procs} "
+            f"process{'es' if procs > 1 else ''}, against a trivial local server answering {c.get('answer_bytes')} "
+            f"bytes): figures above {CLIENT_SHARE * n:.0f} req/s ({CLIENT_SHARE:g}·N) are the client's")
 
 
 def judge(rows: list[dict[str, Any]], ceiling: dict[str, Any] | None = None) -> tuple[Status, str, Optional[str]]:
