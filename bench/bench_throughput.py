@@ -13,7 +13,7 @@ are the client's") and the load average at that moment; per C the median of the 
 figures' own spread and the ceiling over the server's figure; last the load average before and after.
 
     PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 16 64] [--rounds 3]
-        [--extra ARG ...]               # extra `vllm serve` args (a configuration of its own, e.g. --max-num-seqs 200)
+        [--extra "ARGS"]                # extra `vllm serve` args (a configuration of its own: "--max-num-seqs 200")
         [--url URL --model-path PATH]   # an already running server instead of a lab one
         [--pin | --no-pin]              # the server on CPU 0, both clients on CPU 1 (the others, on a larger box);
                                         # the default for a lab server on 2+ CPUs
@@ -173,7 +173,8 @@ def main() -> int:
     ap.add_argument("--vllm", default="0.31.0")
     ap.add_argument("--model", default="tiny-qwen3")
     ap.add_argument("--profile", default="defaults")
-    ap.add_argument("--extra", nargs="*", default=[], help="extra `vllm serve` args for the lab server")
+    ap.add_argument("--extra", default="",
+                    help="extra `vllm serve` args for the lab server, one string ('--max-num-seqs 200')")
     ap.add_argument("--port", type=int, help="the lab server's port (default: a free one)")
     ap.add_argument("--c", type=int, nargs="+", default=[16, 64])
     ap.add_argument("--rounds", "--pairs", type=int, default=3, dest="rounds")
@@ -202,10 +203,10 @@ def main() -> int:
         url, model_path = a.url, a.model_path
         model = asyncio.run(_first_model(url))
     else:
-        srv = up(a.vllm, a.model, a.profile, port=a.port, extra_args=a.extra, timeout_s=600,
+        srv = up(a.vllm, a.model, a.profile, port=a.port, extra_args=a.extra.split(), timeout_s=600,
                  name=f"bench-throughput-{a.vllm}-{os.getpid()}")
         url, model, model_path = srv.url, srv.served_model, srv.model_path
-        print(f"lab server vllm {a.vllm} {a.model} profile {a.profile} {' '.join(a.extra)}: {url} (pid {srv.pid}, "
+        print(f"lab server vllm {a.vllm} {a.model} profile {a.profile} {a.extra}: {url} (pid {srv.pid}, "
               f"ready in {srv.ready_s} s)", flush=True)
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; {os.cpu_count()} CPUs", flush=True)
     if a.pin is None:
