@@ -15,6 +15,7 @@ figures' own spread and the ceiling over the server's figure; last the load aver
     PYTHONPATH=. python bench/bench_throughput.py [--vllm 0.31.0] [--profile defaults] [--c 16 64] [--rounds 3]
         [--extra "ARGS"]                # extra `vllm serve` args (a configuration of its own: "--max-num-seqs 200")
         [--url URL --model-path PATH]   # an already running server instead of a lab one
+        [--echo]                        # both clients against triage.load_echo (a test double of the fastest server)
         [--pin | --no-pin]              # the server on CPU 0, both clients on CPU 1 (the others, on a larger box);
                                         # the default for a lab server on 2+ CPUs
 
@@ -29,6 +30,12 @@ share the box's cores, so what a client spends the server does not get: the prob
 ratio of the box's CPU per request under each (the last column of the table). --pin takes that out: the server's
 processes on one CPU, both clients on another, so neither client's cost reaches the server, and the ratio says
 whether the two measure the same thing.
+
+--echo replaces the vLLM server by a test double that costs next to nothing per request: ``triage.load_echo``
+answering a recorded real 0.31.0 answer (tests/fixtures/real/0.31.0-tiny-qwen3-livelock/embed-single.json) to every
+request, one process, not pinned. A real vLLM server on this box is far slower than either client, so only there do
+the two clients' own ceilings show: each side's figure is what that client can send (the probe's should not stay
+below bench's however fast the server), and the probe's ceiling line is measured the same way.
 
 Exit 0 when the median ratio at each C >= 16 lies within ±20 % (--tolerance) and the median client ceiling at each
 C is at least twice the server's figure there (the higher of the two sides' median rates), else 1. A lab server it
@@ -184,6 +191,8 @@ def main() -> int:
     ap.add_argument("--tolerance", type=float, default=0.2)
     ap.add_argument("--url", help="a running server (else a lab server is started and stopped)")
     ap.add_argument("--model-path", help="with --url: the served model's local path (bench's --tokenizer)")
+    ap.add_argument("--echo", action="store_true",
+                    help="both clients against triage.load_echo answering a recorded answer (no vLLM server)")
     ap.add_argument("--pin", action=argparse.BooleanOptionalAction, default=None,
                     help="the server's processes on CPU 0, this process and vllm bench serve on the other CPUs "
                          "(the default for a lab server on a box of 2+ CPUs: a deployed server has its own cores, "
@@ -197,7 +206,15 @@ def main() -> int:
     vllm_bin = venv_dir(a.vllm) / "bin" / "vllm"
     load0 = os.getloadavg()
     srv = None
-    if a.url:
+    echo: subprocess.Popen[bytes] | None = None
+    if a.echo:
+        from triage.lab.models import model_path as lab_model_path
+
+        echo = start_echo()
+        url, model, model_path = f"http://127.0.0.1:{echo.port}", "tiny-qwen3", str(lab_model_path(a.model))
+        a.pin = False
+        print(f"echo server (test double of the fastest server): {url} (pid {echo.pid})", flush=True)
+    elif a.url:
         if not a.model_path:
             sys.exit("--url needs --model-path (the local model: bench's --tokenizer, no hub)")
         url, model_path = a.url, a.model_path
@@ -252,12 +269,18 @@ def main() -> int:
     finally:
         if srv is not None:
             down(srv.pid)
+        if echo is not None:
+            echo.terminate()
+            echo.wait(10)
     load1 = os.getloadavg()
     if a.json:
         Path(a.json).write_text(json.dumps({"load_before": load0, "load_after": load1,
                                             "figures": {str(c): p for c, p in figures.items()}}, indent=1))
     ok = table(figures, a.tolerance)
     print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    if a.echo:  # each side is its client's own ceiling: no server to agree on
+        print("echo server: each figure is that client's own ceiling (probe / bench = their ratio); no done-when")
+        return 0
     print("OK" if ok else f"FAIL: a median ratio at C >= 16 outside ±{a.tolerance:.0%}, or a client ceiling under "
           "twice the server's figure")
     return 0 if ok else 1
@@ -328,6 +351,23 @@ def table(figures: dict[int, list[dict[str, Any]]], tolerance: float) -> bool:
               f"{spread([p['bench']['request_throughput'] for p in pairs]):<32} {ceil_text:<25} {cost}"
               f"{'' if within else '  OUTSIDE ±' + format(tolerance, '.0%')}{'' if high else '  CEILING UNDER 2x'}")
     return ok
+
+
+class _Echo(subprocess.Popen):  # type: ignore[type-arg]
+    port: int
+
+
+def start_echo() -> _Echo:
+    """triage.load_echo answering the recorded 0.31.0 answer, started here (stopped by PID by the caller)."""
+    rec = Path(__file__).resolve().parents[1] / "tests/fixtures/real/0.31.0-tiny-qwen3-livelock/embed-single.json"
+    body = json.dumps(json.loads(rec.read_text())["body"], separators=(",", ":")).encode()
+    p = _Echo([sys.executable, "-m", "triage.load_echo"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+              cwd=Path(__file__).resolve().parents[1])
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.write(body)
+    p.stdin.close()
+    p.port = int(p.stdout.readline())
+    return p
 
 
 async def _first_model(url: str) -> str:

@@ -1,8 +1,10 @@
 """A trivial local HTTP/1.1 server for measuring the load generator alone: every request is answered with one
 prepared answer (a real server's own answer bytes), so what limits the rate is the client, not a server.
 
-Run as ``python -m triage.load_echo`` (standard library only: it starts in a few tens of milliseconds): it reads
-the answer's body from stdin, listens on 127.0.0.1 on a free port, prints the port and serves until terminated.
+Run as ``python -m triage.load_echo [PROCESSES]`` (standard library only: it starts in a few tens of milliseconds):
+it reads the answer's body from stdin, listens on 127.0.0.1 on a free port, prints the port and serves until
+terminated; with PROCESSES > 1 that many processes accept on the one socket (the others are forked children that
+end when this process does), so several client processes do not measure one server process.
 ``/__cpu`` answers the CPU seconds the server process has used so far (so the caller can tell whether this server,
 rather than the client, was near a core). It parses only what it must: the end of the header block and
 Content-Length.
@@ -11,6 +13,8 @@ Content-Length.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import sys
 import time
 
@@ -45,16 +49,31 @@ class _Echo(asyncio.Protocol):
             self.t.write(b"".join(out))
 
 
-async def _serve() -> None:
-    srv = await asyncio.get_running_loop().create_server(_Echo, "127.0.0.1", 0, backlog=1024)
-    print(srv.sockets[0].getsockname()[1], flush=True)
-    await srv.serve_forever()
+async def _serve(sock: socket.socket, parent: int | None) -> None:
+    srv = await asyncio.get_running_loop().create_server(_Echo, sock=sock, backlog=1024)
+    async with srv:
+        if parent is None:
+            await srv.serve_forever()
+        while os.getppid() == parent:  # a forked child ends with the process that started it
+            await asyncio.sleep(0.5)
 
 
 def main() -> None:
     _Echo.answer = _response(sys.stdin.buffer.read())
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    parent = None
+    for _ in range(n - 1):
+        if os.fork() == 0:
+            parent = os.getppid()
+            break
+    if parent is None:
+        print(sock.getsockname()[1], flush=True)
     try:
-        asyncio.run(_serve())
+        asyncio.run(_serve(sock, parent))
     except KeyboardInterrupt:
         pass
 

@@ -229,10 +229,12 @@ async def run_load(spec: LoadSpec, concurrency: int, processes: int = 1,
 async def ceiling(spec: LoadSpec, answer: bytes, concurrency: int, processes: int = 1,
                   seconds: float = CEILING_S) -> dict[str, Any]:
     """The generator alone: ``spec``'s load at ``concurrency`` over ``processes`` for ``seconds`` against
-    ``triage.load_echo`` answering ``answer`` (the body of one of the server's own answers), started here and
-    stopped by PID. The figures: its requests/s, CPU per request, and the echo server's own CPU % (near 100: it,
-    not the client, was the limit, and the ceiling is at least the figure)."""
-    echo = subprocess.Popen([sys.executable, "-m", "triage.load_echo"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    ``triage.load_echo`` answering ``answer`` (the body of one of the server's own answers) with as many processes
+    as the client has, started here and stopped by PID (its forked children end with it). The figures: its
+    requests/s, CPU per request, and the echo server's own CPU % (near 100: it, not the client, was the limit, and
+    the ceiling is at least the figure; with several echo processes, the one that answered the CPU requests)."""
+    echo = subprocess.Popen([sys.executable, "-m", "triage.load_echo", str(max(1, processes))], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(
                                 p for p in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                             os.environ.get("PYTHONPATH")) if p)})

@@ -161,7 +161,7 @@ def test_a_rate_near_the_client_ceiling_is_the_clients() -> None:
     assert "500.0 requests/s" in why and THROUGHPUT_BOTTLENECK.evidence["probe-client"] in why
     f = throughput_finding(rows, {"client_ceiling": ceiling})
     assert f.status == Status.UNKNOWN and f.refs == [] and "--api-server-count" not in f.fix
-    assert f.evidence["client_ceiling"] == ceiling
+    assert f.evidence["client_ceiling"] == ceiling and "(client ceiling ~500 requests/s)" in f.title
     assert judge(rows, {**ceiling, "requests_per_s": 2000.0})[2] == "api-server"
     assert judge(rows, {"note": "client ceiling not measured: OSError: x"})[2] == "api-server"
 

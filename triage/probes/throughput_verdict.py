@@ -197,9 +197,12 @@ def throughput_finding(rows: list[dict[str, Any]], context: dict[str, Any] | Non
         if best
         else "no throughput measured"
     )
-    status, why, cause = judge(rows, (context or {}).get("client_ceiling"))
+    ceiling = (context or {}).get("client_ceiling")
+    status, why, cause = judge(rows, ceiling)
     if cause == "client":
         title += ": the probe's client was the limit"
+    if ceiling and ceiling.get("requests_per_s"):  # beside every sweep: what the client itself can send
+        title += f" (client ceiling ~{ceiling['requests_per_s']:.0f} requests/s)"
     if bad:
         title += f"; {sum(r['requests'] - r['ok'] for r in bad)} requests failed"
         if status != Status.UNKNOWN:
