@@ -109,7 +109,7 @@ class LoadResult:
 async def run_here(spec: LoadSpec, concurrency: int, client_work: Callable[[], object] | None = None) -> LoadResult:
     """The step in this process: ``concurrency`` workers on one event loop. ``client_work`` runs after each answer
     (tests slow the client with it)."""
-    from triage.probes.inputs import unique_texts
+    from triage.load_texts import unique_texts
 
     tally, t0, end = await _load(spec, concurrency, unique_texts(spec.words), client_work)
     return LoadResult(tally, end - t0)
@@ -279,7 +279,7 @@ async def _echo_cpu(conn: LoadConnection) -> Optional[float]:
 
 def _worker_main() -> int:
     """A worker process: spec on stdin, 'ready', wait for 'go', run, one JSON result line on stdout."""
-    from triage.probes.inputs import unique_texts
+    from triage.load_texts import unique_texts
 
     msg = json.loads(sys.stdin.buffer.readline())
     spec, concurrency = LoadSpec.from_wire(msg["spec"]), msg["concurrency"]

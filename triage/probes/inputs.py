@@ -7,15 +7,12 @@ cache and hide the pooling livelock's hang. LONG is sized with the server's own 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from random import Random
 
-# Plain English words: every tokenizer splits them into one or two tokens.
-_WORDS = ("river stone garden window paper silver orange market winter yellow doctor planet "
-          "candle forest bridge letter pocket summer rabbit castle engine button mirror violin "
-          "harbor pencil basket ladder meadow thunder anchor blanket compass feather lantern "
-          "marble needle parrot saddle tunnel velvet walnut kettle glacier island jungle").split()
+from triage.load_texts import WORDS as _WORDS
+from triage.load_texts import unique_texts  # noqa: F401 - the load test's texts, named here too
 
 
 def new_salt() -> str:
@@ -25,15 +22,6 @@ def new_salt() -> str:
 def salted_words(salt: str, n: int) -> str:
     rng = Random(salt)
     return " ".join(rng.choice(_WORDS) for _ in range(n))
-
-
-def unique_texts(n_words: int) -> Iterator[str]:
-    """Endless distinct texts of a salt and ``n_words`` salted words, as ``f"{salt} {salted_words(salt, n)}"`` reads
-    (a load test's inputs): one generator seeded once draws them, a few µs a text instead of a seed per text."""
-    rng = Random(secrets.token_hex(8))
-    words = _WORDS
-    while True:
-        yield f"{rng.getrandbits(32):08x} " + " ".join(rng.choices(words, k=n_words))
 
 
 def short_text(salt: str | None = None) -> str:
