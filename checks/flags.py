@@ -125,10 +125,22 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
     return out
 
 
+POOLING_TASKS = ("embed", "embedding", "score", "classify", "reward")  # --task values of releases before 0.13
+
+
+def _pooling_task(cfg: EffectiveConfig) -> bool:
+    """--task embed/score/… (a release that still has --task, or a config file's `task: embed`): the pooling runner,
+    not a generator, whatever the architecture (a removed --task is the removed-flag finding's)."""
+    removed = {r.get("option") for r in cfg.get("cmdline_removed_flags") or [] if isinstance(r, dict)}
+    return cfg.get("task") in POOLING_TASKS and "--task" not in removed
+
+
 def _runner(cfg: EffectiveConfig) -> list[Finding]:
     """How the model is served: a generator where embeddings are asked for, or a pooling runner set wrong."""
     out: list[Finding] = []
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
+    if enc is None and identify(cfg).style == "llm":  # an LLM reranker's family says causal LM (mxbai: Qwen2)
+        enc = False
     tasks = cfg.get("supported_tasks")
     # a classify deployment (a reranker: the score API runs on classify) is not a generator (issue 25)
     if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks:
@@ -142,7 +154,7 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 cfg=cfg,
             )
         )
-    elif enc is False and cfg.stated_args is not None and runner is None:
+    elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg):
         out.append(
             Finding.of(
                 GENERATE_RUNNER,

@@ -15,7 +15,14 @@ from typing import Any, Optional
 from checks._util import ev
 from triage.catalogue import get
 from triage.catalogue import rerank_families as FAMILY
-from triage.catalogue.identity import ModelIdentity, identify, missing_overrides, overrides_json, pooler_config
+from triage.catalogue.identity import (
+    ModelIdentity,
+    identify,
+    missing_overrides,
+    overrides_json,
+    pooler_config,
+    release_has_task,
+)
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
@@ -82,10 +89,15 @@ def _main(cfg: EffectiveConfig, who: ModelIdentity, evidence: dict[str, Any]) ->
                           f"{model}: --hf-overrides has only part of {fam.name}'s card overrides (missing or "
                           f"different: {', '.join(missing)})", {**ev_id, "missing": missing}, cfg=cfg)
     if who.kind == "reranker" and not llm and (served_embed or asked_embed):
-        how = f"Supported tasks {tasks}" if served_embed else f"--convert {convert or task}"
+        how = f"Supported tasks {tasks}" if served_embed else (f"--convert {convert}" if convert == "embed"
+                                                                else f"--task {task}")
         return Finding.of(FAMILY.CROSS_ENCODER_SERVED_AS_EMBEDDER, "rerank-served-as-embedder", Status.FAIL,
                           f"{model} is a cross-encoder served for embeddings ({how}): /score and /rerank answer "
                           "cosines of two embeddings, not its relevance score", ev_id, cfg=cfg)
+    if llm and tasks is not None and not classifier_overrides and not {"embed", "classify"} & set(tasks):
+        return Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
+                          f"{model} is {who.name} served for generation (Supported tasks {tasks}) without its "
+                          "--hf-overrides: no score head, so /score and /rerank are not there", ev_id, cfg=cfg)
     if llm and served_embed and not classifier_overrides:
         return Finding.of(get("reranker-overrides-missing"), CHECK_ID, Status.FAIL,
                           f"{model} is served as an embedding model (Supported tasks {tasks}): /score and "
@@ -122,7 +134,8 @@ def _family_notes(cfg: EffectiveConfig, who: ModelIdentity, evidence: dict[str, 
                               fix=rec.fix(cfg)))
     pc = pooler_config(who)
     given = cfg.get("pooler_config")
-    if pc and not missing_overrides(who, _overrides(cfg)) and not (isinstance(given, dict) and "logit_bias" in given):
+    if (pc and not missing_overrides(who, _overrides(cfg)) and not release_has_task(cfg)
+            and not (isinstance(given, dict) and "logit_bias" in given)):
         out.append(Finding.of(FAMILY.MXBAI_RERANK_CALIBRATION, "rerank-logit-bias", Status.WARN,
                               f"{who.model}: no --pooler-config logit_bias {pc.get('logit_bias')}: scores sit "
                               "above mxbai's own (same order)", evidence, cfg=cfg))

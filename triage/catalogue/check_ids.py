@@ -69,10 +69,11 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "reranker-overrides-missing", CHECKLIST, "rerank-deployment"),
     *_ids("flags", "classify-without-score-head", CHECKLIST, "rerank-convert-classify"),
     *_ids("flags", "scores-are-logits", CHECKLIST, "scores-activation"),
-    # issue 42: a reranker family served as something else (checks/rerank.py, also over a log's start-up config)
-    *_ids("flags", "reranker-overrides-partial", (CHECKLIST, LOG), "rerank-overrides-partial"),
-    *_ids("flags", "reranker-label-tokens", (CHECKLIST, LOG), "rerank-label-tokens"),
-    *_ids("flags", "cross-encoder-served-as-embedder", (CHECKLIST, LOG), "rerank-served-as-embedder"),
+    # issue 42: a reranker family served as something else (checks/rerank.py; the log post-mortem asks the same rule
+    # over a log's start-up config): read from the config, so a risk that shows no symptom (differential._predicted)
+    *_ids("flags", "reranker-overrides-partial", CHECKLIST, "rerank-overrides-partial"),
+    *_ids("flags", "reranker-label-tokens", CHECKLIST, "rerank-label-tokens"),
+    *_ids("flags", "cross-encoder-served-as-embedder", CHECKLIST, "rerank-served-as-embedder"),
     *_ids("flags", "reranker-remote-code", CHECKLIST, "rerank-remote-code"),
     *_ids("flags", "mxbai-rerank-calibration", CHECKLIST, "rerank-logit-bias"),
     # Kubernetes (issue 31): the liveness probe (checks/liveness.py), the pod's view (triage/sources/kube.py)
@@ -112,7 +113,7 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, ("rerank-api-contract", "classify-without-score-head", ""), PROBE, "rerank-paths"),  # "": a classifier
     *_ids(None, "rerank-api-contract", PROBE, "rerank-shape", "rerank-top-n", "score-shape", "rerank-client-cohere",
           "rerank-client-langchain", "rerank-client-langchain-max-tokens"),
-    *_ids(None, "reranker-overrides-missing", PROBE, "rerank-served-task"),
+    *_ids(None, ("reranker-overrides-missing", "cross-encoder-served-as-embedder"), PROBE, "rerank-served-task"),
     *_ids(None, ("reranker-overrides-missing", "rerank-scores-flat", "reranker-template-missing", ""), PROBE,
           "rerank-ranking"),  # the record the evidence singles out (triage/probes/rerank_findings.ranking_cause)
     *_ids(None, "scores-are-logits", PROBE, "rerank-activation"),

@@ -203,16 +203,16 @@ def serve_flags(identity: ModelIdentity, release_has_task: bool = False) -> str:
             parts.append("--convert classify --hf-overrides '<its card's architectures, classifier_from_token, "
                          "method>'")
         pc = pooler_config(identity)
-        if pc:
+        if pc and not release_has_task:  # logit_bias (vllm#24031) and --pooler-config came with 0.10.2
             parts.append(f"--pooler-config '{json.dumps(pc)}'")
-        if fam is not None and fam.template:
+        if fam is not None and fam.template and not release_has_task:  # score templates: later releases' examples
             parts.append(f"--chat-template {TEMPLATE_DIR}{fam.template}")
         if fam is not None and fam.trust_remote_code:
             parts.append("--trust-remote-code")
         return " ".join(parts)
-    if identity.kind == "token-classifier":
-        return "--runner pooling"
-    return "--runner pooling --convert embed"
+    if identity.kind == "embedder":
+        return "--runner pooling --convert embed"
+    return "--runner pooling"  # a token classifier, or a model nothing names (serve_fix says which to add)
 
 
 def serve_edit(identity: ModelIdentity) -> dict[str, Any]:
@@ -230,9 +230,9 @@ def serve_edit(identity: ModelIdentity) -> dict[str, Any]:
         if fam is not None and fam.trust_remote_code:
             serve["trust_remote_code"] = True
         return serve
-    if identity.kind == "token-classifier":
-        return {"runner": "pooling"}
-    return {"runner": "pooling", "convert": "embed"}
+    if identity.kind == "embedder":
+        return {"runner": "pooling", "convert": "embed"}
+    return {"runner": "pooling"}  # a token classifier, or a model nothing names: the conversion is the user's call
 
 
 def serve_fix(identity: ModelIdentity, model: str = "", release_has_task: bool = False) -> str:
@@ -251,7 +251,14 @@ def serve_fix(identity: ModelIdentity, model: str = "", release_has_task: bool =
         return f"{identity.name} is a classifier: serve it with vllm serve {model} {flags} (/classify)."
     if identity.kind == "token-classifier":
         return f"{identity.name} is a token classifier: serve it with vllm serve {model} {flags} (token_classify)."
-    return "Serve it with --runner pooling --convert embed (vllm serve MODEL --runner pooling --convert embed)."
+    if identity.kind == "embedder":
+        return "Serve it with --runner pooling --convert embed (vllm serve MODEL --runner pooling --convert embed)."
+    q, m = family("qwen3-reranker"), family("mxbai-rerank-v2")
+    return ("Serve it with --runner pooling and the conversion for what the model is (nothing here names it; its "
+            "config.json architectures and its card tell): an embedding model --runner pooling --convert embed; an "
+            f"LLM reranker --convert classify with its card's --hf-overrides ({q.name}: '{overrides_json(q)}', "
+            f"{m.name}: '{overrides_json(m)}'); a cross-encoder reranker (bge-reranker, *ForSequenceClassification) "
+            "--runner pooling alone.")
 
 
 def release_has_task(cfg: Any) -> bool:

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import json
 
-from triage.catalogue.identity import Family, family, identify, overrides_json
+from triage.catalogue.identity import (
+    Family,
+    ModelIdentity,
+    family,
+    identify,
+    overrides_json,
+    release_has_task,
+    serve_flags,
+)
 from triage.catalogue.load import load
 from triage.catalogue.model import ConfigLike, Edit
 
@@ -36,8 +44,10 @@ def _overrides_fix(cfg: ConfigLike) -> str:
     model = cfg.get("model") or "<the reranker>"
     fam = _family(cfg)
     tokens = " / ".join(f'"{t}"' for t in fam.tokens)
-    return (f"Serve it with the overrides its model card asks for: vllm serve {model} --runner pooling "
-            f"--convert classify --hf-overrides '{overrides_json(fam)}' ({fam.name}'s card; another LLM reranker "
+    who = identify(cfg)
+    who = who if who.family is fam else ModelIdentity("reranker", fam, fam.style, who.served_as, who.model)
+    return (f"Serve it with the overrides its model card asks for: vllm serve {model} "
+            f"{serve_flags(who, release_has_task(cfg))} ({fam.name}'s card; another LLM reranker "
             "has its own classifier_from_token and method, see its card). Then /score and /rerank return the "
             f"probability of its {tokens} classifier, not an embedding cosine.")
 

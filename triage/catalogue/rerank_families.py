@@ -18,6 +18,7 @@ from triage.catalogue.identity import (
     missing_overrides,
     overrides_json,
     pooler_config,
+    release_has_task,
     serve_edit,
     serve_flags,
 )
@@ -47,8 +48,9 @@ def _who(cfg: Any, default: str) -> ModelIdentity:
     return ModelIdentity(fam.kind, fam, fam.style, who.served_as, who.model, who.evidence)
 
 
-def _serve(who: ModelIdentity) -> str:
-    return f"vllm serve {who.model or 'MODEL'} {serve_flags(who)}"
+def _serve(who: ModelIdentity, cfg: Any) -> str:
+    """The serve command for the family on the deployment's release (--task score before 0.10.2)."""
+    return f"vllm serve {who.model or 'MODEL'} {serve_flags(who, release_has_task(cfg))}"
 
 
 def _partial_fix(cfg: ConfigLike) -> str:
@@ -59,7 +61,7 @@ def _partial_fix(cfg: ConfigLike) -> str:
                 "is_original_qwen3_reranker or method): each does one part of building the score head.")
     why = "; ".join(f"{k}: {MISSING_EFFECT.get(k, 'not as the card gives it')}" for k in missing)
     return (f"{who.family.name} needs all of --hf-overrides '{overrides_json(who.family)}'. Missing or different: "
-            f"{why}. Serve it with {_serve(who)}.")
+            f"{why}. Serve it with {_serve(who, cfg)}.")
 
 
 def _tokens_fix(cfg: ConfigLike) -> str:
@@ -69,7 +71,7 @@ def _tokens_fix(cfg: ConfigLike) -> str:
         return ("Use the label tokens the reranker's card gives for classifier_from_token (Qwen3-Reranker: "
                 "[\"no\", \"yes\"]; mxbai-rerank-v2: [\"0\", \"1\"]; bge-reranker-v2-gemma: [\"Yes\"]).")
     return (f"{who.family.name}'s label tokens are {json.dumps(list(who.family.tokens))}, not {json.dumps(given)}: "
-            f"serve it with {_serve(who)}.")
+            f"serve it with {_serve(who, cfg)}.")
 
 
 def _cross_encoder_fix(cfg: ConfigLike) -> str:
@@ -78,13 +80,13 @@ def _cross_encoder_fix(cfg: ConfigLike) -> str:
             "to the classify task)" if who.style != "llm" else "an LLM reranker whose score head its card's "
             "overrides build")
     return (f"Remove the embedding conversion (--convert or --task set to embed): {who.name} is {head}. Serve it "
-            f"with {_serve(who)}; /score and /rerank then answer its relevance score. For embeddings, serve an "
+            f"with {_serve(who, cfg)}; /score and /rerank then answer its relevance score. For embeddings, serve an "
             "embedding model instead.")
 
 
 def _remote_code_fix(cfg: ConfigLike) -> str:
     who = _who(cfg, "jina-reranker-v2")
-    return (f"Add --trust-remote-code ({who.name}'s card loads it with custom code): {_serve(who)}. The flag runs "
+    return (f"Add --trust-remote-code ({who.name}'s card loads it with custom code): {_serve(who, cfg)}. The flag runs "
             "the model repository's code on the host; pin --revision to a commit you have read.")
 
 
@@ -92,7 +94,7 @@ def _calibration_fix(cfg: ConfigLike) -> str:
     who = _who(cfg, "mxbai-rerank-v2")
     pc = pooler_config(who) or {"logit_bias": "4.5 (base-v2) or 6.0 (large-v2)"}
     return (f"Add --pooler-config '{json.dumps(pc)}' (vllm#24031: half of mxbai's estimated maximum logit), so the "
-            f"scores match mxbai's library: {_serve(who)}. The order does not change; thresholds do.")
+            f"scores match mxbai's library: {_serve(who, cfg)}. The order does not change; thresholds do.")
 
 
 def _style(case: Case) -> str:

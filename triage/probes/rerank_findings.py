@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
+from triage.catalogue.identity import identify
+from triage.catalogue.rerank_families import CROSS_ENCODER_SERVED_AS_EMBEDDER
 from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, SCORES_FLAT, SCORES_NOT_RANKING
 from triage.http import Reply
@@ -222,13 +224,18 @@ def check_served_task(embed: Reply, classify: Reply, model: str, architectures: 
     embeds = embed.ok or (tasks_from_log is not None and "embed" in tasks_from_log)
     classifies = classify.ok or (tasks_from_log is not None and "classify" in tasks_from_log)
     causal = any(a.endswith("ForCausalLM") for a in architectures or ())
-    named = "rerank" in model.lower()
+    who = identify({"model": model, "architectures": list(architectures or [])})
+    named = who.kind == "reranker"  # the family table (issue 42), no longer the word "rerank" alone
     ev = {"/v1/embeddings": embed.status, "/classify": classify.status, "supported_tasks_log": tasks_from_log,
           "architectures": list(architectures or []), "model": model}
     cfg = {"model": model}
     if classifies:
         return Finding.of(mode, "rerank-served-task", Status.PASS, "pairs are scored by a classifier head "
                           "(task classify: a cross-encoder)", _live(ev))
+    if embeds and named and who.style in ("cross-encoder", "listwise"):
+        return Finding.of(CROSS_ENCODER_SERVED_AS_EMBEDDER, "rerank-served-task", Status.FAIL,
+                          f"{model} is a cross-encoder served as an embedding model (task embed): /score and "
+                          "/rerank return cosine similarities, not its relevance score", _live(ev), cfg=cfg)
     if embeds and (named or causal and named):
         return Finding.of(mode, "rerank-served-task", Status.FAIL, f"{model} is served as an embedding model "
                           "(task embed, /v1/embeddings answers): /score and /rerank return cosine similarities, not "
