@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from triage.catalogue.check_ids import primary_mode, written_before
 from triage.catalogue.clients import CLIENT_MODES
+from triage.catalogue.crashes import CRASH_MODES
 from triage.catalogue.features import FEATURE_MODES
 from triage.catalogue.kubernetes import KUBERNETES_MODES
 from triage.catalogue.load import load
@@ -191,7 +192,7 @@ RELATED_REPORTS: tuple[tuple[str, str, str], ...] = (
 # (issue 25), rerank_families.py (issue 42), the client libraries' and features.py (issue 29), kubernetes.py (issue 31)
 MODES: dict[str, FailureMode] = {m.id: m for m in (*RECORDS.modes(), *VECTOR_MODES, *PIPELINE_MODES,
                                                     *STARTUP_MODES, *RERANK_MODES, *FAMILY_MODES, *CLIENT_MODES,
-                                                    *FEATURE_MODES, *KUBERNETES_MODES)}
+                                                    *FEATURE_MODES, *KUBERNETES_MODES, *CRASH_MODES)}
 
 
 def get(mode_id: str) -> FailureMode:

@@ -28,6 +28,7 @@ from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, Engi
 from triage.logs.hits import ErrorHits
 from triage.logs.memo import Memo
 from triage.logs.stats import PointSeries, StatsValues, stats_values
+from triage.logs.tracebacks import Tracebacks
 from triage.logs.postmortem_findings import build_findings
 from triage.differential import diagnose
 from triage.sample import EngineSample
@@ -81,6 +82,7 @@ class LogPass:
         self._line_memo = Memo()  # physical line without a vLLM timestamp -> its reading
         self._engines: dict[str, tuple[EngineTrack, PointSeries]] = {}
         self.notes = RequestNotes()  # request-lifecycle and long-step lines (issue 21)
+        self.traces = Tracebacks()  # traceback lines (issue 42)
 
     def stats(self, msg: str, lineno: int, ts: Optional[float]) -> bool:
         """Feed a record's stats (the tracks and the series); False when the message holds no stats record."""
@@ -200,7 +202,7 @@ class LogPass:
     def rest(self, lineno: int, line: str, msg: str, ts: Optional[float], cls: tuple[Any, ...]) -> None:
         """A record a start-up or error rule reads (msg_class FULL): what reader.feed and the error rules do."""
         reader = self.reader
-        _kind, _key, long, marked, startish, hint = cls
+        _kind, _key, long, marked, startish, hint, trace = cls
         if long:
             if marked or (startish and reader.events.started is None):  # reader.reads(msg)
                 # = reader.feed(LogLine(lineno, line, msg, ts, …))
@@ -209,6 +211,8 @@ class LogPass:
                 reader.events.tail(lineno, line)  # what reader.feed(rec) does with this record
         if hint:
             count_error(error_of(msg), lineno, line, ts, self.errors)
+        if trace:
+            self.traces.feed(lineno, msg, _process(line))
 
     def finish(self) -> LogAnalysis:
         tracks, reader = self.tracks, self.reader
@@ -245,7 +249,11 @@ class LogPass:
             self.stall_s,
         )
         summary["requests"] = self.notes.to_dict()
-        findings = build_findings(config, episodes, self.errors, summary, startup=reader.events, notes=self.notes)
+        traces = self.traces.done()
+        if traces:  # only a log with tracebacks says so (the goldens of logs without one are unchanged)
+            summary["tracebacks"] = {"count": self.traces.count, "kept": [t.to_dict() for t in traces]}
+        findings = build_findings(config, episodes, self.errors, summary, startup=reader.events, notes=self.notes,
+                                  traces=traces)
         findings = [*findings, *diagnose(findings, config)]  # the differential after the log's own (issue 29)
         return LogAnalysis(
             findings=findings,
@@ -255,6 +263,14 @@ class LogPass:
             config_provenance=reader.provenance,
             episodes=episodes,
         )
+
+
+def _process(line: str) -> Optional[str]:
+    """The `(EngineCore_DP0 pid=…)` process of a record's line (None: no prefix): tracebacks are read per process."""
+    if "pid=" not in line:
+        return None
+    m = lf.PROC_PREFIX_RE.search(line)
+    return m["proc"] if m else None
 
 
 # `INFO:` then ACCESS_RE anywhere after it (what `ACCESS_RE.search(raw, after INFO:)` finds), in one match

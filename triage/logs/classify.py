@@ -15,6 +15,7 @@ from triage.logs.hits import ErrorHits, first_match, marked
 from triage.logs.memo import Memo
 from triage.logs.startup_plan import has_any_marker, message_plan
 from triage.logs.stats import stats_values
+from triage.logs.tracebacks import is_trace_line
 from triage.vllm import logformats as lf
 
 _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
@@ -23,8 +24,14 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("log-oom", lf.OOM_RES),
     ("log-engine-dead", lf.ENGINE_DEAD_RES),
     ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
+    # a client's error text (issue 42; triage/logs/crash_findings.py client_findings reads the hits)
+    ("client-rerank-unsupported", (lf.RERANK_API_UNSUPPORTED_RE,)),
+    ("client-field-required", (lf.FIELD_REQUIRED_RE,)),
+    ("client-no-attribute", (lf.NO_ATTRIBUTE_RE,)),
+    ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
-_ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal")
+_ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
+                "attribute", "Exception", "body: {")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -37,7 +44,8 @@ _CLASSES = Memo()
 
 
 def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
-    """(kind, access key, len >= 12, a start-up marker, a 'server is up' phrase, an error hint): pure in the message,
+    """(kind, access key, len >= 12, a start-up marker, a 'server is up' phrase, an error hint, a traceback line):
+    pure in the message,
     from a bounded memo. The order of the tests is the per-record reading's: stats, access, start-up, errors."""
     cls = _CLASSES.get(msg)
     if cls is not None:
@@ -49,19 +57,20 @@ def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
             vals = stats_values(msg)
             stats_memo.put(msg, vals)
         if vals:
-            cls = (STATS, None, True, False, False, False)
+            cls = (STATS, None, True, False, False, False, False)
     if cls is None and '" ' in msg and "HTTP/" in msg:
         m = lf.ACCESS_RE.search(msg)
         if m:
-            cls = (ACCESS, (m["method"], m["path"].split("?")[0][:120], m["status"]), True, False, False, False)
+            cls = (ACCESS, (m["method"], m["path"].split("?")[0][:120], m["status"]), True, False, False, False, False)
     if cls is None and "equest" in msg:  # request-lifecycle lines (--enable-log-requests; issue 21)
         m = lf.REQUEST_ADDED_RE.match(msg) or lf.REQUEST_ABORTED_RE.match(msg)
         if m:
-            cls = (REQUEST, ("added" if m.re is lf.REQUEST_ADDED_RE else "aborted", m["id"]), True, False, False, False)
+            event = ("added" if m.re is lf.REQUEST_ADDED_RE else "aborted", m["id"])
+            cls = (REQUEST, event, True, False, False, False, False)
     if cls is None and "shared memory broadcast" in msg:  # the engine computing a long step (issue 21)
         m = lf.SHM_LONG_WAIT_RE.search(msg)
         if m:
-            cls = (LONG_STEP, int(m["s"]), True, False, False, False)
+            cls = (LONG_STEP, int(m["s"]), True, False, False, False, False)
     if cls is None:
         long = len(msg) >= 12
         marked = has_any_marker(msg)
@@ -77,7 +86,10 @@ def msg_class(msg: str, stats_memo: Memo) -> tuple[Any, ...]:
                 plan = message_plan(msg)
                 if plan.started or plan.tasks_in or plan.event is not None or plan.config is not None:
                     kind = FULL
-        cls = (kind, None, long, marked, startish, hint)
+        trace = is_trace_line(msg)  # a traceback line (issue 42): the pass's traceback reader takes it
+        if trace:
+            kind = FULL
+        cls = (kind, None, long, marked, startish, hint, trace)
     _CLASSES.put(msg, cls)
     return cls
 
@@ -92,6 +104,10 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "log-engine-dead": ("EngineCore encountered", "EngineCore encountered", "died unexpectedly", "EngineDeadError",
                         "EngineCore failed", "initialization failed"),
     "signal": ("received signal",),
+    "client-rerank-unsupported": ("does not support",),
+    "client-field-required": ("ield required",),
+    "client-no-attribute": ("has no attribute",),
+    "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)
 

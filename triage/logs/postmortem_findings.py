@@ -18,6 +18,8 @@ from triage.logs.hits import ErrorHits
 from triage.logs.episode_endings import RequestNotes, recurring_finding, resolution
 from triage.logs.stall_findings import livelock_finding, livelock_prone_finding, stuck_waiting_finding
 from triage.logs.startup_events import StartupEvents
+from triage.logs.crash_findings import client_findings, is_client_check, traceback_findings
+from triage.logs.tracebacks import Trace
 from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL
 from triage.logs.startup_findings import never_started as never_started_finding
 from triage.logs.startup_findings import startup_findings, startup_oom, stats_disabled
@@ -125,6 +127,7 @@ def build_findings(
     summary: dict[str, Any],
     startup: Optional[StartupEvents] = None,
     notes: Optional[RequestNotes] = None,
+    traces: Sequence[Trace] = (),
 ) -> list[Finding]:
     """Every finding of one pass over a log, in the order a reader wants them: the stalls, the start-up, the
     engine failures and their root causes, long steps, HTTP 5xx, then what the stats lines allow to judge."""
@@ -138,19 +141,29 @@ def build_findings(
     )
     first_start = startup_findings(config, startup) if startup is not None else []
     out.extend(first_start)
-    failures, causes = _engine_failures(config, errors, summary, first_start, never_started, served)
+    # tracebacks and client error lines (issue 42): a record matched by frames and exception, a quoted vLLM body
+    known = any(c in errors for c in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom")) or any(
+        f.status == Status.FAIL for f in first_start)
+    crashes, crash_cause = traceback_findings(traces, config, known)
+    clients = client_findings(errors, config)
+    failures, causes = _engine_failures(config, errors, summary, first_start, never_started, served,
+                                        crashes, crash_cause)
+    out.extend(crashes)
+    out.extend(clients)
     out.extend(failures)
+    # a paste a reader named (a crash record, a client's error text): no "never started" / "no stats lines" beside it
+    pasted = bool(clients) or any(f.status != Status.UNKNOWN for f in crashes)
     if notes.long_steps:
         out.append(_long_step(notes.long_steps))
     if (http := _http_5xx(summary["access"])) is not None:
         out.append(http)
     if config.get("disable_log_stats") is True:
         out.append(stats_disabled(config, summary["stats"]["lines"]))
-    elif never_started and (config or errors or first_start):
+    elif never_started and (config or any(not is_client_check(c) for c in errors) or first_start):
         # a server that never started has no stats lines by nature: say why it did not start instead
-        if not causes and "log-engine-dead" not in errors:
+        if not causes and "log-engine-dead" not in errors and not pasted:
             out.append(never_started_finding(startup))  # type: ignore[arg-type]
-    elif not episodes:
+    elif not episodes and not (pasted and not summary["stats"]["lines"]):
         out.append(_engine_stats(summary))
     _say_symptoms(out, served)
     return out
@@ -173,7 +186,9 @@ def _stall_findings(config: dict[str, Any], episodes: list[StallEpisode], notes:
 
 
 def _engine_failures(config: dict[str, Any], errors: dict[str, ErrorHits], summary: dict[str, Any],
-                     first_start: list[Finding], never_started: bool, served: bool) -> tuple[list[Finding], list[str]]:
+                     first_start: list[Finding], never_started: bool, served: bool,
+                     crashes: Sequence[Finding] = (), crash_cause: Optional[Trace] = None,
+                     ) -> tuple[list[Finding], list[str]]:
     """The error lines' findings and the checks that are root causes of an EngineCore failure; the engine's
     death itself names them, or the signal that stopped it (a supervisor's, or a clean shutdown)."""
     out: list[Finding] = []
@@ -183,14 +198,30 @@ def _engine_failures(config: dict[str, Any], errors: dict[str, ErrorHits], summa
         out.append(startup_oom(f, config) if check == "log-oom" and never_started else f)
     # a start-up refusal is the root cause of the EngineCore failure that follows it (a generator is not)
     causes.extend(f.check for f in first_start if f.status == Status.FAIL and f.check != "log-generate-runner")
+    if any(f.status in (Status.FAIL, Status.WARN) for f in crashes):
+        causes.append("log-traceback")  # a crash record the traceback matched is the engine's failure
     if "log-engine-dead" in errors:
         dead = _error_finding(errors["log-engine-dead"], config, causes)
+        if crash_cause is not None:  # the traceback's own exception: the cause as vLLM printed it
+            dead = _with_cause(dead, crash_cause)
         sig = errors.get("signal")
         if sig is not None and not causes:
             dead = _shut_down(dead, sig) if served and _before(sig, errors["log-engine-dead"]) else (
                 _stopped_by_signal(dead, sig, summary))
         out.append(dead)
     return out, causes
+
+
+def _with_cause(dead: Finding, cause: Trace) -> Finding:
+    """The engine failure with the exception its traceback shows (and where in vLLM it was raised)."""
+    inner = cause.innermost_vllm
+    where = f" in vllm/{inner.vllm_module} {inner.func}" if inner is not None else ""
+    ev = dict(dead.evidence)
+    ev["cause_traceback"] = cause.to_dict()
+    said = f"{cause.exception_text()[:160]}{where}"
+    title = dead.title if "root cause" in dead.title else f"{dead.title} (the traceback's cause: {said})"
+    return Finding(check=dead.check, status=dead.status, title=title, evidence=ev, refs=dead.refs, fix=dead.fix,
+                   explanation=dead.explanation, failure_mode=dead.failure_mode)
 
 
 def _long_step(long_steps: list[dict[str, Any]]) -> Finding:

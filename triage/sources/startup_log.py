@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from triage.logs import extract_startup_config
+from triage.logs.crash_findings import pasted_findings
 from triage.sources import RawCapture, SourceResult
 
 SOURCE = "log"
@@ -19,6 +20,8 @@ def collect(text: str) -> SourceResult:
     res.captures.append(RawCapture("log", "start-up log", text[:2_000_000]))
     try:
         prov = extract_startup_config(text, with_provenance=True)
+        # a traceback or a client error in the paste reaches the reader that knows it (issue 42), whatever the command
+        res.findings.extend(pasted_findings(text, {k: p.get("value") for k, p in prov.items()}))
     except Exception as e:  # a parser bug must not sink the run: the log becomes 'unavailable'
         res.unavailable = f"log parser failed: {type(e).__name__}: {e}"
         return res

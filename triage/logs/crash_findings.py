@@ -1,0 +1,169 @@
+"""Findings from the tracebacks and the client error lines of a log or a paste (pure: no I/O).
+
+A traceback is matched against the crash records' signatures (triage.catalogue.crashes: exception, message, the
+vLLM frames or code lines); a match on a release outside the record's range is said as such, never as the record.
+A client error line is matched by the error rules (triage.logs.classify: ``client-*``) and its quoted vLLM body is
+read (triage.logs.client_errors). A traceback no record knows is still said: its exception and innermost vLLM frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
+
+from triage.catalogue import get
+from triage.catalogue.crashes import SIGNATURES, VLLM_SERVING_CLASS_RE, Signature
+from triage.findings import Finding, Status
+from triage.logs.client_errors import read as read_client_error
+from triage.logs.hits import ErrorHits
+from triage.logs.tracebacks import Trace
+
+CHECK = "log-traceback"
+CLIENT_CHECK = "log-client-error"
+CLIENT_RULES = ("client-rerank-unsupported", "client-field-required", "client-no-attribute", "client-quoted-body")
+# exceptions that only carry another one: the engine's death seen from the API server, a client library's wrapper
+_CARRIERS = ("EngineDeadError", "EngineGenerateError", "BadRequestError", "MilvusException", "APIError",
+             "InternalServerError", "NotFoundError", "APIStatusError", "SystemExit", "KeyboardInterrupt")
+
+
+def _where(t: Trace) -> str:
+    inner = t.innermost_vllm
+    return f" in vllm/{inner.vllm_module} {inner.func}" if inner is not None else ""
+
+
+def _matches(sig: Signature, t: Trace) -> bool:
+    if t.exc_name not in sig.exceptions:
+        return False
+    m = sig.message.search(t.exc_msg)
+    if m is None:
+        return False
+    if sig.record == "transformers-fallback-cannot-pool" and not m["cls"].startswith("Transformers"):
+        return False
+    if not sig.functions and not sig.codes:
+        return True
+    funcs = {f.func for f in t.frames if f.vllm_module}
+    return bool(funcs & set(sig.functions)) or any(rx.search(c) for rx in sig.codes for c in t.codes())
+
+
+def _evidence(t: Trace) -> dict[str, Any]:
+    return {"traceback": t.to_dict(), "lines": [{"line": n, "text": s} for n, s in t.text[-12:]], "source": "log"}
+
+
+def _record_finding(sig: Signature, t: Trace, config: Mapping[str, Any]) -> Finding:
+    rec = get(sig.record)
+    ev = _evidence(t)
+    what = f"{t.exception_text()[:160]}{_where(t)}"
+    version = config.get("vllm_version")
+    if version and rec.affects(version) is False:
+        ev["version"] = rec.version_note(version)
+        return Finding.of(rec, CHECK, Status.UNKNOWN,
+                          f"{what}: the signature of '{rec.title}', but vLLM {version} is outside its releases "
+                          f"({rec.affected_text}): another bug with the same symptom", ev, failure_mode="")
+    if version:
+        ev["version"] = rec.version_note(version)
+    if not sig.proven:
+        return Finding.of(rec, CHECK, Status.WARN,
+                          f"{what}: one of '{rec.title}' or another CUDA fault; to tell: {rec.experiment}", ev,
+                          cfg=config)
+    return Finding.of(rec, CHECK, Status.FAIL, f"{rec.title} — the traceback: {what}", ev, cfg=config)
+
+
+def traceback_findings(traces: Sequence[Trace], config: Mapping[str, Any], known: bool = False,
+                       ) -> tuple[list[Finding], Optional[Trace]]:
+    """The findings of the tracebacks (one per record matched, or one for the innermost unknown exception unless
+    ``known``: another reader named the failure already) and the traceback that names an engine failure's cause
+    (None: no traceback beyond the failure itself)."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    cause: Optional[Trace] = None
+    for t in traces:
+        for link in t.chain():
+            for sig in SIGNATURES:
+                if sig.record not in seen and _matches(sig, link):
+                    seen.add(sig.record)
+                    out.append(_record_finding(sig, link, config))
+                    cause = cause or link
+    own = [t for t in traces if t.exc_type and t.exc_name not in _CARRIERS and not _client_line(t)]
+    if cause is None and own:
+        cause = own[-1]
+        if not out and not known:
+            out.append(Finding(CHECK, Status.UNKNOWN,
+                               f"Traceback: {cause.exception_text()[:200]}{_where(cause)} — no crash record matches "
+                               "it", _evidence(cause),
+                               fix="Read the innermost vLLM frame and the exception above; search vLLM's issues for "
+                                   "the exception with that function."))
+    return out, cause
+
+
+def _client_line(t: Trace) -> bool:
+    return t.exc_type.split(".", 1)[0] in ("litellm", "openai", "pymilvus", "httpx", "requests")
+
+
+def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) -> list[Finding]:
+    """The client error lines: a record where the error rules name one, the quoted vLLM body always."""
+    out: list[Finding] = []
+    for check in CLIENT_RULES:
+        hit = errors.get(check)
+        if hit is None:
+            continue
+        text = hit.lines[0][1] if hit.lines else ""
+        got = read_client_error(text)
+        ev: dict[str, Any] = {"count": hit.count, "lines": [{"line": n, "text": s} for n, s in hit.lines],
+                              "source": "log", **({"client_error": got.to_dict()} if got else {})}
+        who = f"{got.library} " if got and got.library else ""
+        said = f" ({who}quoting vLLM's {got.status or ''} body)".replace("  ", " ") if got else ""
+        if check == "client-rerank-unsupported":
+            rec = get("rerank-api-unsupported")
+            out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL, rec.title + said, ev, cfg=config))
+        elif check == "client-field-required" and hit.groups.get("field") == "model":
+            rec = get("rerank-model-field-required")
+            out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL, rec.title + said, ev, cfg=config))
+        elif check == "client-no-attribute" and VLLM_SERVING_CLASS_RE.match(hit.groups.get("cls", "")):
+            rec = get("wrapper-vllm-method-removed")
+            out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL,
+                                  f"{rec.title}: '{hit.groups['cls']}' has no '{hit.groups.get('attr')}'", ev,
+                                  cfg=config))
+        elif got is not None:
+            lib = f" ({got.library})" if got.library else ""
+            out.append(Finding(CLIENT_CHECK, Status.UNKNOWN,
+                               f"A client error{lib} quoting vLLM's {got.status or ''} body: "
+                               f"'{got.message[:200]}'".replace("  ", " "), ev,
+                               explanation="The body is vLLM's own answer; the findings beside this one read its "
+                                           "message where a known failure mode words it."))
+    return out
+
+
+def is_client_check(check: str) -> bool:
+    return check in CLIENT_RULES
+
+
+
+def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
+    """The traceback and client-error findings of a pasted text (``check --log-file``: the checklist reads the
+    start-up lines itself), from the same readers as the log pass; lines without a hint are skipped unread."""
+    from triage.logs.classify import count_error, error_of  # noqa: PLC0415 - classify imports the pass's readers
+    from triage.logs.lines import Clock, frame  # noqa: PLC0415
+    from triage.logs.tracebacks import Tracebacks, is_trace_line  # noqa: PLC0415
+
+    reader = Tracebacks()
+    errors: dict[str, ErrorHits] = {}
+    clock = Clock(None)
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not _hinted(raw):
+            continue
+        for rec in frame(raw, lineno, clock):
+            if is_trace_line(rec.msg):
+                reader.feed(lineno, rec.msg, rec.process)
+            got = error_of(rec.msg)
+            if got is not None and got[0] in CLIENT_RULES:
+                count_error(got, lineno, rec.raw, rec.ts, errors)
+    crashes, _cause = traceback_findings(reader.done(), config)
+    return [*crashes, *client_findings(errors, config)]
+
+
+_HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
+          "has no attribute", "body: {")
+
+
+def _hinted(raw: str) -> bool:
+    return any(h in raw for h in _HINTS)
