@@ -18,7 +18,8 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
-from triage.secret_shapes import REDACTED, REGISTER_MIN, find_shapes, scan_secrets, shell_split
+from triage.secret_docs import drop_secret_documents
+from triage.secret_shapes import REDACTED, REGISTER_MIN, find_shapes, scan_secrets, secret_env_name, shell_split
 
 MIN_SECRET_LEN = 4  # shorter "secrets" would blank every occurrence of a common substring
 
@@ -30,8 +31,9 @@ _SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour codes: dropped (vLLM logs carry t
 
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key$|^authorization$|_token$|_key$|secret|password)")
 
-__all__ = ["REDACTED", "SafeStream", "add_secret", "add_url_secrets", "dumps_json", "jsonable", "known_secrets",
-           "neutralise", "redact_exact", "redact_obj", "redact_text", "scan_secrets", "shell_split"]
+__all__ = ["REDACTED", "SafeStream", "add_secret", "add_url_secrets", "drop_secret_documents", "dumps_json",
+           "jsonable", "known_secrets", "neutralise", "redact_exact", "redact_obj", "redact_text", "scan_secrets",
+           "secret_env_name", "shell_split"]
 
 
 def _redact_shapes(text: str, register: bool = True) -> str:
@@ -128,6 +130,14 @@ def redact_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
     return neutralise(_redact_shapes(text))
 
 
+def _secret_key(k: str) -> bool:
+    """A JSON key naming a secret: an upper-case one (an environment map's) by its parts (``secret_env_name``:
+    HF_AUTH yes, DB_PASSWORD_FILE no), any other by its shape (``api_key``, ``*_token``, ``password``)."""
+    if k[:1].isalpha() and k.isupper():
+        return secret_env_name(k)
+    return bool(_SECRET_KEY.search(k))
+
+
 def redact_obj(obj: Any, secrets: list[str] | tuple[str, ...] = (), _depth: int = 0) -> Any:
     """Redact every string inside a JSON-like value (keys included); keys named like secrets lose their value."""
     if isinstance(obj, str):
@@ -139,7 +149,7 @@ def redact_obj(obj: Any, secrets: list[str] | tuple[str, ...] = (), _depth: int 
         for k, v in obj.items():
             key = redact_text(k, secrets) if isinstance(k, str) else k
             # only string values are secrets: api_key_required=True / api_key_given=True stay readable
-            if isinstance(k, str) and isinstance(v, str) and v and _SECRET_KEY.search(k):
+            if isinstance(k, str) and isinstance(v, str) and v and _secret_key(k):
                 out[key] = REDACTED
             else:
                 out[key] = redact_obj(v, secrets, _depth + 1)

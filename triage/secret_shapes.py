@@ -23,7 +23,7 @@ _BARE = REDACTED.strip("[]")  # a pattern that starts inside "[REDACTED]" must l
 # resumes after whatever a reader consumed, so each character is looked at a bounded number of times.
 # ---------------------------------------------------------------------------------------------------
 
-_TRIGGER = re.compile(r"(?i)key|token|auth|secret|passw|pwd|bearer|://|hf_|sk-|-u|--user")
+_TRIGGER = re.compile(r"(?i)key|token|auth|secret|pass|pwd|cred|bearer|://|hf_|sk-|-u|--user")
 _IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-")
@@ -34,7 +34,8 @@ _BARE_STOP = frozenset(" \t\r\n\"',;}])&#")
 _QUERY_STOP = frozenset(" \t\r\n\"'&#<>")
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # values that say "no secret" (``api_key="EMPTY"`` in a copyable snippet, ``api_key=None`` in a log)
-_NOT_SECRET = frozenset({"", "none", "null", "true", "false", "empty", "nil", "redacted", "***", "******"})
+_NOT_SECRET = frozenset({"", "none", "null", "true", "false", "empty", "nil", "redacted", "***", "******", "0", "1",
+                         "yes", "no", "on", "off"})
 _PROSE = frozenset({"on", "and", "or", "to", "is", "in", "with", "for", "the", "a", "an", "when", "if", "reads",
                     "of", "not", "was", "as", "at", "by", "from", "it", "that", "this", "are", "be", "only",
                     "given", "set", "must", "should", "will", "(", "were", "has", "have", "key", "keys",
@@ -54,14 +55,39 @@ def _norm(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "")
 
 
+# An environment variable's name judged by its parts (issue 43: HF_AUTH, MY_CREDENTIALS were kept): a part that is
+# one of these words, or (the long words) ends in one (HFTOKEN, DBPASSWORD), names a secret ...
+_PART_WORDS = frozenset({"KEY", "AUTH", "OAUTH", "PWD", "PASS"})
+_PART_ENDINGS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "CREDENTIAL", "CREDENTIALS")
+# ... when the parts after it still name the secret itself (HF_TOKEN_VALUE, S3_ACCESS_KEY_ID, AUTH_HEADER), not a
+# thing about it: KEY_CACHE_DTYPE (the attention's key cache), VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD (a count),
+# DB_PASSWORD_FILE (a path) are no secrets
+_STILL_THE_SECRET = frozenset({"VALUE", "ID", "B64", "BASE64", "RAW", "STR", "STRING", "HEADER", "DATA", "PLAIN",
+                               "TEXT", "ENCODED", "PUBLIC", "PRIVATE"})
+
+
+def _secret_part(part: str) -> bool:
+    return part in _PART_WORDS or part.endswith(_PART_ENDINGS)
+
+
+def secret_env_name(name: str) -> bool:
+    """Whether an environment variable's ``name`` (any case: a manifest's env list) names a secret, judged by its
+    ``_``-parts: a secret word (TOKEN, KEY, SECRET, AUTH, PASSWORD, CREDENTIAL …) followed only by parts that still
+    name the value itself (``_VALUE``, ``_ID``, a version ``_V2``)."""
+    parts = [p for p in name.upper().replace("-", "_").split("_") if p]
+    last = max((i for i, p in enumerate(parts) if _secret_part(p)), default=-1)
+    if last < 0:
+        return False
+    return all(p in _STILL_THE_SECRET or p.isdigit() or (p[0] == "V" and p[1:].isdigit()) for p in parts[last + 1:])
+
+
 def _secret_name(ident: str, quoted: bool, query: bool) -> bool:
     n = _norm(ident)
     if not n:
         return False
     if n.endswith("apikey") or n in _STRONG or n.endswith("password") or n.endswith("secret"):
         return True
-    if ident[0].isalpha() and ident[0].isupper() and all(c in _UPPER for c in ident) and \
-            ident.endswith(("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD")):
+    if ident[0].isalpha() and ident[0].isupper() and all(c in _UPPER for c in ident) and secret_env_name(ident):
         return True  # environment variables are upper case (kv_bytes_per_token=147456 is no secret)
     if n in _WEAK and (query or (quoted and n != "key")):  # a JSON "key" names things (a question's config key)
         return True
@@ -246,7 +272,7 @@ class _Scan:
                 r = self.skip(q, "\r\n")
                 r = self.skip(r)
                 if not (t.startswith("- ", r) or t.startswith("-\t", r)):
-                    return q
+                    return self.lone_words(q, many)
                 r = self.skip(r + 1)
                 if t.startswith("-", r) or r >= n:
                     return q
@@ -277,6 +303,26 @@ class _Scan:
             if not many:
                 return end
             q = self.skip_blanks_and_continuations(end)
+        return q
+
+    def lone_words(self, q: int, many: bool) -> int:
+        """``kubectl describe``'s Args (issue 43): each argument on a line of its own, no list dash; the value(s)
+        after ``--api-key`` are the next lines that hold one word which is no option (a line of words is prose)."""
+        t, n = self.t, self.n
+        for _ in range(_MAX_ITEMS):
+            r = q + 2 if t.startswith("\r\n", q) else q + 1 if q < n and t[q] in "\r\n" else q
+            if r == q:
+                return q
+            r = self.skip(r)
+            end = self.bare(r, frozenset(" \t\r\n"))
+            rest = self.skip(end)
+            if end == r or t.startswith("-", r) or (rest < n and t[rest] not in "\r\n") or \
+                    t[r:end].lower() in _PROSE or t[r:end].endswith(":"):
+                return q
+            self.mark(r, end)
+            q = rest
+            if not many:
+                return q
         return q
 
     def url(self, p: int) -> int:
@@ -379,13 +425,16 @@ class _Scan:
             if _norm(ident) in ("authorization", "proxyauthorization") and sep in (":", "="):
                 pos = max(pos, self.value(q + 1, with_scheme=True))
                 continue
-            if not _secret_name(ident, quoted, query):
+            named = _secret_name(ident, quoted, query)
+            # an environment list names its variables in any case ("- name: hf_auth"): judged by the name's parts
+            env_only = not named and secret_env_name(ident)
+            if not (named or env_only):
                 continue
-            if query and sep == "=":
+            if named and query and sep == "=":
                 end = self.bare(q + 1, _QUERY_STOP)
                 self.mark(q + 1, end, unquote(t[q + 1:end]))
                 pos = max(pos, end)
-            elif sep in (":", "="):
+            elif named and sep in (":", "="):
                 pos = max(pos, self.value(q + 1))
             elif quoted or sep in ("\r", "\n", "") or before in " \t":
                 # an environment list: "- name: VLLM_API_KEY" then "value: K" ({"name": .., "value": ..})

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from triage.redact import drop_secret_documents
+
 TruncationKind = Literal["tokens", "max_model_len", "none", "unknown"]
 
 _NONE_WORDS = ("none", "no", "off")
@@ -114,6 +116,11 @@ class Target:
             object.__setattr__(self, "truncation", Truncation.parse(self.truncation))
         if self.url:
             object.__setattr__(self, "url", self.url.strip().rstrip("/"))
+        # a Kubernetes Secret in a pasted or uploaded file is never read or kept (issue 43): triage.secret_docs
+        if self.cmdline:
+            object.__setattr__(self, "cmdline", drop_secret_documents(self.cmdline)[0])
+        if self.kube:
+            object.__setattr__(self, "kube", tuple((n, drop_secret_documents(t)[0]) for n, t in self.kube))
 
     @property
     def secrets(self) -> tuple[str, ...]:

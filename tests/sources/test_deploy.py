@@ -159,7 +159,8 @@ def test_bounds_and_no_vllm() -> None:
     res = cmdline.collect("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
                           "    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n")
     assert res.unavailable and "nginx" in res.unavailable
-    assert deploy_read.read("!!python/object/apply:os.system ['echo hi']\nkind: Pod\n") is None  # safe loader refuses
+    with pytest.raises(deploy.DeployError, match="!!python tag"):  # the safe loader refuses; said (issue 43)
+        deploy_read.read("!!python/object/apply:os.system ['echo hi']\nkind: Pod\n")
 
 
 def test_fix_block_reads_the_manifest_argv_not_its_yaml_text() -> None:

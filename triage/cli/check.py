@@ -144,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"check: --answer: {e}", file=sys.stderr)
         return 2
     file = args.cmdline_file if args.cmdline_file and args.cmdline_file != "-" else None
+    cmdline, kube_texts = _without_secrets(cmdline, file or ("stdin" if args.cmdline_file else "--cmdline"),
+                                           kube_texts)
     cmdline, file, log_text = _from_kube(kube_texts, cmdline, file, log_text)
     if not (args.url or cmdline or log_text or kube_texts):
         print("check: give --url, or --cmdline-file/--cmdline/--log-file/--kube-file for offline triage",
@@ -199,6 +201,23 @@ def _yaml_lines(blocks: Any) -> list[str]:
     return out
 
 
+def _without_secrets(cmdline: str | None, where: str, kube_texts: tuple[tuple[str, str], ...]
+                     ) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The inputs without their Kubernetes Secrets (triage.secret_docs), each drop said on stderr (issue 43)."""
+    from triage.redact import drop_secret_documents
+
+    def drop(text: str, where: str) -> str:
+        kept, gone = drop_secret_documents(text)
+        if gone:
+            print(f"check: {where}: dropped {', '.join(gone)}: a Secret's data is never read or stored",
+                  file=sys.stderr)
+        return kept
+
+    if cmdline:
+        cmdline = drop(cmdline, where)
+    return cmdline, tuple((name, drop(text, name)) for name, text in kube_texts)
+
+
 def _from_kube(kube_texts: tuple[tuple[str, str], ...], cmdline: str | None, file: str | None,
                log_text: str | None) -> tuple[str | None, str | None, str | None]:
     """What the --kube-file texts also give when nothing else did: a pod's YAML is its command line (the deployment
@@ -222,7 +241,7 @@ def _deploy_picks(cmdline: str | None, file: str | None, want: str | None) -> li
     try:
         dep = deploy_read.read(cmdline or "", file)
     except deploy.DeployError as e:
-        return f"--cmdline-file: {e}"
+        return f"{'--cmdline-file' if file else '--cmdline'}: {e}"
     if dep is None:
         return [None]
     if not dep.targets:

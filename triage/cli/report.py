@@ -37,7 +37,7 @@ def register(p: argparse.ArgumentParser) -> None:
 def resolve_run_id(store: Store, ref: str) -> int | None:
     if ref == "latest":
         return store.latest_run_id()
-    return int(ref) if ref.isdigit() else None
+    return int(ref) if ref.isascii() and ref.isdigit() and len(ref) <= 19 else None  # more digits: no row id
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     run_id = resolve_run_id(store, args.run)
     record = store.get_run(run_id) if run_id is not None else None
     if record is None:
-        print(f"no run {args.run!r} in {store.url}", file=sys.stderr)
+        shown = args.run if len(args.run) <= 40 else args.run[:40] + "…"
+        print(f"no run {shown!r} in {store.url}", file=sys.stderr)
         return 2
     data = render(record, args.format, secrets=args.redact)
     out = args.output

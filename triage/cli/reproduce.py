@@ -2,8 +2,9 @@
 
 Takes check's inputs (the checklist runs first, unsaved, for the effective config) or ``--run N`` (a stored run's
 config and target). ``--plan-only`` prints the twin's plan and starts nothing. JSON: {"schema", "run_id",
-"reproduced", "fixes": [{"fix", "verified", …}], "plan", "cases"}. Exit: 0 reproduced or not (a finding either
-way), 2 no twin could be planned or served.
+"reproduced", "fixes": [{"fix", "verified", …}], "plan", "cases", "error"}. Exit: 0 reproduced or not (a finding
+either way), 2 no twin could be planned, or the twin could not run ("could not run the twin: <reason>": an option
+vLLM refuses, a start-up that failed; nothing was reproduced or ruled out).
 """
 from __future__ import annotations
 
@@ -79,6 +80,13 @@ def run(args: argparse.Namespace) -> int:
     text = args.format == "text"
     res = reproduce(plan, installed, observers(rec), progress=(lambda m: print(m, file=sys.stderr)))
     doc = {"schema": CLI_SCHEMA, "run_id": rec.run_id, **res.to_dict()}
+    if res.error is not None:  # not "reproduced: False": nothing was tried (issue 43)
+        if text:
+            print(plan.release.why)
+        else:
+            print_json(doc)
+        print(f"reproduce: could not run the twin: {res.error}", file=sys.stderr)
+        return 2
     if text:
         print(plan.release.why)
         print(f"reproduced: {res.reproduced}")

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from triage.catalogue.versions import parse_version
+from triage.redact import secret_env_name
 
 MAX_BYTES = 1 << 20
 MAX_NODES = 200_000
@@ -41,7 +42,6 @@ IMAGE_ENTRYPOINT = ("vllm", "serve")
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # NVIDIA GPU Feature Discovery's node label
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # MiB, same source
-_SECRET = re.compile(r"(?i)key|token|secret|password")
 
 Pointer = tuple[Any, ...]
 
@@ -136,6 +136,8 @@ def load(text: str) -> list[tuple[Any, yaml.Node]]:
                 continue
             _bounded(node)
             out.append((loader.construct_document(node), node))
+    except RecursionError:  # the parser recurses per nesting level (issue 43: a traceback on the Target page)
+        raise DeployError("the file is nested too deeply to read (hundreds of levels): no deployment file is") from None
     finally:
         loader.dispose()
     return out
@@ -235,7 +237,7 @@ def _env_list(env: Any, node: yaml.Node, at: Pointer) -> tuple[dict[str, str], d
             v = f"(from {ref})" if ref else "(valueFrom)"
         else:
             v = "" if e.get("value") is None else str(e.get("value"))
-        out[k] = "[REDACTED]" if _SECRET.search(k) and "valueFrom" not in e else v
+        out[k] = "[REDACTED]" if secret_env_name(k) and "valueFrom" not in e else v
         lines[k] = line_of(node, (*at, i))
     return out, lines
 
@@ -378,7 +380,7 @@ def _compose_env(env: Any, node: yaml.Node, at: Pointer) -> tuple[dict[str, str]
         items = [(i, *str(e).partition("=")[::2]) for i, e in enumerate(env)]
     for part, k, v in items:
         val = "" if v is None else (str(v).lower() if isinstance(v, bool) else str(v))
-        out[k] = "[REDACTED]" if _SECRET.search(k) else val
+        out[k] = "[REDACTED]" if secret_env_name(k) else val
         lines[k] = line_of(node, (*at, part))
     return out, lines
 

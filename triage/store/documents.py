@@ -10,11 +10,16 @@ from sqlmodel import Session, select
 from triage.findings import Finding, Status
 from triage.store.samples import write_document_samples
 from triage.store.tables import Capture, FindingRow, ProbeRow, Run, TargetRow
-from triage.store.values import dumps, parse_iso
+from triage.store.values import FILE_CAPTURES, dumps, file_text, parse_iso
+
+
+IMPORTED = "imported"  # meta of a run written from a file: its server URL is the file's, not the user's (issue 43)
 
 
 def _target_id(s: Session, t: dict[str, Any]) -> int:
-    """Reuse an identical target (same url, model, truncation, cmdline, label), else add one."""
+    """Reuse an identical target (same url, model, truncation, cmdline, label), else add one. A Kubernetes Secret
+    in the document's command line is dropped (triage.secret_docs), as on every other way in."""
+    t = {**t, "cmdline": file_text(t.get("cmdline"))}
     q = select(TargetRow).where(TargetRow.url == t["url"], TargetRow.model == t.get("model"),
                              TargetRow.truncate_prompt_tokens == t.get("truncate_prompt_tokens"),
                              TargetRow.cmdline == t.get("cmdline"), TargetRow.label == t.get("label"))
@@ -43,7 +48,8 @@ class DocumentImport:
             target_id = _target_id(s, doc["target"]) if doc.get("target") else None
             run = Run(target_id=target_id, kind=r.get("kind") or "import", status=r.get("status") or "unknown",
                       summary=r.get("summary") or "", config_json=dumps(r.get("config") or {}),
-                      meta_json=dumps(r.get("meta") or {}), finished_at=parse_iso(r.get("finished_at")))
+                      meta_json=dumps({**(r.get("meta") or {}), IMPORTED: True}),  # the file's say never unsets it
+                      finished_at=parse_iso(r.get("finished_at")))
             if r.get("started_at"):
                 run.started_at = parse_iso(r["started_at"])  # type: ignore[assignment]
             s.add(run)
@@ -63,7 +69,9 @@ class DocumentImport:
                                   http_status=p.get("http_status"), detail_json=dumps(p.get("detail") or {})))
             write_document_samples(s, doc.get("samples") or [], run_id, target_id)
             for c in doc.get("captures") or []:
-                s.add(Capture(run_id=run_id, kind=c["kind"], name=c.get("name") or "", content=c.get("content") or "",
+                s.add(Capture(run_id=run_id, kind=c["kind"], name=c.get("name") or "",
+                              content=(file_text(c.get("content")) if c["kind"] in FILE_CAPTURES
+                                       else c.get("content")) or "",
                               created_at=parse_iso(c.get("created_at")) or run.started_at))
             s.commit()
         return int(run_id)

@@ -17,6 +17,14 @@ from triage.store.tables import Capture, FindingRow, ProbeRow, Run, TargetRow
 from triage.store.values import RunInfo, RunRecord, TargetInfo, capture_info, probe_info, run_info, target_info
 
 
+MAX_ROW_ID = 2**63 - 1  # the largest id SQLite's INTEGER and PostgreSQL's BIGINT hold
+
+
+def is_row_id(value: object) -> bool:
+    """Whether ``value`` can be a stored row's id (1 .. 2**63 - 1): a larger int overflows the database driver."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ROW_ID
+
+
 def _finding(x: FindingRow) -> Finding:
     evidence = json.loads(x.evidence_json)
     return Finding(check=x.check, status=Status(x.status), title=x.title, evidence=evidence, fix=x.fix,
@@ -34,6 +42,10 @@ class RunReader:
             return s.exec(select(func.max(Run.id))).one()
 
     def get_run(self, run_id: int, with_samples: bool = True) -> RunRecord | None:
+        """Run ``run_id`` with everything attached; None when there is no such run (also for a number no database
+        column holds: issue 43, ``?run=`` with 30 digits was an OverflowError on the page)."""
+        if not is_row_id(run_id):
+            return None
         with Session(self.engine) as s:
             r = s.get(Run, run_id)
             if r is None:
@@ -71,6 +83,8 @@ class RunReader:
 
     def probe_series(self, run_id: int) -> list[ProbeSeries]:
         """Each stored probe of a run with the engine samples taken while it ran, typed, in run order."""
+        if not is_row_id(run_id):
+            return []
         with Session(self.engine) as s:
             rows = s.exec(select(ProbeRow).where(ProbeRow.run_id == run_id).order_by(ProbeRow.id))
             return [probe_info(p).series for p in rows]

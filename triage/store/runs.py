@@ -14,8 +14,8 @@ from sqlmodel import Session, select
 from triage.findings import Finding, Status, worst
 from triage.redact import redact_obj, redact_text
 from triage.store.tables import Capture, FindingRow, ProbeRow, Run, TargetRow, utcnow
-from triage.store.values import (ProbeInfo, RunInfo, TargetInfo, dumps, probe_info, redacted, run_info,
-                                 target_info, text_of)
+from triage.store.values import (FILE_CAPTURES, ProbeInfo, RunInfo, TargetInfo, dumps, file_text, probe_info,
+                                 redacted, run_info, target_info, text_of)
 
 
 class TargetStore:
@@ -26,7 +26,7 @@ class TargetStore:
     def add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
                    cmdline: str | None = None, label: str | None = None) -> TargetInfo:
         t = TargetRow(url=redact_text(url), model=redacted(model), truncate_prompt_tokens=truncate_prompt_tokens,
-                   cmdline=redact_text(cmdline) if cmdline else None, label=redacted(label))
+                   cmdline=file_text(cmdline) if cmdline else None, label=redacted(label))
         with Session(self.engine) as s:
             s.add(t)
             s.commit()
@@ -35,10 +35,16 @@ class TargetStore:
 
     def find_or_add_target(self, url: str, model: str | None = None, truncate_prompt_tokens: int | None = None,
                            cmdline: str | None = None, label: str | None = None) -> TargetInfo:
+        """The saved target with every field the same as stored (redacted): url, model, truncation, command line
+        (or deployment file) and label, else a new one. Two runs with different files never share a row: a report's
+        fix and patch are of its own run's file (issue 43: two offline checks with the same truncation shared the
+        "offline" row, and run 2's patch edited run 1's file)."""
         with Session(self.engine) as s:
-            q = select(TargetRow).where(TargetRow.url == url, TargetRow.model == model,
-                                     TargetRow.truncate_prompt_tokens == truncate_prompt_tokens)
-            found = s.exec(q).first()
+            q = select(TargetRow).where(TargetRow.url == redact_text(url), TargetRow.model == redacted(model),
+                                     TargetRow.truncate_prompt_tokens == truncate_prompt_tokens,
+                                     TargetRow.cmdline == (file_text(cmdline) if cmdline else None),
+                                     TargetRow.label == redacted(label))
+            found = s.exec(q.order_by(TargetRow.id)).first()  # type: ignore[arg-type]
             if found:
                 return target_info(found)
         return self.add_target(url, model, truncate_prompt_tokens, cmdline, label)
@@ -135,5 +141,6 @@ class RunWriter:
                     secrets: tuple[str, ...] = ()) -> None:
         with Session(self.engine) as s:
             s.add(Capture(run_id=run_id, kind=kind, name=redact_text(name, secrets),
-                          content=redact_text(content, secrets)))
+                          content=(file_text(content, secrets) or "") if kind in FILE_CAPTURES else
+                          redact_text(content, secrets)))
             s.commit()

@@ -8,7 +8,7 @@ from datetime import datetime, UTC
 from typing import Any, Optional
 
 from triage.findings import Finding
-from triage.redact import redact_text
+from triage.redact import drop_secret_documents, redact_text
 from triage.sample import EngineSample, ProbeSeries
 from triage.store.tables import Capture, ProbeRow, Run, TargetRow
 from triage.target import Truncation
@@ -120,6 +120,15 @@ def text_of(v: Any) -> str:
 
 def redacted(v: str | None) -> str | None:
     return redact_text(v) if v else v
+
+
+FILE_CAPTURES = frozenset({"cmdline", "kube"})  # captures of a pasted or uploaded file (a Secret may sit in one)
+
+
+def file_text(v: str | None, secrets: tuple[str, ...] = ()) -> str | None:
+    """A pasted or uploaded text (a command line, a deployment file, a capture) as stored: its Kubernetes Secrets
+    dropped (triage.secret_docs), then redacted."""
+    return redact_text(drop_secret_documents(v)[0], secrets) if v else v
 
 
 def parse_iso(s: str | None) -> datetime | None:

@@ -40,10 +40,42 @@ class ReproduceResult:
     cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # mode -> probe outcomes
     fixes: list[dict[str, Any]] = field(default_factory=list)
     elapsed_s: float = 0.0
+    error: Optional[str] = None  # the twin could not run (an option it refuses, a start that failed): why
 
     def to_dict(self) -> dict[str, Any]:
         return {"reproduced": self.reproduced, "fixes": self.fixes, "cases": self.cases,
-                "plan": self.plan.to_dict(), "elapsed_s": round(self.elapsed_s, 1)}
+                "plan": self.plan.to_dict(), "elapsed_s": round(self.elapsed_s, 1), "error": self.error}
+
+
+# the twin's carried options that must be whole numbers above 0 (vLLM's parser and its config refuse anything else)
+_WHOLE = ("max_model_len", "max_num_batched_tokens", "max_num_seqs")
+_BOOL = ("enable_chunked_prefill", "enable_prefix_caching")
+
+
+def refused_option(config: dict[str, Any]) -> Optional[str]:
+    """Why vLLM would refuse the twin's options before it starts (the user's own value, carried): a count that is no
+    whole number above 0, a switch that is no boolean, a pooler config that is no JSON object; else None. Said before
+    anything starts (issue 43: the twin failed a minute later and the verdict read "reproduced: False")."""
+    for k in _WHOLE:
+        v = config.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            return f"--{k.replace('_', '-')} {str(v)[:60]!r} is not a whole number above 0: vLLM refuses to start " \
+                   "with it (your deployment too): fix it in your command line first"
+    for k in _BOOL:
+        v = config.get(k)
+        if v is not None and not isinstance(v, bool):
+            return f"--{k.replace('_', '-')} {str(v)[:60]!r} is not on or off: fix it in your command line first"
+    pc = config.get("pooler_config")
+    if pc is not None and not isinstance(pc, dict):
+        return f"--pooler-config {str(pc)[:60]!r} is not a JSON object: fix it in your command line first"
+    return None
+
+
+def start_failure(err: BaseException) -> str:
+    """The reason a twin did not start, in one line: vLLM's own error line from the log's tail, else the first."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    errs = [ln for ln in lines[1:] if re.search(r"(?i)\b(?:error|exception)\b", ln)]
+    return (errs[-1] if errs else lines[0] if lines else type(err).__name__)[:300]
 
 
 def _shown(res: Any, cand: Candidate) -> tuple[bool, list[dict[str, Any]]]:
@@ -106,6 +138,10 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
     emit(RunEvent(ev_.STARTED, run_kind="reproduce", meta={"plan": plan.to_dict()}))
     try:
         base, base_error = None, None
+        out.error = refused_option(plan.config)
+        if out.error is not None:  # nothing started: the user's own option is what vLLM refuses
+            emit(_could_not_run(out.error, plan))
+            return out
         try:
             base = serve(plan.server)
         except LabError as e:  # a refusal to start is itself the evidence of a start-up candidate
@@ -115,9 +151,9 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
             if "startup" in cand.sets:
                 seen, rows = _refusal(base_error, cand) if base_error is not None else (
                     False, [{"probe": "start-up", "outcome": "started", "url": base.url if base else None}])
-            elif base is None:
-                seen, rows = False, [{"probe": "start-up", "outcome": "refused",
-                                      "error": str(base_error)[:500]}]
+            elif base is None:  # no verdict: the twin never ran its probes (said once, below)
+                out.cases[cand.mode] = [{"probe": "start-up", "outcome": "refused", "error": str(base_error)[:500]}]
+                continue
             else:
                 seen, rows = probe(base, cand, cand.truncation, cand.only)
             out.cases[cand.mode] = rows
@@ -156,6 +192,9 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
                     "twin-fix", Status.PASS if not again else Status.FAIL,
                     f"fix {'verified' if not again else 'NOT verified'} on the twin: {e.why}", fix,
                     failure_mode=mode.id)))
+        if base_error is not None and not out.reproduced:  # the refusal showed no candidate: the twin could not run
+            out.error = start_failure(base_error)
+            emit(_could_not_run(out.error, plan))
     finally:
         for pid in started:
             down(pid)
@@ -163,6 +202,13 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
         emit(RunEvent(ev_.DONE, summary=f"reproduced: {out.reproduced}; fixes verified: "
                       f"{sum(f.get('verified', False) for f in out.fixes)} of {len(out.fixes)}"))
     return out
+
+
+def _could_not_run(reason: str, plan: TwinPlan) -> RunEvent:
+    return RunEvent(ev_.FINDING, finding=Finding(
+        "twin-reproduce", Status.ERROR, f"could not run the twin: {reason}",
+        {"server": {"version": plan.server.version, "model": plan.server.model, "args": list(plan.server.extra_args)}},
+        "Nothing was reproduced or ruled out: fix what the title says and run reproduce again."))
 
 
 def _fixed_spec(plan: TwinPlan, e: Any, installed: list[str], fix: dict[str, Any]) -> ServerSpec:

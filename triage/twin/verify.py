@@ -18,7 +18,9 @@ from typing import Any, Optional
 
 from triage.events import RunEvent
 from triage.findings import Finding, Status
+from triage.recorder import OFFLINE_URL
 from triage.store import RunRecord, Store
+from triage.store.documents import IMPORTED
 from triage.target import Target
 
 BAD = ("fail", "warn", "error")
@@ -124,8 +126,10 @@ def verify(store: Store, run_id: int, *, allow_hang: bool = False, url: Optional
     if rec is None:
         raise VerifyError(f"no run {run_id} in this database")
     server = url or (rec.target.url if rec.target else None)
-    if not server:
+    if not server or server == OFFLINE_URL:
         raise VerifyError(f"run {run_id} has no server URL (a log or command-line run): pass --url")
+    if not url and (api_key or rec.meta.get(IMPORTED)):
+        raise VerifyError(_url_from_you(run_id, server, bool(api_key), bool(rec.meta.get(IMPORTED))))
     tinfo = rec.target
     target = Target(url=server, model=tinfo.model if tinfo else None,
                     truncation=tinfo.truncate_prompt_tokens if tinfo else None,
@@ -162,6 +166,17 @@ def verify(store: Store, run_id: int, *, allow_hang: bool = False, url: Optional
         store.update_meta(run_id, {"verified_by": out.after})
         store.finish_run(out.after, _summary(out))
     return out
+
+
+def _url_from_you(run_id: int, server: str, key: bool, imported: bool) -> str:
+    """Why the server must come from the user: a credential is sent only where the user said, and an imported run's
+    URL is the file's (issue 43: a hostile document's URL got the key in 7 requests)."""
+    from triage.textsafe import one_line  # noqa: PLC0415
+
+    whose = "was imported from a file: its server URL is the file's" if imported else "names a stored server URL"
+    what = "your API key (--api-key-env) and the probes" if key else "the probes"
+    return (f"run {run_id} {whose} ({one_line(server, 120)}), not one you gave now; {what} go only to a server you "
+            f"name: pass --url URL (--url {one_line(server, 120)} to confirm that one)")
 
 
 def _summary(out: VerifyResult) -> str:

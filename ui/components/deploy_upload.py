@@ -11,6 +11,7 @@ from typing import Optional
 
 import streamlit as st
 
+from triage.redact import drop_secret_documents
 from triage.sources import deploy, deploy_read
 
 MAX_BYTES = deploy.MAX_BYTES  # what the reader loads at most; a bigger file is refused here, with the limit
@@ -22,20 +23,21 @@ def read_upload(name: str, data: bytes) -> tuple[Optional[str], tuple[str, str]]
     if len(data) > MAX_BYTES:
         return None, ("error", f"{name} is {len(data) // 1024} KiB; a deployment file is read up to "
                                f"{MAX_BYTES // 1024} KiB. Paste its vLLM container's part instead.")
-    text = data.decode("utf-8", errors="replace")
+    text, gone = drop_secret_documents(data.decode("utf-8", errors="replace"))  # never in the field (issue 43)
+    dropped = f" Dropped {', '.join(gone)}: a Secret's data is never read or stored." if gone else ""
     try:
         dep = deploy_read.read(text, name)
     except deploy.DeployError as e:
-        return None, ("error", f"{name}: {e}")
+        return None, ("error", f"{name}: {e}.{dropped}")
     if dep is None:
-        return text, ("info", f"{name} is no Kubernetes, Helm values or compose file: read as a command line.")
+        return text, ("info", f"{name} is no Kubernetes, Helm values or compose file: read as a command line.{dropped}")
     if not dep.targets:
         return text, ("warning", f"{name}: no vLLM container, model spec or service in it "
-                                 f"({'; '.join(dep.skipped) or 'nothing to run'}).")
+                                 f"({'; '.join(dep.skipped) or 'nothing to run'}).{dropped}")
     first = dep.targets[0]
     more = (f" It runs {len(dep.targets)} vLLM servers ({'; '.join(dep.names())}): the checklist judges the first; "
             "`python -m triage check --deploy-target NAME|all` judges another or all.") if len(dep.targets) > 1 else ""
-    return text, ("success", f"{name}: {dep.shape} file, judged as {first.name} ({first.picked}).{more}")
+    return text, ("success", f"{name}: {dep.shape} file, judged as {first.name} ({first.picked}).{more}{dropped}")
 
 
 def _load(field_key: str) -> None:

@@ -5,6 +5,7 @@ from typing import Optional
 
 import streamlit as st
 
+from triage.store.queries import is_row_id
 from ui import services
 from ui.components import md
 from ui.services import Target, Truncation
@@ -102,10 +103,13 @@ def open_run_from_url() -> str:
     if raw is None or st.session_state.get(URL_RUN_KEY) == raw:
         return ""
     st.session_state[URL_RUN_KEY] = raw
+    shown = str(raw)[:40] + ("…" if len(str(raw)) > 40 else "")
     try:
         run_id = int(str(raw).strip().lstrip("#"))
-    except ValueError:
-        return f"?run={raw} is not a run number: give one like ?run=7."
+    except ValueError:  # also 5,000 digits (Python's int() limit)
+        return f"?run={shown} is not a run number: give one like ?run=7."
+    if not is_row_id(run_id):  # a number no database holds (issue 43: an OverflowError text on the page)
+        return f"?run={shown}: no such run (run numbers start at 1 and have at most 19 digits)."
     set_open_run(run_id)
     return ""
 
