@@ -76,7 +76,7 @@ def secret_env_name(name: str) -> bool:
     name the value itself (``_VALUE``, ``_ID``, a version ``_V2``)."""
     parts = [p for p in name.upper().replace("-", "_").split("_") if p]
     last = max((i for i, p in enumerate(parts) if _secret_part(p)), default=-1)
-    if last < 0:
+    if last < 0 or (len(parts) == 1 and parts[0] in ("KEY", "AUTH", "PASS", "PWD")):  # a bare KEY: a placeholder
         return False
     return all(p in _STILL_THE_SECRET or p.isdigit() or (p[0] == "V" and p[1:].isdigit()) for p in parts[last + 1:])
 

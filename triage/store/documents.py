@@ -48,7 +48,7 @@ class DocumentImport:
             target_id = _target_id(s, doc["target"]) if doc.get("target") else None
             run = Run(target_id=target_id, kind=r.get("kind") or "import", status=r.get("status") or "unknown",
                       summary=r.get("summary") or "", config_json=dumps(r.get("config") or {}),
-                      meta_json=dumps({**(r.get("meta") or {}), IMPORTED: True}),  # the file's say never unsets it
+                      meta_json=dumps(r.get("meta") or {}),
                       finished_at=parse_iso(r.get("finished_at")))
             if r.get("started_at"):
                 run.started_at = parse_iso(r["started_at"])  # type: ignore[assignment]
