@@ -135,7 +135,8 @@ def test_a_hostile_value_stays_one_word_in_every_shell_block(value: str) -> None
     res = run_checklist(Target(cmdline=line, truncation="2048"))
     blocks = fixblocks.blocks_for_findings(res.findings, res.config, cmdline=line)
     restart = next(b for b in blocks if b.kind == "cmdline").code
-    assert value in shlex.split(restart) and "sh" not in shlex.split(restart)
+    words = shlex.split(restart)  # one word (a line end in the pasted line may be read as a blank): never a command
+    assert (value in words or value.replace("\n", " ") in words) and "sh" not in words
     mode = catalogue.MODES["pooling-livelock"]
     for b in fixblocks.blocks_for_mode(mode, res.config, cmdline=line, model=value, url="http://127.0.0.1:8000",
                                        request_ids=[f"req-1\n{EVIL_CMD}"], now=True):
