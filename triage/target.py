@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from triage.redact import drop_secret_documents
+from triage.secret_docs import drop_secret_documents
 
 TruncationKind = Literal["tokens", "max_model_len", "none", "unknown"]
 

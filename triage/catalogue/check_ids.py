@@ -123,7 +123,10 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "openwebui-reranker-misconfig", PROBE, "rerank-client-openwebui"),
     # the lab twin (triage/twin/reproduce.py): the builder names the record it reproduced or verified
     *_ids(None, (*STALL_MODES, "pooling-mismatch", "encoder-prefix-caching", "reranker-overrides-missing"), PROBE,
-          "twin-reproduce", "twin-fix"),
+          "twin-fix"),
+    # "": the twin could not run (an option it refuses, a start that failed) — an ERROR naming no record
+    *_ids(None, (*STALL_MODES, "pooling-mismatch", "encoder-prefix-caching", "reranker-overrides-missing", ""), PROBE,
+          "twin-reproduce"),
     *_ids(None, "", PROBE, "verify-fix"),  # verify --run N (triage/twin/verify.py): the before/after pair
     # watch (triage/watch.py)
     *_ids(None, STALL_MODES, WATCH, "watch-engine-stalled"),
