@@ -86,4 +86,6 @@ def test_a_frozen_watcher_sees_no_stall_under_healthy_load(server_032_livelock, 
     gaps = summary["observer_gaps"]
     assert gaps["count"] >= 1 and gaps["longest_s"] >= FREEZE_S - 5, gaps  # the hole was seen as the observer's
     busy = summary["engines"]["0"]
-    assert (busy.get("max_running") or 0) >= 1, busy  # the server was under load while it was watched
+    # the server was under load while it was watched: a request seen running, or prompt tokens flowing (on a quiet,
+    # fast box the tiny model's steps end between samples, so the running gauge can read 0 at every sample)
+    assert (busy.get("max_running") or 0) >= 1 or (busy.get("max_prompt_tokens_per_s") or 0) > 0, busy
