@@ -15,6 +15,7 @@ from triage.catalogue.startup import (
     REMOVED_FLAG,
     STARTUP_OOM,
 )
+from triage.vllm import flags as vflags
 from triage.vllm import knowledge
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
@@ -112,7 +113,9 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
             Finding(
                 "flags-unknown",
                 Status.FAIL if certain else Status.WARN,
-                (f"vllm serve {rel or ''} refuses ".replace("  ", " ") if any(u.get("argparse_error") for u in rest)
+                (f"{_wrapper(cfg)}: vLLM {rel or ''}'s engine arguments have no option ".replace("  ", " ")
+                 if _wrapper(cfg)
+                 else f"vllm serve {rel or ''} refuses ".replace("  ", " ") if any(u.get("argparse_error") for u in rest)
                  else f"vllm serve {rel or ''} has no option ".replace("  ", " "))
                 + ", ".join(_history(u) for u in rest) + _against(checked, certain),
                 {"options": rest, "source": "cmdline", "checked_against": checked},
@@ -135,6 +138,22 @@ def _pooling_task(cfg: EffectiveConfig) -> bool:
     return cfg.get("task") in POOLING_TASKS and "--task" not in removed
 
 
+def served_pooling(cfg: EffectiveConfig) -> str:
+    """The evidence that this server did serve a pooling model (issue 42: no 'served for generation' warning on a
+    healthy embedder): its `Supported tasks` list a pooling task, its access log shows 2xx answers on a pooling
+    endpoint, or the started server's log states a pooling --task. '' when the evidence leaves it open."""
+    tasks = cfg.get("supported_tasks")
+    if isinstance(tasks, list) and set(tasks) & {"embed", "classify", "score", "token_embed", "reward"}:
+        return f"Supported tasks {tasks}"
+    ok = cfg.get("pooling_requests_ok")
+    if isinstance(ok, dict) and ok:
+        return "2xx answers on " + ", ".join(f"{p} ({n})" for p, n in sorted(ok.items()))
+    task = cfg.fact("task")
+    if task is not None and task.source == "log" and task.value in POOLING_TASKS:
+        return f"the log's non-default args: task {task.value!r}"
+    return ""
+
+
 def _runner(cfg: EffectiveConfig) -> list[Finding]:
     """How the model is served: a generator where embeddings are asked for, or a pooling runner set wrong."""
     out: list[Finding] = []
@@ -154,7 +173,8 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 cfg=cfg,
             )
         )
-    elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg):
+    elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
+            and not served_pooling(cfg):
         out.append(
             Finding.of(
                 GENERATE_RUNNER,
@@ -259,10 +279,20 @@ def _log_stats(cfg: EffectiveConfig) -> list[Finding]:
     return out
 
 
+def _wrapper(cfg: EffectiveConfig) -> str:
+    """The launcher that wraps vLLM on the command line (KServe huggingfaceserver, Ray Serve, GPUStack, issue 42),
+    '' for `vllm serve`, docker or a deployment file."""
+    launcher = str(cfg.get("launcher") or "")
+    name = launcher.split(":", 1)[0]
+    return name if any(w.name == name for w in vflags.LAUNCHERS.values()) else ""
+
+
 def _nothing_found(cfg: EffectiveConfig) -> list[Finding]:
     """The check's own finding when no rule found anything: PASS on a given command line, else UNKNOWN."""
     out: list[Finding] = []
     title = "Flags look right" if cfg.stated_args is not None else "No command line given: flags not checked"
+    if cfg.stated_args is not None and _wrapper(cfg):
+        title = f"{_wrapper(cfg)}: flags mapped onto vLLM's engine arguments; they look right"
     out.append(
         Finding(
             CHECK_ID,

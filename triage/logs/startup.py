@@ -41,6 +41,7 @@ _ARG_KEYS = (
     "dtype",
     "pooler_config",
     "api_server_count",
+    "task",  # releases before 0.13: `'task': 'embed'` in non-default args (the pooling runner, issue 42)
 )
 
 

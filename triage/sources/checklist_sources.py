@@ -63,10 +63,14 @@ class CmdlineSource:
     name = cmdline.SOURCE
 
     def wanted(self, given: SourceInput) -> bool:
-        return bool(given.target.cmdline)
+        return bool(given.target.cmdline) or cmdline.in_log(given.target.log_text) is not None
 
     def collect(self, given: SourceInput) -> SourceResult:
         t = given.target
+        if not t.cmdline:  # an orchestrator's log that carries the `vllm serve` line it started (GPUStack, issue 42)
+            wrapped = cmdline.in_log(t.log_text)
+            if wrapped is not None:
+                return cmdline.collect_wrapped(wrapped, release=given.release)
         return cmdline.collect(t.cmdline or "", release=given.release, pick=t.deploy_target, file=t.cmdline_file)
 
 

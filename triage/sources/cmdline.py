@@ -27,10 +27,13 @@ from triage.sources import RawCapture, SourceResult, deploy, deploy_read
 from triage.vllm import argv as vargv
 from triage.vllm import flags as vflags
 from triage.vllm import knowledge
+from triage.vllm import logformats as vformats
 from triage.vllm.knowledge import Resolution
 from triage.catalogue.versions import parse_version
 
 SOURCE = "cmdline"
+# an image tag that names the vLLM release beside other parts: `cuda12.8-vllm0.13.0`, `vllm-v0.11.2-cu128`
+_TAG_VLLM_RE = re.compile(r"(?:^|[-_.])vllm[-_]?v?(?P<v>\d+\.\d+(?:\.\d+){0,2})(?![\d.])", re.I)
 
 # dest -> canonical config key (CONTRACTS.md) where they differ
 _KEY = {"model_tag": "model", "runner": "runner"}
@@ -171,6 +174,10 @@ def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
     myths: list[dict[str, str]] = []
     for i, tok in enumerate(tokens):
         base = tok.rsplit("/", 1)[-1]
+        wrapper = _launcher_at(tokens, i, base)
+        if wrapper is not None:
+            res.add("launcher", f"{wrapper.name}: {wrapper.maps}", tok)
+            return _mapped_args(wrapper, tokens[i + 1 :])
         if base in vflags.MYTH_COMMANDS:
             myths.append({"token": tok, "why": vflags.MYTH_COMMANDS[base]})
             rest = tokens[i + 1 :]
@@ -201,6 +208,48 @@ def _locate_args(tokens: list[str], res: SourceResult) -> list[str]:
     return tokens
 
 
+def _launcher_at(tokens: list[str], i: int, base: str) -> vflags.Launcher | None:
+    """The wrapper that starts vLLM at ``tokens[i]`` (``python -m huggingfaceserver``, ``serve run CONFIG``,
+    ``gpustack start``), None when the token is not one."""
+    if base == "huggingfaceserver":
+        return vflags.LAUNCHERS["huggingfaceserver"]
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    if base == "serve" and nxt in ("run", "deploy", "build") and (i == 0 or tokens[i - 1].rsplit("/", 1)[-1] != "vllm"):
+        return vflags.LAUNCHERS["serve"]
+    if base == "gpustack" and nxt == "start":
+        return vflags.LAUNCHERS["gpustack"]
+    return None
+
+
+def _mapped_args(wrapper: vflags.Launcher, rest: list[str]) -> list[str]:
+    """The wrapper's line as the vLLM arguments it passes on: its own options dropped (the one naming the model
+    becomes vLLM's model), the other options spelled as vLLM's parser reads them ('_' is '-')."""
+    if not wrapper.passes_rest:
+        return []
+    model: list[str] = []
+    out: list[str] = []
+    i = 0
+    while i < len(rest):
+        tok = rest[i]
+        i += 1
+        if not tok.startswith("--"):
+            out.append(tok)
+            continue
+        name, eq, inline = tok.partition("=")
+        name = "--" + name[2:].replace("_", "-")
+        if name in wrapper.own_value or name in wrapper.model_from:
+            value = inline if eq else (rest[i] if i < len(rest) else "")
+            if not eq:
+                i += 1
+            if name in wrapper.model_from and value and not model:
+                model = [value]
+            continue
+        if name in wrapper.own_flag:
+            continue
+        out.append(name + (eq + inline if eq else ""))
+    return model + out
+
+
 def _image_facts(res: SourceResult, image: str, where: str, what: str, at: str = "") -> None:
     """The image's facts: itself, the device its name says, the release its tag says."""
     res.add("docker_image", image, where + at)
@@ -211,6 +260,8 @@ def _image_facts(res: SourceResult, image: str, where: str, what: str, at: str =
     tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else ""
     if parse_version(tag):
         res.add("vllm_version", tag.lstrip("v"), f"{what} tag {image}{at}")
+    elif (m := _TAG_VLLM_RE.search(tag)) and parse_version(m["v"]):  # gpustack/runner:cuda12.8-vllm0.13.0
+        res.add("vllm_version", m["v"], f"{what} tag {image}{at}")
 
 
 def _after_docker_image(tokens: list[str], res: SourceResult) -> list[str]:
@@ -360,6 +411,61 @@ def _where_options(res: SourceResult, t: deploy.DeployTarget, args_from: int, re
     for key, f in list(res.facts.items()):
         if f.detail in lines and f.source == SOURCE:
             res.add(key, f.value, f"{f.detail} ({t.at(lines[f.detail])})")
+
+
+_ORCHESTRATORS = {"gpustack": "GPUStack"}
+MAX_LOG_LINES = 200_000  # the wrapped line is near the start of an instance log; a bound, not a limit people meet
+MAX_LINE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """The `vllm serve` line an orchestrator printed in its own log (``in_log``): the line as a command line, who
+    printed it, where, and the runner image it names."""
+
+    text: str
+    who: str
+    line: int
+    image: str | None = None
+
+
+def in_log(text: str | None) -> Wrapped | None:
+    """The first `vllm serve` line an orchestrator's log line carries (GPUStack: 'arguments: [vllm serve …]'), None
+    when the log holds none (logformats.toml ORCHESTRATOR_ARGV_RES); bounded in lines and line length."""
+    if not text or "arguments" not in text:
+        return None
+    for n, line in enumerate(text.splitlines(), start=1):
+        if n > MAX_LOG_LINES:
+            break
+        if "arguments" not in line or len(line) > MAX_LINE:
+            continue
+        for rx in vformats.ORCHESTRATOR_ARGV_RES:
+            m = rx.search(line)
+            if m is None:
+                continue
+            argv = m["argv"]
+            argv = argv if argv.startswith("vllm ") else "vllm " + argv
+            got = m.groupdict()
+            return Wrapped(argv, _ORCHESTRATORS.get(got["who"], got["who"]), n, got.get("image"))
+    return None
+
+
+def collect_wrapped(w: Wrapped, release: object = None) -> SourceResult:
+    """The facts of an orchestrator's `vllm serve` line as ``collect`` reads a pasted one, the orchestrator named as
+    the launcher and its runner image read (the release its tag names, when no other evidence gave one)."""
+    scratch = SourceResult(SOURCE)
+    if w.image:
+        _image_facts(scratch, w.image, f"{w.who} log line {w.line}", "runner image")
+    tag = scratch.facts.get("vllm_version")
+    res = collect(w.text, release=release if release is not None else (tag.value if tag else None))
+    if res.unavailable:
+        return res
+    where = f"{w.who}'s log line {w.line}"
+    res.add("launcher", f"{w.who}: the `vllm serve` line it started, from its log", where)
+    for key, fact in scratch.facts.items():
+        res.facts.setdefault(key, fact)
+    res.add("cmdline_origin", where, where)
+    return res
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,30 @@ from __future__ import annotations
 from triage.logs import extract_startup_config
 from triage.logs.crash_findings import pasted_findings
 from triage.sources import RawCapture, SourceResult
+from triage.vllm import logformats as lf
 
 SOURCE = "log"
+
+
+POOLING_PATHS = ("/v1/embeddings", "/embeddings", "/pooling", "/v1/rerank", "/rerank", "/v2/rerank", "/score",
+                 "/v1/score", "/classify")
+MAX_SCAN = 4_000_000  # characters of a paste scanned for access lines
+
+
+def pooling_answers(text: str) -> dict[str, int]:
+    """2xx answers per pooling endpoint in the access log (`"POST /v1/embeddings HTTP/1.1" 200 OK`): the server did
+    serve embeddings/scores, whatever a flag rule would say about its runner (issue 42); {} when none."""
+    out: dict[str, int] = {}
+    if "HTTP/" not in text:
+        return out
+    for line in text[:MAX_SCAN].splitlines():
+        if '" 2' not in line:
+            continue
+        m = lf.ACCESS_RE.search(line)
+        if m and m["status"].startswith("2") and m["path"].split("?", 1)[0] in POOLING_PATHS:
+            path = m["path"].split("?", 1)[0]
+            out[path] = out.get(path, 0) + 1
+    return out
 
 
 def collect(text: str) -> SourceResult:
@@ -30,6 +52,9 @@ def collect(text: str) -> SourceResult:
         return res
     for key, p in prov.items():
         res.add(key, p.get("value"), str(p.get("detail", "")))
+    served = pooling_answers(text)
+    if served:
+        res.add("pooling_requests_ok", served, "the access log: 2xx answers on the pooling endpoints")
     nda = prov.get("non_default_args", {}).get("value")
     if isinstance(nda, dict):
         stated = {("model" if k == "model_tag" else k) for k in nda}

@@ -16,7 +16,7 @@ from typing import Any
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Option, Resolution, normalize_option
 
-__all__ = ["MYTH_FLAGS", "MYTH_COMMANDS", "OptionVerdict", "judge", "normalize_option", "replacement",
+__all__ = ["MYTH_FLAGS", "MYTH_COMMANDS", "LAUNCHERS", "Launcher", "OptionVerdict", "judge", "normalize_option", "replacement",
            "pooler_field_verdict"]
 
 # Flags people copy from guides that no vLLM release has, with what to use instead.
@@ -30,6 +30,51 @@ MYTH_COMMANDS: dict[str, str] = {
     "vllm-entrypoint": "no such command: start the server with `vllm serve MODEL …` (the image's entrypoint is "
     "already `vllm serve`).",
     "api_server": "`vllm-entrypoint api_server` is not a vLLM command: use `vllm serve MODEL …`.",
+}
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """A wrapper that starts vLLM's engine from its own command line instead of `vllm serve` (issue 42): its name, how
+    its options map onto vLLM's, the options that are its own (taking a value, or flags), the ones that name the model.
+    Its own options are never judged against `vllm serve`'s parser; with ``passes_rest`` the others are vLLM's engine
+    arguments (read as vLLM reads them), without it the line holds no vLLM option at all."""
+
+    name: str
+    maps: str
+    own_value: frozenset[str] = frozenset()
+    own_flag: frozenset[str] = frozenset()
+    model_from: tuple[str, ...] = ()
+    passes_rest: bool = True
+
+
+def _opts(*names: str) -> frozenset[str]:
+    return frozenset(n.replace("_", "-") for n in names)
+
+
+# KServe's huggingfaceserver (python/huggingfaceserver/huggingfaceserver/__main__.py, kserve/model_server.py): its
+# own parser plus vLLM's AsyncEngineArgs.add_cli_args, so an option it does not define is vLLM's engine argument.
+# Ray Serve LLM (`serve run|deploy CONFIG`): the vLLM options live in the config's engine_kwargs, not on this line.
+LAUNCHERS: dict[str, Launcher] = {
+    "huggingfaceserver": Launcher(
+        "KServe huggingfaceserver",
+        "its own options (--model_dir, --model_id, --model_name, --backend, --task, …) are KServe's; the others are "
+        "mapped onto vLLM's engine arguments (AsyncEngineArgs), spelled with '_' or '-'",
+        own_value=_opts("--model_dir", "--model_id", "--model_revision", "--tokenizer_revision", "--model_name",
+                        "--backend", "--task", "--max_length", "--tensor_input_names", "--predictor_host",
+                        "--predictor_protocol", "--predictor_use_ssl", "--predictor_request_timeout_seconds",
+                        "--http_port", "--grpc_port", "--workers", "--max_threads", "--max_asyncio_workers",
+                        "--log_config_file", "--access_log_format", "--configure_logging", "--grpc_max_send_message_length",
+                        "--grpc_max_receive_message_length"),
+        own_flag=_opts("--disable_lower_case", "--disable_special_tokens", "--return_token_type_ids",
+                       "--return_probabilities", "--return_raw_logits", "--enable_docs_url", "--enable_latency_logging",
+                       "--enable_grpc"),
+        model_from=("--model-dir", "--model-id"),
+    ),
+    "serve": Launcher("Ray Serve (LLM)", "the vLLM engine arguments are the config's engine_kwargs, not this line's",
+                      passes_rest=False),
+    "gpustack": Launcher("GPUStack", "GPUStack builds each model instance's `vllm serve` line itself (its worker log "
+                         "prints it: 'arguments: [vllm serve …]')", passes_rest=False),
 }
 
 
