@@ -115,7 +115,8 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
                 Status.FAIL if certain else Status.WARN,
                 (f"{_wrapper(cfg)}: vLLM {rel or ''}'s engine arguments have no option ".replace("  ", " ")
                  if _wrapper(cfg)
-                 else f"vllm serve {rel or ''} refuses ".replace("  ", " ") if any(u.get("argparse_error") for u in rest)
+                 else f"vllm serve {rel or ''} refuses ".replace("  ", " ")
+                 if any(u.get("argparse_error") for u in rest)
                  else f"vllm serve {rel or ''} has no option ".replace("  ", " "))
                 + ", ".join(_history(u) for u in rest) + _against(checked, certain),
                 {"options": rest, "source": "cmdline", "checked_against": checked},

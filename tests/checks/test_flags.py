@@ -21,3 +21,22 @@ def test_nothing_given_is_unknown_and_a_clean_line_passes():
 def test_rules_report_in_order():
     cfg = _cfg(True, runner="generate", gpu_memory_utilization=0.99, disable_log_stats=True)
     assert [f.check for f in flags.check(cfg)] == ["flags-runner", "flags-oom-risk", "flags-log-stats"]
+
+
+def test_no_generate_warning_when_the_log_shows_pooling_served() -> None:
+    """Issue 42 (c): 'No --runner for a causal model' is not said when the evidence shows embeddings served."""
+    from checks.flags import served_pooling
+    from triage.config import EffectiveConfig
+    from triage.sources import Fact
+
+    def cfg(**facts: object) -> EffectiveConfig:
+        c = EffectiveConfig()
+        for k, v in facts.items():
+            c.set(Fact(k, v, "log", "test"))
+        return c
+
+    assert served_pooling(cfg(supported_tasks=["embed", "token_embed"])).startswith("Supported tasks")
+    assert "/v1/embeddings (3)" in served_pooling(cfg(pooling_requests_ok={"/v1/embeddings": 3}))
+    assert "task 'embed'" in served_pooling(cfg(task="embed"))
+    assert served_pooling(cfg(supported_tasks=["generate"])) == ""
+    assert served_pooling(cfg()) == ""

@@ -53,3 +53,14 @@ def test_log_facts(dirname: str, expect: dict) -> None:
 def test_not_a_log() -> None:
     res = startup_log.collect("hello\nworld\n")
     assert res.unavailable and not res.facts
+
+
+def test_pooling_answers_in_the_access_log() -> None:
+    """2xx answers on pooling endpoints are read (issue 42 (c)); other paths and errors are not."""
+    from triage.sources.startup_log import pooling_answers
+    text = ('(APIServer pid=1) INFO:     127.0.0.1:51200 - "POST /v1/embeddings HTTP/1.1" 200 OK\n'
+            '(APIServer pid=1) INFO:     127.0.0.1:51262 - "POST /v1/embeddings HTTP/1.1" 400 Bad Request\n'
+            'INFO:     10.0.0.1:1 - "POST /rerank HTTP/1.1" 200 OK\n'
+            'INFO:     10.0.0.1:1 - "GET /v1/models HTTP/1.1" 200 OK\n')
+    assert pooling_answers(text) == {"/v1/embeddings": 1, "/rerank": 1}
+    assert pooling_answers("no access lines") == {}

@@ -144,8 +144,8 @@ _DECLS: list[CheckDecl] = [
     # tracebacks and pasted client errors (issue 42; triage/logs/crash_findings.py names the record it matched)
     *_ids(None, ("", "engine-dead", "pooling-chunked-prefill-keyerror", "pooling-chunked-prefill-race",
                  "transformers-fallback-cannot-pool"), LOG, "log-traceback"),
-    *_ids(None, ("", "rerank-api-unsupported", "rerank-model-field-required", "wrapper-vllm-method-removed"), LOG,
-          "log-client-error"),
+    *_ids(None, ("", "rerank-api-unsupported", "rerank-model-field-required", "wrapper-vllm-method-removed",
+                 "model-name-not-served", "litellm-encoding-format-null"), LOG, "log-client-error"),
     *_ids(None, "removed-flag", LOG, "log-removed-flag"),
     *_ids(None, "generate-runner", LOG, "log-generate-runner"),
     *_ids(None, "max-model-len-vs-model", LOG, "log-max-model-len"),

@@ -28,10 +28,13 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-rerank-unsupported", (lf.RERANK_API_UNSUPPORTED_RE,)),
     ("client-field-required", (lf.FIELD_REQUIRED_RE,)),
     ("client-no-attribute", (lf.NO_ATTRIBUTE_RE,)),
+    ("client-model-not-found", (lf.MODEL_NOT_FOUND_RE,)),
+    ("client-encoding-format-null", (lf.ENCODING_FORMAT_NULL_RE,)),
+    ("client-task-unsupported", (lf.WRAPPER_TASK_UNSUPPORTED_RE,)),
     ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
-                "attribute", "Exception", "body: {")
+                "attribute", "Exception", "body: {", "does not")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -107,6 +110,9 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-rerank-unsupported": ("does not support",),
     "client-field-required": ("ield required",),
     "client-no-attribute": ("has no attribute",),
+    "client-model-not-found": ("does not exist",),
+    "client-encoding-format-null": ("encoding_format",),
+    "client-task-unsupported": ("does not support the",),
     "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)

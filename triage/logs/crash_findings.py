@@ -20,7 +20,8 @@ from triage.logs.tracebacks import Trace
 
 CHECK = "log-traceback"
 CLIENT_CHECK = "log-client-error"
-CLIENT_RULES = ("client-rerank-unsupported", "client-field-required", "client-no-attribute", "client-quoted-body")
+CLIENT_RULES = ("client-rerank-unsupported", "client-field-required", "client-no-attribute", "client-model-not-found",
+                "client-encoding-format-null", "client-task-unsupported", "client-quoted-body")
 # exceptions that only carry another one: the engine's death seen from the API server, a client library's wrapper
 _CARRIERS = ("EngineDeadError", "EngineGenerateError", "BadRequestError", "MilvusException", "APIError",
              "InternalServerError", "NotFoundError", "APIStatusError", "SystemExit", "KeyboardInterrupt")
@@ -123,6 +124,26 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL,
                                   f"{rec.title}: '{hit.groups['cls']}' has no '{hit.groups.get('attr')}'", ev,
                                   cfg=config))
+        elif check == "client-model-not-found":
+            rec = get("model-name-not-served")
+            name = hit.groups.get("model", "")
+            leak = (f"; '___{name.rsplit('___', 1)[1]}' is RAGFlow's own factory suffix, not part of the served name"
+                    if "___" in name else "")
+            out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL, f"{rec.title}: `{name[:120]}`{leak}{said}", ev,
+                                  cfg=config))
+        elif check == "client-encoding-format-null":
+            rec = get("litellm-encoding-format-null")
+            out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL,
+                                  f"{rec.title}: vLLM's 400 names encoding_format with input None{said}", ev,
+                                  cfg=config))
+        elif check == "client-task-unsupported":
+            rec = get("wrapper-vllm-method-removed")
+            task = hit.groups.get("task", "")
+            out.append(Finding.of(rec, CLIENT_CHECK, Status.WARN,
+                                  f"'does not support the '{task}' task' is a serving wrapper's refusal, not vLLM's: "
+                                  f"one of: the wrapper looks up a vLLM handler its vLLM release renamed ({rec.title}), "
+                                  f"or the model is not served for {task}; to tell: the vLLM engine log's "
+                                  "`Supported tasks` (or a request to vLLM's own port)", ev, cfg=config))
         elif got is not None:
             lib = f" ({got.library})" if got.library else ""
             out.append(Finding(CLIENT_CHECK, Status.UNKNOWN,
@@ -162,7 +183,7 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
-          "has no attribute", "body: {")
+          "has no attribute", "body: {", "does not exist", "encoding_format")
 
 
 def _hinted(raw: str) -> bool:

@@ -16,7 +16,8 @@ from typing import Any
 from triage.vllm import knowledge
 from triage.vllm.knowledge import Option, Resolution, normalize_option
 
-__all__ = ["MYTH_FLAGS", "MYTH_COMMANDS", "LAUNCHERS", "Launcher", "OptionVerdict", "judge", "normalize_option", "replacement",
+__all__ = ["MYTH_FLAGS", "MYTH_COMMANDS", "LAUNCHERS", "Launcher",
+           "OptionVerdict", "judge", "normalize_option", "replacement",
            "pooler_field_verdict"]
 
 # Flags people copy from guides that no vLLM release has, with what to use instead.
@@ -64,8 +65,8 @@ LAUNCHERS: dict[str, Launcher] = {
                         "--backend", "--task", "--max_length", "--tensor_input_names", "--predictor_host",
                         "--predictor_protocol", "--predictor_use_ssl", "--predictor_request_timeout_seconds",
                         "--http_port", "--grpc_port", "--workers", "--max_threads", "--max_asyncio_workers",
-                        "--log_config_file", "--access_log_format", "--configure_logging", "--grpc_max_send_message_length",
-                        "--grpc_max_receive_message_length"),
+                        "--log_config_file", "--access_log_format", "--configure_logging",
+                        "--grpc_max_send_message_length", "--grpc_max_receive_message_length"),
         own_flag=_opts("--disable_lower_case", "--disable_special_tokens", "--return_token_type_ids",
                        "--return_probabilities", "--return_raw_logits", "--enable_docs_url", "--enable_latency_logging",
                        "--enable_grpc"),
