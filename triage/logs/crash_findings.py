@@ -141,7 +141,8 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
             task = hit.groups.get("task", "")
             out.append(Finding.of(rec, CLIENT_CHECK, Status.WARN,
                                   f"'does not support the '{task}' task' is a serving wrapper's refusal, not vLLM's: "
-                                  f"one of: the wrapper looks up a vLLM handler its vLLM release renamed ({rec.title}), "
+                                  "one of: the wrapper looks up a vLLM handler its vLLM release renamed "
+                                  f"({rec.title}), "
                                   f"or the model is not served for {task}; to tell: the vLLM engine log's "
                                   "`Supported tasks` (or a request to vLLM's own port)", ev, cfg=config))
         elif got is not None:
