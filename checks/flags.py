@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from checks import features
 from checks._util import ev
-from triage.catalogue.identity import identify, identity_keys, serve_flags
+from triage.catalogue.identity import identify, identity_keys, release_has_task, serve_flags
 from triage.catalogue.startup import (
     GENERATE_RUNNER,
     KV_DTYPE_MISMATCH,
@@ -164,11 +164,13 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
     tasks = cfg.get("supported_tasks")
     # a classify deployment (a reranker: the score API runs on classify) is not a generator (issue 25)
     if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks:
+        # a 0.7 … 0.9 'Defaulting to' line names the task, not the model: unknown identity -> asked, not a verdict
+        unsure = bool(cfg.get("task_resolution_line")) and identify(cfg).kind == "unknown"
         out.append(
             Finding.of(
                 GENERATE_RUNNER,
                 "flags-runner",
-                Status.FAIL,
+                Status.UNKNOWN if unsure else Status.FAIL,
                 f"The server runs as a generator: Supported tasks {tasks} has no 'embed'",
                 ev(cfg, "supported_tasks", "runner", "convert", "model"),
                 cfg=cfg,
@@ -181,7 +183,9 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 GENERATE_RUNNER,
                 "flags-runner",
                 Status.WARN,
-                "No --runner for a causal model: vLLM serves it for generation",
+                # 0.7 … 0.10.1 spell the pooling task --task (vllm/config.py: 'Defaulting to 'generate'')
+                f"No --task for a causal model: vLLM {cfg.get('vllm_version')} resolves it to the generate task"
+                if release_has_task(cfg) else "No --runner for a causal model: vLLM serves it for generation",
                 ev(cfg, "model", "runner", "convert"),
                 cfg=cfg,
             )

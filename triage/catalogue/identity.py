@@ -153,6 +153,10 @@ def identify(cfg: Any) -> ModelIdentity:
     if kind == "unknown" and (hf.get("classifier_from_token") or hf.get("is_original_qwen3_reranker")):
         kind, style = "reranker", "llm"
         ev.append(("--hf-overrides", "classifier_from_token / is_original_qwen3_reranker: an LLM reranker"))
+    if kind == "unknown" and cfg.get("base_weights_no_head"):  # a reranker or classifier checkpoint has its head
+        kind = "embedder"
+        ev.append(("weights", "a base model's weights (no 'model.' prefix, no head) loaded by a *ForCausalLM: an "
+                              "embedding checkpoint"))
     if kind == "reranker" and fam is not None and fam.id == "cross-encoder" and arch.endswith("ForCausalLM"):
         style = "llm"  # a reranker by name whose checkpoint is a causal LM: scored from lm_head rows
         ev.append(("architecture", f"{arch}: an LLM reranker (its card's --hf-overrides build the score head)"))
@@ -210,14 +214,19 @@ def serve_flags(identity: ModelIdentity, release_has_task: bool = False) -> str:
         if fam is not None and fam.trust_remote_code:
             parts.append("--trust-remote-code")
         return " ".join(parts)
-    if identity.kind == "embedder":
-        return "--runner pooling --convert embed"
+    if identity.kind == "embedder":  # before 0.10.2 there is no --runner/--convert: the task is --task embed
+        return "--task embed" if release_has_task else "--runner pooling --convert embed"
     return "--runner pooling"  # a token classifier, or a model nothing names (serve_fix says which to add)
 
 
-def serve_edit(identity: ModelIdentity) -> dict[str, Any]:
+def serve_edit(identity: ModelIdentity, release_has_task: bool = False) -> dict[str, Any]:
     """The same as `serve_flags`, as serve options (dest -> value) for a fix block."""
     fam = identity.family
+    if release_has_task and identity.kind in ("embedder", "reranker"):  # 0.7 … 0.10.1 spell the task --task
+        serve_old: dict[str, Any] = {"task": "embed" if identity.kind == "embedder" else "score"}
+        if identity.kind == "reranker" and fam is not None and fam.hf_overrides:
+            serve_old["hf_overrides"] = dict(fam.hf_overrides)
+        return serve_old
     if identity.kind in ("reranker", "classifier"):
         serve: dict[str, Any] = {"runner": "pooling"}
         if fam is not None and fam.hf_overrides:
@@ -252,8 +261,17 @@ def serve_fix(identity: ModelIdentity, model: str = "", release_has_task: bool =
     if identity.kind == "token-classifier":
         return f"{identity.name} is a token classifier: serve it with vllm serve {model} {flags} (token_classify)."
     if identity.kind == "embedder":
+        if release_has_task:
+            return (f"Serve it as an embedder with --task embed (vllm serve {model} --task embed), the pooling task as "
+                    "releases before 0.10.2 spell it; without --task a causal checkpoint resolves to generate.")
         return "Serve it with --runner pooling --convert embed (vllm serve MODEL --runner pooling --convert embed)."
     q, m = family("qwen3-reranker"), family("mxbai-rerank-v2")
+    if release_has_task:
+        return ("Serve it with the pooling task for what the model is (nothing here names it; its config.json "
+                "architectures and its card tell), spelled as releases before 0.10.2 do: "
+                "an embedding model --task embed; an LLM reranker --task score with its card's --hf-overrides "
+                f"({q.name}: '{overrides_json(q)}'); a cross-encoder reranker (bge-reranker, "
+                "*ForSequenceClassification) --task score alone.")
     return ("Serve it with --runner pooling and the conversion for what the model is (nothing here names it; its "
             "config.json architectures and its card tell): an embedding model --runner pooling --convert embed; an "
             f"LLM reranker --convert classify with its card's --hf-overrides ({q.name}: '{overrides_json(q)}', "
@@ -265,13 +283,16 @@ def release_has_task(cfg: Any) -> bool:
     """The deployment's release predates --runner/--convert (0.10.2): its reranker fix is --task score."""
     from triage.catalogue.versions import parse_version  # noqa: PLC0415 - keeps this module import-light
 
+    if cfg is not None and cfg.get("task_resolution_line"):  # the log's 0.7 … 0.9 'Defaulting to …' line
+        return True
     v = parse_version(cfg.get("vllm_version")) if cfg is not None else None
     low = parse_version("0.10.2")
     return v is not None and low is not None and v < low
 
 
 IDENTITY_KEYS = ("model", "served_model_name", "model_id", "architecture", "resolved_architecture", "architectures",
-                 "hf_overrides", "supported_tasks", "vllm_version")
+                 "hf_overrides", "supported_tasks", "vllm_version", "task_resolution_line",
+                 "base_weights_no_head")
 
 
 def identity_keys(cfg: Any) -> dict[str, Any]:

@@ -108,7 +108,8 @@ def _kv_dtype_differs(case: Case) -> Optional[Weight]:
 
 def _generate_edits(cfg: Mapping[str, Any]) -> list[Edit]:
     who = identify(cfg)
-    return [Edit(serve=serve_edit(who), why=f"the {who.kind}'s own task" if who.scoring else "the embed task")]
+    return [Edit(serve=serve_edit(who, release_has_task(cfg)),
+                 why=f"the {who.kind}'s own task" if who.scoring else "the embed task")]
 
 
 def _generate_fix(cfg: ConfigLike) -> str:

@@ -82,6 +82,8 @@ def traceback_findings(traces: Sequence[Trace], config: Mapping[str, Any], known
             for sig in SIGNATURES:
                 if sig.record not in seen and _matches(sig, link):
                     seen.add(sig.record)
+                    if sig.record == "generate-runner" and isinstance(config, dict):
+                        config["base_weights_no_head"] = True  # the other findings' fixes: an embedder's task
                     out.append(_record_finding(sig, link, config))
                     cause = cause or link
     own = [t for t in traces if t.exc_type and t.exc_name not in _CARRIERS and not _client_line(t)]

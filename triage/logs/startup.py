@@ -111,8 +111,13 @@ class StartupConfigReader:
     def feed_plan(self, plan: MessagePlan, lineno: int, raw: str, ts: Optional[float]) -> None:
         """feed() for a record (message of 12 characters or more) given as fields and its message's plan."""
         self.events.feed_plan(plan, lineno, raw, ts)
+        if "no module or parameter named" in raw and lf.GENERATOR_LOADS_BASE_RE.search(raw):
+            # a base model's weights loaded by the generator: an embedding checkpoint (triage.catalogue.identity)
+            self._set("base_weights_no_head", True, lineno, "There is no module or parameter named … in *ForCausalLM")
         if plan.tasks_in and self.events.supported_tasks is not None:
             self._set("supported_tasks", self.events.supported_tasks, lineno, "Supported tasks")
+            if "Defaulting to '" in raw:  # the 0.7 … 0.9 task resolution: fixes spell the task --task
+                self._set("task_resolution_line", True, lineno, "This model supports multiple tasks … Defaulting to")
             return
         step = plan.config
         if step is None:

@@ -50,6 +50,7 @@ class StartupEvents:
         """Whether feed would do more with this message than keep it in the tail (a cheap substring test)."""
         return (
             "Supported tasks" in msg
+            or "Defaulting to '" in msg
             or startup_plan.has_event_hint(msg)
             or (self.started is None and ("Starting vLLM" in msg or "startup complete" in msg))
         )

@@ -23,7 +23,7 @@ from triage.catalogue.startup import (
     SHARED_GPU_MEMORY,
     STARTUP_OOM,
 )
-from triage.catalogue.identity import identity_keys
+from triage.catalogue.identity import identify, identity_keys
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.refusal_clues import STARTUP_ERROR
 from triage.catalogue.symptoms import STARTUP_REFUSAL
@@ -91,12 +91,21 @@ def _bad_arguments(hit: ErrorHits) -> Finding:
 
 def _generate_runner(ev: StartupEvents, config: dict[str, Any]) -> Finding:
     n, text = ev.tasks_line or (None, "")
+    title = f"Served as a generator: Supported tasks {ev.supported_tasks} has no 'embed'"
+    if "Defaulting to '" in text:  # 0.7 … 0.9: --task auto resolved to one task (vllm/config.py _resolve_task)
+        title = (f"Served as a generator: no --task given, vLLM resolved the task to {ev.supported_tasks[0]!r} "
+                 "('This model supports multiple tasks: … Defaulting to …')")
+    # the 0.7 … 0.9 line names what the server runs, not what the model is: with nothing naming the model its fix is
+    # only a menu by identity, asked about (UNKNOWN), never a verdict
+    unsure = "Defaulting to '" in text and identify(config).kind == "unknown"
     return Finding.of(
         GENERATE_RUNNER,
         check="log-generate-runner",
-        status=Status.FAIL,
-        title=f"Served as a generator: Supported tasks {ev.supported_tasks} has no 'embed'",
+        status=Status.UNKNOWN if unsure else Status.FAIL,
+        title=title if not unsure else title + ": one of an embedder, a reranker or a classifier served wrong (its "
+        "config.json architectures and its card tell which)",
         evidence={"supported_tasks": ev.supported_tasks, "lines": [{"line": n, "text": text}], "source": "log"},
+        # that line is the 0.7 … 0.9 task resolution: the fix is spelled --task (no --runner there)
         cfg=config,  # the fix is chosen for what the model is (issue 42): a reranker gets its score head
     )
 
@@ -231,6 +240,8 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
     """Findings from the start-up events of one log (order: refusals first, then overrides)."""
     out: list[Finding] = []
     hits = ev.hits
+    if ev.tasks_line is not None and "Defaulting to '" in ev.tasks_line[1]:
+        config["task_resolution_line"] = True  # a 0.7 … 0.9 server: every fix spells the task --task
     if "log-removed-flag" in hits:
         out.append(_removed_flag(hits["log-removed-flag"], hits.get("hint"), config))
     elif "log-bad-arguments" in hits:

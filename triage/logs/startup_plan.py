@@ -87,7 +87,7 @@ _CONFIG_MARKERS = (
 has_config_marker = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _CONFIG_MARKERS))  # noqa: S307
 # any marker feed reads a line for (the 'server is up' mark aside): one chain for StartupConfigReader.reads
 has_any_marker = eval(  # noqa: S307
-    "lambda msg: " + " or ".join(f"{h!r} in msg" for h in ("Supported tasks",) + _EVENT_HINTS + _CONFIG_MARKERS)
+    "lambda msg: " + " or ".join(f"{h!r} in msg" for h in ("Supported tasks", "Defaulting to '", "no module or parameter named") + _EVENT_HINTS + _CONFIG_MARKERS)
 )
 
 
@@ -104,7 +104,7 @@ class MessagePlan:
     def __init__(self, msg: str) -> None:
         self.startish = "Starting vLLM" in msg or "startup complete" in msg
         self.started = self.startish and any(rx.search(msg) for rx in lf.SERVER_STARTED_RES)
-        self.tasks_in = "Supported tasks" in msg
+        self.tasks_in = "Supported tasks" in msg or "Defaulting to '" in msg  # 0.7 … 0.9: the task resolution
         self.tasks: Optional[list[str]] = None
         self.event: Optional[tuple[str, dict[str, str]]] = None
         self.config: Optional[tuple[Any, ...]] = None
@@ -113,6 +113,10 @@ class MessagePlan:
             if m:
                 self.tasks = [t.strip().strip("'\"") for t in m["tasks"].split(",") if t.strip()]
                 return  # feed stops at the tasks line
+            d = lf.TASK_DEFAULTING_RE.search(msg)
+            if d:  # the one task the server runs (the others are what the model could have been served for)
+                self.tasks = [d["task"]]
+                return
         if has_event_hint(msg):
             self.event = _event(msg)
 
