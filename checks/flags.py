@@ -163,14 +163,14 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
         enc = False
     tasks = cfg.get("supported_tasks")
     # a classify deployment (a reranker: the score API runs on classify) is not a generator (issue 25)
-    if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks:
-        # a 0.7 … 0.9 'Defaulting to' line names the task, not the model: unknown identity -> asked, not a verdict
-        unsure = bool(cfg.get("task_resolution_line")) and identify(cfg).kind == "unknown"
+    # a 0.7 … 0.9 'Defaulting to' line names the task, not the model: with nothing naming the model no verdict
+    unsure = bool(cfg.get("task_resolution_line")) and identify(cfg).kind == "unknown"
+    if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks and not unsure:
         out.append(
             Finding.of(
                 GENERATE_RUNNER,
                 "flags-runner",
-                Status.UNKNOWN if unsure else Status.FAIL,
+                Status.FAIL,
                 f"The server runs as a generator: Supported tasks {tasks} has no 'embed'",
                 ev(cfg, "supported_tasks", "runner", "convert", "model"),
                 cfg=cfg,

@@ -66,6 +66,10 @@ def _record_finding(sig: Signature, t: Trace, config: Mapping[str, Any]) -> Find
         return Finding.of(rec, CHECK, Status.WARN,
                           f"{what}: one of '{rec.title}' or another CUDA fault; to tell: {rec.experiment}", ev,
                           cfg=config)
+    if sig.record == "generate-runner":  # a start-up failure, not the record's symptom (requests rejected): the
+        # differential must not weigh it as one (the record's refs and fix stay)
+        return Finding.of(rec, CHECK, Status.FAIL, f"{rec.title} — the traceback: {what}", ev, cfg=config,
+                          failure_mode="")
     return Finding.of(rec, CHECK, Status.FAIL, f"{rec.title} — the traceback: {what}", ev, cfg=config)
 
 

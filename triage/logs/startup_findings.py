@@ -248,7 +248,9 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
         out.append(_bad_arguments(hits["log-bad-arguments"]))
     # classify is a reranker's task (vLLM's score API runs on it), not a generator (issue 25)
     if ev.supported_tasks is not None and "embed" not in ev.supported_tasks and "classify" not in ev.supported_tasks:
-        out.append(_generate_runner(ev, config))
+        f = _generate_runner(ev, config)
+        if f.status != Status.UNKNOWN:  # an unknown identity's menu is the flags check's question, not a symptom
+            out.append(f)
     out.extend(_reranker(config, ev))
     if "log-max-model-len" in hits:
         out.append(_max_model_len(hits["log-max-model-len"], config))
