@@ -34,7 +34,8 @@ def test_base_checkpoint_in_a_causal_lm_is_an_embedder_served_for_generation(tmp
     p.write_text(
         "ERROR 07-24 21:30:33 [core.py:632] EngineCore failed to start.\n"
         "ERROR 07-24 21:30:33 [core.py:632] Traceback (most recent call last):\n"
-        'ERROR 07-24 21:30:33 [core.py:632]   File "/x/vllm/model_executor/models/utils.py", line 277, in _load_module\n'
+        'ERROR 07-24 21:30:33 [core.py:632]   File "/x/vllm/model_executor/models/utils.py", line 277, '
+        "in _load_module\n"
         "ERROR 07-24 21:30:33 [core.py:632]     raise ValueError(msg)\n"
         "ERROR 07-24 21:30:33 [core.py:632] ValueError: There is no module or parameter named 'layers' in "
         "Qwen3ForCausalLM\n")

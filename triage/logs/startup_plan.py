@@ -85,9 +85,10 @@ _CONFIG_MARKERS = (
     "KV cache size",
 )
 has_config_marker = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _CONFIG_MARKERS))  # noqa: S307
+_TASK_HINTS = ("Supported tasks", "Defaulting to '", "no module or parameter named")  # 0.7 … 0.9 task line, loader
 # any marker feed reads a line for (the 'server is up' mark aside): one chain for StartupConfigReader.reads
 has_any_marker = eval(  # noqa: S307
-    "lambda msg: " + " or ".join(f"{h!r} in msg" for h in ("Supported tasks", "Defaulting to '", "no module or parameter named") + _EVENT_HINTS + _CONFIG_MARKERS)
+    "lambda msg: " + " or ".join(f"{h!r} in msg" for h in _TASK_HINTS + _EVENT_HINTS + _CONFIG_MARKERS)
 )
 
 
