@@ -14,14 +14,26 @@ import pytest
 
 from declared_checks import pytest_sessionfinish  # noqa: F401 - a hook: every check id built is declared
 from pgmode import mapping  # tests/pgmode: the PostgreSQL test mode's path -> database mapping
-from lab_servers import serve
+from lab_servers import serve, stop_kept
 from triage.lab import LabServer
+from triage.lab.server import KEEP_ENV
 
 collect_ignore_glob: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_server: needs a real vLLM server from the lab (slow)")
+    # one lab server per configuration for the whole session, children included (tests/lab_servers.py)
+    os.environ.setdefault(KEEP_ENV, f"pytest-{os.getpid()}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kept_lab_servers() -> Iterator[None]:
+    """The lab servers this session kept for reuse are stopped by PID at its end, also when tests fail."""
+    try:
+        yield
+    finally:
+        stop_kept()
 
 
 API_KEY = "test-key-123"

@@ -1,14 +1,53 @@
-"""A lab vLLM server for a fixture: a healthy one of the same configuration reused, else started and stopped by PID."""
+"""A lab vLLM server for a fixture: a healthy one of the same configuration reused, else started, kept for the
+rest of the session, and stopped by PID at its end.
+
+The session keeps what it starts (``$VLLM_TRIAGE_LAB_KEEP``, set in conftest.py for this process and every child:
+the Streamlit server, ``python -m triage``, a lab twin): one server per configuration serves every module that
+asks for it. At most ``POOL_CAP`` kept servers run at once (memory: ~1 GB each); the least recently used one
+that no fixture holds is stopped first. ``stop_kept`` stops them all at the session's end.
+"""
 from __future__ import annotations
 
 import os
+import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from triage.lab import LabError, LabServer, down, ensure, install, is_installed, up
+from triage.lab import LabError, LabServer, down, ensure, install, is_installed, kept_by, status, up
 from triage.lab.paths import logs_dir
+from triage.lab.server import KEEP_ENV
+
+POOL_CAP = int(os.environ.get("VLLM_TRIAGE_LAB_POOL", "6"))
+_in_use: Counter[int] = Counter()  # pid -> fixtures of this process holding it
+_last_used: dict[int, float] = {}
+
+
+def keep_token() -> str:
+    """This session's token (conftest.py sets it at configure time; '' outside a session)."""
+    return os.environ.get(KEEP_ENV, "")
+
+
+def _evict(cap: int = POOL_CAP) -> None:
+    kept = kept_by(keep_token())
+    idle = sorted((s for s in kept if not _in_use[s.pid]), key=lambda s: _last_used.get(s.pid, s.started_at))
+    for srv in idle[:max(0, len(kept) - cap)]:
+        down(srv.pid)
+        _last_used.pop(srv.pid, None)
+
+
+def stop_kept() -> None:
+    """Stop every server this session kept (by PID): the session's end."""
+    for srv in kept_by(keep_token()):
+        down(srv.pid)
+
+
+def left_running(before: set[int]) -> set[int]:
+    """PIDs of lab servers running now that were not in ``before`` and that no keeping session holds: what a
+    caller started and failed to stop."""
+    return {s.pid for s in status() if s.pid not in before and not s.kept}
 
 
 def serve(version: str, model: str, profile: str, extra: list[str] | None = None,
@@ -22,10 +61,15 @@ def serve(version: str, model: str, profile: str, extra: list[str] | None = None
             pytest.skip(f"vLLM {version} is not installed in the lab")
         install(version, progress=lambda m: print(f"[lab] {m}", flush=True))
     srv, started = ensure(version, model, profile, extra_args=extra)
+    _in_use[srv.pid] += 1
+    if started:
+        _evict()
     try:
         yield srv
     finally:
-        if started:
+        _in_use[srv.pid] -= 1
+        _last_used[srv.pid] = time.time()
+        if started and not srv.kept:  # no keeping session (a script): stop what we started
             down(srv.pid)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab_servers import serve as lab_server, watch_one_request
+from lab_servers import serve as lab_server, watch_one_request
 from triage.cli import main
 from triage.lab import LabServer
 from triage.watch import STEP_IN_PROGRESS

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.lab_servers import serve as lab_server, watch_one_request
+from lab_servers import serve as lab_server, watch_one_request
 from triage.lab import LabServer
 from triage.stall import DEFAULT_STALL_S
 from triage.watch import STEP_IN_PROGRESS

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.lab_servers import serve as lab_server
+from lab_servers import serve as lab_server
 from triage.lab import LabServer
 from triage.probes import run_probes
 from triage.probes.runner import STALLS

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.lab_servers import refused_start_log, serve
+from lab_servers import refused_start_log, serve
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.symptoms import Case
 from triage.http import Reply

@@ -11,7 +11,7 @@ import pytest
 
 from triage.catalogue.startup import REMOVED_FLAG
 from triage.findings import Status
-from tests.lab_servers import refused_start_log
+from lab_servers import refused_start_log
 from triage.logs import analyze_log
 
 pytestmark = pytest.mark.real_server

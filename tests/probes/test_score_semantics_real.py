@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.lab_servers import serve
+from lab_servers import serve
 from triage.findings import Status
 from triage.lab import LabServer
 from triage.probes import run_probes

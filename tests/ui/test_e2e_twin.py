@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from test_e2e_browser import CHROMIUM, SLOW, browser, dashboard, expect, nav, shot  # noqa: F401 - fixtures
+from lab_servers import left_running
 from triage.lab import status
 
 pytestmark = [pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)"),
@@ -51,4 +52,4 @@ def test_twin_button_on_the_livelock_verdict_verifies_the_fixes(browser, dashboa
         shot(pg, "twin-1-fixes-verified")
     finally:
         ctx.close()
-    assert {s.pid for s in status()} <= before | {srv.pid}
+    assert left_running(before) == set()  # released: stopped, or kept by this session (tests/lab_servers.py)

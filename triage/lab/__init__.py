@@ -14,7 +14,7 @@ from triage.lab.profiles import PROFILES, Profile
 
 
 # triage.lab.server (httpx): loaded on first use
-_SERVER = ("LabServer", "down", "ensure", "log_path_of", "status", "up")
+_SERVER = ("LabServer", "down", "ensure", "kept_by", "log_path_of", "release", "status", "up")
 __all__ = ["LabError", "install", "is_installed", "MODEL_NAMES", "build_models", "model_path",
            "PROFILES", "Profile", *_SERVER]
 

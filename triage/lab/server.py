@@ -25,6 +25,9 @@ from triage.lab.paths import logs_dir, state_dir, venv_dir
 from triage.lab.profiles import CONVERT_EMBED, PROFILES, base_args
 
 HOST = "127.0.0.1"
+# A session token (the test suite sets it): servers started under it are kept for reuse by ``release`` instead of
+# stopped, marked with the token in their state file; whoever set it stops them (``keepers``) when it ends.
+KEEP_ENV = "VLLM_TRIAGE_LAB_KEEP"
 
 
 @dataclass
@@ -40,6 +43,7 @@ class LabServer:
     args: list[str] = field(default_factory=list)
     started_at: float = 0.0
     ready_s: float | None = None
+    kept: str = ""  # the $VLLM_TRIAGE_LAB_KEEP session that keeps it for reuse ('' = its starter stops it)
 
     @property
     def url(self) -> str:
@@ -189,7 +193,8 @@ def up(version: str, model: str = "tiny-qwen3", profile: str = "defaults", port:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=full_env, start_new_session=True, cwd=str(logs_dir()))
     srv = LabServer(name=name, pid=proc.pid, port=port, version=version, model=model, profile=profile,
-                    model_path=mpath, log_path=str(log_path), args=cmd[2:], started_at=time.time())
+                    model_path=mpath, log_path=str(log_path), args=cmd[2:], started_at=time.time(),
+                    kept=os.environ.get(KEEP_ENV, ""))
     _save(srv)
     t0 = time.time()
     try:
@@ -224,6 +229,18 @@ def down(target: str | int | None = None) -> list[LabServer]:
             _state_file(srv.name).unlink(missing_ok=True)
             stopped.append(srv)
     return stopped
+
+
+def release(srv: LabServer) -> None:
+    """The caller that started ``srv`` is done with it: stop it, unless it was started under a keeping session
+    ($VLLM_TRIAGE_LAB_KEEP, the test suite's one server per configuration), which stops it at its own end."""
+    if not srv.kept:
+        down(srv.pid)
+
+
+def kept_by(token: str) -> list[LabServer]:
+    """The running servers kept for reuse by the session ``token``."""
+    return [s for s in status() if token and s.kept == token]
 
 
 def ensure(version: str, model: str = "tiny-qwen3", profile: str = "defaults",

@@ -89,19 +89,19 @@ def _shown(res: Any, cand: Candidate) -> tuple[bool, list[dict[str, Any]]]:
 
 def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[[RunEvent], object]] = None,
               progress: Progress = lambda _: None) -> ReproduceResult:
-    from triage.lab import LabError, down, ensure
+    from triage.lab import LabError, ensure, release
     from triage.probes import run_probes
 
     emit = on_event or (lambda _e: None)
     t0 = time.monotonic()
     out = ReproduceResult(plan)
-    started: list[int] = []
+    started: list[Any] = []  # the servers this run started: released (stopped, or kept by a keeping session)
 
     def serve(spec: ServerSpec) -> Any:
         progress(f"starting twin: vLLM {spec.version} {spec.model} {' '.join(spec.extra_args)}")
         srv, new = ensure(spec.version, spec.model, "defaults", extra_args=list(spec.extra_args))
         if new:
-            started.append(srv.pid)
+            started.append(srv)
         progress(f"twin ready: {srv.url}")
         return srv
 
@@ -183,9 +183,9 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
                         again, rows2 = probe(srv, cand, cand.truncation, cand.only, False)
                 else:
                     continue
-                if srv is not None and srv is not base and srv.pid in started:  # one fix twin at a time
-                    down(srv.pid)
-                    started.remove(srv.pid)
+                if srv is not None and srv is not base and srv in started:  # one fix twin at a time
+                    release(srv)
+                    started.remove(srv)
                 fix.update(verified=not again, cases=rows2)
                 out.fixes.append(fix)
                 emit(RunEvent(ev_.FINDING, finding=Finding(
@@ -196,8 +196,8 @@ def reproduce(plan: TwinPlan, installed: list[str], on_event: Optional[Callable[
             out.error = start_failure(base_error)
             emit(_could_not_run(out.error, plan))
     finally:
-        for pid in started:
-            down(pid)
+        for srv in started:
+            release(srv)
         out.elapsed_s = time.monotonic() - t0
         emit(RunEvent(ev_.DONE, summary=f"reproduced: {out.reproduced}; fixes verified: "
                       f"{sum(f.get('verified', False) for f in out.fixes)} of {len(out.fixes)}"))
