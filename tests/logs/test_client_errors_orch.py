@@ -36,4 +36,6 @@ def test_wrapper_task_refusal_is_one_of() -> None:
 
 
 def test_plain_vllm_embeddings_refusal_is_not_a_wrapper() -> None:
-    assert _fail("The model does not support Embeddings API") == []
+    """vLLM's own refusal is the embed-task record (tests/logs/test_client_causes.py), never the wrapper's."""
+    got = _fail("The model does not support Embeddings API")
+    assert [f.failure_mode for f in got] == ["embeddings-api-unsupported"]

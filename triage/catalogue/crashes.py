@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from triage.catalogue.identity import ModelIdentity, identify, release_has_task, serve_fix
 from triage.catalogue.load import load
+from triage.catalogue.model import ConfigLike
 from triage.vllm import logformats as lf
 
 
@@ -40,6 +42,33 @@ SIGNATURES: tuple[Signature, ...] = (
 # serving classes of vLLM whose methods wrappers call (NO_ATTRIBUTE_RE's class): an AttributeError on one of them is
 # a wrapper built for another release
 VLLM_SERVING_CLASS_RE = re.compile(r"^(?:OpenAI)?Serving\w+$")
+
+
+
+def _embeddings_unsupported_fix(cfg: ConfigLike) -> str:
+    """Serve the model for embedding, spelled by the release; a scoring model has no embed task at all."""
+    who = identify(cfg)
+    if who.scoring:
+        return (f"{who.name} is a {who.kind}: it has no embed task, and no flag gives it one that ranks; call "
+                "/rerank, /score or /classify for it, and serve an embedding model for /v1/embeddings.")
+    if cfg.get("vllm_version"):
+        return serve_fix(ModelIdentity("embedder", model=who.model), release_has_task=release_has_task(cfg))
+    return ("Serve the embedding model for embedding, as its release spells the pooling task: vLLM >= 0.10.2 "
+            "--runner pooling --convert embed (a causal-LM embedder such as Qwen3-Embedding resolves to generate "
+            "without them); 0.7 … 0.10.1 --task embed (Qwen3-Embedding needs vLLM >= 0.8.5). The start-up log's "
+            "'Supported tasks' must then list 'embed'. A reranker or classifier has no embed task: call /rerank or "
+            "/classify for it. BGE-M3 served as BgeM3EmbeddingModel (a 501): pick its task with --pooler-config.")
+
+
+def _store_dimension_fix(cfg: ConfigLike) -> str:
+    got, want = cfg.get("got_dim"), cfg.get("store_dim")
+    dims = f" ({got} sent, {want} in the store)" if got and want else ""
+    return (f"Make the two agree{dims}. When the vectors are the model's own size (vLLM is fine): drop and re-create "
+            "the collection (index) with that dimension and re-index the documents with this model (LightRAG: a "
+            "new or cleared working directory, embedding_dim = the model's size). To keep the store's size on a "
+            "Matryoshka model, send `dimensions` = the store's size. If the client now names another model than "
+            "the one the store was built with, point it back at that model.")
+
 
 RECORDS = load(__name__)  # triage/catalogue/data/crashes.toml
 __getattr__, __dir__ = RECORDS.exports(globals())

@@ -139,7 +139,11 @@ def identify(cfg: Any) -> ModelIdentity:
     served = _served_as(tasks)
     ev: list[tuple[str, str]] = []
     fam: Optional[Family] = None
-    for f in families():
+    named = cfg.get("family")  # a reader that found the family from other evidence (a class name and a route)
+    if isinstance(named, str) and any(f.id == named for f in families()):
+        fam = family(named)
+        ev.append(("reader", f"{fam.name}: {cfg.get('family_why') or 'named by the evidence'}"))
+    for f in () if fam is not None else families():
         if f.ids and names.strip() and re.search(f.ids, names):
             fam = f
             ev.append(("model id", f"{model!r} is {f.name}"))
@@ -292,7 +296,19 @@ def release_has_task(cfg: Any) -> bool:
 
 IDENTITY_KEYS = ("model", "served_model_name", "model_id", "architecture", "resolved_architecture", "architectures",
                  "hf_overrides", "supported_tasks", "vllm_version", "task_resolution_line",
-                 "base_weights_no_head")
+                 "base_weights_no_head", "family", "family_why")
+
+
+def llm_rerankers_on(causal_cls: str) -> list[Family]:
+    """The LLM-reranker families whose checkpoint is this causal-LM class (their card's overrides turn
+    ``XForCausalLM`` into ``XForSequenceClassification``): Qwen3ForCausalLM -> Qwen3-Reranker."""
+    out = []
+    for f in families():
+        archs = f.hf_overrides.get("architectures") or ()
+        if f.style == "llm" and any(str(a).replace("ForSequenceClassification", "ForCausalLM") == causal_cls
+                                    for a in archs):
+            out.append(f)
+    return out
 
 
 def identity_keys(cfg: Any) -> dict[str, Any]:

@@ -31,10 +31,16 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-model-not-found", (lf.MODEL_NOT_FOUND_RE,)),
     ("client-encoding-format-null", (lf.ENCODING_FORMAT_NULL_RE,)),
     ("client-task-unsupported", (lf.WRAPPER_TASK_UNSUPPORTED_RE,)),
+    ("client-embeddings-unsupported", (lf.EMBEDDINGS_API_UNSUPPORTED_RE,)),
+    ("client-route-not-found", (lf.ROUTE_NOT_FOUND_RE,)),
+    ("client-result-none", lf.CLIENT_RESULT_NONE_RES),
+    ("client-store-dimension", lf.VECTOR_DIM_MISMATCH_RES),
+    ("client-unknown-engine-arg", (lf.UNKNOWN_ENGINE_ARG_RE,)),
     ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
-                "attribute", "Exception", "body: {", "does not")
+                "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
+                "dim mismatch", "schema dim", "engine argument")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -113,6 +119,12 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-model-not-found": ("does not exist",),
     "client-encoding-format-null": ("encoding_format",),
     "client-task-unsupported": ("does not support the",),
+    "client-embeddings-unsupported": ("Embeddings API",),
+    "client-route-not-found": ("Not Found",),
+    "client-result-none": ("NoneType", "NoneType"),
+    "client-store-dimension": ("schema dim", "dim mismatch", "dimensions, not", "dimension error",
+                               "collection dimensionality"),
+    "client-unknown-engine-arg": ("Unknown engine argument",),
     "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)

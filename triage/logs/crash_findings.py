@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from triage.catalogue import get
 from triage.catalogue.crashes import SIGNATURES, VLLM_SERVING_CLASS_RE, Signature
 from triage.findings import Finding, Status
+from triage.logs.client_causes import MORE_CLIENT_RULES, more_client_finding
 from triage.logs.client_errors import read as read_client_error
 from triage.logs.hits import ErrorHits
 from triage.logs.tracebacks import Trace
@@ -21,7 +22,7 @@ from triage.logs.tracebacks import Trace
 CHECK = "log-traceback"
 CLIENT_CHECK = "log-client-error"
 CLIENT_RULES = ("client-rerank-unsupported", "client-field-required", "client-no-attribute", "client-model-not-found",
-                "client-encoding-format-null", "client-task-unsupported", "client-quoted-body")
+                "client-encoding-format-null", "client-task-unsupported", *MORE_CLIENT_RULES, "client-quoted-body")
 # exceptions that only carry another one: the engine's death seen from the API server, a client library's wrapper
 _CARRIERS = ("EngineDeadError", "EngineGenerateError", "BadRequestError", "MilvusException", "APIError",
              "InternalServerError", "NotFoundError", "APIStatusError", "SystemExit", "KeyboardInterrupt")
@@ -125,6 +126,8 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
         elif check == "client-field-required" and hit.groups.get("field") == "model":
             rec = get("rerank-model-field-required")
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL, rec.title + said, ev, cfg=config))
+        elif (more := more_client_finding(check, hit, got, ev, config)) is not None:
+            out.append(more)
         elif check == "client-no-attribute" and VLLM_SERVING_CLASS_RE.match(hit.groups.get("cls", "")):
             rec = get("wrapper-vllm-method-removed")
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL,
@@ -190,7 +193,8 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
-          "has no attribute", "body: {", "does not exist", "encoding_format")
+          "has no attribute", "body: {", "does not exist", "encoding_format", "mbeddings API", "Not Found", "NoneType",
+          "dimension", "dim mismatch", "schema dim", "engine argument")
 
 
 def _hinted(raw: str) -> bool:

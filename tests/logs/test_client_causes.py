@@ -1,0 +1,110 @@
+"""Client texts read to the record they mean (triage/logs/client_causes.py, issue 42). Fixtures: the texts as posted
+in gpustack#2171, gpustack#2193, vllm#20051, gpustack#4932, ragflow#8156, milvus-haystack#48, LightRAG#198 and
+ray#64466 (tests/world/cases/<slug>/), plus the stores' own wordings (pgvector, Qdrant, Chroma) for the shared rule."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage.catalogue import get
+from triage.logs import analyze_log
+from triage.logs.crash_findings import pasted_findings
+
+CASES = Path(__file__).resolve().parents[1] / "world" / "cases"
+
+
+def _said(text: str, config: dict | None = None) -> list:
+    return [f for f in pasted_findings(text, config or {}) if f.status.value in ("fail", "warn")]
+
+
+def _case(slug: str, name: str) -> str:
+    return (CASES / slug / name).read_text()
+
+
+def test_embeddings_refusal_is_no_embed_task_with_both_spellings() -> None:
+    got = _said(_case("gpustack-2171-embeddings-api-unsupported", "client_error.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("embeddings-api-unsupported", "fail")]
+    assert "--task embed" in got[0].fix and "--runner pooling --convert embed" in got[0].fix
+    assert "--task score" not in got[0].fix and "--convert classify" not in got[0].fix
+
+
+@pytest.mark.parametrize(("version", "flag"), [("0.9.2", "--task embed"),
+                                               ("0.32.0", "--runner pooling --convert embed")])
+def test_embeddings_refusal_fix_is_spelled_by_the_release(version: str, flag: str) -> None:
+    got = _said("The model does not support Embeddings API", {"vllm_version": version})
+    assert flag in got[0].fix
+
+
+def test_embeddings_refusal_on_a_reranker_never_converts_it_to_an_embedder() -> None:
+    got = _said("The model does not support Embeddings API", {"model": "BAAI/bge-reranker-v2-m3"})
+    assert "--convert embed" not in got[0].fix and "/rerank" in got[0].fix
+
+
+@pytest.mark.parametrize(("slug", "name", "arch", "tokens"), [
+    ("gpustack-2193-reranker-no-pooler", "client_error.txt", "Qwen3ForSequenceClassification", '["no", "yes"]'),
+    ("vllm-20051-mxbai-rerank-no-pooler", "log.txt", "Qwen2ForSequenceClassification", '["0", "1"]'),
+])
+def test_no_pooler_on_a_causal_lm_is_its_reranker_family_without_overrides(slug: str, name: str, arch: str,
+                                                                           tokens: str) -> None:
+    got = [f for f in _said(_case(slug, name)) if f.check == "log-client-error"]
+    assert [f.failure_mode for f in got] == ["reranker-overrides-missing"]
+    assert got[0].status.value == "warn" and arch in got[0].fix and tokens in got[0].fix
+    assert "--convert embed" not in got[0].fix
+    assert got[0].evidence["symptoms"] == []  # the cause itself: no differential over the scores symptoms
+
+
+def test_no_pooler_in_a_server_log_is_read_by_the_post_mortem() -> None:
+    res = analyze_log(CASES / "vllm-20051-mxbai-rerank-no-pooler" / "log.txt")
+    assert "reranker-overrides-missing" in {f.failure_mode for f in res.findings}
+
+
+def test_a_serving_class_attribute_error_is_still_the_wrapper() -> None:
+    got = _said("AttributeError: 'ServingEmbedding' object has no attribute 'create_embedding'")
+    assert [f.failure_mode for f in got] == ["wrapper-vllm-method-removed"]
+
+
+def test_route_not_found_is_one_of_gateway_or_task() -> None:
+    got = _said(_case("gpustack-4932-score-404-proxy", "client_error.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("route-not-found", "warn")]
+    assert "one of" in got[0].title and "gateway" in got[0].title and "port" in got[0].fix
+
+
+def test_ragflow_nonetype_is_one_of_error_body_or_answer_shape() -> None:
+    got = _said(_case("ragflow-8156-rerank-nonetype", "client_error.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("client-result-none", "warn")]
+    assert "RAGFlow" in got[0].title and "one of" in got[0].title and "Cohere" in got[0].fix
+
+
+def test_a_nonetype_without_rerank_context_is_not_read() -> None:
+    assert _said("TypeError: 'NoneType' object is not iterable") == []
+
+
+@pytest.mark.parametrize(("text", "got_dim", "want_dim"), [
+    (_case("haystack-48-milvus-dim-mismatch", "client_error.txt"), "1536", "1024"),
+    (_case("lightrag-198-embedding-dim-mismatch", "client_error.txt"), "3584", "768"),
+    ("psycopg.errors.DataError: expected 1024 dimensions, not 1536", "1536", "1024"),
+    ("qdrant_client.http.exceptions.UnexpectedResponse: Wrong input: Vector dimension error: expected dim: 768, "
+     "got 1024",
+     "1024", "768"),
+    ("chromadb.errors.InvalidDimensionException: Embedding dimension 384 does not match collection dimensionality 768",
+     "384", "768"),
+])
+def test_vector_store_dimension_mismatch_names_both_sizes(text: str, got_dim: str, want_dim: str) -> None:
+    got = _said(text)
+    assert [(f.failure_mode, f.status.value) for f in got] == [("vector-store-dimension-mismatch", "warn")]
+    assert f"expects {want_dim} dimensions, the embeddings have {got_dim}" in got[0].title
+    assert "one of" in got[0].title and "re-create" in got[0].fix
+    assert got[0].fix == get("vector-store-dimension-mismatch").fix({"got_dim": got_dim, "store_dim": want_dim})
+
+
+def test_unknown_engine_argument_task_is_the_removed_flag() -> None:
+    got = _said(_case("ray-64466-engine-kwargs-task", "traceback.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("removed-flag", "fail")]
+    assert 'runner="pooling"' in got[0].fix and "--convert classify" not in got[0].fix
+
+
+def test_unknown_engine_argument_nobody_removed_is_unknown() -> None:
+    got = [f for f in pasted_findings("ValueError: Unknown engine argument: foo_bar", {})
+           if f.check == "log-client-error"]
+    assert [f.status.value for f in got] == ["unknown"] and "--foo-bar" in got[0].fix

@@ -1,0 +1,130 @@
+"""More client error texts read to the record they mean (issue 42): the ones that are not vLLM's body alone.
+
+A refusal of /v1/embeddings (the served model has no embed task), a causal-LM class asked for its pooler (an LLM
+reranker without its overrides on a release that serves it unconverted), FastAPI's 404 ``{"detail": "Not Found"}``
+(a route the answering server lacks: a gateway, or vLLM without that task), a client that iterates results the
+answer lacks ('NoneType' object is not iterable), a vector store refusing vectors of another length, and an engine
+argument a wrapper passes that the installed vLLM no longer has. Each names its record (triage/catalogue/data/
+crashes.toml) with the status its evidence earns: a cause the text proves is FAIL, a text several causes give is
+WARN "one of …; to tell: …". triage/logs/crash_findings.py client_findings calls `more_client_finding`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from triage.catalogue import get
+from triage.catalogue.identity import identify, llm_rerankers_on
+from triage.findings import Finding, Status
+from triage.logs.client_errors import ClientError
+from triage.logs.hits import ErrorHits
+from triage.vllm.flags import replacement
+
+CHECK = "log-client-error"
+MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
+                     "client-store-dimension", "client-unknown-engine-arg")
+
+
+def _said(got: Optional[ClientError]) -> str:
+    if got is None:
+        return ""
+    who = f"{got.library} " if got.library else ""
+    return f" ({who}quoting vLLM's {got.status or ''} body)".replace("  ", " ")
+
+
+def _embeddings(hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any],
+                config: Mapping[str, Any]) -> Finding:
+    rec = get("embeddings-api-unsupported")
+    return Finding.of(rec, CHECK, Status.FAIL, rec.title + _said(got), ev, cfg=config)
+
+
+def _no_pooler(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Optional[Finding]:
+    cls, attr = hit.groups.get("cls", ""), hit.groups.get("attr", "")
+    if attr != "pooler" or not cls.endswith("ForCausalLM"):
+        return None
+    rec = get("reranker-overrides-missing")
+    fams = llm_rerankers_on(cls)
+    cfg = dict(config)
+    if len(fams) == 1 and not identify(config).family:
+        cfg.update(family=fams[0].id, family_why=f"the LLM reranker whose checkpoint is {cls}")
+    who = identify(cfg)
+    ev = {**ev, "symptoms": []}  # the cause itself, read from the text: no symptom for the differential to weigh
+    name = who.family.name if who.family is not None else "an LLM reranker"
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"'{cls}' object has no attribute 'pooler': the causal LM was asked for scores unconverted — "
+                      f"{name} (on {cls}) served without its --hf-overrides, on a release that serves it as it ships "
+                      "(the conversion came with vllm#19260, 0.9.2, for Qwen3-Reranker and vllm#19675 for "
+                      "mxbai-rerank-v2 and bge-reranker-v2-gemma)", ev, cfg=cfg)
+
+
+def _route(hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    rec = get("route-not-found")
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"{rec.title} — one of: a gateway or proxy in front of vLLM without this route (GPUStack, an "
+                      "ingress, a LiteLLM proxy), vLLM without it for the served model's tasks, or a base URL with a "
+                      "segment too many or too few; to tell: the same request to vLLM's own port", ev, cfg=config)
+
+
+def _result_none(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    rec = get("client-result-none")
+    model = hit.groups.get("model") or ""
+    who = identify({**config, "model_id": model}) if model else identify(config)
+    ragflow = (f"RAGFlow's model check ('Fail to access model({model[:120]})'): " if model else "")
+    shape = ("RAGFlow's OpenAI-API-compatible rerank provider expects another answer than vLLM's Jina/Cohere-shaped "
+             "/rerank" if model and who.kind == "reranker" else "the client's provider expects another answer shape")
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"{ragflow}{rec.title} — one of: the server answered an error body (no score task, a model "
+                      f"name it does not serve, an input over max_model_len), or {shape}; to tell: POST the same "
+                      "request to the server by hand", ev, cfg={**config, **({"model_id": model} if model else {})})
+
+
+def _store_dimension(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    rec = get("vector-store-dimension-mismatch")
+    got, want = hit.groups.get("got", "?"), hit.groups.get("want", "?")
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"The vector store expects {want} dimensions, the embeddings have {got} — one of: the "
+                      "collection (index) was built with another model (or another `dimensions`) than the one now "
+                      "embedding, or the client now asks another model or `dimensions` than it was set up with; "
+                      "vLLM returns the model's own size unless `dimensions` is sent; to tell: embed one text and "
+                      "compare its length with the model's size", ev,
+                      cfg={**config, "got_dim": got, "store_dim": want})
+
+
+def _engine_arg(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    arg = hit.groups.get("arg", "")
+    option = "--" + arg.replace("_", "-")
+    rep = replacement(option)
+    if rep is None:
+        return Finding(CHECK, Status.UNKNOWN,
+                       f"`{arg}` is not an engine argument of the installed vLLM (a wrapper's engine_kwargs pass it "
+                       "through to AsyncEngineArgs)", ev,
+                       fix=f"Check `{option}` against `vllm serve --help` of the installed release (its spelling, "
+                           "or the release that removed it).")
+    rec = get("removed-flag")
+    use = rep.use
+    ev = {**ev, "symptoms": []}  # the cause itself, read from the text: no symptom for the differential to weigh
+    kwargs = ("; in engine_kwargs: runner=\"pooling\" (and convert=\"embed\" for a causal-LM embedder such as "
+              "Qwen3-Embedding)" if option == "--task" else "")
+    return Finding.of(rec, CHECK, Status.FAIL,
+                      f"{rec.title}: `{arg}` is not an engine argument of the installed vLLM ({option} is gone: "
+                      f"{use}{kwargs})", ev,
+                      cfg={**config, "removed": [{"option": option, "use": use + kwargs}]})
+
+
+def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any],
+                        config: Mapping[str, Any]) -> Optional[Finding]:
+    """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here)."""
+    if check == "client-embeddings-unsupported":
+        return _embeddings(hit, got, ev, config)
+    if check == "client-no-attribute":
+        return _no_pooler(hit, ev, config)
+    if check == "client-route-not-found":
+        return _route(hit, got, ev, config)
+    if check == "client-result-none":
+        return _result_none(hit, ev, config)
+    if check == "client-store-dimension":
+        return _store_dimension(hit, ev, config)
+    if check == "client-unknown-engine-arg":
+        return _engine_arg(hit, ev, config)
+    return None
