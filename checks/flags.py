@@ -97,8 +97,12 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
             Finding.of(
                 REMOVED_FLAG,
                 "flags-removed",
-                Status.FAIL if certain else Status.WARN,
-                "Removed or renamed: " + ", ".join(_history(r) for r in removed) + _against(checked, certain),
+                # judged against another release than the deployment's (unknown): an older one still takes the
+                # option, so the verdict waits for the release (a started server on an old release is no refusal)
+                Status.FAIL if certain else Status.UNKNOWN,
+                "Removed or renamed: " + ", ".join(_history(r) for r in removed) + _against(checked, certain)
+                + ("" if certain else "; on an older release it is still accepted: run `vllm --version` (or read "
+                   "the log's 'vLLM API server version') to tell"),
                 {"removed": removed, "source": "cmdline", "checked_against": checked},
                 cfg={"removed": removed, **identity_keys(cfg)},
             )
@@ -134,9 +138,17 @@ POOLING_TASKS = ("embed", "embedding", "score", "classify", "reward")  # --task 
 
 def _pooling_task(cfg: EffectiveConfig) -> bool:
     """--task embed/score/… (a release that still has --task, or a config file's `task: embed`): the pooling runner,
-    not a generator, whatever the architecture (a removed --task is the removed-flag finding's)."""
+    not a generator, whatever the architecture. A removed --task is the removed-flag finding's: its fix names what
+    replaces it (--runner pooling, and --convert embed for a causal LM), so no 'served for generation' warning."""
     removed = {r.get("option") for r in cfg.get("cmdline_removed_flags") or [] if isinstance(r, dict)}
-    return cfg.get("task") in POOLING_TASKS and "--task" not in removed
+    return cfg.get("task") in POOLING_TASKS or "--task" in removed
+
+
+def _pooling_architecture(cfg: EffectiveConfig) -> bool:
+    """A decoder whose checkpoint names a pooling architecture (Gemma2Model for bge-multilingual-gemma2,
+    MistralModel for e5-mistral): vLLM serves it for pooling without --runner, so no 'generator' warning."""
+    fam = identify(cfg).family
+    return fam is not None and fam.pooling_default
 
 
 def served_pooling(cfg: EffectiveConfig) -> str:
@@ -177,7 +189,7 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
             )
         )
     elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
-            and not served_pooling(cfg):
+            and not served_pooling(cfg) and not _pooling_architecture(cfg):
         out.append(
             Finding.of(
                 GENERATE_RUNNER,

@@ -45,8 +45,10 @@ def test_removed_flags_from_a_pasted_command_line() -> None:
     line = ("Qwen/Qwen3-Embedding-4B --task embed --override-pooler-config '{\"pooling_type\": \"MEAN\"}'"
             " --pooler-config '{\"normalize\": false}'")
     unknown_release = _flags("vllm serve " + line)["flags-removed"]
-    assert unknown_release.status == Status.WARN  # judged on the newest release read, not the deployment's own
-    assert "checked against" in unknown_release.title
+    # judged on the newest release read, not the deployment's own: an older release takes --task (the threads of
+    # 2025 ran it), so the verdict waits for the release, with how to read it (issue 42: no alarm on a started server)
+    assert unknown_release.status == Status.UNKNOWN
+    assert "checked against" in unknown_release.title and "vllm --version" in unknown_release.title
     by = _flags("docker run vllm/vllm-openai:v0.31.0 " + line)
     f = by["flags-removed"]
     assert f.status == Status.FAIL and f.refs == list(REMOVED_FLAG.refs)

@@ -40,3 +40,24 @@ def test_no_generate_warning_when_the_log_shows_pooling_served() -> None:
     assert "task 'embed'" in served_pooling(cfg(task="embed"))
     assert served_pooling(cfg(supported_tasks=["generate"])) == ""
     assert served_pooling(cfg()) == ""
+
+
+def _runner_said(line: str) -> list[str]:
+    from triage.sources import cmdline
+
+    return [f.title for f in flags.check(merge([cmdline.collect(line)])) if f.check == "flags-runner"]
+
+
+def test_no_generate_warning_for_a_decoder_with_a_pooling_architecture() -> None:
+    """Issue 42 (LightRAG#198): bge-multilingual-gemma2 is Gemma2Model, served for pooling without --runner; a
+    *ForCausalLM embedder (Qwen3-Embedding) still gets the warning."""
+    assert _runner_said("vllm serve BAAI-bge-multilingual-gemma2") == []
+    assert _runner_said("vllm serve intfloat/e5-mistral-7b-instruct") == []
+    assert _runner_said("vllm serve Qwen/Qwen3-Embedding-0.6B") != []
+
+
+def test_a_removed_task_leaves_the_runner_to_the_removed_flag_finding() -> None:
+    """Issue 42 (gpustack#3991, qwen3emb#24): --task embed/score is the removed-flag finding's (its fix names
+    --runner pooling), never also 'served for generation'."""
+    assert _runner_said("vllm serve Qwen/Qwen3-Embedding-0.6B --task embed") == []
+    assert _runner_said("docker run vllm/vllm-openai:v0.13.0 Qwen/Qwen3-Embedding-0.6B --task embed") == []

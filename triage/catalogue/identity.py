@@ -39,6 +39,7 @@ class Family:
     pooler_config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     trust_remote_code: bool = False
     native: bool = False
+    pooling_default: bool = False
     refs: tuple[str, ...] = ()
 
     @property
