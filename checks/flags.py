@@ -236,8 +236,8 @@ def _trust_remote_code(cfg: EffectiveConfig) -> list[Finding]:
     return [
         Finding(
             "flags-trust-remote-code",
-            Status.WARN,
-            f"--trust-remote-code is not needed for {fam.name}",
+            Status.PASS,  # harmless to serving (issue 42: never the cause a thread names): a note, not an alarm
+            f"--trust-remote-code is not needed for {fam.name} (harmless to serving; it only lets the hub run code)",
             ev(cfg, "trust_remote_code", "model"),
             f"Drop it: {fam.name} is served by vLLM's own code (vllm serve {who.model or 'MODEL'} "
             f"{serve_flags(who)}); the flag only lets the hub run code on the host.",

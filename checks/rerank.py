@@ -161,7 +161,9 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                               "--pooler-config use_activation false: /score, /rerank and /classify answer raw "
                               "logits, not probabilities", {**evidence, "use_activation": False},
                               cfg={"use_activation_source": "user"}))
-    if hf.get("is_original_qwen3_reranker") and cfg.get("chat_template") is None and cfg.stated_args is not None:
+    # score templates came with later releases' examples: on 0.7 … 0.10.1 (--task, 'Defaulting to …') there is none
+    if hf.get("is_original_qwen3_reranker") and cfg.get("chat_template") is None and cfg.stated_args is not None \
+            and not release_has_task(cfg):
         out.append(Finding.of(get("reranker-template-missing"), "rerank-template", Status.WARN,
                               "original Qwen3 reranker without --chat-template: pairs are scored without the "
                               "prompt it was trained on", {**evidence, "symptoms": []}, cfg=cfg))  # a risk

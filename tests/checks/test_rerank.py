@@ -77,3 +77,9 @@ def test_causal_reranker_without_overrides_from_process_evidence() -> None:
     cfg.stated_args = {"model", "runner"}
     f = rerank.check(cfg)[0]
     assert f.status == Status.FAIL and f.fix == get("reranker-overrides-missing").fix(cfg)
+
+
+def test_no_template_warning_on_a_release_before_score_templates() -> None:
+    """Issue 42 (vllm#19260): on 0.7 … 0.10.1 (--task score) vLLM ships no score template: no rerank-template."""
+    cmd = f"vllm serve Qwen/Qwen3-Reranker-0.6B --task score --hf-overrides {QWEN_OVERRIDES}"
+    assert "rerank-template" not in rerank_findings(Target(cmdline=cmd, answers={"vllm_version": "0.9.2"}))

@@ -54,7 +54,7 @@ def findings(cmdline: str, **answers: Any) -> dict[str, Any]:
                  id="bge-convert-embed"),
     pytest.param("vllm serve jinaai/jina-reranker-v2-base-multilingual --runner pooling", "rerank-remote-code",
                  Status.UNKNOWN, ["--trust-remote-code"], [], id="jina-v2-no-remote-code"),
-    pytest.param("vllm serve Qwen/Qwen3-Reranker-0.6B --trust-remote-code", "flags-trust-remote-code", Status.WARN,
+    pytest.param("vllm serve Qwen/Qwen3-Reranker-0.6B --trust-remote-code", "flags-trust-remote-code", Status.PASS,
                  ["Qwen3-Reranker is served", "--convert classify"], ["Qwen3-Embedding"], id="trust-remote-code-qwen"),
     pytest.param("vllm serve Qwen/Qwen3-Reranker-0.6B", "flags-runner", Status.WARN,
                  ['"is_original_qwen3_reranker": true', "--convert classify"], [], id="qwen-reranker-no-runner"),
