@@ -192,7 +192,10 @@ def diagnose_symptom(symptom: str, contributing: list[Any], case: Case, config: 
     status = worst(s for s in (_status(f) for f in contributing) if s is not None) if contributing else Status.WARN
     what = SYMPTOMS.get(symptom, symptom)
     if j.named is not None:
-        title = f"{what}: {j.named.mode.title}"
+        # the named record's own finding says what was seen (e.g. which option was removed): the title carries it
+        seen = next((str(_get(f, "title")) for f in contributing if _get(f, "failure_mode") == j.named.mode.id
+                     and j.named.mode.title not in str(_get(f, "title") or "")), "")
+        title = f"{what}: {j.named.mode.title}" + (f" — {seen}" if seen else "")
         fix = j.named.mode.fix(config if config is not None else {})
         mode_id = j.named.mode.id
     else:

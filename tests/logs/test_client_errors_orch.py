@@ -27,6 +27,7 @@ def test_litellm_encoding_format_null_from_the_quoted_body() -> None:
     got = _fail(text)
     assert [f.failure_mode for f in got] == ["litellm-encoding-format-null"]
     assert "hosted_vllm" in got[0].fix
+    assert got[0].evidence["symptoms"] == []  # vLLM's body names the cause: no differential over "rejected"
 
 
 def test_wrapper_task_refusal_is_one_of() -> None:

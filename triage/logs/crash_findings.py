@@ -142,9 +142,11 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
                                   cfg=config))
         elif check == "client-encoding-format-null":
             rec = get("litellm-encoding-format-null")
+            # vLLM's own body names the field and the null: the cause itself, not a symptom for the differential
+            # to weigh against every record that can reject a request
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL,
-                                  f"{rec.title}: vLLM's 400 names encoding_format with input None{said}", ev,
-                                  cfg=config))
+                                  f"{rec.title}: vLLM's 400 names encoding_format with input None{said}",
+                                  {**ev, "symptoms": []}, cfg=config))
         elif check == "client-task-unsupported":
             rec = get("wrapper-vllm-method-removed")
             task = hit.groups.get("task", "")
