@@ -71,12 +71,15 @@ def _bge_m3(cfg: EffectiveConfig) -> list[Finding]:
         return []
     if isinstance(pc, dict) and pc.get("task"):
         return []
-    measured = str(cfg.get("vllm_version") or "") == MEASURED_BGE_M3
+    release = str(cfg.get("vllm_version") or "")
+    measured = release == MEASURED_BGE_M3
     on = "" if measured else f" (measured on vLLM {MEASURED_BGE_M3}; this release is not)"
+    if release and not measured:  # another known release: when the combined task came is not read, so ask
+        on += f": POST /v1/embeddings once on {release} to tell"
     return [Finding.of(
         BGE_M3_OUTPUTS,
         "flags-bge-m3-task",
-        Status.FAIL if measured else Status.WARN,
+        Status.FAIL if measured else Status.UNKNOWN if release else Status.WARN,
         "--hf-overrides BgeM3EmbeddingModel without --pooler-config task: /v1/embeddings answers 501 and /pooling 400 "
         f"for every task{on}",
         {**ev(cfg, "hf_overrides", "pooler_config", "vllm_version"),

@@ -185,6 +185,15 @@ def _one_of(names: list[str]) -> str:
     return "one of " + ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
+def _seen(f: Any, record_title: str) -> str:
+    """What a contributing finding says beyond its record's title ('' when it only repeats it)."""
+    title = str(_get(f, "title") or "")
+    if record_title not in title:
+        return title
+    rest = title.replace(f"({record_title})", "").replace(record_title, "").strip(" —:-()")
+    return title.replace(f" ({record_title})", "") if len(rest) >= 12 else ""
+
+
 def diagnose_symptom(symptom: str, contributing: list[Any], case: Case, config: Any = None) -> Finding:
     """The diagnosis finding of one shown symptom."""
     weighed = [weigh(m, case) for m in candidates_of(symptom)]
@@ -193,8 +202,8 @@ def diagnose_symptom(symptom: str, contributing: list[Any], case: Case, config: 
     what = SYMPTOMS.get(symptom, symptom)
     if j.named is not None:
         # the named record's own finding says what was seen (e.g. which option was removed): the title carries it
-        seen = next((str(_get(f, "title")) for f in contributing if _get(f, "failure_mode") == j.named.mode.id
-                     and j.named.mode.title not in str(_get(f, "title") or "")), "")
+        seen = next((t for t in (_seen(f, j.named.mode.title) for f in contributing
+                                 if _get(f, "failure_mode") == j.named.mode.id) if t), "")
         title = f"{what}: {j.named.mode.title}" + (f" — {seen}" if seen else "")
         fix = j.named.mode.fix(config if config is not None else {})
         mode_id = j.named.mode.id
