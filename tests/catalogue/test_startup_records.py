@@ -78,3 +78,16 @@ def test_generator_from_the_start_up_log_fails_the_flags_check() -> None:
     log = Path(__file__).resolve().parents[1] / "fixtures/real/startup/0.31.0-generate-runner/server.log"
     f = {f.check: f for f in flags.check(merge([startup_log.collect(log.read_text())]))}["flags-runner"]
     assert f.status == Status.FAIL and f.fix == GENERATE_RUNNER.fix() and f.evidence["supported_tasks"]
+
+
+def test_generate_runner_fix_for_an_embedder_is_spelled_by_the_release() -> None:
+    """Issue 42 (gpustack#2170: a pasted traceback, no release): both spellings of the task, by release; a stated
+    release gets its own spelling only."""
+    from triage.catalogue.startup import GENERATE_RUNNER
+
+    base = {"model": "Qwen/Qwen3-Embedding-0.6B"}
+    both = GENERATE_RUNNER.fix(base)
+    assert "--task embed" in both and "--runner pooling --convert embed" in both and "0.10.2" in both
+    assert "--task embed" in GENERATE_RUNNER.fix({**base, "vllm_version": "0.8.5"})
+    assert "--runner pooling" not in GENERATE_RUNNER.fix({**base, "vllm_version": "0.8.5"})
+    assert "--task" not in GENERATE_RUNNER.fix({**base, "vllm_version": "0.32.0"})

@@ -113,8 +113,15 @@ def _generate_edits(cfg: Mapping[str, Any]) -> list[Edit]:
 
 
 def _generate_fix(cfg: ConfigLike) -> str:
-    """The pooling runner for what the model is (issue 42): a reranker gets its score head, an embedder embed."""
-    return serve_fix(identify(cfg), str(cfg.get("model") or ""), release_has_task(cfg))
+    """The pooling runner for what the model is (issue 42): a reranker gets its score head, an embedder embed; an
+    embedder on a release nothing states (a pasted traceback) gets both spellings of the task, by release."""
+    who = identify(cfg)
+    if who.kind == "embedder" and not cfg.get("vllm_version") and not cfg.get("task_resolution_line"):
+        model = str(cfg.get("model") or "") or "MODEL"
+        return (f"Serve it as an embedder, as its release spells the pooling task: vLLM >= 0.10.2 vllm serve {model} "
+                f"--runner pooling --convert embed; 0.7 … 0.10.1 vllm serve {model} --task embed (without it a "
+                "causal checkpoint such as Qwen3-Embedding resolves to generate). `vllm --version` tells which.")
+    return serve_fix(who, str(cfg.get("model") or ""), release_has_task(cfg))
 
 
 def _log_stats_edits(cfg: Mapping[str, Any]) -> list[Edit]:
