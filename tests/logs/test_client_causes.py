@@ -108,3 +108,19 @@ def test_unknown_engine_argument_nobody_removed_is_unknown() -> None:
     got = [f for f in pasted_findings("ValueError: Unknown engine argument: foo_bar", {})
            if f.check == "log-client-error"]
     assert [f.status.value for f in got] == ["unknown"] and "--foo-bar" in got[0].fix
+
+
+def test_a_v0_engine_traceback_asks_without_a_release_and_warns_on_010_and_later() -> None:
+    """vllm#24827 (its compose log): a start-up traceback through MQLLMEngine. No release: a question with how to
+    tell; 0.10.2: one of VLLM_USE_V1=0 or a fallback; 0.9.2 (V0 is the pooling path there): nothing."""
+    text = _case("vllm-24827-v0-engine-qwen3-embedding", "log_2.txt")
+
+    def v0(config: dict) -> list:
+        return [f for f in pasted_findings(text, config) if f.failure_mode == "v0-engine-forced"]
+
+    unknown = v0({})
+    assert [f.status.value for f in unknown] == ["unknown"] and "VLLM_USE_V1" in unknown[0].title
+    warn = v0({"vllm_version": "0.10.2"})
+    assert [f.status.value for f in warn] == ["warn"] and "one of" in warn[0].title
+    assert "VLLM_USE_V1=0" in warn[0].fix
+    assert v0({"vllm_version": "0.9.2"}) == []

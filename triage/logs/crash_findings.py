@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 from collections.abc import Mapping, Sequence
 
-from triage.catalogue import get
+from triage.catalogue import get, parse_version
 from triage.catalogue.crashes import SIGNATURES, VLLM_SERVING_CLASS_RE, Signature
 from triage.findings import Finding, Status
 from triage.logs.client_causes import MORE_CLIENT_RULES, more_client_finding
@@ -91,6 +91,9 @@ def traceback_findings(traces: Sequence[Trace], config: Mapping[str, Any], known
                         config["base_weights_no_head"] = True  # the other findings' fixes: an embedder's task
                     out.append(_record_finding(sig, link, config))
                     cause = cause or link
+    v0 = _v0_engine_finding(traces, config) if not out else None
+    if v0 is not None:
+        out.append(v0)
     own = [t for t in traces if t.exc_type and t.exc_name not in _CARRIERS and not _client_line(t)]
     if cause is None and own:
         cause = own[-1]
@@ -101,6 +104,32 @@ def traceback_findings(traces: Sequence[Trace], config: Mapping[str, Any], known
                                fix="Read the innermost vLLM frame and the exception above; search vLLM's issues for "
                                    "the exception with that function."))
     return out, cause
+
+
+_V0_MODULE = "engine/multiprocessing/engine.py"  # MQLLMEngine: the V0 engine's process (0.6 … 0.10)
+
+
+def _v0_engine_finding(traces: Sequence[Trace], config: Mapping[str, Any]) -> Optional[Finding]:
+    """A traceback through the V0 engine: WARN on a release that serves pooling on V1 (0.10+), a question when no
+    release is stated (on 0.8/0.9 V0 is the normal path for pooling), nothing on an older stated release."""
+    t = next((t for t in traces if any(f.vllm_module == _V0_MODULE for f in t.frames)), None)
+    if t is None:
+        return None
+    rec = get("v0-engine-forced")
+    version = parse_version(config.get("vllm_version"))
+    low = parse_version("0.10.0")
+    if version is not None and low is not None and version < low:
+        return None
+    ev = {**_evidence(t), "symptoms": []}
+    if version is None:
+        return Finding.of(rec, CHECK, Status.UNKNOWN,
+                          f"A traceback through the V0 engine (MQLLMEngine{_where(t)}): on vLLM 0.10+ that is "
+                          "VLLM_USE_V1=0 (or a fallback) and the likely cause; on 0.8/0.9 it is the normal path: run "
+                          "`env | grep VLLM_USE_V1` and `vllm --version` to tell", ev, cfg=config)
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"{rec.title}: vLLM {config.get('vllm_version')} failed in MQLLMEngine{_where(t)} — one of: "
+                      "VLLM_USE_V1=0 in the environment, or a fallback the log's 'Falling back to V0' names; run "
+                      "`env | grep VLLM_USE_V1` to tell", ev, cfg=config)
 
 
 def _client_line(t: Trace) -> bool:
