@@ -124,3 +124,12 @@ def test_a_v0_engine_traceback_asks_without_a_release_and_warns_on_010_and_later
     assert [f.status.value for f in warn] == ["warn"] and "one of" in warn[0].title
     assert "VLLM_USE_V1=0" in warn[0].fix
     assert v0({"vllm_version": "0.9.2"}) == []
+
+
+def test_a_prompt_longer_than_max_model_len_in_the_engine_s_words_is_the_max_context_refusal() -> None:
+    """vllm#20744 (0.8.5.post1, LLM.encode): 'The decoder prompt (length 952) is longer than the maximum model length
+    of 512.' is the same refusal as the server's 400 'maximum context length': its fix is truncate_prompt_tokens."""
+    res = analyze_log("ValueError: The decoder prompt (length 952) is longer than the maximum model length of 512. "
+                      "Make sure that `max_model_len` is no smaller than the number of text tokens.\n")
+    got = [f for f in res.findings if f.check == "log-max-context-length"]
+    assert len(got) == 1 and "512" in got[0].title and "truncate_prompt_tokens" in got[0].fix
