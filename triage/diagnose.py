@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import queue
 import threading
-from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Optional
 
@@ -157,42 +156,3 @@ def _post_mortem(text: str, keep: Any) -> Iterator[RunEvent]:
         if ev.kind == ev_.FINDING and ev.finding is not None and not keep(ev.finding):
             continue
         yield ev
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A stored run's verdict as every face gives it: the report's status and headline (``export.view.verdict``),
-    the headline cause's fix in words and as copyable blocks (``fixblocks.document_blocks``), the findings."""
-
-    run_id: int
-    status: str
-    headline: str
-    fix: str
-    blocks: tuple[Any, ...]
-    findings: tuple[Finding, ...]
-
-
-def verdict_of(rec: Any) -> Verdict:
-    """The verdict of a stored run (a ``RunRecord``): what its Markdown/HTML report and the page say."""
-    from triage.export import view
-    from triage.export.groups import document_groups
-    from triage.export.json_ import to_document
-    from triage.fixblocks import document_blocks
-    from triage.findings import severity
-
-    doc = to_document(rec)
-    v = view.verdict(doc)
-    if severity(v.status) < severity("warn"):
-        return Verdict(int(rec.run.id or 0), v.status, v.headline, "", (), tuple(rec.findings))
-    bad = sorted((f for f in doc.get("findings") or [] if severity(f["status"]) >= severity("warn")),
-                 key=lambda f: -severity(f["status"]))
-    diag = next((f for f in bad if is_diagnosis(f)), None)
-    if diag is not None:  # the headline is the differential's: a named record's fix, else its experiments (said)
-        named = bool(diag.get("failure_mode"))
-        return Verdict(int(rec.run.id or 0), v.status, v.headline, str(diag.get("fix") or "") if named else "",
-                       tuple(document_blocks(doc)) if named else (), tuple(rec.findings))
-    grouped, _rest = document_groups(doc)
-    head = next((g for g in grouped if g.status == v.status), None)
-    fix = head.fix if head is not None else ""
-    return Verdict(int(rec.run.id or 0), v.status, v.headline, fix, tuple(document_blocks(doc)) if fix else (),
-                   tuple(rec.findings))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.findings import Finding
+from triage.headline import Verdict
 from triage.probes.api import outcome_status
 from triage.steps import STEPS
 from triage.store import TargetInfo
@@ -122,7 +123,12 @@ class RunDetail(Grouped):
     findings: list[Finding]
     probes: list[ProbeView]
     n_samples: int
-    blocks: tuple[Any, ...] = field(default=(), kw_only=True)  # triage.fixblocks.FixBlock of the worst cause
+    verdict: Optional[Verdict] = field(default=None, kw_only=True)  # the run's one verdict (triage.headline)
+
+    @property
+    def blocks(self) -> tuple[Any, ...]:
+        """The verdict's fix as copyable blocks (``triage.fixblocks.FixBlock``)."""
+        return self.verdict.blocks if self.verdict is not None else ()
 
 
 @dataclass(frozen=True)
@@ -156,17 +162,39 @@ class LogView(Grouped):
 
 @dataclass(frozen=True)
 class Headline:
-    """What a page's banner says: the worst root cause, where it sits, the tally, and its fix as blocks."""
+    """What a page's banner says: the run's ONE verdict (``triage.headline.Verdict``: status, root cause, tally, fix
+    in words and as blocks) and where its cause sits (a checklist step, else the page's own place)."""
 
-    status: str
-    cause: str  # the root cause's title (the catalogue record), else the worst finding's title
-    check: str  # the worst finding's check id
+    verdict: Verdict
     step_index: int  # its checklist step (0: not a checklist step)
     step_title: str
-    tally: str  # "1 fail · 2 warn · 4 pass"
-    fix: str  # the prose fix, shown beneath the blocks
-    blocks: tuple[Any, ...] = ()  # triage.fixblocks.FixBlock
     implicated: dict[str, str] = field(default_factory=dict)  # step id -> the cause a passing step is part of
+
+    @property
+    def status(self) -> str:
+        return self.verdict.status
+
+    @property
+    def cause(self) -> str:
+        """The root cause's title (the catalogue record), else the worst finding's title."""
+        return self.verdict.cause if self.verdict.counts else "No findings"
+
+    @property
+    def check(self) -> str:
+        return self.verdict.check
+
+    @property
+    def tally(self) -> str:
+        return self.verdict.tally
+
+    @property
+    def fix(self) -> str:
+        """The prose fix, shown beneath the blocks (a "one of" diagnosis's experiments)."""
+        return self.verdict.fix or self.verdict.experiments
+
+    @property
+    def blocks(self) -> tuple[Any, ...]:
+        return self.verdict.blocks
 
     @property
     def where(self) -> str:

@@ -102,9 +102,6 @@ class FakeServices:
     def scope(self, config: Any, probe_sets_run: Any = ()) -> list[Any]:
         return services.Services.scope(self, config, probe_sets_run)  # type: ignore[arg-type]
 
-    def fix_blocks(self, findings: list[Finding], config: Any, form: Target | None, mode: Any = None) -> list[Any]:
-        return services.Services.fix_blocks(self, findings, config, form, mode)  # type: ignore[arg-type]
-
     def twin_plan(self, run_id: int) -> tuple[Any, str]:
         """No lab here: the box says why (the real plan is tests/twin; the button end to end is test_e2e_twin)."""
         return None, "no vLLM release is installed in the lab"

@@ -1,6 +1,6 @@
 """``diagnose URL``: the dashboard's one Diagnose entry as a command — the checklist, a look at the engine now, the
 safe probes and the log post-mortem as one stored run (triage/diagnose.py), its progress printed as it comes, then
-the run's verdict and fix as the page and the exports give them (``triage.diagnose.verdict_of``)."""
+the run's one verdict and fix as the page and the exports give them (``triage.headline.record_verdict``)."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +21,7 @@ from triage.cli import (
 )
 from triage.cli.inputs import read_log_head_tail, read_small
 from triage.findings import reaches
+from triage.headline import Verdict, record_verdict
 from triage.textsafe import one_line
 
 
@@ -71,26 +72,28 @@ def run(args: argparse.Namespace) -> int:
                   timeout_s=args.timeout)
     store = open_store(args.db)
     text = args.format == "text"
-    verdict = _diagnose(spec, store, args.deadline, text)
-    code = 1 if any(reaches(f.status, args.fail_on) for f in verdict.findings) else 0
+    rec = _diagnose(spec, store, args.deadline, text)
+    verdict = record_verdict(rec)  # the one verdict: laid out here, never recomputed
+    run_id = int(rec.run.id or 0)
+    code = 1 if any(reaches(f.status, args.fail_on) for f in rec.findings) else 0
     if text:
         _print_verdict(verdict)
-        print(f"run {verdict.run_id}: {verdict.status} (stored in {store.url.split('///')[-1]}); exit {code}")
+        print(f"run {run_id}: {verdict.status} (stored in {store.url.split('///')[-1]}); exit {code}")
     else:
         from triage.cli.check import finding_json
 
-        print_json({"schema": CLI_SCHEMA, "run_id": verdict.run_id, "status": verdict.status,
+        print_json({"schema": CLI_SCHEMA, "run_id": run_id, "status": verdict.status,
                     "verdict": {"status": verdict.status, "headline": verdict.headline, "fix": verdict.fix},
                     "fix_blocks": [{"kind": b.kind, "title": b.title, "code": b.code, "language": b.language,
                                     "note": b.note} for b in verdict.blocks],
-                    "findings": [finding_json(f) for f in verdict.findings]})
+                    "findings": [finding_json(f) for f in rec.findings]})
     return code
 
 
 def _diagnose(spec: Any, store: Any, deadline_s: float, text: bool) -> Any:
-    """The run, recorded as it comes (progress printed when ``text``); its verdict as the page shows it."""
+    """The run, recorded as it comes (progress printed when ``text``); the stored run (a ``RunRecord``)."""
     from triage.cli import CommandError
-    from triage.diagnose import diagnose_events, progress_line, verdict_of
+    from triage.diagnose import diagnose_events, progress_line
     from triage.recorder import Recorder, record
 
     recorder = Recorder(store)
@@ -105,10 +108,10 @@ def _diagnose(spec: Any, store: Any, deadline_s: float, text: bool) -> Any:
     rec = store.get_run(recorder.run_id, with_samples=False) if recorder.run_id is not None else None
     if rec is None:
         raise CommandError("the run was not stored")
-    return verdict_of(rec)
+    return rec
 
 
-def _print_verdict(v: Any) -> None:
+def _print_verdict(v: Verdict) -> None:
     print(f"verdict: {v.status.upper()}: {one_line(v.headline)}")
     if v.fix:
         print(f"fix: {one_line(v.fix)}")

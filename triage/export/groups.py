@@ -17,6 +17,7 @@ from typing import Any
 from triage import catalogue
 from triage.catalogue import FailureMode
 from triage.findings import Finding, Status, severity
+from triage.headline import mode_fix
 
 
 @dataclass(frozen=True)
@@ -45,18 +46,6 @@ def _as_dict(f: Finding | dict[str, Any]) -> dict[str, Any]:
 mode_of = catalogue.mode_of  # the record a finding (or its dict) reports
 
 
-def _config_of(config: dict[str, Any] | None) -> dict[str, Any]:
-    values = (config or {}).get("values", config or {})
-    return {k: (v.get("value") if isinstance(v, dict) and "value" in v else v) for k, v in values.items()}
-
-
-def _record_fix(mode: FailureMode, config: dict[str, Any] | None) -> str:
-    try:
-        return mode.fix(_config_of(config))
-    except (KeyError, TypeError, ValueError):  # a fix that needs a value this run did not record
-        return mode.fix_text
-
-
 def groups(findings: list[Finding] | list[dict[str, Any]], config: dict[str, Any] | None = None
            ) -> tuple[list[FindingGroup], list[int]]:
     """(groups worst first, indices of the findings in no group, worst first)."""
@@ -73,7 +62,7 @@ def groups(findings: list[Finding] | list[dict[str, Any]], config: dict[str, Any
     out = []
     for mode_id, idx in by_mode.items():
         mode = catalogue.get(mode_id)
-        fix = next((items[i]["fix"] for i in idx if items[i].get("fix")), "") or _record_fix(mode, config)
+        fix = mode_fix([items[i] for i in idx], mode, config)  # the verdict's rule (triage.headline)
         out.append(FindingGroup(mode, items[idx[0]]["status"], tuple(idx), fix))
     return out, rest
 

@@ -26,6 +26,7 @@ from plotly.offline import get_plotlyjs
 from triage import charts, fixblocks
 from triage.export import rows, view
 from triage.export.groups import FindingGroup, document_groups
+from triage.headline import Verdict
 from triage.redact import redact_text
 
 CAPTURE_PREVIEW_BYTES = 32_000
@@ -125,9 +126,9 @@ def ref(r: Any) -> str:
     return f"<code>{esc(r)}</code>"
 
 
-def fix_section(doc: dict[str, Any]) -> str:
-    """The worst root cause's fix as copyable blocks (triage.fixblocks), right under the verdict."""
-    blocks = fixblocks.document_blocks(doc)
+def fix_section(v: Verdict) -> str:
+    """The verdict's fix as copyable blocks (triage.fixblocks), right under the verdict."""
+    blocks = v.blocks
     if not blocks:
         return ""
     parts = ["<h2>Fix: copy and paste</h2>"]
@@ -170,9 +171,8 @@ def _verification(doc: dict[str, Any]) -> str:
             + (_table(["probe or check", "before", "after", "result"], pairs) if pairs else ""))
 
 
-def _body(doc: dict[str, Any]) -> tuple[str, str]:
-    """(body HTML, chart data blocks); everything here is already escaped."""
-    v = view.verdict(doc)
+def _body(doc: dict[str, Any], v: Verdict) -> tuple[str, str]:
+    """(body HTML, chart data blocks) of the run and its one verdict; everything here is already escaped."""
     counts = ", ".join(f"{n} {s}" for s, n in v.counts.items()) or "no findings"
     charts_html, data_blocks = [], []
     for i, (title, fig) in enumerate(figures(doc)):
@@ -188,9 +188,9 @@ def _body(doc: dict[str, Any]) -> tuple[str, str]:
         f"<h1>vLLM embedding triage: run {esc(doc['run'].get('id'))}</h1>",
         f"<p class=\"verdict\">Verdict: {badge(v.status)} ({esc(counts)}): {esc(v.headline)}</p>",
         _table(["", ""], view.target_rows(doc)),
-        ("<h2>What this verdict covers</h2>" + _table(["", "part", ""], view.scope_rows(doc))
-         if view.scope_rows(doc) else ""),
-        fix_section(doc),
+        ("<h2>What this verdict covers</h2>" + _table(["", "part", ""], view.scope_rows(doc, v))
+         if view.scope_rows(doc, v) else ""),
+        fix_section(v),
         "<h2>Findings</h2>", _findings(doc),
         "<h2>Charts</h2>", "".join(charts_html) or "<p>No metric samples or probe timelines in this run.</p>",
         _verification(doc),
@@ -223,12 +223,13 @@ def _plotly_js() -> tuple[str, str]:
 
 def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     secrets = tuple(s for s in secrets if s)
-    body, data = _body(doc)
+    v = view.verdict(doc)  # the one verdict (triage.headline): laid out here, never recomputed
+    body, data = _body(doc, v)
     body, data = redact_text(body, secrets), redact_text(data, secrets)
     plotly_js, plotly_hash = _plotly_js()
     csp = (f"default-src 'none'; script-src {plotly_hash} {_sha256(_BOOT)}; style-src 'unsafe-inline'; "
            "img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
-    title = esc(f"vLLM triage run {doc['run'].get('id')}: {view.verdict(doc).status}")
+    title = esc(f"vLLM triage run {doc['run'].get('id')}: {v.status}")
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

@@ -13,6 +13,7 @@ from typing import Any
 from triage import fixblocks
 from triage.export import view
 from triage.export.groups import FindingGroup, document_groups
+from triage.headline import Verdict
 from triage.redact import redact_text
 
 # Intraword "_" and "()" render as text in CommonMark/GFM, so they stay readable unescaped.
@@ -85,9 +86,9 @@ def ref(r: Any) -> str:
     return f"[{code(r)}]({url})" if url and re.fullmatch(r"vllm ?#\d+", str(r).strip()) else code(r)
 
 
-def fix_section(doc: dict[str, Any]) -> list[str]:
-    """The worst root cause's fix as copyable fenced blocks (triage.fixblocks), right under the verdict."""
-    blocks = fixblocks.document_blocks(doc)
+def fix_section(v: Verdict) -> list[str]:
+    """The verdict's fix as copyable fenced blocks (triage.fixblocks), right under the verdict."""
+    blocks = v.blocks
     if not blocks:
         return []
     out = ["## Fix: copy and paste"]
@@ -97,22 +98,22 @@ def fix_section(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def scope_section(doc: dict[str, Any]) -> list[str]:
+def scope_section(doc: dict[str, Any], v: Verdict) -> list[str]:
     """What a healthy verdict covered and what not (the dashboard's "What this verdict covers")."""
-    rows = view.scope_rows(doc)
+    rows = view.scope_rows(doc, v)
     if not rows:
         return []
     return ["## What this verdict covers", table(["", "part", ""], [(c, text(p), text(h)) for c, p, h in rows])]
 
 
 def render_document(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
-    v = view.verdict(doc)
+    v = view.verdict(doc)  # the one verdict (triage.headline): laid out here, never recomputed
     counts = ", ".join(f"{n} {s}" for s, n in v.counts.items())
     out = [f"# vLLM embedding triage: run {doc['run'].get('id')}",
            f"**Verdict: {v.status.upper()}** ({counts or 'no findings'}): {text(v.headline)}",
            table(["", ""], [(k, code(val)) for k, val in view.target_rows(doc)]),
-           *scope_section(doc),
-           *fix_section(doc),
+           *scope_section(doc, v),
+           *fix_section(v),
            "## Findings"]
     findings = doc.get("findings") or []
     grouped, rest = document_groups(doc)

@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
-from triage.events import INTERRUPTED
 from triage.export.rows import document_samples
 from triage.findings import ORDER, Status
-from triage.headline import run_headline
+from triage.headline import Verdict, document_verdict
 
 STATUS_ORDER = list(reversed(ORDER))  # most severe first
 
@@ -16,41 +14,9 @@ STATUS_ORDER = list(reversed(ORDER))  # most severe first
 VERSION_KEYS = ("vllm_version", "device", "gpu_name", "gpu_memory_total_bytes", "driver_version", "cuda_version")
 
 
-@dataclass(frozen=True)
-class Verdict:
-    status: str
-    headline: str
-    counts: dict[str, int]
-
-
 def verdict(doc: dict[str, Any]) -> Verdict:
-    """The run's worst finding status (the stored one when no findings), with a count per status."""
-    findings = doc.get("findings") or []
-    head = run_headline(findings)  # the dashboard's banner reads the same
-    counts = head.counts
-    status = head.status or doc["run"].get("status") or "unknown"
-    bad = head.needs_attention
-    if doc["run"].get("status") == INTERRUPTED:  # stopped before its end: no verdict, least of all PASS
-        return Verdict(status=INTERRUPTED, counts=counts,
-                       headline=f"the run was interrupted ({doc['run'].get('summary') or 'no reason recorded'}); "
-                                f"{len(findings)} finding(s) recorded before it stopped")
-    if not doc["run"].get("finished_at") and doc["run"].get("status") in (None, "running", "incomplete"):
-        # killed (or still going): what it found so far is no verdict, least of all PASS
-        return Verdict(status="incomplete", counts=counts,
-                       headline=f"the run did not finish ({len(findings)} finding(s) recorded before it stopped)")
-    diag = head.diagnosis
-    if diag is not None:  # the differential's answer (issue 29); a "one of" one names its experiments as the fix
-        experiments = not diag.get("failure_mode") and diag.get("fix")
-        headline = diag["title"] + (f". To tell them apart: {diag['fix']}" if experiments else "")
-    elif doc["run"].get("summary"):
-        headline = doc["run"]["summary"]
-    elif bad:
-        headline = f"{len(bad)} finding(s) need attention; worst: {bad[0]['title']}"
-    elif findings:
-        headline = "no finding needs attention"
-    else:
-        headline = "no findings recorded"
-    return Verdict(status=status, headline=headline, counts=counts)
+    """The run's one verdict (``triage.headline.document_verdict``): the reports lay it out, they compute none."""
+    return document_verdict(doc)
 
 
 def value_text(v: Any) -> str:
@@ -85,12 +51,13 @@ def source_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(k), value_text(v)) for k, v in sorted(sources.items())] if isinstance(sources, dict) else []
 
 
-def scope_rows(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+def scope_rows(doc: dict[str, Any], v: Optional[Verdict] = None) -> list[tuple[str, str, str]]:
     """A passing run's scope, as the dashboard shows it (triage.scope): (checked | not checked, part, how or what is
-    unknown). Empty for a run with a problem (its findings say what to do) or nothing read."""
+    unknown). Empty for a run with a problem (its findings say what to do) or nothing read. ``v``: the run's verdict
+    when the caller has it."""
     from triage.scope import scope
 
-    if verdict(doc).status != Status.PASS.value:
+    if (v or verdict(doc)).status != Status.PASS.value:
         return []
     sources = (doc["run"].get("config") or {}).get("sources")
     sets = (doc["run"].get("meta") or {}).get("sets") or []

@@ -28,12 +28,14 @@ def show(run: Any, compact: bool = False) -> None:
 
 
 def _show(run: Any, compact: bool) -> None:
-    """Header, the fix as copyable blocks, findings, probes, config."""
+    """Header, the verdict's lead sentence and its fix as copyable blocks, findings, probes, config."""
     verdict.banner(run.status, f"Run #{run.id} · {md.text(KINDS.get(run.kind, run.kind))} · {md.text(run.target)} · "
                    f"{md.code(run.model or '?')} · {md.text(run.started_at)}"
                    + (f" · {md.text(run.summary)}" if run.summary else ""))
-    if verdict.status_str(run.status) in ("fail", "error", "warn"):
-        fix_view.show(getattr(run, "blocks", ()) or (), key=f"fix-blocks-{run.id}")
+    v = getattr(run, "verdict", None)  # the run's one verdict (triage.headline): its lead and fix, as the reports say
+    if v is not None and v.needs_fix:
+        st.markdown(f"**Verdict:** {md.prose(v.headline)}")
+        fix_view.show(v.blocks, key=f"fix-blocks-{run.id}")
     _verification(run)
     if run.findings:
         finding_card.show_grouped(run.findings, run.groups, run.ungrouped)

@@ -1,11 +1,11 @@
-"""The History page's service: stored runs paged, one run opened (grouped, with fix blocks), two runs compared."""
+"""The History page's service: stored runs paged, one run opened (grouped, with its one verdict), two runs compared."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from triage import fixblocks
-from triage import recorder as recorder_
 from triage.export.groups import groups
+from triage.headline import record_verdict
 from ui.adapters import diff_runs, iso, run_detail
 from ui.errors import ServiceError
 from ui.services.base import ServiceBase, guard
@@ -37,14 +37,7 @@ class HistoryService(ServiceBase):
             return None
         config = fixblocks.run_config({"config": rec.config, "meta": rec.meta})  # as the exports read it
         grouped, rest = groups(rec.findings, config)
-        t = rec.target
-        try:
-            blocks = fixblocks.blocks_for_findings(rec.findings, config, cmdline=t.cmdline if t else None,
-                                                   model=t.model if t else None,
-                                                   url=t.url if t and t.url != recorder_.OFFLINE_URL else None)
-        except Exception:  # noqa: BLE001 - the prose fix still stands
-            blocks = []
-        return replace(run_detail(rec), groups=tuple(grouped), ungrouped=tuple(rest), blocks=tuple(blocks))
+        return replace(run_detail(rec), groups=tuple(grouped), ungrouped=tuple(rest), verdict=record_verdict(rec))
 
     @guard("Comparing runs")
     def compare_runs(self, left_id: int, right_id: int) -> RunDiff:
