@@ -49,14 +49,14 @@ def check(cfg: EffectiveConfig) -> Finding:
             evidence,
         )
     if t == -1 or t == mml:
-        return Finding(
+        # the livelock's own risk: its record's fix for this config (send max_model_len - 1, upgrade, …)
+        return Finding.of(
+            POOLING_LIVELOCK,
             CHECK_ID,
             Status.WARN,
             f"truncate_prompt_tokens {t} makes long inputs exactly max_model_len ({mml}) tokens",
             evidence,
-            f"Send {mml - 1}: the livelock of vLLM {POOLING_LIVELOCK.affected_text} needs a prompt of exactly "
-            "max_model_len tokens.",
-            [POOLING_LIVELOCK.refs[0]],
+            cfg=cfg,
         )
     if t < -1 or t == 0:
         return Finding(
