@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from checks import features
 from checks._util import ev
+from triage.catalogue.records import REMOTE_CODE_NOT_NEEDED
 from triage.catalogue.identity import identify, identity_keys, release_has_task, serve_flags
 from triage.catalogue.startup import (
     GENERATE_RUNNER,
     KV_DTYPE_MISMATCH,
     LOG_STATS_DISABLED,
     REMOVED_FLAG,
+    SHARED_GPU_MEMORY,
     STARTUP_OOM,
 )
 from triage.vllm import flags as vflags
@@ -234,13 +236,13 @@ def _trust_remote_code(cfg: EffectiveConfig) -> list[Finding]:
     if cfg.get("trust_remote_code") is not True or fam is None or not fam.native:
         return []
     return [
-        Finding(
+        Finding.of(
+            REMOTE_CODE_NOT_NEEDED,
             "flags-trust-remote-code",
             Status.PASS,  # harmless to serving (issue 42: never the cause a thread names): a note, not an alarm
             f"--trust-remote-code is not needed for {fam.name} (harmless to serving; it only lets the hub run code)",
             ev(cfg, "trust_remote_code", "model"),
-            f"Drop it: {fam.name} is served by vLLM's own code (vllm serve {who.model or 'MODEL'} "
-            f"{serve_flags(who)}); the flag only lets the hub run code on the host.",
+            cfg=cfg,
         )
     ]
 
@@ -269,12 +271,13 @@ def _oom_risks(cfg: EffectiveConfig) -> list[Finding]:
     util = cfg.get("gpu_memory_utilization")
     if isinstance(util, (int, float)) and util > 0.95 and cfg.get("device") != "cpu":
         out.append(
-            Finding(
+            Finding.of(  # a share of the whole card: another process's memory refuses the start
+                SHARED_GPU_MEMORY,
                 "flags-oom-risk",
                 Status.WARN,
                 f"--gpu-memory-utilization {util} leaves almost nothing for activations and other processes",
                 ev(cfg, "gpu_memory_utilization"),
-                "Use 0.9 (the default) or lower when the GPU is shared.",
+                cfg=cfg,
             )
         )
     return out

@@ -9,7 +9,7 @@ evidence; otherwise the plan is computed for models whose shape we know.
 from __future__ import annotations
 
 from checks._util import ev, questions, unknown
-from triage.catalogue import STUCK_WAITING
+from triage.catalogue import KV_CACHE_TOO_SMALL, STUCK_WAITING
 from triage.catalogue.startup import SHARED_GPU_MEMORY
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
@@ -113,7 +113,8 @@ def _plan(cfg: EffectiveConfig) -> Finding:
             Status.FAIL,
             f"KV cache ({kv_tokens:,} tokens) is smaller than max_model_len {mml}",
             evidence,
-            fix="Lower --max-model-len, raise --gpu-memory-utilization, or use a larger GPU.",
+            # a max-length request waits forever (stuck-waiting); what admits it is a KV cache that holds it
+            fix=KV_CACHE_TOO_SMALL.fix(cfg),
         )
     if not total:
         return unknown(CHECK_ID, "GPU memory unknown", evidence, "gpu_memory_total_bytes",
@@ -157,21 +158,22 @@ def _plan(cfg: EffectiveConfig) -> Finding:
     }
     evidence["plan"] = plan
     if weights + kv > budget:
-        return Finding(
+        return Finding.of(  # vLLM refuses to start: 'To serve at least one request with the model's max seq len …'
+            KV_CACHE_TOO_SMALL,
             CHECK_ID,
             Status.FAIL,
             f"Weights {_gib(weights)} + one {mml}-token sequence {_gib(kv)} exceed {_gib(budget)}",
             evidence,
-            "Lower --max-model-len or raise --gpu-memory-utilization; vLLM refuses to start "
-            "('To serve at least one request with the model's max seq len … KV cache is needed').",
+            cfg=cfg,
         )
     if weights + kv + headroom > budget:
-        return Finding(
+        return Finding.of(  # one step from the refusal: the same record's fix leaves the headroom
+            KV_CACHE_TOO_SMALL,
             CHECK_ID,
             Status.WARN,
             f"Tight: weights + one max-length sequence leave less than {_gib(headroom)} of {_gib(budget)}",
             evidence,
-            "Leave headroom: a lower --max-model-len or a higher --gpu-memory-utilization.",
+            cfg=cfg,
         )
     return Finding(
         CHECK_ID,

@@ -51,13 +51,15 @@ _DECLS: list[CheckDecl] = [
           "metrics-parse", "metrics-page"),
     *_ids("version", "", CHECKLIST, "vllm-version"),
     *_ids("backend", "", CHECKLIST, "backend"),
-    *_ids("gpu-memory", ("", "stuck-waiting"), CHECKLIST, "gpu-memory"),  # a KV cache below max_model_len
+    # a KV cache below max_model_len (stuck-waiting), a plan that does not fit one max-length sequence
+    *_ids("gpu-memory", ("", "stuck-waiting", "kv-cache-too-small"), CHECKLIST, "gpu-memory"),
     *_ids("gpu-memory", "gpu-memory-shared", CHECKLIST, "gpu-memory-shared"),
-    *_ids("flags", "", CHECKLIST, "flags", "flags-unknown", "flags-unknown-command", "flags-trust-remote-code",
+    *_ids("flags", "remote-code-not-needed", CHECKLIST, "flags-trust-remote-code"),
+    *_ids("flags", "", CHECKLIST, "flags", "flags-unknown", "flags-unknown-command",
           "config-conflict", "evidence", "checklist"),  # checklist: a run that did not finish (triage/cli/check.py)
     *_ids("flags", "removed-flag", CHECKLIST, "flags-removed"),
     *_ids("flags", "generate-runner", CHECKLIST, "flags-runner"),
-    *_ids("flags", "startup-oom", CHECKLIST, "flags-oom-risk"),
+    *_ids("flags", ("startup-oom", "gpu-memory-shared"), CHECKLIST, "flags-oom-risk"),
     *_ids("flags", "log-stats-disabled", CHECKLIST, "flags-log-stats"),
     *_ids("flags", "kv-cache-dtype-mismatch", CHECKLIST, "flags-kv-cache-dtype"),
     *_ids("flags", "encoder-prefix-caching", CHECKLIST, "flags-encoder-prefix-caching"),
@@ -79,9 +81,10 @@ _DECLS: list[CheckDecl] = [
     # Kubernetes (issue 31): the liveness probe (checks/liveness.py), the pod's view (triage/sources/kube.py)
     *_ids("flags", "liveness-probe-blind", CHECKLIST, "kube-liveness-blind"),
     *_ids("gpu-memory", "oom", CHECKLIST, "kube-oomkilled"),
-    *_ids("server", "", CHECKLIST, "kube-probe-failures"),
+    *_ids("server", "probe-kills", CHECKLIST, "kube-probe-failures"),
     # probes (triage/probes/)
-    *_ids(None, "", PROBE, "probe-target", "probe-setup", "probe-recovery", "clients-plain", "clients-routes",
+    *_ids(None, ("", "no-recovery-after-abort"), PROBE, "probe-recovery"),  # a pass reports none
+    *_ids(None, "", PROBE, "probe-target", "probe-setup", "clients-plain", "clients-routes",
           "conformance-v1-prefix", "conformance-openai-server", "conformance-array-input", "conformance-token-ids",
           "conformance-index-order", "conformance-base64", "conformance-dimension-norm", "conformance-determinism",
           "conformance-usage-tokens", "conformance-overlong-400", "conformance-truncate-too-big-400",
@@ -132,8 +135,9 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, STALL_MODES, WATCH, "watch-engine-stalled"),
     *_ids(None, "pooling-livelock-client-timeouts", WATCH, "watch-episodes-recurring"),
     # the log post-mortem (triage/logs/)
-    *_ids(None, "", LOG, "log-engine-stats", "log-http-5xx", "log-bad-arguments", "log-server-start", "log-long-step",
-          "log-livelock-prone-config"),
+    *_ids(None, "", LOG, "log-engine-stats", "log-server-start", "log-long-step", "log-livelock-prone-config"),
+    *_ids(None, "server-errors", LOG, "log-http-5xx"),
+    *_ids(None, "bad-arguments", LOG, "log-bad-arguments"),
     *_ids(None, STALL_MODES, LOG, "log-livelock-suspect"),
     *_ids(None, "stuck-waiting", LOG, "log-stuck-waiting"),
     *_ids(None, "pooling-livelock-client-timeouts", LOG, "log-episodes-recurring"),

@@ -206,6 +206,14 @@ def _mrv2_fix(cfg: ConfigLike) -> str:
             f"`export VLLM_USE_V2_MODEL_RUNNER=0` before vllm serve) to use the V1 model runner{also}.")
 
 
+def _remote_code_fix(cfg: ConfigLike) -> str:
+    """Drop --trust-remote-code: the model's family is served by vLLM's own code (its serve flags said)."""
+    who = identify(cfg)
+    name = who.family.name if who.family is not None else "this model"
+    return (f"Drop it: {name} is served by vLLM's own code (vllm serve {who.model or 'MODEL'} "
+            f"{serve_flags(who)}); the flag only lets the hub run code on the host.")
+
+
 RECORDS = load(__name__)  # triage/catalogue/data/startup.toml
 __getattr__, __dir__ = RECORDS.exports(globals())
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_HEAD_DIM
 from triage.display import utc_text
+from triage.catalogue.records import SERVER_ERRORS
 from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
@@ -247,12 +248,12 @@ def _http_5xx(access: dict[str, Any]) -> Optional[Finding]:
     if not n5:
         return None
     top5 = [t for t in access["top"] if str(t["status"]).startswith("5")]
-    return Finding(
+    return Finding.of(
+        SERVER_ERRORS,
         check="log-http-5xx",
         status=Status.WARN,
         title=f"{n5} server errors (HTTP 5xx) in the access log",
         evidence={"count": n5, "by_status": by_status, "top": top5, "source": "log"},
-        fix="Look for 'EngineCore encountered' / out-of-memory lines before the first 5xx.",
     )
 
 

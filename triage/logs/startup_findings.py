@@ -24,6 +24,7 @@ from triage.catalogue.startup import (
     STARTUP_OOM,
 )
 from triage.catalogue.identity import identify, identity_keys
+from triage.catalogue.records import BAD_ARGUMENTS
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.refusal_clues import STARTUP_ERROR
 from triage.catalogue.symptoms import STARTUP_REFUSAL
@@ -79,13 +80,12 @@ def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits], config: dict[str, A
 
 
 def _bad_arguments(hit: ErrorHits) -> Finding:
-    return Finding(
+    return Finding.of(
+        BAD_ARGUMENTS,
         check="log-bad-arguments",
         status=Status.FAIL,
         title=f"The server did not start: vllm serve refused its arguments ({hit.groups.get('why', '')[:160]})",
         evidence=_ev(hit),
-        fix="Correct the option named in the error against `vllm serve --help` of this vLLM release "
-        "(`python -m triage knowledge options --vllm X.Y.Z` lists each release's options, read from its parser).",
     )
 
 

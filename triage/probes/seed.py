@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from triage.catalogue import POOLING_LIVELOCK, STUCK_WAITING as STUCK_MODE, explain_stall, word_stall
+from triage.catalogue.records import NO_RECOVERY_AFTER_ABORT
 from triage.findings import Finding, Status
 from triage.probes.context import ProbeContext
 from triage.probes.runner import HTTP_ERROR, OK, PROXY_ERROR, SLOW, UNREACHABLE, ProbeOutcome
@@ -171,11 +172,9 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
     aborted = [o for o in ran if o.recovery is not None]
     failed = [o for o in aborted if not o.recovery.get("recovered")]  # type: ignore[union-attr]
     for o in failed:
-        out.append(Finding("probe-recovery", Status.FAIL,
-                           f"{o.probe}: the server did not recover after the abort",
-                           {"probe": o.probe, "recovery": o.recovery, "outcome": o.outcome},
-                           "Restart the server; look for other stuck clients (the gauges did not return to 0 "
-                           "or a fresh request failed).", [POOLING_LIVELOCK.refs[0]]))
+        out.append(Finding.of(NO_RECOVERY_AFTER_ABORT, "probe-recovery", Status.FAIL,
+                              f"{o.probe}: the server did not recover after the abort",
+                              {"probe": o.probe, "recovery": o.recovery, "outcome": o.outcome}))
     if aborted and not failed:
         times = [o.recovery["recovered_after_abort_s"] for o in aborted]  # type: ignore[index]
         out.append(Finding("probe-recovery", Status.PASS,

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from triage.catalogue import OOM
+from triage.catalogue.kubernetes import PROBE_KILLS
 from triage.findings import Finding, Status
 from triage.sources import RawCapture, SourceResult
 from triage.sources import deploy
@@ -458,11 +459,8 @@ def _probe_events(pod: PodView) -> Finding | None:
     killed = [e for e in hits if "will be restarted" in e.message]
     title = (f"pod {pod.name}: {' and '.join(kinds)} probe failures in its events"
              + (": the kubelet killed the container (exit code 137 without OOMKilled is this kill)" if killed else ""))
-    return Finding("kube-probe-failures", Status.WARN, title,
-                   {"pod": pod.name, "events": [{"type": e.type, "reason": e.reason, "age": e.age, "from": e.source,
-                                                 "message": e.message, "where": pod.where(e.line)} for e in hits],
-                    "source": SOURCE},
-                   "Failures while the model loads (before 'Application startup complete') restart a server that "
-                   "was only slow to start: give the container a startupProbe on /health whose failureThreshold x "
-                   "periodSeconds covers the load. Failures after it started: read the server's log at that time "
-                   "(kubectl logs --previous for a killed container).")
+    return Finding.of(PROBE_KILLS, "kube-probe-failures", Status.WARN, title,
+                      {"pod": pod.name, "events": [{"type": e.type, "reason": e.reason, "age": e.age,
+                                                    "from": e.source, "message": e.message,
+                                                    "where": pod.where(e.line)} for e in hits],
+                       "source": SOURCE})
