@@ -75,9 +75,10 @@ def _main(cfg: EffectiveConfig, who: ModelIdentity, evidence: dict[str, Any]) ->
     missing = missing_overrides(who, hf) if fam is not None and fam.hf_overrides and hf else []
     ev_id = {**evidence, "identity": who.to_dict()}
     if convert == "classify" and not classifier_overrides and llm:
-        return Finding.of(get("classify-without-score-head"), "rerank-convert-classify", Status.FAIL,
+        mode = get("classify-without-score-head")
+        return Finding.of(mode, "rerank-convert-classify", Status.FAIL,
                           f"{model}: --convert classify without the reranker's overrides: the score head is "
-                          "not in the checkpoint (vllm#43062); /score and /rerank answer 404", ev_id, cfg=cfg)
+                          f"not in the checkpoint ({mode.refs[0]}); /score and /rerank answer 404", ev_id, cfg=cfg)
     if missing and fam is not None:
         given = hf.get("classifier_from_token")
         if given and given != list(fam.tokens) and all(k not in missing for k in fam.hf_overrides

@@ -37,7 +37,6 @@ INLINE_VERDICTS: dict[str, int] = {
 COPIED_REFS: dict[str, int] = {
     "triage/vllm/flags.py:<module>": 7,  # the removed/renamed flags table (Replacement.refs): vLLM's names
     "triage/lab/profiles.py:<module>": 1,  # a lab profile's description, not a verdict
-    "checks/rerank.py:_main": 1,  # a finding's title naming vllm#43062
 }
 
 _BAD = {"FAIL", "WARN", "fail", "warn"}
