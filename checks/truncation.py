@@ -6,6 +6,7 @@ from checks._util import ev, truncate_state, unknown, version_of
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 from triage.catalogue import POOLING_LIVELOCK
+from triage.catalogue.records import TRUNCATION_REJECTED
 
 CHECK_ID = "truncate-vs-max-model-len"
 
@@ -22,23 +23,24 @@ def check(cfg: EffectiveConfig) -> Finding:
         return unknown(CHECK_ID, "max_model_len unknown", evidence, "max_model_len",
             "Give the server URL or the log.")
     if state == "none":
-        return Finding(
+        return Finding.of(
+            TRUNCATION_REJECTED,
             CHECK_ID,
             Status.WARN,
             f"No truncation: inputs over {mml} tokens are rejected with HTTP 400",
             evidence,
-            f"Send truncate_prompt_tokens {mml - 1} (not {mml}: see pooling-livelock-risk) if "
-            "long documents should be embedded from their start rather than refused.",
+            cfg=cfg,
             explanation='vLLM answers 400 "This model\'s maximum context length is N tokens…".',
         )
     t = int(cfg.get("truncate_prompt_tokens"))
     if t > mml:
-        return Finding(
+        return Finding.of(
+            TRUNCATION_REJECTED,
             CHECK_ID,
             Status.FAIL,
             f"truncate_prompt_tokens {t} > max_model_len {mml}: every request carrying it is rejected with HTTP 400",
             evidence,
-            f"Send at most {mml - 1}.",
+            cfg=cfg,
             explanation="vLLM: 'truncate_prompt_tokens value is greater than max_model_len'.",
         )
     if (t == -1 or t == mml) and POOLING_LIVELOCK.version_status(version_of(cfg)) == "fixed":
@@ -59,11 +61,13 @@ def check(cfg: EffectiveConfig) -> Finding:
             cfg=cfg,
         )
     if t < -1 or t == 0:
-        return Finding(
+        return Finding.of(
+            TRUNCATION_REJECTED,
             CHECK_ID,
             Status.FAIL,
             f"truncate_prompt_tokens {t} is not valid",
             evidence,
-            "Send a positive number below max_model_len, or -1.",
+            cfg=cfg,
+            explanation="",
         )
     return Finding(CHECK_ID, Status.PASS, f"truncate_prompt_tokens {t} < max_model_len {mml}", evidence)

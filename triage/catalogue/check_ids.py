@@ -67,7 +67,9 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "bge-m3-multi-vector", CHECKLIST, "flags-bge-m3-task"),
     *_ids("chunked-prefill", "", CHECKLIST, "chunked-prefill"),
     *_ids("chunked-prefill", "stuck-waiting", CHECKLIST, "budget-below-max-model-len"),
-    *_ids("truncation", "pooling-livelock", CHECKLIST, "truncate-vs-max-model-len", "pooling-livelock-risk"),
+    # the client's truncation: exactly max_model_len is the livelock's risk, above it (or none) a 400 (issue 44)
+    *_ids("truncation", ("pooling-livelock", "truncation-rejected"), CHECKLIST, "truncate-vs-max-model-len"),
+    *_ids("truncation", "pooling-livelock", CHECKLIST, "pooling-livelock-risk"),
     *_ids("flags", "reranker-overrides-missing", CHECKLIST, "rerank-deployment"),
     *_ids("flags", "classify-without-score-head", CHECKLIST, "rerank-convert-classify"),
     *_ids("flags", "scores-are-logits", CHECKLIST, "scores-activation"),

@@ -33,6 +33,20 @@ from triage.stall import LIVELOCK  # the stall rule's kinds
 from triage.stall import STUCK_WAITING as STUCK_WAITING_KIND
 
 
+def _truncation_fix(cfg: ConfigLike) -> str:
+    """What to send instead: below max_model_len (never exactly it: the livelock's risk), a valid value."""
+    mml, t = cfg.get("max_model_len"), cfg.get("truncate_prompt_tokens")
+    if not isinstance(mml, int):
+        return "Send a truncate_prompt_tokens below max_model_len, or -1."
+    if isinstance(t, int) and not isinstance(t, bool):
+        if t > mml:
+            return f"Send at most {mml - 1}."
+        if t < -1 or t == 0:
+            return "Send a positive number below max_model_len, or -1."
+    return (f"Send truncate_prompt_tokens {mml - 1} (not {mml}: see pooling-livelock-risk) if long documents should "
+            "be embedded from their start rather than refused.")
+
+
 def _livelock_fix(cfg: ConfigLike) -> str:
     mml = cfg.get("max_model_len")
     n = f"{mml - 1}" if isinstance(mml, int) else "max_model_len - 1"
