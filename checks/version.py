@@ -35,8 +35,7 @@ def check(cfg: EffectiveConfig) -> Finding:
                 "failure_modes": [h.id for h in hits],
                 "reported_related": [f"{r} ({d}{', seen on ' + s if s else ''})" for r, s, d in RELATED_REPORTS],
             },
-            fix=f"Upgrade to {m.fixed_text}. Whether this deployment can hit the bug is the "
-            "pooling-livelock-risk verdict.",
+            fix=m.release_fix("pooling-livelock-risk"),
             explanation=f"{m.title}. {m.mechanism}",
             failure_mode="",  # the release's verdict: the risk verdict reports the record
         )
@@ -57,7 +56,7 @@ def check(cfg: EffectiveConfig) -> Finding:
             Status.WARN,
             f"vLLM {fmt(v)} is older than any release these checks were read from",
             evidence,
-            f"Upgrade to {POOLING_LIVELOCK.fixed_text}.",
+            POOLING_LIVELOCK.release_fix(),
             [POOLING_LIVELOCK.fix_ref or ""],
         )
     return Finding(

@@ -115,6 +115,12 @@ class FailureMode:
             return ""
         return f"vLLM >= {fmt(self.fixed_in)}" + (f" (fix {self.fix_ref})" if self.fix_ref else "")
 
+    def release_fix(self, risk_check: str = "") -> str:
+        """The release-level fix the version check gives (upgrade past the bug), and which check judges whether this
+        deployment can hit it (``risk_check``, when one does)."""
+        return f"Upgrade to {self.fixed_text}." + (
+            f" Whether this deployment can hit the bug is the {risk_check} verdict." if risk_check else "")
+
     def fix(self, cfg: Optional[ConfigLike] = None, *, now: bool = False) -> str:
         """The lasting fix for this config; with ``now``, what to do first while it is happening."""
         text = self.fix_for(cfg if cfg is not None else {}) if self.fix_for else self.fix_text
