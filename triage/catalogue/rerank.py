@@ -129,6 +129,12 @@ def _logits_fix(cfg: ConfigLike) -> str:
             "`activation` and `softmax` are not that field.")
 
 
+# The ranking probe's fix when its evidence singles out no record (triage/probes/rerank_findings.check_ranking): the
+# experiment that tells the standing candidates apart, not one candidate's fix.
+UNDECIDED_RANKING_FIX = ("Run the rerank probe set with the start-up log (--log-file, or the Target page's log) so "
+                         "that the overrides, the template warning and the raw logits can tell them apart.")
+
+
 RECORDS = load(__name__)  # triage/catalogue/data/rerank.toml
 __getattr__, __dir__ = RECORDS.exports(globals())
 

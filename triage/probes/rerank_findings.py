@@ -14,6 +14,7 @@ from typing import Any, Optional
 from triage.catalogue import get
 from triage.catalogue import rerank_clues as k
 from triage.catalogue.identity import identify
+from triage.catalogue.rerank import UNDECIDED_RANKING_FIX
 from triage.catalogue.rerank_families import CROSS_ENCODER_SERVED_AS_EMBEDDER
 from triage.catalogue.model import FailureMode
 from triage.catalogue.symptoms import REJECTED, SCORES_FLAT, SCORES_NOT_RANKING
@@ -364,8 +365,7 @@ def check_ranking(cases: list[dict[str, Any]], untrained: Optional[str], served_
         return Finding("rerank-ranking", Status.FAIL, f"scores do not rank: {why}; the evidence does not single out "
                        f"a cause (one of {', '.join(standing)})", {**ev, "source": "live probe",
                                                                    "candidates": standing},
-                       "Run the rerank probe set with the start-up log (--log-file, or the Target page's log) so "
-                       "that the overrides, the template warning and the raw logits can tell them apart.",
+                       UNDECIDED_RANKING_FIX,
                        [r for m in standing for r in get(m).refs], failure_mode="")
     return Finding.of(cause, "rerank-ranking", Status.FAIL, f"scores do not rank: {why}", _live(ev),
                       cfg={**facts_cfg(facts), **({"model": model} if model else {})})
