@@ -86,8 +86,9 @@ _DECLS: list[CheckDecl] = [
     *_ids("server", "probe-kills", CHECKLIST, "kube-probe-failures"),
     # probes (triage/probes/)
     *_ids(None, ("", "no-recovery-after-abort"), PROBE, "probe-recovery"),  # a pass reports none
+    *_ids(None, ("", "embeddings-route-refused"), PROBE, "conformance-v1-prefix"),
     *_ids(None, "", PROBE, "probe-target", "probe-setup", "clients-plain", "clients-routes",
-          "conformance-v1-prefix", "conformance-openai-server", "conformance-array-input", "conformance-token-ids",
+          "conformance-openai-server", "conformance-array-input", "conformance-token-ids",
           "conformance-index-order", "conformance-base64", "conformance-dimension-norm", "conformance-determinism",
           "conformance-usage-tokens", "conformance-overlong-400", "conformance-truncate-too-big-400",
           "conformance-dimensions", "conformance-normalize-removed", "conformance-query-instruction",

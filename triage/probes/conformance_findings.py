@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK
 from triage.catalogue.features import CHUNKED_PROCESSING
+from triage.catalogue.records import EMBEDDINGS_ROUTE_REFUSED
 from triage.catalogue.refusal_clues import (
     REJECT_CONTEXT_LENGTH,
     REJECT_MESSAGE,
@@ -78,9 +79,9 @@ def v1_prefix(v1: Reply, bare: Reply) -> Finding:
         return Finding("conformance-v1-prefix", Status.PASS,
                        f"POST /v1/embeddings answers 200; POST /embeddings answers {bare.status}",
                        {**ev(v1, bare), **_claim("v1", "refuted")}, refs=["OpenAI-compatible server"])
-    return Finding("conformance-v1-prefix", Status.FAIL, f"POST /v1/embeddings answered {v1.status or v1.error}",
-                   {**ev(v1, bare), **_claim("v1", "confirmed" if bare.ok else "undecided")},
-                   "Point clients at /v1/embeddings of `vllm serve` with a pooling model (--runner pooling).")
+    return Finding.of(EMBEDDINGS_ROUTE_REFUSED, "conformance-v1-prefix", Status.FAIL,
+                      f"POST /v1/embeddings answered {v1.status or v1.error}",
+                      {**ev(v1, bare), **_claim("v1", "confirmed" if bare.ok else "undecided")})
 
 
 def openai_server(models: Reply, version: Optional[str]) -> Finding:
