@@ -242,7 +242,7 @@ def _trust_remote_code(cfg: EffectiveConfig) -> list[Finding]:
             Status.PASS,  # harmless to serving (issue 42: never the cause a thread names): a note, not an alarm
             f"--trust-remote-code is not needed for {fam.name} (harmless to serving; it only lets the hub run code)",
             ev(cfg, "trust_remote_code", "model"),
-            cfg=cfg,
+            fix=REMOTE_CODE_NOT_NEEDED.fix(cfg),  # a note that still says what to drop (Finding.of: none for PASS)
         )
     ]
 

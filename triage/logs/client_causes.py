@@ -54,8 +54,7 @@ def _no_pooler(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) ->
     return Finding.of(rec, CHECK, Status.WARN,
                       f"'{cls}' object has no attribute 'pooler': the causal LM was asked for scores unconverted — "
                       f"{name} (on {cls}) served without its --hf-overrides, on a release that serves it as it ships "
-                      "(the conversion came with vllm#19260, 0.9.2, for Qwen3-Reranker and vllm#19675 for "
-                      "mxbai-rerank-v2 and bge-reranker-v2-gemma)", ev, cfg=cfg)
+                      "(the record's refs: the conversion to a score head came with 0.9.2)", ev, cfg=cfg)
 
 
 def _route(hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
