@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from declared_checks import pytest_sessionfinish  # noqa: F401 - a hook: every check id built is declared
+from declared_checks import pytest_sessionfinish, pytest_testnodedown  # noqa: F401 - hooks: every check id built is declared
 from pgmode import mapping  # tests/pgmode: the PostgreSQL test mode's path -> database mapping
 from lab_servers import serve, stop_kept
 from triage.lab import LabServer
@@ -23,8 +23,21 @@ collect_ignore_glob: list[str] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_server: needs a real vLLM server from the lab (slow)")
-    # one lab server per configuration for the whole session, children included (tests/lab_servers.py)
-    os.environ.setdefault(KEEP_ENV, f"pytest-{os.getpid()}")
+    # one lab server per configuration for the whole session, children included (tests/lab_servers.py); each
+    # xdist worker is a session of its own: its own token, so one worker's end never stops another's servers
+    os.environ[KEEP_ENV] = f"pytest-{os.getpid()}"
+
+
+LAB_GROUP = "lab"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Two lanes under xdist (pytest.ini: ``-n 2 --dist loadgroup``): every test that needs a real vLLM server runs
+    in one worker, in collection order, so the session's kept servers (one per configuration) serve them all and
+    no two vLLM servers start at once on this two-core box; the other worker takes the rest as it frees up."""
+    for item in items:
+        if item.get_closest_marker("real_server") or set(getattr(item, "fixturenames", ())) & set(SERVERS):
+            item.add_marker(pytest.mark.xdist_group(LAB_GROUP))
 
 
 @pytest.fixture(scope="session", autouse=True)

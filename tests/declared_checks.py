@@ -46,7 +46,17 @@ def _watched(self: Finding) -> None:
 Finding.__post_init__ = _watched  # type: ignore[method-assign]
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent without it (-p no:xdist)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """xdist: a worker's findings reach the controller (``workeroutput``), whose session end judges them all."""
+    UNDECLARED.update(getattr(node, "workeroutput", {}).get("undeclared_checks", {}))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:  # an xdist worker: the controller says it (pytest_testnodedown)
+        out["undeclared_checks"] = dict(UNDECLARED)
+        return
     if UNDECLARED:
         lines = "\n".join(f"  {what} (built in {where})" for what, where in sorted(UNDECLARED.items()))
         sys.stderr.write(f"\ncheck ids built but not declared in triage/catalogue/check_ids.py:\n{lines}\n")
