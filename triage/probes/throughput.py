@@ -26,7 +26,9 @@ the probe 0.1-0.2 ms. Where client and server share the cores, what a client spe
 such a box the probe reads above bench by the ratio of the box's CPU per request under each (measured: 1.38x at C=16
 and 1.37x at C=64 with box CPU ratios that account for them to within 2-4 %); with the server on a core of its own
 (bench_throughput.py --pin: the server on CPU 0, both clients on CPU 1) the two read alike: 1.14x at C=16 and
-0.98x at C=64, each within ±6 % over the pairs (2026-12-02, load average 6-7 from other work).
+0.98x at C=64, each within ±6 % over the pairs (2026-12-02, load average 6-7 from other work); with the
+load machinery of issue 45, pinned, three interleaved rounds on a quiet box: median 1.07x at C=16 and 1.11x at C=64,
+the client's ceiling 29x and 25x the server's figure (2026-12-05, bench/README.md).
 
 Rows (the `throughput` finding's evidence ``rows``): concurrency, requests, ok, elapsed_s,
 requests_per_s, inputs_per_s, tokens_per_s, p50_s, p95_s, p99_s, client_cpu_percent,
