@@ -99,9 +99,24 @@ def to_text(result: ProbeRunResult) -> str:
     lines.append("")
     shown: set[str] = set()
     for f in result.findings:
-        lines += finding_lines(f, shown=shown)
+        lines += finding_lines(f, sweep_lines(f.evidence) if f.check == "throughput" else (), shown=shown)
     lines.append(f"\nstatus: {result.status.value}")
     return "\n".join(lines)
+
+
+def sweep_lines(evidence: dict[str, Any]) -> list[str]:
+    """The throughput sweep in `vllm bench serve`'s units, one line per concurrency (req/s, tokens/s, p50/p90/p99 ms,
+    errors), then the client's ceiling beside it (``client_ceiling``'s note)."""
+
+    def ms(v: Any) -> str:
+        return f"{1000 * v:.1f}" if isinstance(v, (int, float)) else "-"
+
+    out = [f"C={r.get('concurrency')}: {r.get('requests_per_s')} req/s, {r.get('tokens_per_s')} tok/s, p50/p90/p99 "
+           f"{ms(r.get('p50_s'))}/{ms(r.get('p90_s'))}/{ms(r.get('p99_s'))} ms, errors {r.get('errors', 0)}"
+           + (f" ({r['processes']} processes)" if (r.get("processes") or 1) > 1 else "")
+           for r in evidence.get("rows") or []]
+    note = (evidence.get("client_ceiling") or {}).get("note")
+    return [*out, note] if note else out
 
 
 def read_evidence(args: argparse.Namespace) -> dict[str, Any]:
