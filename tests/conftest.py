@@ -14,7 +14,7 @@ import pytest
 
 from declared_checks import pytest_sessionfinish, pytest_testnodedown  # noqa: F401 - hooks: every check id built is declared
 from pgmode import mapping  # tests/pgmode: the PostgreSQL test mode's path -> database mapping
-from lab_servers import serve, stop_kept
+from lab_servers import evict, serve, stop_kept
 from triage.lab import LabServer
 from triage.lab.server import KEEP_ENV
 
@@ -47,6 +47,13 @@ def _kept_lab_servers() -> Iterator[None]:
         yield
     finally:
         stop_kept()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _lab_pool_cap() -> None:
+    """Each module starts with at most POOL_CAP kept servers (a lab twin's kept servers are not counted as they
+    start: they are trimmed here, least recently used first)."""
+    evict()
 
 
 API_KEY = "test-key-123"

@@ -3,8 +3,9 @@ rest of the session, and stopped by PID at its end.
 
 The session keeps what it starts (``$VLLM_TRIAGE_LAB_KEEP``, set in conftest.py for this process and every child:
 the Streamlit server, ``python -m triage``, a lab twin): one server per configuration serves every module that
-asks for it. At most ``POOL_CAP`` kept servers run at once (memory: ~1 GB each); the least recently used one
-that no fixture holds is stopped first. ``stop_kept`` stops them all at the session's end.
+asks for it. At most ``POOL_CAP`` kept servers run at once (memory: ~2.2 GB each; a lab twin's kept servers
+count too): the least recently used one that no fixture holds is stopped first. ``stop_kept`` stops them all at
+the session's end.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from triage.lab import LabError, LabServer, down, ensure, install, is_installed,
 from triage.lab.paths import logs_dir
 from triage.lab.server import KEEP_ENV
 
-POOL_CAP = int(os.environ.get("VLLM_TRIAGE_LAB_POOL", "6"))
+POOL_CAP = int(os.environ.get("VLLM_TRIAGE_LAB_POOL", "4"))  # ~2.2 GB each (API server, EngineCore, Worker)
 _in_use: Counter[int] = Counter()  # pid -> fixtures of this process holding it
 _last_used: dict[int, float] = {}
 
@@ -30,7 +31,7 @@ def keep_token() -> str:
     return os.environ.get(KEEP_ENV, "")
 
 
-def _evict(cap: int = POOL_CAP) -> None:
+def evict(cap: int = POOL_CAP) -> None:
     kept = kept_by(keep_token())
     idle = sorted((s for s in kept if not _in_use[s.pid]), key=lambda s: _last_used.get(s.pid, s.started_at))
     for srv in idle[:max(0, len(kept) - cap)]:
@@ -63,7 +64,7 @@ def serve(version: str, model: str, profile: str, extra: list[str] | None = None
     srv, started = ensure(version, model, profile, extra_args=extra)
     _in_use[srv.pid] += 1
     if started:
-        _evict()
+        evict()
     try:
         yield srv
     finally:

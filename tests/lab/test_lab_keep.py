@@ -61,7 +61,7 @@ def test_the_pool_stops_the_least_recently_used_idle_server_past_its_cap(lab: li
     other = _server(lab, "other-session", "session-b", now - 90)
     lab_servers._in_use[held.pid] += 1  # a fixture holds the oldest one: never stopped under it
     try:
-        lab_servers._evict(cap=2)
+        lab_servers.evict(cap=2)
     finally:
         lab_servers._in_use[held.pid] -= 1
     assert _gone(old, lab)
