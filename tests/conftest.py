@@ -31,6 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
 LAB_GROUP = "lab"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the group marks into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Two lanes under xdist (pytest.ini: ``-n 2 --dist loadgroup``): every test that needs a real vLLM server runs
     in one worker, in collection order, so the session's kept servers (one per configuration) serve them all and
