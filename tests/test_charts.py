@@ -113,7 +113,9 @@ def _gap_rows(gap_s: float) -> list[EngineSample]:
     pytest.param([1000.0, 1001.0, 1002.0], 1050.0, [(1002.0, 1050.0)], id="stopped-coming"),
     pytest.param([1000.0, 1001.0, 1002.0], 1003.5, [], id="next-scrape-not-due-yet"),
     pytest.param([1000.0, 1010.0, 1020.0, 1045.0, 1055.0], None, [], id="log-stats-every-10s-a-25s-wait-is-no-gap"),
-    pytest.param([1000.0, 1010.0, 1020.0, 1060.0], None, [(1020.0, 1060.0)], id="log-stats-40s-hole"),
+    # one gap rule (sample.observer_gap, issue 44): late past 4 usual intervals; a 40 s wait at 10 s is on the line
+    pytest.param([1000.0, 1010.0, 1020.0, 1060.0], None, [], id="log-stats-40s-wait-is-four-intervals"),
+    pytest.param([1000.0, 1010.0, 1020.0, 1061.0], None, [(1020.0, 1061.0)], id="log-stats-41s-hole"),
 ])
 def test_scrape_gaps(ts, now, gaps) -> None:  # type: ignore[no-untyped-def]
     assert scrape_gaps(ts, now) == gaps

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from triage.sample import CHART_FIELDS, EngineSample, ProbeSeries, across_engines
+from triage.sample import CHART_FIELDS, EngineSample, ProbeSeries, across_engines, observer_gap
 from triage.series import downsample_minmax, stride_indices
 
 try:  # numpy comes with plotly's usual companions (pandas, streamlit); lists work without it
@@ -100,23 +100,21 @@ def _across_engines(rows: Sequence[EngineSample]) -> list[EngineSample]:
     return [across_engines(by_ts[t], t) for t in sorted(by_ts)]
 
 
-# a span with no sample longer than GAP_FACTOR usual intervals (and at least MIN_GAP_S) is a gap in the series
-GAP_FACTOR = 3.0
-MIN_GAP_S = 3.0
 _GAP_FILL = "rgba(128,128,128,0.18)"
 
 
 def scrape_gaps(ts: Iterable[Optional[float]], now: Optional[float] = None) -> list[tuple[float, float]]:
-    """Spans (start, end) with no sample: longer than ``GAP_FACTOR`` times the usual interval between samples
-    (their median), and at least ``MIN_GAP_S``. With ``now``, a series that stopped coming ends in an open gap
-    (last sample, now). Nothing can be judged inside a gap: a chart must not draw a line across it."""
+    """Spans (start, end) with no sample: where the next sample came late by the one gap rule
+    (``sample.observer_gap``, the rule the stall detector reads), the usual interval being the median between
+    samples. With ``now``, a series that stopped coming ends in an open gap (last sample, now) by the same rule.
+    Nothing can be judged inside a gap: a chart must not draw a line across it."""
     xs = sorted({float(t) for t in ts if t is not None})
-    if len(xs) < 2:
-        return [(xs[-1], float(now))] if xs and now is not None and now - xs[-1] > MIN_GAP_S else []
+    if len(xs) < 2:  # no interval known: the rule's floor (one second's scrape) says when a lone sample is stale
+        return [(xs[-1], float(now))] if xs and now is not None and observer_gap(xs[-1], now, 1.0) else []
     diffs = sorted(b - a for a, b in zip(xs, xs[1:], strict=False))
-    limit = max(GAP_FACTOR * diffs[len(diffs) // 2], MIN_GAP_S)
-    gaps = [(a, b) for a, b in zip(xs, xs[1:], strict=False) if b - a > limit]
-    if now is not None and now - xs[-1] > limit:
+    usual = diffs[len(diffs) // 2]
+    gaps = [(a, b) for a, b in zip(xs, xs[1:], strict=False) if observer_gap(a, b, usual)]
+    if now is not None and observer_gap(xs[-1], now, usual):
         gaps.append((xs[-1], float(now)))
     return gaps
 
