@@ -58,7 +58,7 @@ def _lab_pool_cap() -> None:
 
 
 API_KEY = "test-key-123"
-# one session fixture per lab server (docs/CONTRACTS.md names them): (release, lab model, profile, extra args)
+# one fixture per lab server (docs/CONTRACTS.md names them): (release, lab model, profile, extra args)
 SERVERS: dict[str, tuple[str, str, str, list[str] | None]] = {
     "server_031_livelock": ("0.31.0", "tiny-qwen3", "livelock", None),
     "server_032_livelock": ("0.32.0", "tiny-qwen3", "livelock", None),
@@ -70,7 +70,10 @@ SERVERS: dict[str, tuple[str, str, str, list[str] | None]] = {
 
 
 def _session_server(name: str, spec: tuple[str, str, str, list[str] | None]) -> Any:
-    @pytest.fixture(scope="session", name=name)
+    # module scope, the server kept for the session (tests/lab_servers.py): a module holds it while it runs, and
+    # between modules it is one of the pool's idle servers (least recently used stopped first) - memory stays
+    # bounded on this 23 GB box (a session-held server could never be stopped: with twins, out of memory)
+    @pytest.fixture(scope="module", name=name)
     def server() -> Iterator[LabServer]:
         yield from serve(*spec)
 

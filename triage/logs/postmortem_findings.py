@@ -19,7 +19,7 @@ from triage.logs.hits import ErrorHits
 from triage.logs.episode_endings import RequestNotes, recurring_finding, resolution
 from triage.logs.stall_findings import livelock_finding, livelock_prone_finding, stuck_waiting_finding
 from triage.logs.startup_events import StartupEvents
-from triage.logs.crash_findings import client_findings, is_client_check, traceback_findings
+from triage.logs.crash_findings import client_findings, traceback_findings
 from triage.logs.tracebacks import Trace
 from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL
 from triage.logs.startup_findings import never_started as never_started_finding
@@ -160,7 +160,8 @@ def build_findings(
         out.append(http)
     if config.get("disable_log_stats") is True:
         out.append(stats_disabled(config, summary["stats"]["lines"]))
-    elif never_started and (config or any(not is_client_check(c) for c in errors) or first_start):
+    elif never_started and (config or first_start):  # a start-up began in the paste: a lone error text is no
+        # server log (a client's relayed ValueError said "the server never started" on a server that served it)
         # a server that never started has no stats lines by nature: say why it did not start instead
         if not causes and "log-engine-dead" not in errors and not pasted:
             out.append(never_started_finding(startup))  # type: ignore[arg-type]
