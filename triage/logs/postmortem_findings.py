@@ -160,8 +160,9 @@ def build_findings(
         out.append(http)
     if config.get("disable_log_stats") is True:
         out.append(stats_disabled(config, summary["stats"]["lines"]))
-    elif never_started and (config or first_start):  # a start-up began in the paste: a lone error text is no
-        # server log (a client's relayed ValueError said "the server never started" on a server that served it)
+    elif never_started and (config or any(f.status == Status.FAIL for f in first_start)):
+        # a start-up began in the paste (its config lines, or a refusal): a lone error text is no server log (a
+        # client's relayed "does not support matryoshka" ValueError said "the server never started")
         # a server that never started has no stats lines by nature: say why it did not start instead
         if not causes and "log-engine-dead" not in errors and not pasted:
             out.append(never_started_finding(startup))  # type: ignore[arg-type]
