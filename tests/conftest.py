@@ -36,8 +36,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Two lanes under xdist (pytest.ini: ``-n 2 --dist loadgroup``): every test that needs a real vLLM server runs
     in one worker, in collection order, so the session's kept servers (one per configuration) serve them all and
     no two vLLM servers start at once on this two-core box; the other worker takes the rest as it frees up."""
+    # a module with one such test goes whole (its module fixtures, a dashboard and its database, see its tests in
+    # order: tests/ui/test_e2e_beacon.py counted runs across tests and failed when split over two workers)
+    lab = {item.module.__name__ for item in items if getattr(item, "module", None) is not None and (
+        item.get_closest_marker("real_server") or set(getattr(item, "fixturenames", ())) & set(SERVERS))}
     for item in items:
-        if item.get_closest_marker("real_server") or set(getattr(item, "fixturenames", ())) & set(SERVERS):
+        if getattr(item, "module", None) is not None and item.module.__name__ in lab:
             item.add_marker(pytest.mark.xdist_group(LAB_GROUP))
 
 
