@@ -52,9 +52,11 @@ def questions(missing: list[str]) -> list[dict[str, Any]]:
     return [question(k) for k in missing]
 
 
-def unknown(check_id: str, title: str, evidence: dict[str, Any], key: str, fix: str) -> Finding:
-    """An UNKNOWN finding whose evidence asks the question that settles ``key``."""
-    return Finding(check_id, Status.UNKNOWN, title, {**evidence, "questions": questions([key])}, fix)
+def unknown(check_id: str, title: str, evidence: dict[str, Any], key: str, fix: str, mode: str = "") -> Finding:
+    """An UNKNOWN finding whose evidence asks the question that settles ``key`` (``mode``: the record it would
+    report, for an id declared with several)."""
+    return Finding(check_id, Status.UNKNOWN, title, {**evidence, "questions": questions([key])}, fix,
+                   failure_mode=mode)
 
 
 def truncate_state(cfg: EffectiveConfig) -> str:

@@ -18,10 +18,11 @@ def check(cfg: EffectiveConfig) -> Finding:
     if state == "unknown":
         return unknown(CHECK_ID, "The client's truncate_prompt_tokens is not stated", evidence,
             "truncate_prompt_tokens",
-            "State what your client sends as truncate_prompt_tokens: a number of tokens, -1 (max_model_len) or none.")
+            "State what your client sends as truncate_prompt_tokens: a number of tokens, -1 (max_model_len) or none.",
+            mode=POOLING_LIVELOCK.id)
     if not isinstance(mml, int):
         return unknown(CHECK_ID, "max_model_len unknown", evidence, "max_model_len",
-            "Give the server URL or the log.")
+            "Give the server URL or the log.", mode=POOLING_LIVELOCK.id)
     if state == "none":
         return Finding.of(
             TRUNCATION_REJECTED,
@@ -49,6 +50,7 @@ def check(cfg: EffectiveConfig) -> Finding:
             Status.PASS,
             f"truncate_prompt_tokens {t} = max_model_len {mml}: fine on {POOLING_LIVELOCK.fixed_text}",
             evidence,
+            failure_mode=POOLING_LIVELOCK.id,  # the id is declared with two records: the one it rules out
         )
     if t == -1 or t == mml:
         # the livelock's own risk: its record's fix for this config (send max_model_len - 1, upgrade, …)
@@ -70,4 +72,5 @@ def check(cfg: EffectiveConfig) -> Finding:
             cfg=cfg,
             explanation="",
         )
-    return Finding(CHECK_ID, Status.PASS, f"truncate_prompt_tokens {t} < max_model_len {mml}", evidence)
+    return Finding(CHECK_ID, Status.PASS, f"truncate_prompt_tokens {t} < max_model_len {mml}", evidence,
+                   failure_mode=POOLING_LIVELOCK.id)

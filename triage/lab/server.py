@@ -102,7 +102,11 @@ def _state_file(name: str) -> Path:
 
 
 def _save(srv: LabServer) -> None:
-    _state_file(srv.name).write_text(json.dumps(asdict(srv), indent=2))
+    """Written whole by rename: a reader in another process (status) never sees half a record."""
+    path = _state_file(srv.name)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(srv), indent=2))
+    os.replace(tmp, path)
 
 
 def log_path_of(url: str, given: str | None = None) -> Path | None:
@@ -118,9 +122,10 @@ def status() -> list[LabServer]:
     for f in sorted(state_dir().glob("*.json")):
         try:
             srv = LabServer(**json.loads(f.read_text()))
-        except (ValueError, TypeError):
-            f.unlink(missing_ok=True)
+        except FileNotFoundError:  # another process removed it after the glob (a dead server, a stop)
             continue
+        except (ValueError, TypeError):  # not a record: skipped, not removed (a partial write was one, before _save
+            continue                      # wrote by rename)
         if srv.alive():
             out.append(srv)
         else:
