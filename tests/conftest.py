@@ -54,10 +54,11 @@ def _kept_lab_servers() -> Iterator[None]:
         stop_kept()
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
 def _lab_pool_cap() -> None:
-    """Each module starts with at most POOL_CAP kept servers (a lab twin's kept servers are not counted as they
-    start: they are trimmed here, least recently used first)."""
+    """Each test starts with at most POOL_CAP kept servers (a lab twin's kept servers are not counted as they
+    start: they are trimmed here, pinned configurations last, least recently used first). Per test, not per module:
+    a module of twin tests kept every twin it started until its end (memory)."""
     evict()
 
 

@@ -22,6 +22,16 @@ from triage.lab.paths import logs_dir
 from triage.lab.server import KEEP_ENV
 
 POOL_CAP = int(os.environ.get("VLLM_TRIAGE_LAB_POOL", "4"))  # ~2.2 GB each (API server, EngineCore, Worker)
+# The configurations most modules ask for (conftest's server_031_livelock / server_032_livelock): stopped last.
+# A plain LRU stopped them whenever a module tried 4+ other configurations (vector causes, twins) and ~20 modules
+# started them again: 0.32.0 livelock started 7 times and 0.31.0 4 times in one CI run (~25 s each).
+PINNED: frozenset[tuple[str, str, str]] = frozenset({("0.31.0", "tiny-qwen3", "livelock"),
+                                                     ("0.32.0", "tiny-qwen3", "livelock")})
+
+
+def pinned(srv: LabServer) -> bool:
+    """A pinned configuration's plain server (the API-key variant shares the profile, not the pin)."""
+    return (srv.version, srv.model, srv.profile) in PINNED and "--api-key" not in srv.args
 _in_use: Counter[int] = Counter()  # pid -> fixtures of this process holding it
 _last_used: dict[int, float] = {}
 
@@ -33,7 +43,9 @@ def keep_token() -> str:
 
 def evict(cap: int = POOL_CAP) -> None:
     kept = kept_by(keep_token())
-    idle = sorted((s for s in kept if not _in_use[s.pid]), key=lambda s: _last_used.get(s.pid, s.started_at))
+    # pinned ones last, then least recently used first
+    idle = sorted((s for s in kept if not _in_use[s.pid]),
+                  key=lambda s: (pinned(s), _last_used.get(s.pid, s.started_at)))
     for srv in idle[:max(0, len(kept) - cap)]:
         down(srv.pid)
         _last_used.pop(srv.pid, None)

@@ -68,3 +68,18 @@ def test_the_pool_stops_the_least_recently_used_idle_server_past_its_cap(lab: li
     assert {s.name for s in status()} == {"held", "new", "other-session"}
     lab_servers.stop_kept()
     assert {s.name for s in status()} == {"other-session"} and _pid_alive(other.pid)
+
+
+def test_the_pool_stops_pinned_configurations_last(lab: list) -> None:  # type: ignore[type-arg]
+    """The two livelock servers most modules use stay while a module tries other configurations."""
+    now = time.time()
+    pin = _server(lab, "pin", "session-a", now - 90)
+    object.__setattr__(pin, "profile", "livelock")
+    _save(pin)  # the oldest, but a pinned configuration
+    a, b = (_server(lab, n, "session-a", now - age) for n, age in (("a", 30), ("b", 1)))
+    lab_servers.evict(cap=2)
+    assert _gone(a, lab)
+    assert {s.name for s in status()} == {"pin", "b"}
+    lab_servers.evict(cap=1)  # still over the cap with only the pin and one other: the other goes
+    assert _gone(b, lab) and {s.name for s in status()} == {"pin"}
+    lab_servers.stop_kept()
