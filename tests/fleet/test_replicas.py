@@ -36,8 +36,8 @@ def test_recorded_livelock_pages_make_one_episode() -> None:
     series = [(0.0, idle), (2.0, busy)] + [(4.0 + 2 * k, hung) for k in range(6)] + [(16.0, busy)]
     samples = [to_sample(t, v, {"engine": "0"}) for t, v in series]
     (ep,) = episodes(samples, DEFAULT_STALL_S)
-    assert ep.kind == LIVELOCK and ep.start == 4.0 and ep.end == 14.0 and not ep.ongoing
-    assert ep.evidence["num_requests_running"] == [1.0, 1.0]
+    assert ep.kind == LIVELOCK and ep.start == 4.0 and ep.end == 14.0 and not ep.open
+    assert ep.detail["num_requests_running"] == [1.0, 1.0]
 
 
 def test_a_gap_is_no_verdict() -> None:

@@ -7,10 +7,12 @@ scrapes produce (source ``prometheus``). `to_sample` is the one place a query ro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any, Optional
 
-from triage.recurrence import ONGOING, ended_by
+from triage.display import utc_iso
+from triage.episode import FLEET, Episode
+from triage.recurrence import ended_by
 from triage.sample import PROMETHEUS, EngineSample
 from triage.stall import DEFAULT_STALL_S, StallDetector
 from triage.vllm.metrics import (CACHE_CONFIG_INFO, KV_CACHE_USAGE, PREFILL_TIME, PREFIX_CACHE_QUERIES, PROMPT_TOKENS,
@@ -37,7 +39,8 @@ UP = "up"  # Prometheus' own per-target series: a target it scrapes that has no 
 
 __all__ = [
     "BY", "CACHE_CONFIG", "SCRAPED_AT", "UP", "DEFAULT_STALL_S", "METRICS", "PROGRESS", "REPLICA_LABELS", "REQUIRED",
-    "Episode", "episodes", "kv_tokens_from", "queries", "replica_name", "scraped", "selector", "to_sample",
+    "Episode", "episode_dict", "episodes", "kv_tokens_from", "queries", "replica_name", "scraped", "selector",
+    "to_sample",
 ]
 
 
@@ -99,26 +102,14 @@ def kv_tokens_from(labels: Mapping[str, str]) -> Optional[float]:
     return kv_cache_size_tokens(dict(labels))
 
 
-@dataclass
-class Episode:
-    kind: str  # livelock | stuck-waiting (triage.stall)
-    start: float  # where the no-progress window started
-    confirmed_at: float  # when the window was crossed
-    end: float  # last sample inside the window
-    ongoing: bool = False  # still stalled at the end of the range
-    ended: str = ONGOING  # how it ended (triage.recurrence): client abort | recovered | ongoing
-    samples: int = 0
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def duration_s(self) -> float:
-        return self.end - self.start
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "start": self.start, "end": self.end, "confirmed_at": self.confirmed_at,
-                "duration_s": round(self.duration_s, 3), "ongoing": self.ongoing, "ended": self.ended,
-                "samples": self.samples,
-                "evidence": self.evidence}
+def episode_dict(ep: Episode) -> dict[str, Any]:
+    """The fleet's stored episode shape (scan summaries, findings, exported runs since issue 21): ``end`` is the
+    last stalled step also while it is ongoing (``triage.episode.from_stored`` reads it back), times also in UTC."""
+    assert ep.start is not None and ep.until is not None  # a fleet episode starts and ends at Prometheus steps
+    return {"kind": ep.kind, "start": ep.start, "end": ep.until, "confirmed_at": ep.confirmed_at,
+            "duration_s": round(ep.duration_s or 0.0, 3), "ongoing": ep.open, "ended": ep.ended,
+            "samples": ep.n_seen, "evidence": dict(ep.detail),
+            "start_utc": utc_iso(ep.start), "end_utc": utc_iso(ep.until)}
 
 
 def _evidence(first: EngineSample, last: EngineSample, state_evidence: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +125,8 @@ def _evidence(first: EngineSample, last: EngineSample, state_evidence: dict[str,
 
 
 def episodes(samples: list[EngineSample], threshold_s: float = DEFAULT_STALL_S) -> list[Episode]:
-    """Every stall the rule confirms in one replica's series, in time order."""
+    """Every stall the rule confirms in one replica's series, in time order (``triage.episode.Episode``, source
+    fleet: ``end`` is its last stalled step, None while it is still stalled at the end of the range)."""
     det = StallDetector(threshold_s)
     out: list[Episode] = []
     cur: Optional[Episode] = None
@@ -150,20 +142,26 @@ def episodes(samples: list[EngineSample], threshold_s: float = DEFAULT_STALL_S) 
         if st.stalled and st.kind is not None and st.since is not None and st.confirmed_at is not None:
             if cur is None or cur.start != st.since or cur.kind != st.kind:
                 if cur is not None:
-                    cur.ended = ended_by(last, s)
-                    out.append(cur)
-                cur = Episode(kind=st.kind, start=st.since, confirmed_at=st.confirmed_at, end=s.ts)
+                    out.append(_closed(cur, last, s))
                 first = st.samples[0] if st.samples else s
-                cur.samples = len(st.samples) - 1
-            cur.end = s.ts
-            cur.samples += 1
-            cur.evidence = _evidence(first or s, s, st.evidence())
+                cur = Episode(kind=st.kind, source=FLEET, start=st.since, confirmed_at=st.confirmed_at,
+                              engine=s.engine, n_seen=len(st.samples) - 1,
+                              running=(first.num_requests_running, None), waiting=(first.num_requests_waiting, None))
+            cur = replace(cur, n_seen=cur.n_seen + 1, last_seen=s.ts,
+                          running=(cur.running[0], s.num_requests_running),
+                          waiting=(cur.waiting[0], s.num_requests_waiting),
+                          max_running=max(cur.max_running, s.num_requests_running or 0.0),
+                          max_waiting=max(cur.max_waiting, s.num_requests_waiting or 0.0),
+                          samples=(first or s, s), detail=_evidence(first or s, s, st.evidence()))
             last = s
         elif cur is not None:
-            cur.ended = ended_by(last, s)
-            out.append(cur)
+            out.append(_closed(cur, last, s))
             cur = None
     if cur is not None:
-        cur.ongoing = True
-        out.append(cur)
+        out.append(cur)  # still stalled at the end of the range: open
     return out
+
+
+def _closed(ep: Episode, last: Optional[EngineSample], after: EngineSample) -> Episode:
+    """The episode ended at its last stalled step; how it ended is read in the sample after (triage.recurrence)."""
+    return replace(ep, end=ep.last_seen, ended=ended_by(last, after))

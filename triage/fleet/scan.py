@@ -13,13 +13,13 @@ from typing import Any, Optional
 
 from triage.catalogue import STALL_CHECKS, explain_episodes, word_stall
 from triage.catalogue.model import FailureMode
-from triage.display import utc_iso
 from triage.findings import Finding, Status
 from triage.fleet.interval import ScrapeInterval, scrape_interval
 from triage.fleet.prom import CHUNK_POINTS, DEFAULT_DEADLINE_S, PromError, query_ranges
 from triage.fleet.replicas import (CACHE_CONFIG, DEFAULT_STALL_S, METRICS, REPLICA_LABELS, REQUIRED, SCRAPED_AT, UP,
-                                   Episode, episodes, kv_tokens_from, queries, replica_name, scraped, to_sample)
-from triage.recurrence import Span, headline, summarize
+                                   Episode, episode_dict, episodes, kv_tokens_from, queries, replica_name, scraped,
+                                   to_sample)
+from triage.recurrence import headline, summarize
 from triage.sample import EngineSample
 
 REPLICA_KEY = frozenset(REPLICA_LABELS)
@@ -45,7 +45,7 @@ class Replica:
 
     def recurrence(self, kind: str) -> dict[str, Any]:
         """The episodes of one kind as production sees them (triage.recurrence)."""
-        return summarize([Span(e.start, e.end, e.ended, e.kind) for e in self.episodes if e.kind == kind])
+        return summarize([e.span() for e in self.episodes if e.kind == kind])
 
 
 @dataclass
@@ -157,12 +157,6 @@ def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = N
     return out
 
 
-def episode_dict(ep: Episode) -> dict[str, Any]:
-    d = ep.to_dict()
-    d["start_utc"], d["end_utc"] = utc_iso(ep.start), utc_iso(ep.end)
-    return d
-
-
 def findings(res: FleetScan) -> list[Finding]:
     """Per stalled replica one finding with the catalogue's verdict; errors and gaps as their own findings."""
     out: list[Finding] = []
@@ -190,7 +184,7 @@ def findings(res: FleetScan) -> list[Finding]:
             mode = r.mode(ep.kind)
             by_mode.setdefault(mode.id, (mode, []))[1].append(ep)
         for mode, eps in by_mode.values():
-            worst_s = max(ep.duration_s for ep in eps)
+            worst_s = max(ep.duration_s or 0.0 for ep in eps)
             rec = r.recurrence(eps[0].kind)
             recurring = mode.id == "pooling-livelock-client-timeouts"
             links = {round(s["start"], 3): s["retry_of"] for s in rec["spans"]}
@@ -202,7 +196,7 @@ def findings(res: FleetScan) -> list[Finding]:
                 evidence={"replica": r.name, "labels": r.labels, "version": r.version,
                           "version_note": mode.version_note(r.version), "seen": mode.evidence.get("fleet", ""),
                           "recurrence": {k: v for k, v in rec.items() if k != "spans"},
-                          "episodes": [dict(episode_dict(ep), retry_of=links.get(round(ep.start, 3)))
+                          "episodes": [dict(episode_dict(ep), retry_of=links.get(round(ep.start or 0.0, 3)))
                                        for ep in eps]},
                 **words.finding_args()))
     for inst, (down, steps) in res.unscraped.items():
