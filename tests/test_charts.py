@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from triage.charts import MAX_POINTS, engine_stats_figure, probe_timeline_figure, scrape_gaps
 from triage.probes.runner import ProbeOutcome
 from triage.logs import analyze_log, to_metric_samples
+from triage.episode import Episode
 from triage.sample import EngineSample
 from triage.watch import Watcher
 
@@ -20,7 +21,7 @@ REAL = Path(__file__).parent / "fixtures" / "real"
 D031 = REAL / "0.31.0-tiny-qwen3-livelock"
 
 
-def _watch_rows() -> tuple[list[EngineSample], list[dict]]:
+def _watch_rows() -> tuple[list[EngineSample], list[Episode]]:
     w = Watcher("http://127.0.0.1:9", interval=1, stall_s=5, client=httpx.Client())
     seq = ["idle", "after-requests"] + ["livelock-3s"] * 3 + ["livelock-9s"] * 6 + ["after-abort"]
     rows = [

@@ -171,7 +171,7 @@ def test_watch_alerts_on_real_livelock_and_clears_after_abort(server_031_liveloc
         w.close()
     assert box.get("status") == "aborted", box
     assert stalled_at is not None, "no stall alert"
-    assert w.vllm_version == "0.31.0" and w.alerts[0]["vllm_version"] == "0.31.0"  # read from GET /version
+    assert w.vllm_version == "0.31.0" and w.alerts[0].detail["vllm_version"] == "0.31.0"  # read from GET /version
     assert since is not None
     print(
         f"alert {stalled_at - sent:.2f}s after send, {stalled_at - since:.2f}s after the no-progress window opened "

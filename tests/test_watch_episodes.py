@@ -117,5 +117,5 @@ def test_stats_chart_marks_how_each_alert_ended() -> None:
     texts = [a.text for a in fig.layout.annotations if a.text.startswith("stalled:")]  # not the subplot titles
     assert len(texts) == len(w.alerts) and any(f"ended: {CLIENT_ABORT}" in x for x in texts)
     assert all(x.startswith("stalled: pooling-livelock") for x in texts)
-    fixed = [dict(a, vllm_version="0.32.0") for a in w.alerts]
+    fixed = [a.with_(detail={**a.detail, "vllm_version": "0.32.0"}) for a in w.alerts]
     assert not any("livelock" in a.text for a in engine_stats_figure(samples, alerts=fixed).layout.annotations)

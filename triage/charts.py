@@ -1,8 +1,9 @@
 """Pure plotly figure builders shared by the dashboard and the HTML report (no Streamlit, no I/O).
 
 Samples are triage.sample.EngineSample values, whatever their source (watch scrapes, a log's
-stats lines, a stored run read back through ``EngineSample.from_dict``); alerts are Watcher.alerts
-dicts (since / confirmed_at / cleared_at) or log episodes (start_ts / end_ts). Long series are
+stats lines, a stored run read back through ``EngineSample.from_dict``); alerts are stall episodes
+(``triage.episode.Episode``: watch's alerts, a log's episodes) or a stored shape of one (``from_stored``). Long
+series are
 reduced before plotting: gauges and rates by min/max per bucket (a stall plateau or a spike
 survives), window quantiles by stride (they are already smoothed). WebGL traces keep even the
 reduced figure light in the browser.
@@ -21,8 +22,10 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from triage.episode import from_stored
 from triage.sample import CHART_FIELDS, EngineSample, ProbeSeries, across_engines, observer_gap
 from triage.series import downsample_minmax, stride_indices
+from triage.stall import LIVELOCK, STUCK_WAITING
 
 try:  # numpy comes with plotly's usual companions (pandas, streamlit); lists work without it
     import numpy as _np
@@ -161,21 +164,22 @@ def _shade_gaps(fig: go.Figure, gaps: Sequence[tuple[float, float]]) -> None:
 
 
 def _alert_windows(alerts: Iterable[Any], last_ts: Optional[float]) -> list[tuple[float, float, float, str]]:
-    """(since, end, confirmed, label): the label names the catalogue mode (never "livelock" on a release with the
-    fix) and how the episode ended (triage.recurrence: client abort, recovered), when known."""
+    """(since, end, confirmed, label) per stall episode (``triage.episode.Episode``, or any stored shape of one:
+    ``from_stored``): the label names the catalogue mode (never "livelock" on a release with the fix) and how the
+    episode ended (triage.recurrence: client abort, recovered), when known."""
     from triage.catalogue import explain_stall
 
     out = []
     for a in alerts:
-        since = _get(a, "since", _get(a, "start_ts"))
-        if since is None:
+        ep = from_stored(a)
+        if ep.start is None:
             continue
-        end = _get(a, "cleared_at", _get(a, "end_ts")) or last_ts or since
-        confirmed = _get(a, "confirmed_at") or since
-        kind = str(_get(a, "kind", "stall"))
-        label = explain_stall(kind, _get(a, "vllm_version")).id if kind in ("livelock", "stuck-waiting") else kind
-        ended = _get(a, "ended")
-        out.append((float(since), float(end), float(confirmed), label + (f" · ended: {ended}" if ended else "")))
+        end = ep.end or last_ts or ep.start
+        confirmed = ep.confirmed_at or ep.start
+        kind = ep.kind
+        label = explain_stall(kind, ep.detail.get("vllm_version")).id if kind in (LIVELOCK, STUCK_WAITING) else kind
+        ended = ep.ended
+        out.append((float(ep.start), float(end), float(confirmed), label + (f" · ended: {ended}" if ended else "")))
     return out
 
 

@@ -58,7 +58,7 @@ class Episode:
     max_running: float = 0.0
     max_waiting: float = 0.0
     n_seen: int = 0  # observations that showed it (samples, a log's stats lines)
-    ended: str = ONGOING  # how it ended (triage.recurrence: client abort | recovered | continued | ongoing)
+    ended: Optional[str] = None  # how it ended (triage.recurrence: client abort | recovered | …); None: not read
     mode: Optional[str] = None  # the catalogue's failure-mode id, once a verdict named it
     lines: tuple[tuple[int, str], ...] = ()  # evidence: (line number, text) of a log
     samples: tuple[EngineSample, ...] = ()  # evidence: the engine samples that showed it (bounded by the source)
@@ -104,7 +104,7 @@ class Episode:
         """The episode as triage.recurrence reads a series of them."""
         assert self.start is not None
         u = self.until
-        return Span(self.start, self.start if u is None else u, self.ended, self.kind)
+        return Span(self.start, self.start if u is None else u, self.ended or ONGOING, self.kind)
 
 
 def from_stored(d: Mapping[str, Any], source: Optional[str] = None) -> Episode:
@@ -113,21 +113,21 @@ def from_stored(d: Mapping[str, Any], source: Optional[str] = None) -> Episode:
     if isinstance(d, Episode):
         return d
     if "start_ts" in d or "start_line" in d:  # the log post-mortem's (triage.logs.episodes.episode_dict)
-        confirmed = bool(d.get("confirmed"))
+        # its stored shape says whether the rule confirmed it, not when: confirmed_at stays unknown
         return Episode(kind=str(d.get("kind")), source=source or LOG, start=d.get("start_ts"), end=d.get("end_ts"),
-                       confirmed_at=d.get("last_stall_ts") if confirmed else None, last_seen=d.get("last_stall_ts"),
+                       last_seen=d.get("last_stall_ts"),
                        engine=str(d.get("engine", "0")), max_running=float(d.get("max_running") or 0),
                        max_waiting=float(d.get("max_waiting") or 0), n_seen=int(d.get("n_stats_lines") or 0),
-                       ended=str(d.get("ended") or ONGOING),
+                       ended=d.get("ended"),
                        lines=tuple((int(x["line"]), str(x["text"])) for x in d.get("lines") or ()),
-                       detail={k: d[k] for k in ("start_line", "last_stall_line", "end_line", "ended_by", "silent",
-                                                 "interval_s", "held") if k in d})
+                       detail={k: d[k] for k in ("start_line", "last_stall_line", "end_line", "ended_by", "confirmed",
+                                                 "silent", "interval_s", "held") if k in d})
     if "since" in d:  # watch's alert (triage.watch.episodes.alert_dict)
         r, w = d.get("running"), d.get("waiting")
         return Episode(kind=str(d.get("kind")), source=source or WATCH, start=d["since"], end=d.get("cleared_at"),
                        confirmed_at=d.get("confirmed_at"), last_seen=d.get("cleared_at") or d.get("confirmed_at"),
                        engine=str(d.get("engine", "0")), running=(r, r), waiting=(w, w),
-                       ended=str(d.get("ended") or ONGOING), mode=d.get("mode"),
+                       ended=d.get("ended"), mode=d.get("mode"),
                        detail={k: d[k] for k in ("vllm_version", "window_s", "expected_step_s", "last_progress")
                                if k in d})
     # the fleet's (triage.fleet.replicas.episode_dict)
@@ -137,4 +137,4 @@ def from_stored(d: Mapping[str, Any], source: Optional[str] = None) -> Episode:
     return Episode(kind=str(d.get("kind")), source=source or FLEET, start=d.get("start"),
                    end=None if ongoing else d.get("end"), confirmed_at=d.get("confirmed_at"), last_seen=d.get("end"),
                    running=(rr[0], rr[-1]), waiting=(ww[0], ww[-1]), n_seen=int(d.get("samples") or 0),
-                   ended=str(d.get("ended") or ONGOING), mode=d.get("mode"), detail=ev)
+                   ended=d.get("ended"), mode=d.get("mode"), detail=ev)

@@ -100,7 +100,7 @@ def stall_finding(w: Any, state: Any, since: float, ts: float, samples: int, wat
     """The stall the watch confirmed, as the run's finding: the catalogue's words for a watched stall."""
     from triage.watch import hhmmss
 
-    label = next((a["engine"] for a in reversed(w.alerts or []) if a.get("kind") == state.kind), "0")
+    label = next((a.engine for a in reversed(w.alerts or []) if a.kind == state.kind), "0")
     words = word_stall("watch", state.kind, w.vllm_version, subject=f"Engine {label}",
                        seen=f"; {seen} (no progress since {hhmmss(since)}, {ts - since:.0f}s)")
     evidence = {"engine": label, "kind": state.kind, "since": since, "confirmed_at": ts,

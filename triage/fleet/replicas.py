@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from triage.display import utc_iso
 from triage.episode import FLEET, Episode
-from triage.recurrence import ended_by
+from triage.recurrence import ONGOING, ended_by
 from triage.sample import PROMETHEUS, EngineSample
 from triage.stall import DEFAULT_STALL_S, StallDetector
 from triage.vllm.metrics import (CACHE_CONFIG_INFO, KV_CACHE_USAGE, PREFILL_TIME, PREFIX_CACHE_QUERIES, PROMPT_TOKENS,
@@ -107,7 +107,7 @@ def episode_dict(ep: Episode) -> dict[str, Any]:
     last stalled step also while it is ongoing (``triage.episode.from_stored`` reads it back), times also in UTC."""
     assert ep.start is not None and ep.until is not None  # a fleet episode starts and ends at Prometheus steps
     return {"kind": ep.kind, "start": ep.start, "end": ep.until, "confirmed_at": ep.confirmed_at,
-            "duration_s": round(ep.duration_s or 0.0, 3), "ongoing": ep.open, "ended": ep.ended,
+            "duration_s": round(ep.duration_s or 0.0, 3), "ongoing": ep.open, "ended": ep.ended or ONGOING,
             "samples": ep.n_seen, "evidence": dict(ep.detail),
             "start_utc": utc_iso(ep.start), "end_utc": utc_iso(ep.until)}
 

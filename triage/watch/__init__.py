@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from triage.events import AlertEvent
 from triage.watch.engines import QUANTILES
-from triage.watch.episodes import RECURRING_CHECK
+from triage.watch.episodes import RECURRING_CHECK, alert_dict
 from triage.watch.loop import DEFAULT_INTERVAL_S, ScrapeError, Watcher, WatchTick
 from triage.watch.words import STEP_IN_PROGRESS, alert_message, hhmmss, state_label, stall_name
 
 __all__ = ["DEFAULT_INTERVAL_S", "QUANTILES", "RECURRING_CHECK", "STEP_IN_PROGRESS", "AlertEvent", "ScrapeError",
-           "WatchTick", "Watcher", "alert_message", "hhmmss", "state_label", "stall_name"]
+           "WatchTick", "Watcher", "alert_dict", "alert_message", "hhmmss", "state_label", "stall_name"]

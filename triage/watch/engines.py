@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from triage.episode import Episode
 from triage.sample import EngineSample, frozen_extra
 from triage.series import WindowedHistogram, counter_rate
 from triage.stall import StallDetector
@@ -24,7 +25,7 @@ class EngineState:
         self.prev: Optional[EngineSample] = None
         self.prev_ts: Optional[float] = None
         self.hists = {k: WindowedHistogram(window_s) for k in QUANTILES}
-        self.alert: Optional[dict[str, Any]] = None  # the open alert window
+        self.alert: Optional[Episode] = None  # the open alert window
         self.noted_since: Optional[float] = None  # the no-progress window already reported as undecided
         self.noted_gap: Optional[float] = None  # the window after an observer's hole already reported as not judged
         self.recurring_said = False  # the episodes' pattern (the livelock with client time-outs) was announced

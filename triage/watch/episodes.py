@@ -10,7 +10,8 @@ from triage import events as ev_
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, word_stall
 from triage.events import AlertEvent, RunEvent
 from triage.findings import Finding, Status
-from triage.recurrence import ONGOING, Span, ended_by, headline, summarize
+from triage.episode import WATCH, Episode
+from triage.recurrence import ONGOING, ended_by, headline, summarize
 from triage.sample import EngineSample
 from triage.stall import LIVELOCK, StallState
 from triage.watch.engines import EngineState
@@ -27,7 +28,7 @@ class Episodes:
     interval: float
     stall_s: float
     vllm_version: Optional[str]
-    alerts: list[dict[str, Any]]
+    alerts: list[Episode]
 
     def _emit(self, ev: RunEvent) -> None:
         raise NotImplementedError
@@ -65,19 +66,10 @@ class Episodes:
             ))
         if state.stalled and es.alert is None:
             assert state.since is not None and state.kind is not None
-            es.alert = {
-                "engine": label,
-                "kind": state.kind,
-                "since": state.since,
-                "confirmed_at": ts,
-                "cleared_at": None,
-                "running": state.running,
-                "waiting": state.waiting,
-                "vllm_version": self.vllm_version,
-                "window_s": state.window_s,
-                "expected_step_s": state.expected_step_s,
-                "last_progress": state.last_progress,
-            }
+            es.alert = Episode(kind=state.kind, source=WATCH, start=state.since, confirmed_at=ts, engine=label,
+                               detail={"vllm_version": self.vllm_version, "window_s": state.window_s,
+                                       "expected_step_s": state.expected_step_s,
+                                       "last_progress": state.last_progress}).seen(state.running, state.waiting, ts)
             self.alerts.append(es.alert)
             return AlertEvent(
                 "stalled",
@@ -94,25 +86,25 @@ class Episodes:
                 ),
             )
         if es.alert is not None and not state.stalled:
-            a, es.alert = es.alert, None
-            a["cleared_at"] = ts
-            a["ended"] = ended_by(es.prev, row) if row is not None else ONGOING
+            a = es.alert.with_(end=ts, ended=ended_by(es.prev, row) if row is not None else ONGOING)
+            self.alerts[next(i for i, x in enumerate(self.alerts) if x is es.alert)] = a
+            es.alert = None
             self._record_finding(a)
+            assert a.start is not None
             msg = (
-                f"cleared at {hhmmss(ts)}: {stall_name(a['kind'], a.get('vllm_version'))} since {hhmmss(a['since'])} "
+                f"cleared at {hhmmss(ts)}: {stall_name(a.kind, a.detail.get('vllm_version'))} since {hhmmss(a.start)} "
                 f"ended after "
-                f"{ts - a['since']:.0f}s; now running={count_text(state.running)} waiting={count_text(state.waiting)}"
+                f"{ts - a.start:.0f}s; now running={count_text(state.running)} waiting={count_text(state.waiting)}"
             )
-            msg += f" ({a['ended']})"
+            msg += f" ({a.ended})"
             return AlertEvent(
-                "cleared", label, a["kind"], a["since"], ts, state.running, state.waiting, ts - a["since"], msg
+                "cleared", label, a.kind, a.start, ts, state.running, state.waiting, ts - a.start, msg
             )
         return None
 
     def recurrence(self, label: str) -> dict[str, Any]:
         """One engine's closed livelock alerts as production sees them (triage.recurrence)."""
-        return summarize([Span(a["since"], a["cleared_at"], a.get("ended", ONGOING), a["kind"]) for a in self.alerts
-                          if a["engine"] == label and a["kind"] == LIVELOCK and a["cleared_at"] is not None])
+        return summarize([a.span() for a in self.alerts if a.engine == label and a.kind == LIVELOCK and not a.open])
 
     def _recurring_event(self, label: str, es: EngineState, ts: float) -> Optional[AlertEvent]:
         """Once per engine: the alerts recur, each ended: the catalogue's verdict for the series, with what the
@@ -135,15 +127,28 @@ class Episodes:
         return AlertEvent("recurring", label, LIVELOCK, rec["spans"][0]["start"], ts, None, None,
                           last["duration_s"], f"{mode.title}: {headline(rec)}. {mode.fix(now=True)}")
 
-    def _record_finding(self, a: dict[str, Any]) -> None:
-        end = a["cleared_at"]
+    def _record_finding(self, a: Episode) -> None:
+        end = a.end
+        assert a.start is not None
         # never "livelocked" on a release with the fix: the catalogue words it by version
-        words = word_stall("watch", a["kind"], self.vllm_version, subject=f"Engine {a['engine']}",
-                           seen=f"; from {hhmmss(a['since'])}"
+        words = word_stall("watch", a.kind, self.vllm_version, subject=f"Engine {a.engine}",
+                           seen=f"; from {hhmmss(a.start)}"
                            + (f" to {hhmmss(end)}" if end else " (still stalled when watch ended)"))
         self._emit(RunEvent(ev_.FINDING, finding=Finding(
-            status=Status.FAIL, evidence={**a, "stall_threshold_s": self.stall_s, "interval_s": self.interval,
-                                          "source": "scrape", "url": self.url,
-                                          "facts": {"vllm.version": self.vllm_version, "stall.kind": a["kind"]}},
+            status=Status.FAIL, evidence={**alert_dict(a), "stall_threshold_s": self.stall_s,
+                                          "interval_s": self.interval, "source": "scrape", "url": self.url,
+                                          "facts": {"vllm.version": self.vllm_version, "stall.kind": a.kind}},
             **words.finding_args())))
+
+
+def alert_dict(a: Episode) -> dict[str, Any]:
+    """Watch's stored alert shape (a run's summary and findings; ``triage.episode.from_stored`` reads it back):
+    ``ended`` only once it cleared."""
+    d: dict[str, Any] = {"engine": a.engine, "kind": a.kind, "since": a.start, "confirmed_at": a.confirmed_at,
+                         "cleared_at": a.end, "running": a.running[0], "waiting": a.waiting[0],
+                         **{k: a.detail.get(k) for k in ("vllm_version", "window_s", "expected_step_s",
+                                                         "last_progress")}}
+    if not a.open:
+        d["ended"] = a.ended
+    return d
 

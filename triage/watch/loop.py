@@ -12,12 +12,13 @@ from collections.abc import Callable
 from triage import events as ev_
 from triage.http import VllmClient
 from triage.events import AlertEvent, Observer, RunEvent
+from triage.episode import Episode
 from triage.sample import EngineSample, observer_gap
 from triage.stall import DEFAULT_STALL_S, StallState
 from triage.target import Target
 from triage.vllm import metrics as vm
 from triage.watch.engines import EngineState, Tally, derive
-from triage.watch.episodes import Episodes
+from triage.watch.episodes import Episodes, alert_dict
 
 DEFAULT_INTERVAL_S = 0.5
 
@@ -90,7 +91,7 @@ class Watcher(Episodes):
         self._buffer: list[EngineSample] = []
         self._version_read = False
         self._proc: Any = None  # psutil.Process of the local server, when found
-        self.alerts: list[dict[str, Any]] = []  # closed and open alert windows, for charts and JSON
+        self.alerts: list[Episode] = []  # closed and open alert windows (stall episodes), for charts and JSON
         self.ticks = 0
         self.errors = 0
         self.n_gaps = 0  # the observer's own holes (EngineSample.observer_gap_s): how many, the longest
@@ -226,7 +227,7 @@ class Watcher(Episodes):
             "interval_s": self.interval,
             "stall_threshold_s": self.stall_s,
             "engines": self._tally.engines(),
-            "alerts": [dict(a) for a in self.alerts],
+            "alerts": [alert_dict(a) for a in self.alerts],
             "episodes": {label: self.recurrence(label) for label in self._engines},
             "observer_gaps": {"count": self.n_gaps, "longest_s": self.longest_gap_s},
         }

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from triage import charts, watch
+from triage.episode import Episode
 from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
 from triage.display import kv_percent
@@ -19,7 +20,7 @@ HISTORY_KEY = "episodes"  # in the Engine stats page's dict: every stall episode
 EVIDENCE_BEFORE_S, EVIDENCE_AFTER_S = 10.0, 3.0
 
 
-def _episode_history(session: dict[str, Any], alerts: list[dict[str, Any]], samples: list[Any],
+def _episode_history(session: dict[str, Any], alerts: list[Episode], samples: list[Any],
                      now: float) -> list[dict[str, Any]]:
     """Every stall episode the page has seen (open and ended): start, end, how it ended, its evidence.
 
@@ -29,11 +30,12 @@ def _episode_history(session: dict[str, Any], alerts: list[dict[str, Any]], samp
     """
     hist: dict[tuple[str, float], dict[str, Any]] = session.setdefault(HISTORY_KEY, {})
     for a in alerts:
-        key = (str(a.get("engine")), float(a["since"]))
-        ep = hist.setdefault(key, {"engine": key[0], "kind": a.get("kind"), "start": key[1],
-                                   "confirmed": a.get("confirmed_at"), "end": None, "evidence": []})
-        ep["end"] = a.get("cleared_at")
-        ep["ended"] = ended_words(a.get("ended"))  # the watcher's reading (triage.recurrence.ended_by)
+        assert a.start is not None  # watch's episodes start at a scrape
+        key = (str(a.engine), float(a.start))
+        ep = hist.setdefault(key, {"engine": key[0], "kind": a.kind, "start": key[1],
+                                   "confirmed": a.confirmed_at, "end": None, "evidence": []})
+        ep["end"] = a.end
+        ep["ended"] = ended_words(a.ended)  # the watcher's reading (triage.recurrence.ended_by)
     one_engine = len({str(x.engine) for x in samples}) <= 1
     for ep in hist.values():
         if ep["end"] is None or not ep["evidence"] or ep.get("evidence_until", 0) < ep["end"] + EVIDENCE_AFTER_S:
@@ -88,15 +90,16 @@ class StatsService(ServiceBase):
             latest = {"running": row.num_requests_running, "waiting": row.num_requests_waiting,
                       "prompt tokens/s": row.prompt_throughput,
                       "KV cache %": kv_percent(row.kv_cache_usage_perc)}
-        open_alert = next((a for a in reversed(alerts) if not a.get("cleared_at")), None)
+        open_alert = next((a for a in reversed(alerts) if a.open), None)
         msg = None
         if tick.alert_event is not None and open_alert is not None:
             msg = tick.alert_event.message
         elif open_alert is not None:
-            msg = watch.alert_message(open_alert["kind"], open_alert["since"], tick.ts, open_alert.get("running"),
-                                      open_alert.get("waiting"), open_alert.get("vllm_version") or w.vllm_version,
+            assert open_alert.start is not None
+            msg = watch.alert_message(open_alert.kind, open_alert.start, tick.ts, open_alert.running[0],
+                                      open_alert.waiting[0], open_alert.detail.get("vllm_version") or w.vllm_version,
                                       facts=w.facts)
-        alert = {**open_alert, "message": msg} if open_alert is not None else None
+        alert = {**watch.alert_dict(open_alert), "message": msg} if open_alert is not None else None
         error = f"Scrape failed: {tick.error}" if tick.error else None
         return StatsView(figure, latest, alert, len(samples), error, len(history), episodes=tuple(history),
                          last_ts=last_ts, gaps=tuple(gaps), stale_s=stale_s)
