@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from triage.recurrence import ONGOING, Span
 from triage.sample import EngineSample
+from triage.stall import StallState
 
 # who saw it (the source of an episode; an EngineSample's own source says how a sample was read)
 LOG = "log"
@@ -105,6 +106,22 @@ class Episode:
         assert self.start is not None
         u = self.until
         return Span(self.start, self.start if u is None else u, self.ended or ONGOING, self.kind)
+
+
+def of_window(state: StallState, source: str, engine: str = "0", keep: int = 2) -> Optional[Episode]:
+    """The no-progress window the stall rule holds open (``StallDetector.state``) as an episode of ``source``:
+    None while the gauges have no stall shape. Its evidence: the window's first and last ``keep`` samples, the
+    rule's own reading (``StallState.evidence()``) as ``detail``."""
+    if state.kind is None or not state.samples:
+        return None
+    first, last = state.samples[0], state.samples[-1]
+    kept = tuple(state.samples) if len(state.samples) <= 2 * keep else (*state.samples[:keep], *state.samples[-keep:])
+    return Episode(kind=state.kind, source=source, start=state.since, confirmed_at=state.confirmed_at,
+                   last_seen=last.ts, engine=engine, running=(first.num_requests_running, state.running),
+                   waiting=(first.num_requests_waiting, state.waiting),
+                   max_running=max(float(x.num_requests_running or 0) for x in state.samples),
+                   max_waiting=max(float(x.num_requests_waiting or 0) for x in state.samples),
+                   n_seen=len(state.samples), samples=kept, detail=state.evidence())
 
 
 def from_stored(d: Mapping[str, Any], source: Optional[str] = None) -> Episode:

@@ -24,6 +24,7 @@ from typing import Any, Optional
 from triage import events as ev_
 from triage.http import EMBEDDINGS_PATH, ProbeClient, Reply, trim_for_storage
 from triage.events import RunEvent
+from triage.episode import PROBE, Episode, of_window
 from triage.sample import EngineSample, ProbeSeries, observer_gap, server_sample
 from triage.stall import DEFAULT_STALL_S, LIVELOCK, STUCK_WAITING, StallDetector
 
@@ -67,6 +68,7 @@ class ProbeOutcome:
     request: dict[str, Any] = field(default_factory=dict)
     response: Optional[dict[str, Any]] = None
     samples: list[EngineSample] = field(default_factory=list)  # the scrapes while it ran (ts = s since sent)
+    episode: Optional[Episode] = None  # the stall (livelock, stuck-waiting) or the window a "slow" deadline cut
     recovery: Optional[dict[str, Any]] = None
     extra: dict[str, Any] = field(default_factory=dict)
     exchanges: list[Reply] = field(default_factory=list)  # full answers, for evaluators; not stored
@@ -203,7 +205,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
     pending: set[asyncio.Task[Reply]] = set(tasks)
     verdict: Optional[str] = None
     verdict_at: Optional[float] = None
-    stall_evidence: Optional[dict[str, Any]] = None
+    episode: Optional[Episode] = None  # the no-progress window the stall rule saw last (a stall, or one cut short)
     k = 1
     window_end: Optional[float] = None  # when the current no-progress window closes (s since send)
     while pending:
@@ -229,7 +231,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
             st = det.update(s)
             window_end = st.window_end
             if st.kind is not None:
-                stall_evidence = st.evidence()  # what is known so far, also when the deadline ends it
+                episode = of_window(st, PROBE, s.engine)  # what is known so far, also when the deadline ends it
             if st.stalled:
                 verdict, verdict_at = st.kind, s.ts
                 break
@@ -240,8 +242,10 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
                              "idle_at_start": idle_at_start}
     if gaps:  # the observer's own holes: no stall window was judged across them (triage.stall)
         extra["observer_gaps"] = {"count": len(gaps), "longest_s": max(gaps), "scrape_s": cfg.scrape_s}
-    if stall_evidence is not None and verdict in (*STALLS, SLOW):
-        extra["stall"] = stall_evidence
+    if episode is not None and verdict in (*STALLS, SLOW):
+        extra["stall"] = dict(episode.detail)  # its stored shape: the rule's reading (StallState.evidence())
+    else:
+        episode = None
     recovery = None
     if pending:  # stalled or slow: take the evidence, then abort
         if verdict in STALLS:
@@ -257,7 +261,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         if recover:
             # an engine mid-way through a long step (a slow device) frees the aborted request only when the
             # step ends: wait up to three expected steps, never past the probe's deadline
-            step = (stall_evidence or {}).get("expected_step_s")
+            step = episode.detail.get("expected_step_s") if episode is not None else None
             rt = max(cfg.recovery_timeout_s, min(3 * step, cfg.deadline_s)) if step else cfg.recovery_timeout_s
             recovery = await verify_recovery(pc, t0, aborted_at, short_body(), rt, ours, busy, path)
     finished = [t.result() for t in tasks if t.done() and not t.cancelled()]
@@ -272,7 +276,7 @@ async def observe(pc: ProbeClient, probe: str, set_name: str, bodies: list[dict[
         status = None
     out = ProbeOutcome(probe=probe, set=set_name, outcome=verdict, description=description, duration_s=duration,
                        time_to_verdict_s=verdict_at, http_status=status,
-                       samples=samples, recovery=recovery,
+                       samples=samples, recovery=recovery, episode=episode,
                        extra=extra, exchanges=finished,
                        request={"method": "POST", "path": path, "concurrency": len(bodies),
                                 "body": trim_for_storage(bodies[0]) if bodies else None},

@@ -147,6 +147,11 @@ def unjudged(o: ProbeOutcome) -> str | None:
     return None
 
 
+def _window(o: ProbeOutcome) -> dict[str, Any] | None:
+    """The stall rule's reading of the probe's episode (its stored shape: a probe read back has it in ``extra``)."""
+    return dict(o.episode.detail) if o.episode is not None else o.extra.get("stall")
+
+
 def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str | None) -> list[Finding]:
     """Pure: findings from the matrix outcomes (probe-livelock, probe-stuck-waiting, probe-recovery, probe-matrix)."""
     out: list[Finding] = []
@@ -159,7 +164,7 @@ def seed_findings(outcomes: list[ProbeOutcome], max_model_len: int, version: str
                            cfg={"max_model_len": max_model_len,
                                 "truncate_prompt_tokens": o.extra.get("truncate_prompt_tokens")})
         out.append(Finding(status=Status.FAIL, evidence={**_evidence(o, max_model_len, version),
-                                                         "stall": o.extra.get("stall")}, **words.finding_args()))
+                                                         "stall": _window(o)}, **words.finding_args()))
     cut = {o.probe: why for o in ran if (why := unjudged(o))}
     if not livelocks and ran:
         judged = len(ran) - len(cut)

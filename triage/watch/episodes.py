@@ -10,7 +10,7 @@ from triage import events as ev_
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, word_stall
 from triage.events import AlertEvent, RunEvent
 from triage.findings import Finding, Status
-from triage.episode import WATCH, Episode
+from triage.episode import WATCH, Episode, of_window
 from triage.recurrence import ONGOING, ended_by, headline, summarize
 from triage.sample import EngineSample
 from triage.stall import LIVELOCK, StallState
@@ -66,10 +66,11 @@ class Episodes:
             ))
         if state.stalled and es.alert is None:
             assert state.since is not None and state.kind is not None
-            es.alert = Episode(kind=state.kind, source=WATCH, start=state.since, confirmed_at=ts, engine=label,
-                               detail={"vllm_version": self.vllm_version, "window_s": state.window_s,
-                                       "expected_step_s": state.expected_step_s,
-                                       "last_progress": state.last_progress}).seen(state.running, state.waiting, ts)
+            opened = of_window(state, WATCH, label)
+            assert opened is not None
+            es.alert = opened.with_(confirmed_at=ts, detail={
+                "vllm_version": self.vllm_version, "window_s": state.window_s,
+                "expected_step_s": state.expected_step_s, "last_progress": state.last_progress})
             self.alerts.append(es.alert)
             return AlertEvent(
                 "stalled",
@@ -145,7 +146,7 @@ def alert_dict(a: Episode) -> dict[str, Any]:
     """Watch's stored alert shape (a run's summary and findings; ``triage.episode.from_stored`` reads it back):
     ``ended`` only once it cleared."""
     d: dict[str, Any] = {"engine": a.engine, "kind": a.kind, "since": a.start, "confirmed_at": a.confirmed_at,
-                         "cleared_at": a.end, "running": a.running[0], "waiting": a.waiting[0],
+                         "cleared_at": a.end, "running": a.running[1], "waiting": a.waiting[1],
                          **{k: a.detail.get(k) for k in ("vllm_version", "window_s", "expected_step_s",
                                                          "last_progress")}}
     if not a.open:

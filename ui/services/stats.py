@@ -96,8 +96,8 @@ class StatsService(ServiceBase):
             msg = tick.alert_event.message
         elif open_alert is not None:
             assert open_alert.start is not None
-            msg = watch.alert_message(open_alert.kind, open_alert.start, tick.ts, open_alert.running[0],
-                                      open_alert.waiting[0], open_alert.detail.get("vllm_version") or w.vllm_version,
+            msg = watch.alert_message(open_alert.kind, open_alert.start, tick.ts, open_alert.running[1],
+                                      open_alert.waiting[1], open_alert.detail.get("vllm_version") or w.vllm_version,
                                       facts=w.facts)
         alert = {**watch.alert_dict(open_alert), "message": msg} if open_alert is not None else None
         error = f"Scrape failed: {tick.error}" if tick.error else None
