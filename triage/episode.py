@@ -130,15 +130,15 @@ def from_stored(d: Mapping[str, Any], source: Optional[str] = None) -> Episode:
     if isinstance(d, Episode):
         return d
     if "start_ts" in d or "start_line" in d:  # the log post-mortem's (triage.logs.episodes.episode_dict)
-        # its stored shape says whether the rule confirmed it, not when: confirmed_at stays unknown
+        # its stored shape says whether the rule confirmed it, not when: its start stands for the time
         return Episode(kind=str(d.get("kind")), source=source or LOG, start=d.get("start_ts"), end=d.get("end_ts"),
-                       last_seen=d.get("last_stall_ts"),
+                       confirmed_at=d.get("start_ts") if d.get("confirmed") else None, last_seen=d.get("last_stall_ts"),
                        engine=str(d.get("engine", "0")), max_running=float(d.get("max_running") or 0),
                        max_waiting=float(d.get("max_waiting") or 0), n_seen=int(d.get("n_stats_lines") or 0),
                        ended=d.get("ended"),
                        lines=tuple((int(x["line"]), str(x["text"])) for x in d.get("lines") or ()),
-                       detail={k: d[k] for k in ("start_line", "last_stall_line", "end_line", "ended_by", "confirmed",
-                                                 "silent", "interval_s", "held") if k in d})
+                       detail={k: d[k] for k in ("start_line", "last_stall_line", "end_line", "ended_by", "silent",
+                                                 "interval_s", "held") if k in d})
     if "since" in d:  # watch's alert (triage.watch.episodes.alert_dict)
         r, w = d.get("running"), d.get("waiting")
         return Episode(kind=str(d.get("kind")), source=source or WATCH, start=d["since"], end=d.get("cleared_at"),

@@ -29,7 +29,7 @@ from typing import Any
 from tests.logs import synthetic_logs as synth
 from tests.logs.real_logs import REAL
 from triage.logs import analyze_log, chunks, lines
-from triage.logs.episodes import EngineTrack
+from triage.logs.episodes import EngineTrack, episode_dict
 from triage.sample import EngineSample
 
 GOLDENS = Path(__file__).resolve().parent / "goldens"
@@ -88,7 +88,7 @@ def view(a: Any) -> dict[str, Any]:
         "config": d["config"],
         "config_provenance": d["config_provenance"],
         "summary": d["summary"],
-        "episodes": [e.to_dict() for e in a.episodes],
+        "episodes": [episode_dict(e) for e in a.episodes],
         "samples": [_sample(p) for p in a.samples],
         "levels_order": list(a.summary["levels"]),
         "config_order": list(a.config),
@@ -108,7 +108,7 @@ def stats_runs_view() -> list[dict[str, Any]]:
         for ts, line, running, waiting, prompt, gen in rows:
             track.add_values(ts, line, running, waiting, prompt, gen)
         track.finish(ts, 200)
-        eps = [{k: v for k, v in e.to_dict().items() if k not in DERIVED} for e in track.episodes]
+        eps = [{k: v for k, v in episode_dict(e).items() if k not in DERIVED} for e in track.episodes]
         out.append({"threshold": threshold, "episodes": eps,
                     "state": [track.n, track.min_gap, track.last_ts, list(track._busy)]})
     return normal(out)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from triage.logs.analyze import LogAnalysis
 from triage.logs.driver import analyze_log
-from triage.logs.episodes import StallEpisode
 from triage.logs.lines import LogLine, iter_records
 from triage.logs.persist import log_events, timed_samples, to_metric_samples
 from triage.logs.startup import extract_startup_config
@@ -13,7 +12,6 @@ from triage.logs.stats import parse_stats
 __all__ = [
     "LogAnalysis",
     "LogLine",
-    "StallEpisode",
     "analyze_log",
     "extract_startup_config",
     "iter_records",

@@ -24,7 +24,8 @@ from triage.logs.lines import FAST_RECORD_RE, Clock, frame
 from triage.logs.startup import StartupConfigReader
 from triage.logs.startup_plan import message_plan
 from triage.logs.episode_endings import RequestNotes, in_step
-from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, StallEpisode, EngineTrack
+from triage.episode import Episode
+from triage.logs.episodes import EVIDENCE_LINES, LOG_STALL_S, EngineTrack, episode_dict
 from triage.logs.hits import ErrorHits
 from triage.logs.memo import Memo
 from triage.logs.stats import PointSeries, StatsValues, stats_values
@@ -44,7 +45,7 @@ class LogAnalysis:
     samples: list[EngineSample]  # the stats lines (source "log"), downsampled for charts
     summary: dict[str, Any]
     config_provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
-    episodes: list[StallEpisode] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (what `python -m triage logs --format json` prints, less schema/run_id)."""
@@ -230,7 +231,7 @@ class LogPass:
             config = reader.config
         # a window in which vLLM said its workers waited on a long step was a step in progress, never a stall
         episodes = [ep for tr in tracks.values() for ep in tr.episodes if not in_step(ep, self.notes)]
-        episodes.sort(key=lambda e: e.start_line)
+        episodes.sort(key=lambda e: e.detail["start_line"])
         series = list(self.series.values())
         # one engine's points are in line order already (each keeps its first line): sorting them was ~4 % of finish
         samples = series[0].finish() if len(series) == 1 else sorted(
@@ -292,7 +293,7 @@ def _summary(
     samples: list[EngineSample],
     access: Counter[tuple[str, str, str]],
     access_overflow: int,
-    episodes: list[StallEpisode],
+    episodes: list[Episode],
     stall_s: float,
 ) -> dict[str, Any]:
     by_status: Counter[str] = Counter()
@@ -327,7 +328,7 @@ def _summary(
         },
         "access": {"total": sum(access.values()) + access_overflow, "by_status": dict(by_status), "top": top},
         "stall_threshold_s": stall_s,
-        "episodes": [e.to_dict() for e in episodes],
+        "episodes": [episode_dict(e) for e in episodes],
         "episodes_dropped": sum(t.dropped for t in tracks.values()),
     }
 

@@ -21,7 +21,8 @@ from typing import Any, Optional
 
 from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, STALL_CHECKS, explain_episodes, word_stall
 from triage.findings import Finding, Status
-from triage.logs.episodes import FINE_INTERVAL_S, StallEpisode
+from triage.episode import Episode
+from triage.logs.episodes import FINE_INTERVAL_S
 from triage.recurrence import CLIENT_ABORT, CONTINUED, ONGOING, RECOVERED, Span, headline, summarize
 from triage.stall import LIVELOCK
 
@@ -85,38 +86,39 @@ class RequestNotes:
                 "long_steps": self.long_steps[:50]}
 
 
-def in_step(ep: StallEpisode, notes: RequestNotes) -> bool:
+def in_step(ep: Episode, notes: RequestNotes) -> bool:
     """vLLM's "No available shared memory broadcast block found in 60 seconds" inside the episode's window: the
     engine was computing a step (its workers waited on it), so the quiet stats lines were a step in progress."""
-    if ep.start_ts is None:
-        return any(ep.start_line <= n["line"] <= (ep.end_line or ep.last_stall_line) for n in notes.long_steps)
-    end = ep.end_ts if ep.end_ts is not None else ep.last_stall_ts or ep.start_ts
+    if ep.start is None:
+        d = ep.detail
+        return any(d["start_line"] <= n["line"] <= (d["end_line"] or d["last_stall_line"]) for n in notes.long_steps)
+    end = ep.end if ep.end is not None else ep.last_seen or ep.start
     # the line comes 60 s into the wait: a step that began before the stall-shaped line counts too
-    return any(n["ts"] is not None and ep.start_ts - n["waited_s"] <= n["ts"] <= end + ep.interval_s
+    return any(n["ts"] is not None and ep.start - n["waited_s"] <= n["ts"] <= end + ep.detail["interval_s"]
                for n in notes.long_steps)
 
 
-def aborts_in(ep: StallEpisode, notes: RequestNotes) -> list[dict[str, Any]]:
+def aborts_in(ep: Episode, notes: RequestNotes) -> list[dict[str, Any]]:
     """The aborted requests that ended the episode: logged between its start and one interval and a half after its
     last stalled line (the stats line that shows it gone comes up to an interval after the abort)."""
-    if ep.start_ts is None:
+    if ep.start is None:
         return []
-    last = ep.last_stall_ts if ep.last_stall_ts is not None else ep.start_ts
-    hi = last + ABORT_SLACK_INTERVALS * ep.interval_s
-    if ep.end_ts is not None:
-        hi = min(hi, ep.end_ts + 0.5 * ep.interval_s)
-    return [a for a in notes.aborts if a["ts"] is not None and ep.start_ts <= a["ts"] <= hi]
+    last = ep.last_seen if ep.last_seen is not None else ep.start
+    hi = last + ABORT_SLACK_INTERVALS * ep.detail["interval_s"]
+    if ep.end is not None:
+        hi = min(hi, ep.end + 0.5 * ep.detail["interval_s"])
+    return [a for a in notes.aborts if a["ts"] is not None and ep.start <= a["ts"] <= hi]
 
 
-def ended(ep: StallEpisode, notes: RequestNotes, kv_size_tokens: Any) -> str:
+def ended(ep: Episode, notes: RequestNotes, kv_size_tokens: Any) -> str:
     """How the episode ended: client abort, recovered, continued (another request joined) or ongoing."""
-    if ep.ended_by == "silence-to-end":
+    if ep.detail["ended_by"] == "silence-to-end":
         return ONGOING
     if aborts_in(ep, notes):
         return CLIENT_ABORT
-    if ep.last_values is None or ep.end_values is None:
+    if ep.detail["last_values"] is None or ep.detail["end_values"] is None:
         return RECOVERED
-    (r0, k0, _p0), (r1, k1, p1) = ep.last_values, ep.end_values
+    (r0, k0, _p0), (r1, k1, p1) = ep.detail["last_values"], ep.detail["end_values"]
     if k0 is not None and k1 is not None and k1 > k0:
         return CONTINUED if r1 > r0 else RECOVERED
     left = r1 < r0 or (k0 is not None and k1 is not None and k1 < k0)
@@ -124,17 +126,17 @@ def ended(ep: StallEpisode, notes: RequestNotes, kv_size_tokens: Any) -> str:
         return RECOVERED
     if k0 is not None and k1 is not None and isinstance(kv_size_tokens, int) and kv_size_tokens > 0:
         freed = (k0 - k1) * kv_size_tokens  # the held request's computed tokens, about (KV to 0.1 % in a line)
-        return RECOVERED if freed > 0 and p1 * ep.interval_s >= 0.9 * freed else CLIENT_ABORT
+        return RECOVERED if freed > 0 and p1 * ep.detail["interval_s"] >= 0.9 * freed else CLIENT_ABORT
     return CLIENT_ABORT
 
 
-def spans(eps: list[StallEpisode], notes: RequestNotes, kv_size_tokens: Any) -> list[Span]:
+def spans(eps: list[Episode], notes: RequestNotes, kv_size_tokens: Any) -> list[Span]:
     out = []
     for ep in eps:
-        if ep.start_ts is None or ep.kind != LIVELOCK:
+        if ep.start is None or ep.kind != LIVELOCK:
             continue
-        end = ep.end_ts if ep.end_ts is not None else ep.last_stall_ts or ep.start_ts
-        out.append(Span(ep.start_ts, end, ended(ep, notes, kv_size_tokens), ep.kind))
+        end = ep.end if ep.end is not None else ep.last_seen or ep.start
+        out.append(Span(ep.start, end, ended(ep, notes, kv_size_tokens), ep.kind))
     return out
 
 
@@ -151,11 +153,11 @@ def resolution(intervals: dict[str, float]) -> Optional[dict[str, Any]]:
                     "'Request … aborted.' line for each request a client gave up on; or run `watch` / `fleet`")}
 
 
-def recurring_finding(eps: list[StallEpisode], config: dict[str, Any], notes: RequestNotes) -> Optional[Finding]:
+def recurring_finding(eps: list[Episode], config: dict[str, Any], notes: RequestNotes) -> Optional[Finding]:
     """The catalogue's verdict on the series when the episodes recur, each ended: the pooling livelock with client
     time-outs (the record `pooling-livelock-client-timeouts`).
     Only from stats lines less than FINE_INTERVAL_S apart: 10 s apart, how a hang ended is not in the log."""
-    eps = [e for e in eps if e.interval_s < FINE_INTERVAL_S]
+    eps = [e for e in eps if e.detail["interval_s"] < FINE_INTERVAL_S]
     if not eps:
         return None
     rec = summarize(spans(eps, notes, config.get("kv_cache_size_tokens")))

@@ -25,6 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from triage.episode import LOG, Episode
 from triage.stall import StallDetector, held_gauges, queue_served_gauges
 
 DEFAULT_STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default (0.8 … 0.32)
@@ -37,65 +38,79 @@ STALL_INTERVALS = 2  # the threshold in the log's own stats intervals
 EVIDENCE_LINES = 5  # lines kept per error kind / per episode
 MAX_EPISODES = 50
 
-# StallEpisode.to_dict's keys, in the stored order (before/last_values/end_values are not stored)
+# episode_dict's keys, in the stored order (before/last_values/end_values are not stored)
 _DICT_KEYS = ("kind", "engine", "start_ts", "start_line", "last_stall_line", "last_stall_ts", "end_ts", "end_line",
               "ended_by", "confirmed", "silent", "duration_s", "max_running", "max_waiting", "n_stats_lines", "lines",
               "interval_s", "possible_duration_s", "held")
-_DICT_ATTRS = {"n_stats_lines": "n_lines"}  # a stored key whose attribute has another name
 
 
 @dataclass
-class StallEpisode:
-    """A window in which an engine's stats said 'stalled' (livelock or stuck-waiting)."""
+class StatsWindow:
+    """The stats lines of the stall a track has open (its builder, line by line); closed, it is an ``Episode``."""
 
     kind: str  # livelock | stuck-waiting
-    engine: str
     start_ts: Optional[float]
     start_line: int
     last_stall_line: int
     last_stall_ts: Optional[float]
-    end_ts: Optional[float] = None  # first sign of life after it (next stats line) or end of log
-    end_line: Optional[int] = None
-    ended_by: str = "silence-to-end"  # silence-to-end | silence-gap | progress | shape-change
-    confirmed: bool = False  # the detector crossed its threshold on stats lines alone
-    silent: bool = False  # stats lines stopped after the stall-shaped line
-    max_running: int = 0
-    max_waiting: int = 0
-    n_lines: int = 0
-    lines: list[tuple[int, str]] = field(default_factory=list)
     interval_s: float = DEFAULT_STATS_INTERVAL_S  # the log's stats interval when it opened
     # the busy stats lines just before it (line, prompt tokens/s): what the stuck request computed
     before: list[tuple[int, float]] = field(default_factory=list)
     held: bool = False  # opened on a request held beside others' throughput (KV usage unchanged)
-    # the last stalled line's and the closing line's (running, KV usage 0-1, prompt tokens/s): how it ended
+    confirmed_at: Optional[float] = None  # the line's time where the detector crossed its threshold
+    first_counts: Optional[tuple[int, int]] = None  # (running, waiting) on its first line
+    last_counts: Optional[tuple[int, int]] = None
+    max_running: int = 0
+    max_waiting: int = 0
+    n_lines: int = 0
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    # the last stalled line's (running, KV usage 0-1, prompt tokens/s): how it ended
     last_values: Optional[tuple[int, Optional[float], float]] = None
-    end_values: Optional[tuple[int, Optional[float], float]] = None
 
-    @property
-    def duration_s(self) -> Optional[float]:
-        if self.start_ts is None or self.end_ts is None:
-            return None
-        return max(0.0, self.end_ts - self.start_ts)
+    def closed(self, engine: str, ended_by: str, end_ts: Optional[float], end_line: Optional[int],
+               end_values: Optional[tuple[int, Optional[float], float]]) -> Episode:
+        """The episode (source log): the log's own facts (line numbers, interval, how its lines ended it) in
+        ``detail`` under their stored names."""
+        r0, w0 = self.first_counts or (None, None)
+        r1, w1 = self.last_counts or (None, None)
+        return Episode(kind=self.kind, source=LOG, start=self.start_ts, end=end_ts, confirmed_at=self.confirmed_at,
+                       last_seen=self.last_stall_ts, engine=engine, running=(r0, r1), waiting=(w0, w1),
+                       max_running=self.max_running, max_waiting=self.max_waiting, n_seen=self.n_lines,
+                       lines=tuple(self.lines),
+                       detail={"start_line": self.start_line, "last_stall_line": self.last_stall_line,
+                               "end_line": end_line, "ended_by": ended_by,
+                               "silent": ended_by in ("silence-to-end", "silence-gap"), "interval_s": self.interval_s,
+                               "before": tuple(self.before), "held": self.held, "last_values": self.last_values,
+                               "end_values": end_values})
 
-    @property
-    def possible_duration_s(self) -> Optional[tuple[float, float]]:
-        """How long the stall could have lasted: the line's own zero-throughput interval at least; at
-        most from one interval before the line to the next sign of life (next stats line, end of log)."""
-        d = self.duration_s
-        if d is None:
-            return None
-        return (self.interval_s, d + self.interval_s)
 
-    def prompt_tokens_before(self) -> list[tuple[int, float, int]]:
-        """Token arithmetic: prompt tokens/s x the interval = tokens computed in each busy interval."""
-        return [(n, tp, round(tp * self.interval_s)) for n, tp in self.before]
+def possible_duration_s(ep: Episode) -> Optional[tuple[float, float]]:
+    """How long a log's stall could have lasted: the line's own zero-throughput interval at least; at most from one
+    interval before the line to the next sign of life (next stats line, end of log)."""
+    d = ep.duration_s
+    if d is None:
+        return None
+    interval = ep.detail["interval_s"]
+    return (interval, d + interval)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The stored shape: ``_DICT_KEYS`` in order (fields and properties; n_lines as n_stats_lines), the
-        evidence lines as {line, text}."""
-        d = {key: getattr(self, _DICT_ATTRS.get(key, key)) for key in _DICT_KEYS}
-        d["lines"] = [{"line": n, "text": t} for n, t in self.lines]
-        return d
+
+def prompt_tokens_before(ep: Episode) -> list[tuple[int, float, int]]:
+    """Token arithmetic: prompt tokens/s x the interval = tokens computed in each busy interval before the stall."""
+    interval = ep.detail["interval_s"]
+    return [(n, tp, round(tp * interval)) for n, tp in ep.detail["before"]]
+
+
+def episode_dict(ep: Episode) -> dict[str, Any]:
+    """A log episode's stored shape (``_DICT_KEYS`` in order; ``triage.episode.from_stored`` reads it back), the
+    evidence lines as {line, text}."""
+    d = ep.detail
+    return {"kind": ep.kind, "engine": ep.engine, "start_ts": ep.start, "start_line": d["start_line"],
+            "last_stall_line": d["last_stall_line"], "last_stall_ts": ep.last_seen, "end_ts": ep.end,
+            "end_line": d["end_line"], "ended_by": d["ended_by"], "confirmed": ep.confirmed_at is not None,
+            "silent": d["silent"], "duration_s": ep.duration_s, "max_running": ep.max_running,
+            "max_waiting": ep.max_waiting, "n_stats_lines": ep.n_seen,
+            "lines": [{"line": n, "text": t} for n, t in ep.lines], "interval_s": d["interval_s"],
+            "possible_duration_s": possible_duration_s(ep), "held": d["held"]}
 
 
 class EngineTrack:
@@ -105,8 +120,8 @@ class EngineTrack:
         self.engine = engine
         self.threshold_s = threshold_s
         self.det = StallDetector(threshold_s)
-        self.open: Optional[StallEpisode] = None
-        self.episodes: list[StallEpisode] = []
+        self.open: Optional[StatsWindow] = None
+        self.episodes: list[Episode] = []
         self.dropped = 0
         self.n = 0
         self.last_ts: Optional[float] = None
@@ -120,13 +135,12 @@ class EngineTrack:
 
     def _close(self, ended_by: str, end_ts: Optional[float], end_line: Optional[int],
                values: Optional[tuple[int, Optional[float], float]] = None) -> None:
-        ep = self.open
+        w = self.open
         self.open = None
-        if ep is None:
+        if w is None:
             return
-        ep.ended_by, ep.end_ts, ep.end_line, ep.end_values = ended_by, end_ts, end_line, values
-        ep.silent = ended_by in ("silence-to-end", "silence-gap")
-        if ep.confirmed or ep.silent:
+        ep = w.closed(self.engine, ended_by, end_ts, end_line, values)
+        if ep.confirmed_at is not None or ep.detail["silent"]:
             if len(self.episodes) < MAX_EPISODES:
                 self.episodes.append(ep)
             else:
@@ -189,9 +203,8 @@ class EngineTrack:
                 ep = None
             if ep is None:
                 start = prev_ts if held and prev_ts is not None else ts  # held since the line before
-                ep = self.open = StallEpisode(
+                ep = self.open = StatsWindow(
                     kind=str(kind),
-                    engine=self.engine,
                     start_ts=start,
                     start_line=line or 0,
                     last_stall_line=line or 0,
@@ -203,9 +216,14 @@ class EngineTrack:
             ep.last_stall_line, ep.last_stall_ts = line or 0, ts
             ep.last_values = (running, kv, prompt)
             ep.n_lines += 1
-            ep.max_running = max(ep.max_running, int(running or 0))
-            ep.max_waiting = max(ep.max_waiting, int(waiting or 0))
-            ep.confirmed = ep.confirmed or (stalled and ts is not None)
+            counts = (int(running or 0), int(waiting or 0))
+            if ep.first_counts is None:
+                ep.first_counts = counts
+            ep.last_counts = counts
+            ep.max_running = max(ep.max_running, counts[0])
+            ep.max_waiting = max(ep.max_waiting, counts[1])
+            if ep.confirmed_at is None and stalled and ts is not None:
+                ep.confirmed_at = ts
         if ts is not None:
             self.last_ts = ts
         if not running and not waiting:

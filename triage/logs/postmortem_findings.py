@@ -26,7 +26,7 @@ from triage.logs.startup_findings import never_started as never_started_finding
 from triage.logs.startup_findings import startup_findings, startup_oom, stats_disabled
 
 if TYPE_CHECKING:
-    from triage.logs.episodes import StallEpisode
+    from triage.episode import Episode
 
 def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence[str] = ()) -> Finding:
     lines = [{"line": n, "text": t} for n, t in hit.lines]
@@ -123,7 +123,7 @@ def _shut_down(dead: Finding, sig: ErrorHits) -> Finding:
 
 def build_findings(
     config: dict[str, Any],
-    episodes: list[StallEpisode],
+    episodes: list[Episode],
     errors: dict[str, ErrorHits],
     summary: dict[str, Any],
     startup: Optional[StartupEvents] = None,
@@ -172,7 +172,7 @@ def build_findings(
     return out
 
 
-def _stall_findings(config: dict[str, Any], episodes: list[StallEpisode], notes: RequestNotes) -> list[Finding]:
+def _stall_findings(config: dict[str, Any], episodes: list[Episode], notes: RequestNotes) -> list[Finding]:
     """The livelock (and whether it recurs, or the config that would hang) and the stuck-waiting episodes."""
     out: list[Finding] = []
     live = [e for e in episodes if e.kind == "livelock"]

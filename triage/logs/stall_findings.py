@@ -26,7 +26,8 @@ from triage.catalogue import POOLING_LIVELOCK, word_stall
 from triage.catalogue.records import pooling_livelock_grade
 from triage.display import utc_text
 from triage.findings import Finding, Status
-from triage.logs.episodes import StallEpisode
+from triage.episode import Episode
+from triage.logs.episodes import possible_duration_s, prompt_tokens_before
 from triage.logs.episode_endings import resolution
 from triage.vllm.defaults import max_num_batched_tokens_default
 
@@ -67,19 +68,19 @@ def livelock_prone(pre: dict[str, Any]) -> bool:
                 and pre["budget_chunks_max_model_len"])
 
 
-def token_arithmetic(ep: StallEpisode, max_model_len: Any) -> Optional[dict[str, Any]]:
+def token_arithmetic(ep: Episode, max_model_len: Any) -> Optional[dict[str, Any]]:
     """The pooling livelock's fingerprint in the stats lines before the stall: busy intervals whose prompt tokens
     (throughput x interval) sum to exactly max_model_len - 1 (the last one alone, or all of them)."""
-    if not isinstance(max_model_len, int) or not ep.before:
+    if not isinstance(max_model_len, int) or not ep.detail["before"]:
         return None
-    rows = ep.prompt_tokens_before()
+    rows = prompt_tokens_before(ep)
     want = max_model_len - 1
     for k in range(1, len(rows) + 1):
         tail = rows[-k:]
         total = sum(t for _n, _tp, t in tail)
         if abs(total - want) <= k:  # the line prints tokens/s to 0.1: +-0.5 token per interval
             return {
-                "interval_s": ep.interval_s,
+                "interval_s": ep.detail["interval_s"],
                 "lines": [{"line": n, "prompt_tokens_per_s": tp, "tokens": t} for n, tp, t in tail],
                 "sum": total,
                 "max_model_len_minus_1": want,
@@ -88,28 +89,28 @@ def token_arithmetic(ep: StallEpisode, max_model_len: Any) -> Optional[dict[str,
     return None
 
 
-def _episode_evidence(ep: StallEpisode) -> dict[str, Any]:
+def _episode_evidence(ep: Episode) -> dict[str, Any]:
     return {
         "engine": ep.engine or "(unlabelled)",
         "window": {
-            "start": utc_text(ep.start_ts),
-            "last_stall_line_at": utc_text(ep.last_stall_ts),
-            "end": utc_text(ep.end_ts),
+            "start": utc_text(ep.start),
+            "last_stall_line_at": utc_text(ep.last_seen),
+            "end": utc_text(ep.end),
             "duration_s": ep.duration_s,
-            "ended_by": ep.ended_by,
-            "timestamps": ep.start_ts is not None,
+            "ended_by": ep.detail["ended_by"],
+            "timestamps": ep.start is not None,
         },
         "lines": [{"line": n, "text": t} for n, t in ep.lines],
-        "first_line": ep.start_line,
-        "last_stall_line": ep.last_stall_line,
+        "first_line": ep.detail["start_line"],
+        "last_stall_line": ep.detail["last_stall_line"],
         "max_running": ep.max_running,
         "max_waiting": ep.max_waiting,
         "confirmed_by_stats_lines": ep.confirmed,
-        "silent_after": ep.silent,
-        "stats_interval_s": ep.interval_s,
+        "silent_after": ep.detail["silent"],
+        "stats_interval_s": ep.detail["interval_s"],
         "possible_duration_s": None
-        if ep.possible_duration_s is None
-        else {"at_least": ep.possible_duration_s[0], "at_most": round(ep.possible_duration_s[1], 1)},
+        if possible_duration_s(ep) is None
+        else {"at_least": possible_duration_s(ep)[0], "at_most": round(possible_duration_s(ep)[1], 1)},
         "source": "log",
     }
 
@@ -125,15 +126,15 @@ def _stall_facts(config: dict[str, Any], kind: str, held_max: bool = False) -> d
             "request.prompt_tokens": mml if held_max and isinstance(mml, int) else None}
 
 
-def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
+def livelock_finding(eps: list[Episode], config: dict[str, Any]) -> Finding:
     pre = livelock_preconditions(config)
     all_pre = bool(pre["version_affected"] and pre["pooling"] and pre["enable_chunked_prefill"])
     worst = max(eps, key=lambda e: (e.confirmed, e.duration_s or 0, e.max_running))
     status = Status.FAIL if any(e.confirmed for e in eps) or all_pre else Status.WARN
     ev = _episode_evidence(worst)
     ev.update({"episodes": len(eps), "preconditions_in_log": pre})
-    coarse = resolution({worst.engine: worst.interval_s})
-    if coarse is not None and worst.held:
+    coarse = resolution({worst.engine: worst.detail["interval_s"]})
+    if coarse is not None and worst.detail["held"]:
         ev["resolution"] = dict(coarse, note="one stats line per interval: held windows of several shorter hangs "
                                              "(each ended by a client) can read as one")
     arith = token_arithmetic(worst, pre["max_model_len"])
@@ -142,17 +143,17 @@ def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding
     ev["facts"] = _stall_facts(config, "livelock", arith is not None)
     if len(eps) > 1:
         ev["other_windows"] = [
-            {"start": utc_text(e.start_ts), "end": utc_text(e.end_ts), "line": e.start_line}
+            {"start": utc_text(e.start), "end": utc_text(e.end), "line": e.detail["start_line"]}
             for e in eps
             if e is not worst
         ][:10]
-    when = f" from {ev['window']['start']}" if worst.start_ts is not None else f" at line {worst.start_line}"
+    when = f" from {ev['window']['start']}" if worst.start is not None else f" at line {worst.detail['start_line']}"
     why = (
         "the stats lines kept showing it past the stall threshold"
         if worst.confirmed
         else "then the stats lines stop (vLLM demotes the line to DEBUG after two zero-throughput intervals)"
     )
-    span = worst.possible_duration_s
+    span = possible_duration_s(worst)
     lasted = f" (could have lasted {span[0]:.0f}-{span[1]:.0f} s)" if span and not worst.confirmed else ""
     if arith is not None:
         why += (f"; the busy intervals before it computed {arith['sum']} prompt tokens = max_model_len - 1, "
@@ -165,7 +166,7 @@ def livelock_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding
     words = word_stall("log", "livelock", config.get("vllm_version"), subject=f"Engine{when}", cfg=config,
                        suspect=not worst.confirmed, note=note,
                        seen=f"; the stats lines: Running {worst.max_running}, "
-                       + ("KV cache usage held while other requests finished" if worst.held
+                       + ("KV cache usage held while other requests finished" if worst.detail["held"]
                           else "Waiting 0, 0.0 tokens/s")
                        + ("" if worst.confirmed else f", then silence{lasted}"))
     return Finding(status=status, evidence=ev, **words.finding_args())
@@ -193,7 +194,7 @@ def livelock_prone_finding(config: dict[str, Any]) -> Optional[Finding]:
     )
 
 
-def stuck_waiting_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Finding:
+def stuck_waiting_finding(eps: list[Episode], config: dict[str, Any]) -> Finding:
     worst = max(eps, key=lambda e: (e.confirmed, e.duration_s or 0, e.max_waiting))
     ev = _episode_evidence(worst)
     ev.update(
@@ -204,7 +205,7 @@ def stuck_waiting_finding(eps: list[StallEpisode], config: dict[str, Any]) -> Fi
             "max_model_len": config.get("max_model_len"),
         }
     )
-    when = f" from {ev['window']['start']}" if worst.start_ts is not None else f" at line {worst.start_line}"
+    when = f" from {ev['window']['start']}" if worst.start is not None else f" at line {worst.detail['start_line']}"
     budget, max_len = config.get("max_num_batched_tokens"), config.get("max_model_len")
     # chunked prefill off and a budget below max_model_len: a prompt longer than the budget can never be
     # scheduled (seen on 0.32.0 BERT with --enable-chunked-prefill --max-num-batched-tokens 128)
