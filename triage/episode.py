@@ -124,7 +124,7 @@ def of_window(state: StallState, source: str, engine: str = "0", keep: int = 2) 
                    n_seen=len(state.samples), samples=kept, detail=state.evidence())
 
 
-def from_stored(d: Mapping[str, Any], source: Optional[str] = None) -> Episode:
+def from_stored(d: Mapping[str, Any] | Episode, source: Optional[str] = None) -> Episode:
     """Any stored episode shape back as the value: a log episode (``start_ts``…), a watch alert (``since``/
     ``cleared_at``…), a fleet episode (``start``/``end``/``ongoing``…) or an ``Episode`` itself (returned as is)."""
     if isinstance(d, Episode):

@@ -20,6 +20,7 @@ from triage import events as ev_
 from triage.catalogue import word_stall
 from triage.events import RunEvent
 from triage.findings import Finding, Status, worst
+from triage.episode import WATCH, Episode, of_window
 from triage.stall import DEFAULT_STALL_S
 from triage.target import Target
 
@@ -82,11 +83,14 @@ def watch_now(target: Target, *, watch_s: float = DEFAULT_STALL_S + 1.5, every_s
             w.close()
     watched = clock() - t0
     if state is not None:
-        since = state.since or ts
-        message = watch.alert_message(state.kind, since, ts, state.running, state.waiting, w.vllm_version,
+        # the stall episode watch opened on that scrape (its alert), else the rule's window as one
+        ep = next((a for a in reversed(w.alerts) if a.kind == state.kind and a.open), None) \
+            or of_window(state, WATCH)
+        assert ep is not None
+        ep = ep.with_(confirmed_at=ts)
+        message = watch.alert_message(ep.kind, ep.start or ts, ts, ep.running[1], ep.waiting[1], w.vllm_version,
                                       state.expected_step_s, w.facts)
-        return LiveVerdict(STALLED, message, samples, watched,
-                           stall_finding(w, state, since, ts, samples, watched, seen))
+        return LiveVerdict(STALLED, message, samples, watched, stall_finding(w, ep, samples, watched, seen))
     if samples < 2:
         why = errors[-1] if errors else "too few samples"
         return LiveVerdict(CANNOT_JUDGE, f"no /metrics samples to judge by ({why})", samples, watched)
@@ -95,18 +99,18 @@ def watch_now(target: Target, *, watch_s: float = DEFAULT_STALL_S + 1.5, every_s
     return LiveVerdict(NOT_STALLED, f"{samples} /metrics samples over {watched:.1f} s: {now}", samples, watched)
 
 
-def stall_finding(w: Any, state: Any, since: float, ts: float, samples: int, watched_s: float,
-                  seen: str = SEEN) -> Finding:
-    """The stall the watch confirmed, as the run's finding: the catalogue's words for a watched stall."""
+def stall_finding(w: Any, ep: Episode, samples: int, watched_s: float, seen: str = SEEN) -> Finding:
+    """The stall episode the watch confirmed, as the run's finding: the catalogue's words for a watched stall."""
     from triage.watch import hhmmss
 
-    label = next((a.engine for a in reversed(w.alerts or []) if a.kind == state.kind), "0")
-    words = word_stall("watch", state.kind, w.vllm_version, subject=f"Engine {label}",
+    ts = ep.confirmed_at if ep.confirmed_at is not None else 0.0
+    since = ep.start if ep.start is not None else ts
+    words = word_stall("watch", ep.kind, w.vllm_version, subject=f"Engine {ep.engine}",
                        seen=f"; {seen} (no progress since {hhmmss(since)}, {ts - since:.0f}s)")
-    evidence = {"engine": label, "kind": state.kind, "since": since, "confirmed_at": ts,
-                "running": state.running, "waiting": state.waiting, "samples": samples,
+    evidence = {"engine": ep.engine, "kind": ep.kind, "since": since, "confirmed_at": ts,
+                "running": ep.running[1], "waiting": ep.waiting[1], "samples": samples,
                 "watched_s": round(watched_s, 1), "url": w.url, "source": "scrape", "vllm_version": w.vllm_version,
-                "facts": {"vllm.version": w.vllm_version, "stall.kind": state.kind}}
+                "facts": {"vllm.version": w.vllm_version, "stall.kind": ep.kind}}
     return Finding(status=Status.FAIL, evidence=evidence, **words.finding_args())
 
 
