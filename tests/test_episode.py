@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_watch_episodes import V031, _fleet, _watch
+from triage.catalogue import explain_stall
 from triage.episode import FLEET, LOG, PROBE, SOURCES, WATCH, Episode, from_stored, of_window
 from triage.fleet.replicas import episode_dict as fleet_dict
 from triage.logs import analyze_log
@@ -104,6 +105,7 @@ def test_a_log_episode_reads_back_from_its_stored_shape() -> None:
 def test_a_watch_alert_reads_back_from_its_stored_shape() -> None:
     w, _events, _rec = _watch(V031)
     assert w.alerts and all(isinstance(a, Episode) and a.source == WATCH for a in w.alerts)
+    assert {a.mode for a in w.alerts} == {explain_stall(LIVELOCK, "0.31.0").id}  # the catalogue's id, by version
     for a in w.alerts:
         stored = alert_dict(a)
         assert alert_dict(from_stored(stored)) == stored

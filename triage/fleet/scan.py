@@ -153,6 +153,8 @@ def scan(prometheus: str, start: float, end: float, *, step: Optional[float] = N
             for r, v in zip(stalled, pool.map(lambda r: _version(r.labels["instance"], version_timeout_s), stalled),
                             strict=True):
                 r.version = v
+    for r in out.replicas:  # the catalogue's verdict on each episode, once the versions are known
+        r.episodes = [e.with_(mode=r.mode(e.kind).id) for e in r.episodes]
     out.timings["total_s"] = round(time.perf_counter() - t0, 3)
     return out
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from triage import events as ev_
-from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, word_stall
+from triage.catalogue import POOLING_LIVELOCK_CLIENT_TIMEOUTS, explain_episodes, explain_stall, word_stall
 from triage.events import AlertEvent, RunEvent
 from triage.findings import Finding, Status
 from triage.episode import WATCH, Episode, of_window
@@ -68,7 +68,7 @@ class Episodes:
             assert state.since is not None and state.kind is not None
             opened = of_window(state, WATCH, label)
             assert opened is not None
-            es.alert = opened.with_(confirmed_at=ts, detail={
+            es.alert = opened.with_(confirmed_at=ts, mode=explain_stall(state.kind, self.vllm_version).id, detail={
                 "vllm_version": self.vllm_version, "window_s": state.window_s,
                 "expected_step_s": state.expected_step_s, "last_progress": state.last_progress})
             self.alerts.append(es.alert)
