@@ -81,6 +81,8 @@ def test_of_window_is_the_rules_open_window_on_recorded_pages() -> None:
     assert last.confirmed_at is not None and last.start is not None and last.confirmed_at - last.start >= 5.0 - 0.01
     assert last.running[1] == 1 and last.n_seen == len(det.state.samples) and len(last.samples) <= 4
     assert last.detail == det.state.evidence()  # the rule's reading, as a probe stores it (extra["stall"])
+    back = from_stored(dict(last.detail), PROBE)  # a stored probe's extra["stall"] read back
+    assert (back.kind, back.start, back.confirmed_at, back.source) == (LIVELOCK, last.start, last.confirmed_at, PROBE)
 
 
 def test_of_window_names_stuck_waiting() -> None:

@@ -139,7 +139,7 @@ def from_stored(d: Mapping[str, Any] | Episode, source: Optional[str] = None) ->
                        lines=tuple((int(x["line"]), str(x["text"])) for x in d.get("lines") or ()),
                        detail={k: d[k] for k in ("start_line", "last_stall_line", "end_line", "ended_by", "silent",
                                                  "interval_s", "held") if k in d})
-    if "since" in d:  # watch's alert (triage.watch.episodes.alert_dict)
+    if "since" in d:  # watch's alert (triage.watch.episodes.alert_dict); a probe's extra["stall"] has these keys too
         r, w = d.get("running"), d.get("waiting")
         return Episode(kind=str(d.get("kind")), source=source or WATCH, start=d["since"], end=d.get("cleared_at"),
                        confirmed_at=d.get("confirmed_at"), last_seen=d.get("cleared_at") or d.get("confirmed_at"),

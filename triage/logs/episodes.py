@@ -38,11 +38,6 @@ STALL_INTERVALS = 2  # the threshold in the log's own stats intervals
 EVIDENCE_LINES = 5  # lines kept per error kind / per episode
 MAX_EPISODES = 50
 
-# episode_dict's keys, in the stored order (before/last_values/end_values are not stored)
-_DICT_KEYS = ("kind", "engine", "start_ts", "start_line", "last_stall_line", "last_stall_ts", "end_ts", "end_line",
-              "ended_by", "confirmed", "silent", "duration_s", "max_running", "max_waiting", "n_stats_lines", "lines",
-              "interval_s", "possible_duration_s", "held")
-
 
 @dataclass
 class StatsWindow:
@@ -101,8 +96,9 @@ def prompt_tokens_before(ep: Episode) -> list[tuple[int, float, int]]:
 
 
 def episode_dict(ep: Episode) -> dict[str, Any]:
-    """A log episode's stored shape (``_DICT_KEYS`` in order; ``triage.episode.from_stored`` reads it back), the
-    evidence lines as {line, text}."""
+    """A log episode's stored shape, its keys in the stored order (the goldens under tests/logs/goldens hold it;
+    ``triage.episode.from_stored`` reads it back), the evidence lines as {line, text}; the busy lines before it and
+    the values around its end (``detail``: before, last_values, end_values) are not stored."""
     d = ep.detail
     return {"kind": ep.kind, "engine": ep.engine, "start_ts": ep.start, "start_line": d["start_line"],
             "last_stall_line": d["last_stall_line"], "last_stall_ts": ep.last_seen, "end_ts": ep.end,
