@@ -81,3 +81,38 @@ def test_report_headline_is_the_diagnosis_and_a_one_of_shows_its_experiments() -
     named = diagnose([*fs, matrix_finding(_matrix_outcomes("0.31.0"), 256, "0.31.0")], {})
     assert verdict(_doc([*fs, *named])).headline == named[0].title
     assert verdict(_doc(fs)).headline == "13 probes"  # a run stored before the differential reads as it did
+
+
+# -- a cause a text reader named is not re-listed as "one of" every record of its symptom (issue 42) -------------
+OVERLONG_400 = ("openai.BadRequestError: Error code: 400 - {'error': {'message': \"This model's maximum context "
+                "length is 8192 tokens. However, you requested 20673 tokens in the input for embedding generation. "
+                "Please reduce the length of the input.\", 'type': 'BadRequestError', 'param': None, 'code': 400}}\n")
+
+
+def test_a_request_time_400_read_from_a_paste_is_no_start_up_refusal_and_no_long_one_of() -> None:
+    """The reader names max_model_len from vLLM's own words: no "one of <18>" for rejected, no start-up refusal."""
+    from triage.logs import analyze_log
+
+    fs = analyze_log(OVERLONG_400).findings
+    assert any(f.check == "log-max-context-length" and f.status == Status.WARN for f in fs)
+    got = {d.check for d in diagnose(fs, {})}
+    assert "diagnosis-startup-refusal" not in got and "diagnosis-rejected" not in got
+
+
+def test_a_text_reader_keeps_the_diagnosis_when_another_record_is_weighed() -> None:
+    """The rule only drops a "one of" nothing weighed: where a clue reads something the judge's answer stands."""
+    f = Finding("log-max-context-length", Status.WARN, "refused", {"symptoms": ["rejected"]},
+                failure_mode="max-model-len-vs-model")
+    facts = {"reject.status": 400, "reject.message": "This model's maximum context length is 8192 tokens."}
+    d = {x.check: x for x in diagnose([f], {}, facts)}["diagnosis-rejected"]
+    listed = {c["mode"] for c in d.evidence["candidates"] if c["verdict"] != "ruled out"}
+    assert "max-model-len-vs-model" in listed and "removed-flag" not in listed
+
+
+def test_a_probe_finding_keeps_the_whole_one_of() -> None:
+    """A probe saw the symptom; its record is the builder's first guess: every candidate stays in the "one of"."""
+    f = Finding("probe-stuck-waiting", Status.FAIL, "waits", {"symptoms": ["waiting-forever"]},
+                failure_mode="stuck-waiting")
+    d = {x.check: x for x in diagnose([f], {})}["diagnosis-waiting-forever"]
+    assert d.failure_mode == "" and {e["mode"] for e in d.evidence["experiments"]} >= {"stuck-waiting",
+                                                                                         "kv-cache-too-small"}

@@ -17,7 +17,14 @@ The rule that names a cause (``judge``; tests/test_differential.py tables it):
   another that something speaks for, nothing is named;
 - otherwise it says "one of A or B" over the candidates that stand (those with a "for" first), and gives each
   one's ``experiment`` (with its ``experiment_probe`` when the tool can run it) instead of any single fix;
-- when every candidate is ruled out it names none: "no known cause fits" (a cause the catalogue lacks).
+- when every candidate is ruled out it names none: "no known cause fits" (a cause the catalogue lacks);
+- when no clue of any candidate read anything (nothing weighed for or against any record), the "one of" lists only
+  the records that contributing findings of a text reader report (a ``log``-sourced check: it matched the
+  release's own words for its record, e.g. "maximum context length is N tokens"): a list of every record that declares
+  the symptom, none of them weighed, is no diagnosis. When those are all the contributing findings' records, the
+  readers have named the cause themselves and a "one of" would only repeat them: no diagnosis finding for that
+  symptom (the readers' findings carry their records' fixes). A probe's or a watch's finding keeps the whole list:
+  it saw the symptom (a hang, a wait), and its record is the builder's first guess, not a reading of the cause.
 
 A diagnosis never comes from missing data: a clue that lacks its fact says nothing, so with no evidence the
 candidates all stand and the answer is "one of". The finding's status is its worst contributing finding's (a
@@ -34,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage.catalogue import MODES, FailureMode, mode_of
-from triage.catalogue.check_ids import CHECKS, CHECKLIST
+from triage.catalogue.check_ids import CHECKLIST, CHECKS, LOG
 from triage.catalogue.symptoms import SYMPTOMS, Case, Weight
 from triage.findings import Finding, Status, worst
 
@@ -194,10 +201,34 @@ def _seen(f: Any, record_title: str) -> str:
     return title.replace(f" ({record_title})", "") if len(rest) >= 12 else ""
 
 
-def diagnose_symptom(symptom: str, contributing: list[Any], case: Case, config: Any = None) -> Finding:
-    """The diagnosis finding of one shown symptom."""
+def evidenced(weighed: Iterable[Weighed], j: Judgement,
+              contributing: Iterable[Any]) -> tuple[tuple[Weighed, ...], bool]:
+    """The standing candidates a "one of" lists (module docstring), and whether the readers already named them all."""
+    if any(c.weights for c in weighed):
+        return j.standing, False
+    contributing = list(contributing)
+    if not contributing or not all(_read_from_text(f) for f in contributing):
+        return j.standing, False
+    reported = {str(_get(f, "failure_mode") or "") for f in contributing}
+    spoken = tuple(c for c in j.standing if c.mode.id in reported)
+    return (spoken, True) if spoken else (j.standing, False)
+
+
+def _read_from_text(f: Any) -> bool:
+    """A finding of a text reader (a log-sourced check) that reports a record: the cause read in vLLM's words."""
+    d = CHECKS.get(str(_get(f, "check")))
+    return d is not None and d.sources == (LOG,) and bool(_get(f, "failure_mode"))
+
+
+def diagnose_symptom(symptom: str, contributing: list[Any], case: Case, config: Any = None) -> Optional[Finding]:
+    """The diagnosis finding of one shown symptom (None when the readers' own findings already name its cause)."""
     weighed = [weigh(m, case) for m in candidates_of(symptom)]
     j = judge(weighed)
+    if j.named is None and j.standing:
+        spoken, redundant = evidenced(weighed, j, contributing)
+        if redundant:
+            return None
+        j = Judgement(None, spoken, j.ruled_out)
     status = worst(s for s in (_status(f) for f in contributing) if s is not None) if contributing else Status.WARN
     what = SYMPTOMS.get(symptom, symptom)
     if j.named is not None:
@@ -242,5 +273,5 @@ def diagnose(findings: Iterable[Any], config: Any = None, facts: Optional[Mappin
     merged = merged_facts(fs, facts)
     cfg = config if config is not None else {}
     case = Case(tuple(fs), cfg, merged)
-    return [diagnose_symptom(s, contributing, case, cfg)
-            for s, contributing in shown_symptoms(fs, merged).items()]
+    out = (diagnose_symptom(s, contributing, case, cfg) for s, contributing in shown_symptoms(fs, merged).items())
+    return [d for d in out if d is not None]

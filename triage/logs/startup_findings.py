@@ -27,7 +27,7 @@ from triage.catalogue.identity import identify, identity_keys
 from triage.catalogue.records import BAD_ARGUMENTS
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.refusal_clues import STARTUP_ERROR
-from triage.catalogue.symptoms import STARTUP_REFUSAL
+from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL
 from triage.findings import Finding, Status
 from triage.logs.hits import ErrorHits
 from triage.logs.startup_events import StartupEvents
@@ -139,10 +139,11 @@ def _max_context(hit: ErrorHits, config: dict[str, Any]) -> Finding:
     if chunked and str(n) != str(mml):  # issue 29: the limit is max_embed_len, the inputs above mml were chunked
         return Finding.of(CHUNKED_PROCESSING, "log-max-context-length", Status.WARN,
                           f"{hit.count} request(s) refused: longer than max_embed_len {n} (chunked processing; "
-                          f"max_model_len {mml})", _ev(hit, max_embed_len=n, max_model_len=mml),
+                          f"max_model_len {mml})", _ev(hit, max_embed_len=n, max_model_len=mml, symptoms=[REJECTED]),
                           cfg={"max_embed_len": n})
     return Finding.of(MAX_MODEL_LEN, "log-max-context-length", Status.WARN,
-                      f"{hit.count} request(s) refused: longer than max_model_len {n}", _ev(hit, max_model_len=n),
+                      f"{hit.count} request(s) refused: longer than max_model_len {n}",
+                      _ev(hit, max_model_len=n, symptoms=[REJECTED]),  # a request-time 400: never a start-up refusal
                       cfg={"derived_max_model_len": mml})
 
 
