@@ -88,7 +88,9 @@ def _long_fix(cfg: ConfigLike) -> str:
     n = f"{mml - 1}" if isinstance(mml, int) else "max_model_len - 1"
     return (f"Send truncate_prompt_tokens (it truncates the query+document pair; on vLLM < 0.32.0 use {n}, never "
             "max_model_len or -1, vllm#55427), or max_tokens_per_doc to cut each document; or chunk long documents "
-            "before reranking. One over-long document fails the whole request with 400.")
+            "before reranking. One over-long document fails the whole request with 400. --max-model-len can be "
+            "raised only up to the model's own maximum (its max_position_embeddings): a pair longer than that must "
+            "be truncated or chunked.")
 
 
 def _owui_fix(cfg: ConfigLike) -> str:

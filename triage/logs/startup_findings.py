@@ -25,6 +25,7 @@ from triage.catalogue.startup import (
 )
 from triage.catalogue.identity import identify, identity_keys
 from triage.catalogue.records import BAD_ARGUMENTS
+from triage.catalogue.rerank import RERANK_LONG_DOCUMENT
 from triage.catalogue.features import CHUNKED_PROCESSING, ENCODER_PREFIX_CACHING
 from triage.catalogue.refusal_clues import STARTUP_ERROR
 from triage.catalogue.symptoms import REJECTED, STARTUP_REFUSAL
@@ -141,10 +142,27 @@ def _max_context(hit: ErrorHits, config: dict[str, Any]) -> Finding:
                           f"{hit.count} request(s) refused: longer than max_embed_len {n} (chunked processing; "
                           f"max_model_len {mml})", _ev(hit, max_embed_len=n, max_model_len=mml, symptoms=[REJECTED]),
                           cfg={"max_embed_len": n})
+    if _rerank_request(hit, config):  # a query+document pair: the reranker's own fix, never an embedder's
+        return Finding.of(RERANK_LONG_DOCUMENT, "log-max-context-length", Status.WARN,
+                          f"{hit.count} rerank/score request(s) refused: a query+document pair longer than "
+                          f"max_model_len {n}", _ev(hit, max_model_len=n, identity="reranker", symptoms=[REJECTED]),
+                          cfg={"max_model_len": _int(n)})
     return Finding.of(MAX_MODEL_LEN, "log-max-context-length", Status.WARN,
                       f"{hit.count} request(s) refused: longer than max_model_len {n}",
                       _ev(hit, max_model_len=n, symptoms=[REJECTED]),  # a request-time 400: never a start-up refusal
                       cfg={"derived_max_model_len": mml})
+
+
+def _rerank_request(hit: ErrorHits, config: dict[str, Any]) -> bool:
+    """The refused request was a rerank/score call: the model is a reranker, or the refusal's own line says so."""
+    return identify(config).kind == "reranker" or any(lf.RERANK_REQUEST_RE.search(t) for _n, t in hit.lines)
+
+
+def _int(v: Any) -> Optional[int]:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _groups_ev(hit: ErrorHits) -> dict[str, Any]:
