@@ -163,6 +163,9 @@ def served_pooling(cfg: EffectiveConfig) -> str:
     ok = cfg.get("pooling_requests_ok")
     if isinstance(ok, dict) and ok:
         return "2xx answers on " + ", ".join(f"{p} ({n})" for p, n in sorted(ok.items()))
+    refused = cfg.get("pooling_refusals")
+    if isinstance(refused, dict) and refused:  # only the pooling path words these: the server serves pooling
+        return "the server answered " + ", ".join(sorted(refused))
     task = cfg.fact("task")
     if task is not None and task.source == "log" and task.value in POOLING_TASKS:
         return f"the log's non-default args: task {task.value!r}"

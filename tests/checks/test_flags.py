@@ -40,6 +40,18 @@ def test_no_generate_warning_when_the_log_shows_pooling_served() -> None:
     assert "task 'embed'" in served_pooling(cfg(task="embed"))
     assert served_pooling(cfg(supported_tasks=["generate"])) == ""
     assert served_pooling(cfg()) == ""
+    # a refusal only the pooling path words (the Matryoshka 400, '…for embedding generation'): pooling is served
+    assert "Matryoshka" in served_pooling(cfg(pooling_refusals={"the Matryoshka refusal of `dimensions`": 1}))
+
+
+def test_a_pooling_only_refusal_in_the_paste_is_read_as_pooling_served() -> None:
+    from triage.sources.startup_log import collect, pooling_refusals
+
+    text = ("openai.BadRequestError: Error code: 400 - {'error': {'message': 'Model \"Qwen/Qwen3-Embedding-0.6B\" "
+            "does not support matryoshka representation, changing output dimensions will lead to poor results.'}}")
+    assert list(pooling_refusals(text)) == ["the Matryoshka refusal of `dimensions`"]
+    assert collect(text).facts["pooling_refusals"].value
+    assert pooling_refusals("openai.BadRequestError: Error code: 400 - {'error': 'bad'}") == {}
 
 
 def _runner_said(line: str) -> list[str]:

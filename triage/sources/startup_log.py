@@ -36,6 +36,19 @@ def pooling_answers(text: str) -> dict[str, int]:
     return out
 
 
+# Refusals only vLLM's pooling path words (its pooling parameters' and pooling serving's own checks): a server that
+# answers them serves a pooling model, whatever a flag rule says about its runner (issue 42).
+POOLING_REFUSALS = (("the Matryoshka refusal of `dimensions`", lf.MATRYOSHKA_RE),
+                    ("the length refusal 'for embedding generation'", lf.POOLING_LENGTH_REFUSAL_RE))
+
+
+def pooling_refusals(text: str) -> dict[str, int]:
+    """How many of each pooling-only refusal the paste quotes; {} when none."""
+    head = text[:MAX_SCAN]
+    out = {what: len(rx.findall(head)) for what, rx in POOLING_REFUSALS}
+    return {k: n for k, n in out.items() if n}
+
+
 def collect(text: str) -> SourceResult:
     """Facts from a start-up log; `stated_args` = the keys of its `non-default args` dict."""
     res = SourceResult(SOURCE)
@@ -47,6 +60,9 @@ def collect(text: str) -> SourceResult:
     except Exception as e:  # a parser bug must not sink the run: the log becomes 'unavailable'
         res.unavailable = f"log parser failed: {type(e).__name__}: {e}"
         return res
+    refused = pooling_refusals(text)
+    if refused:
+        res.add("pooling_refusals", refused, "the paste: refusals only vLLM's pooling path gives")
     if not prov:
         res.unavailable = "no vLLM start-up lines found in the log"
         return res
