@@ -133,3 +133,21 @@ def test_a_prompt_longer_than_max_model_len_in_the_engine_s_words_is_the_max_con
                       "Make sure that `max_model_len` is no smaller than the number of text tokens.\n")
     got = [f for f in res.findings if f.check == "log-max-context-length"]
     assert len(got) == 1 and "512" in got[0].title and "truncate_prompt_tokens" in got[0].fix
+
+
+@pytest.mark.parametrize("text, field, status", [
+    pytest.param(_case("dify-14140-rerank-top-n-null", "client_error.txt"), "top_n", "warn", id="dify-prose"),
+    pytest.param("openai.BadRequestError: Error code: 400 - {'detail': [{'type': 'int_type', 'loc': ('body', "
+                 "'max_tokens_per_doc'), 'msg': 'Input should be a valid integer', 'input': None}]}",
+                 "max_tokens_per_doc", "fail", id="pydantic-body"),
+])
+def test_a_rerank_field_sent_null_is_the_rerank_contract(text: str, field: str, status: str) -> None:
+    got = _said(text)
+    assert [(f.failure_mode, f.status.value) for f in got] == [("rerank-api-contract", status)]
+    assert field in got[0].title and f"Send {field} as an integer" in got[0].fix
+    assert "--convert" not in got[0].fix
+
+
+def test_a_top_n_without_null_or_rerank_is_not_read() -> None:
+    assert _said("rerank failed: top_n=5 returned 3 results; Error 500") == []
+    assert _said("Error: top_n is None in my config") == []

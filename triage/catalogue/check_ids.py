@@ -154,7 +154,7 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, ("", "rerank-api-unsupported", "rerank-model-field-required", "wrapper-vllm-method-removed",
                  "model-name-not-served", "litellm-encoding-format-null", "embeddings-api-unsupported",
                  "reranker-overrides-missing", "route-not-found", "client-result-none",
-                 "vector-store-dimension-mismatch", "removed-flag"), LOG, "log-client-error"),
+                 "vector-store-dimension-mismatch", "removed-flag", "rerank-api-contract"), LOG, "log-client-error"),
     *_ids(None, "removed-flag", LOG, "log-removed-flag"),
     *_ids(None, "generate-runner", LOG, "log-generate-runner"),
     *_ids(None, "max-model-len-vs-model", LOG, "log-max-model-len"),

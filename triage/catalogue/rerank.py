@@ -78,6 +78,14 @@ def _api_fix(cfg: ConfigLike) -> str:
                 "call CohereRerank.rerank(documents, query, max_tokens_per_doc=N) with N below max_model_len (vLLM "
                 "refuses N >= max_model_len with 400), or a subclass whose "
                 "compress_documents does), or call cohere.ClientV2(base_url=…).rerank directly.")
+    if cfg.get("problem") == "null-field":
+        field = cfg.get("field") or "top_n"
+        what = ("how many results to return; 0 returns every document" if field == "top_n"
+                else "the tokens kept per document, below max_model_len")
+        return (f"Send {field} as an integer ({what}) or leave the field out: vLLM's rerank request refuses "
+                f"{field}: null with 400. Clients known to send it: Dify's OpenAI-API-compatible rerank provider in "
+                "its credential check (top_n; fixed in dify-official-plugins#362 — upgrade the plugin), LangChain "
+                "CohereRerank.compress_documents (max_tokens_per_doc; call .rerank with max_tokens_per_doc=N).")
     return (f"Point the client at {base} + /rerank (Jina/Cohere style; Cohere's SDK calls /v2/rerank), or /score "
             "for pairwise scores. Send {model, query, documents, top_n}; read results[i].index for the document and "
             "relevance_score for its score (already sorted). top_n 0 returns all documents.")

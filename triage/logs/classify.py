@@ -30,6 +30,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-no-attribute", (lf.NO_ATTRIBUTE_RE,)),
     ("client-model-not-found", (lf.MODEL_NOT_FOUND_RE,)),
     ("client-encoding-format-null", (lf.ENCODING_FORMAT_NULL_RE,)),
+    ("client-rerank-field-null", lf.RERANK_FIELD_NULL_RES),
     ("client-task-unsupported", (lf.WRAPPER_TASK_UNSUPPORTED_RE,)),
     ("client-embeddings-unsupported", (lf.EMBEDDINGS_API_UNSUPPORTED_RE,)),
     ("client-route-not-found", (lf.ROUTE_NOT_FOUND_RE,)),
@@ -40,7 +41,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
                 "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
-                "dim mismatch", "schema dim", "engine argument")
+                "dim mismatch", "schema dim", "engine argument", "top_n", "max_tokens_per_doc")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -118,6 +119,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-no-attribute": ("has no attribute",),
     "client-model-not-found": ("does not exist",),
     "client-encoding-format-null": ("encoding_format",),
+    "client-rerank-field-null": ("body", None, None),
     "client-task-unsupported": ("does not support the",),
     "client-embeddings-unsupported": ("Embeddings API",),
     "client-route-not-found": ("Not Found",),

@@ -22,7 +22,8 @@ from triage.logs.tracebacks import Trace
 CHECK = "log-traceback"
 CLIENT_CHECK = "log-client-error"
 CLIENT_RULES = ("client-rerank-unsupported", "client-field-required", "client-no-attribute", "client-model-not-found",
-                "client-encoding-format-null", "client-task-unsupported", *MORE_CLIENT_RULES, "client-quoted-body")
+                "client-encoding-format-null", "client-rerank-field-null", "client-task-unsupported",
+                *MORE_CLIENT_RULES, "client-quoted-body")
 # exceptions that only carry another one: the engine's death seen from the API server, a client library's wrapper
 _CARRIERS = ("EngineDeadError", "EngineGenerateError", "BadRequestError", "MilvusException", "APIError",
              "InternalServerError", "NotFoundError", "APIStatusError", "SystemExit", "KeyboardInterrupt")
@@ -176,6 +177,15 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL,
                                   f"{rec.title}: vLLM's 400 names encoding_format with input None{said}",
                                   {**ev, "symptoms": []}, cfg=config))
+        elif check == "client-rerank-field-null":
+            rec = get("rerank-api-contract")
+            field = hit.groups.get("field", "top_n")
+            # pydantic's own 400 names the field with input None: proven; a client's words about it: likely
+            status = Status.FAIL if "'loc'" in text or '"loc"' in text else Status.WARN
+            out.append(Finding.of(rec, CLIENT_CHECK, status,
+                                  f"A rerank request with {field} null: vLLM's rerank request types {field} as an "
+                                  f"integer and answers 400{said}", {**ev, "symptoms": []},
+                                  cfg={**config, "problem": "null-field", "field": field}))
         elif check == "client-task-unsupported":
             rec = get("wrapper-vllm-method-removed")
             task = hit.groups.get("task", "")
@@ -225,7 +235,7 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
           "has no attribute", "body: {", "does not exist", "encoding_format", "mbeddings API", "Not Found", "NoneType",
-          "dimension", "dim mismatch", "schema dim", "engine argument")
+          "dimension", "dim mismatch", "schema dim", "engine argument", "top_n", "max_tokens_per_doc")
 
 
 def _hinted(raw: str) -> bool:
