@@ -151,3 +151,39 @@ def test_a_rerank_field_sent_null_is_the_rerank_contract(text: str, field: str, 
 def test_a_top_n_without_null_or_rerank_is_not_read() -> None:
     assert _said("rerank failed: top_n=5 returned 3 results; Error 500") == []
     assert _said("Error: top_n is None in my config") == []
+
+
+def test_a_bare_400_on_embeddings_is_one_of_what_its_message_would_name() -> None:
+    """An access line without vLLM's message (as MaxKB#5295 quotes it): one of the records a 400 there can be,
+    each with its own record's fix, and the message as the way to tell."""
+    from triage.catalogue.records import refusal_candidates
+
+    got = [f for f in analyze_log('"POST /v1/embeddings HTTP/1.1" 400 Bad Request\n').findings
+           if f.check == "log-http-4xx"]
+    assert [(f.failure_mode, f.status.value) for f in got] == [("request-refused", "warn")]
+    assert "one of" in got[0].title and "Matryoshka" in got[0].title
+    for _said_words, mode in refusal_candidates("/v1/embeddings"):
+        assert get(mode).fix({}) in got[0].fix
+
+
+def test_a_400_whose_message_is_read_is_left_to_its_reader() -> None:
+    log = ('INFO:     10.0.0.1:5000 - "POST /v1/embeddings HTTP/1.1" 400 Bad Request\n'
+           "ERROR 09-25 10:00:05 [serving.py:1] This model's maximum context length is 512 tokens. However, you "
+           "requested 900 tokens in the input for embedding generation.\n")
+    checks = {f.check for f in analyze_log(log).findings}
+    assert "log-max-context-length" in checks and "log-http-4xx" not in checks
+
+
+def test_a_400_on_rerank_names_the_rerank_records() -> None:
+    got = [f for f in analyze_log('INFO:     127.0.0.1:1 - "POST /v1/rerank HTTP/1.1" 400 Bad Request\n').findings
+           if f.check == "log-http-4xx"]
+    assert got and "rerank" in got[0].title.lower() and "Matryoshka" not in got[0].title
+    assert "--convert embed" not in got[0].fix
+
+
+def test_400s_after_an_engine_failure_in_the_paste_are_the_failures() -> None:
+    log = ("(EngineCore_0 pid=1) Traceback (most recent call last):\n"
+           '(EngineCore_0 pid=1)   File "/x/vllm/v1/worker/gpu_model_runner.py", line 1, in _prepare_inputs\n'
+           "(EngineCore_0 pid=1) KeyError: None\n"
+           '(APIServer pid=2) INFO:     127.0.0.1:51262 - "POST /v1/embeddings HTTP/1.1" 400 Bad Request\n')
+    assert "log-http-4xx" not in {f.check for f in analyze_log(log).findings}

@@ -140,6 +140,7 @@ _DECLS: list[CheckDecl] = [
     # the log post-mortem (triage/logs/)
     *_ids(None, "", LOG, "log-engine-stats", "log-server-start", "log-long-step", "log-livelock-prone-config"),
     *_ids(None, "server-errors", LOG, "log-http-5xx"),
+    *_ids(None, "request-refused", LOG, "log-http-4xx"),
     *_ids(None, "bad-arguments", LOG, "log-bad-arguments"),
     *_ids(None, STALL_MODES, LOG, "log-livelock-suspect"),
     *_ids(None, "stuck-waiting", LOG, "log-stuck-waiting"),

@@ -190,6 +190,30 @@ def _oom_fix(cfg: ConfigLike) -> str:
     )
 
 
+# request-refused: what each 400's message says and the record it names, per pooling path, in a reader's order
+REFUSAL_CANDIDATES: dict[str, tuple[tuple[str, str], ...]] = {
+    "embed": (("'does not support matryoshka'", "dimensions-not-matryoshka"),
+              ("'maximum context length is N tokens'", "max-model-len-vs-model"),
+              ("encoding_format with input None", "litellm-encoding-format-null")),
+    "score": (("'maximum context length is N tokens'", "rerank-long-document"),
+              ("a field of the body (top_n, max_tokens_per_doc, documents)", "rerank-api-contract")),
+}
+
+
+def refusal_candidates(path: str) -> tuple[tuple[str, str], ...]:
+    """(what the message says, record id) for a 400 on this pooling path (a score path's, else an embedding's)."""
+    return REFUSAL_CANDIDATES["score" if any(w in path for w in ("rerank", "score")) else "embed"]
+
+
+def _refused_fix(cfg: ConfigLike) -> str:
+    from triage.catalogue import get  # noqa: PLC0415 - the registry imports this module
+
+    path = str(cfg.get("path") or "/v1/embeddings")
+    menu = " ".join(f"If it says {said}: {get(m).fix({})}" for said, m in refusal_candidates(path))
+    return ("Read the 400's message (the client's error text quotes vLLM's body; or send the same request with curl "
+            f"and read the answer). {menu}")
+
+
 RECORDS = load(__name__)  # triage/catalogue/data/records.toml
 __getattr__, __dir__ = RECORDS.exports(globals())
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Sequence
 
-from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_HEAD_DIM
+from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_HEAD_DIM, get
 from triage.display import utc_text
-from triage.catalogue.records import SERVER_ERRORS
+from triage.catalogue.records import REQUEST_REFUSED, SERVER_ERRORS, refusal_candidates
 from triage.findings import Finding, Status
 
 from triage.logs.hits import ErrorHits
@@ -158,6 +158,11 @@ def build_findings(
         out.append(_long_step(notes.long_steps))
     if (http := _http_5xx(summary["access"])) is not None:
         out.append(http)
+    # a pasted refusal line, not one 400 among a whole server log's routine answers, nor the failing requests after
+    # an engine failure the paste shows (a traceback, EngineCore's death: those name the cause)
+    lone = started is None and not config and not traces and not any(c.startswith("log-") for c in errors)
+    if lone and (refused := _http_4xx(summary["access"], out)) is not None:
+        out.append(refused)
     if config.get("disable_log_stats") is True:
         out.append(stats_disabled(config, summary["stats"]["lines"]))
     elif never_started and (config or any(f.status == Status.FAIL for f in first_start)):
@@ -256,6 +261,34 @@ def _http_5xx(access: dict[str, Any]) -> Optional[Finding]:
         status=Status.WARN,
         title=f"{n5} server errors (HTTP 5xx) in the access log",
         evidence={"count": n5, "by_status": by_status, "top": top5, "source": "log"},
+    )
+
+
+_POOLING_PATH_WORDS = ("embeddings", "pooling", "rerank", "score", "classify")
+# findings that already read a refusal's message: a bare 400 beside them is theirs
+_REFUSAL_READERS = ("log-max-context-length", "log-matryoshka", "log-client-error")
+
+
+def _http_4xx(access: dict[str, Any], said: list[Finding]) -> Optional[Finding]:
+    """400/422 answers on a pooling path with no message of vLLM's read beside them: "one of" the records each
+    path's message can name (triage.catalogue.records.REFUSAL_CANDIDATES), the message being what tells them.
+    Asked only of a paste without a start-up (the user pasted the refusal they point at): in a whole server log a
+    400 among its answers is routine client traffic (a probe's deliberate over-long input), not a finding."""
+    if any(f.check in _REFUSAL_READERS and f.status in (Status.WARN, Status.FAIL) for f in said):
+        return None
+    refused = [t for t in access["top"] if t["status"] in (400, 422)
+               and any(w in str(t["path"]) for w in _POOLING_PATH_WORDS)]
+    if not refused:
+        return None
+    top = max(refused, key=lambda t: t["count"])
+    n = sum(t["count"] for t in refused)
+    names = [f"{get(m).title} (the message says {what})" for what, m in refusal_candidates(str(top["path"]))]
+    return Finding.of(
+        REQUEST_REFUSED, check="log-http-4xx", status=Status.WARN,
+        title=f"{n} request(s) refused with {top['status']} on {top['path']} and no message of vLLM's in the paste — "
+              f"one of: {'; '.join(names)}; to tell: the 400's message",
+        evidence={"count": n, "top": refused, "source": "log", "symptoms": []},
+        cfg={"path": top["path"]},
     )
 
 
