@@ -104,3 +104,27 @@ def test_reading_a_paste_stays_fast() -> None:
     t0 = time.perf_counter()
     analyze_log(text)
     assert time.perf_counter() - t0 < 1.0
+
+
+# -- a traceback cut before its exception (gpustack#2790 as the public index stores it) ---------------------------
+_CUT_INIT_DEVICE = """\
+(EngineCore_0 pid=2691)   File "/usr/local/lib/python3.11/dist-packages/vllm/executor/uniproc_executor.py", line 48, in _init_executor
+(EngineCore_0 pid=2691)     self.collective_rpc("init_device")
+(EngineCore_0 pid=2691)   File "/usr/local/lib/python3.11/dist-packages/vllm/worker/worker_base.py", line 603, in init_device
+(EngineCore_0 pid=2691)     self.worker.init_device()  # type: ignore
+(EngineCore_0 pid=2691)   File "/usr/local/lib/python3.11/dist-packages/vllm/v1/worker/gpu_worker.py", line 179, in init_device
+"""  # noqa: E501 - the lines as posted
+
+
+def test_a_cut_traceback_in_init_device_is_one_of_the_shared_gpu_or_the_device() -> None:
+    from triage.catalogue import get
+
+    got = [f for f in analyze_log(_CUT_INIT_DEVICE).findings if f.check == "log-traceback"]
+    assert [(f.failure_mode, f.status.value) for f in got] == [("gpu-memory-shared", "warn")]
+    assert "one of" in got[0].title and get("gpu-memory-shared").title in got[0].title
+    assert "--gpu-memory-utilization" in got[0].fix
+
+
+def test_a_cut_traceback_elsewhere_names_nothing() -> None:
+    text = _CUT_INIT_DEVICE.replace("v1/worker/gpu_worker.py", "v1/worker/other.py")
+    assert not [f for f in analyze_log(text).findings if f.check == "log-traceback" and f.status.value != "unknown"]

@@ -151,7 +151,8 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "engine-dead", LOG, "log-engine-dead"),
     # tracebacks and pasted client errors (issue 42; triage/logs/crash_findings.py names the record it matched)
     *_ids(None, ("", "engine-dead", "pooling-chunked-prefill-keyerror", "pooling-chunked-prefill-race",
-                 "transformers-fallback-cannot-pool", "generate-runner", "v0-engine-forced"), LOG, "log-traceback"),
+                 "transformers-fallback-cannot-pool", "generate-runner", "v0-engine-forced", "gpu-memory-shared"), LOG,
+          "log-traceback"),
     *_ids(None, ("", "rerank-api-unsupported", "rerank-model-field-required", "wrapper-vllm-method-removed",
                  "model-name-not-served", "litellm-encoding-format-null", "embeddings-api-unsupported",
                  "reranker-overrides-missing", "route-not-found", "client-result-none",

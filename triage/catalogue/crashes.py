@@ -39,6 +39,16 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature("pooling-chunked-prefill-race", ("RuntimeError", "AcceleratorError", "CudaError"), lf.CUDA_FAULT_RE,
               proven=False),
 )
+# A traceback cut before its exception line (a paste, a search index, a log tail): the innermost vLLM frame alone, where
+# one check there raises nearly always, names that check's record among others ("one of"; the other causes are the
+# second item). vllm/v1/worker/gpu_worker.py init_device (0.9 … 0.10.x; later releases moved the check to
+# v1/worker/utils.py request_memory, called from init_device too): the 'Free memory on device … is less than desired
+# GPU memory utilization' refusal, else a device that cannot be initialised.
+CUT_TRACEBACK_FRAMES: dict[tuple[str, str], tuple[str, str]] = {
+    ("v1/worker/gpu_worker.py", "init_device"): (
+        "gpu-memory-shared",
+        "a device that cannot be initialised (CUDA driver, CUDA_VISIBLE_DEVICES, a busy or missing GPU)"),
+}
 # serving classes of vLLM whose methods wrappers call (NO_ATTRIBUTE_RE's class): an AttributeError on one of them is
 # a wrapper built for another release
 VLLM_SERVING_CLASS_RE = re.compile(r"^(?:OpenAI)?Serving\w+$")

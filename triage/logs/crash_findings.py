@@ -12,7 +12,7 @@ from typing import Any, Optional
 from collections.abc import Mapping, Sequence
 
 from triage.catalogue import get, parse_version
-from triage.catalogue.crashes import SIGNATURES, VLLM_SERVING_CLASS_RE, Signature
+from triage.catalogue.crashes import CUT_TRACEBACK_FRAMES, SIGNATURES, VLLM_SERVING_CLASS_RE, Signature
 from triage.findings import Finding, Status
 from triage.logs.client_causes import MORE_CLIENT_RULES, more_client_finding
 from triage.logs.client_errors import read as read_client_error
@@ -92,6 +92,9 @@ def traceback_findings(traces: Sequence[Trace], config: Mapping[str, Any], known
                         config["base_weights_no_head"] = True  # the other findings' fixes: an embedder's task
                     out.append(_record_finding(sig, link, config))
                     cause = cause or link
+    if not out and not known and (cut := _cut_traceback_finding(traces, config)) is not None:
+        out.append(cut)
+        cause = cut_trace(traces)
     v0 = _v0_engine_finding(traces, config) if not out else None
     if v0 is not None:
         out.append(v0)
@@ -105,6 +108,31 @@ def traceback_findings(traces: Sequence[Trace], config: Mapping[str, Any], known
                                fix="Read the innermost vLLM frame and the exception above; search vLLM's issues for "
                                    "the exception with that function."))
     return out, cause
+
+
+def cut_trace(traces: Sequence[Trace]) -> Optional[Trace]:
+    """The last traceback cut before its exception whose innermost vLLM frame the catalogue reads (None: none)."""
+    for t in reversed(traces):
+        inner = t.innermost_vllm
+        if not t.exc_type and inner is not None and (inner.vllm_module, inner.func) in CUT_TRACEBACK_FRAMES:
+            return t
+    return None
+
+
+def _cut_traceback_finding(traces: Sequence[Trace], config: Mapping[str, Any]) -> Optional[Finding]:
+    """A traceback without its exception line ending in a frame where one check raises nearly always: "one of"
+    that check's record or the frame's other causes, and the exception line (or the record's experiment) to tell."""
+    t = cut_trace(traces)
+    if t is None:
+        return None
+    inner = t.innermost_vllm
+    assert inner is not None
+    mode, others = CUT_TRACEBACK_FRAMES[(inner.vllm_module, inner.func)]
+    rec = get(mode)
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"A traceback cut before its exception, ending in vllm/{inner.vllm_module} {inner.func} — one "
+                      f"of: {rec.title}, or {others}; to tell: the exception line under the traceback, or "
+                      f"{rec.experiment.strip()}", {**_evidence(t), "symptoms": []}, cfg=config)
 
 
 _V0_MODULE = "engine/multiprocessing/engine.py"  # MQLLMEngine: the V0 engine's process (0.6 … 0.10)
