@@ -17,6 +17,7 @@ from triage.catalogue import get
 from triage.catalogue import rerank_families as FAMILY
 from triage.catalogue.identity import (
     ModelIdentity,
+    family_of_name,
     identify,
     missing_overrides,
     overrides_json,
@@ -57,6 +58,27 @@ def _how(who: ModelIdentity, hf: dict[str, Any], tasks: Optional[list[str]]) -> 
     if who.kind == "reranker" and who.style in ("cross-encoder", "listwise"):
         return f"as {who.name} ({who.style}: its own score head, nothing to override)"
     return "as a classifier"
+
+
+def _family_conflict(cfg: EffectiveConfig, evidence: dict[str, Any]) -> Optional[Finding]:
+    """The model and --served-model-name name two LLM-reranker families whose card overrides differ: the overrides
+    given fit one of them at most, and which is meant is the deployment's to say ("one of", never a guess)."""
+    served = cfg.get("served_model_name")
+    served = served[0] if isinstance(served, list) and served else served
+    a, b = family_of_name(cfg.get("model")), family_of_name(served)
+    if a is None or b is None or a.id == b.id or not (a.hf_overrides and b.hf_overrides) \
+            or a.hf_overrides.get("architectures") == b.hf_overrides.get("architectures"):
+        return None
+    given = _overrides(cfg).get("architectures")
+    fits = next((f.name for f in (a, b) if given and f.hf_overrides.get("architectures") == given), None)
+    said = f"its --hf-overrides architectures {given} are {fits}'s" if fits else "its --hf-overrides fit neither"
+    rec = FAMILY.RERANKER_FAMILY_CONFLICT
+    return Finding.of(rec, "rerank-family-conflict", Status.WARN,
+                      f"{cfg.get('model')} is {a.name}, served as {served!r} ({b.name}); {said} — one of: {a.name} "
+                      f"meant, or {b.name} meant (its checkpoint with {b.hf_overrides.get('architectures')}); to "
+                      "tell: which checkpoint the deployment means", {**evidence, "symptoms": []},
+                      cfg={"model": cfg.get("model"), "served_model_name": served, "model_family": a.id,
+                           "served_family": b.id})
 
 
 def _main(cfg: EffectiveConfig, who: ModelIdentity, evidence: dict[str, Any]) -> Finding:
@@ -153,7 +175,7 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
             or classify_task):
         return []
     evidence = ev(cfg, "model", "supported_tasks", "hf_overrides", "convert", "runner")
-    main = _main(cfg, who, evidence)
+    main = _family_conflict(cfg, evidence) or _main(cfg, who, evidence)
     out: list[Finding] = [main]
     if main.status == Status.PASS:
         out.extend(_family_notes(cfg, who, evidence))
@@ -163,8 +185,9 @@ def check(cfg: EffectiveConfig) -> list[Finding]:
                               "logits, not probabilities", {**evidence, "use_activation": False},
                               cfg={"use_activation_source": "user"}))
     # score templates came with later releases' examples: on 0.7 … 0.10.1 (--task, 'Defaulting to …') there is none
+    # the template is the family's: with the family itself in question (rerank-family-conflict), that comes first
     if hf.get("is_original_qwen3_reranker") and cfg.get("chat_template") is None and cfg.stated_args is not None \
-            and not release_has_task(cfg):
+            and not release_has_task(cfg) and main.check != "rerank-family-conflict":
         out.append(Finding.of(get("reranker-template-missing"), "rerank-template", Status.WARN,
                               "original Qwen3 reranker without --chat-template: pairs are scored without the "
                               "prompt it was trained on", {**evidence, "symptoms": []}, cfg=cfg))  # a risk

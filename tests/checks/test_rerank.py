@@ -83,3 +83,29 @@ def test_no_template_warning_on_a_release_before_score_templates() -> None:
     """Issue 42 (vllm#19260): on 0.7 … 0.10.1 (--task score) vLLM ships no score template: no rerank-template."""
     cmd = f"vllm serve Qwen/Qwen3-Reranker-0.6B --task score --hf-overrides {QWEN_OVERRIDES}"
     assert "rerank-template" not in rerank_findings(Target(cmdline=cmd, answers={"vllm_version": "0.9.2"}))
+
+
+_VL = '\'{"architectures": ["Qwen3VLForSequenceClassification"], "classifier_from_token": ["no", "yes"], ' \
+      '"is_original_qwen3_reranker": true}\''
+
+
+def test_a_checkpoint_and_a_served_name_of_two_families_is_one_of_them() -> None:
+    """A tutorial's command (vllm-ascend#13446): the VL reranker's checkpoint and class under the text reranker's
+    name. Each family's own overrides in the fix; never an embedder's; the template waits for the family."""
+    cmd = (f"vllm serve Qwen/Qwen3-VL-Reranker-2B --served-model-name Qwen/Qwen3-Reranker-0.6B --runner pooling "
+           f"--hf-overrides {_VL}")
+    got = rerank_findings(Target(cmdline=cmd))
+    assert got["rerank-family-conflict"][0] == Status.WARN and "rerank-template" not in got
+    from checks import rerank
+    from triage.sources import cmdline as src
+    from triage.config import merge
+
+    f = next(f for f in rerank.check(merge([src.collect(cmd)])) if f.check == "rerank-family-conflict")
+    assert "one of" in f.title and "Qwen3ForSequenceClassification" in f.fix
+    assert "Qwen3VLForSequenceClassification" in f.fix and "--convert embed" not in f.fix
+
+
+def test_one_family_under_its_own_name_is_no_conflict() -> None:
+    cmd = (f"vllm serve Qwen/Qwen3-VL-Reranker-2B --served-model-name my-reranker --runner pooling "
+           f"--hf-overrides {_VL}")
+    assert "rerank-family-conflict" not in rerank_findings(Target(cmdline=cmd))

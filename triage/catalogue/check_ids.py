@@ -78,6 +78,7 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "reranker-overrides-partial", CHECKLIST, "rerank-overrides-partial"),
     *_ids("flags", "reranker-label-tokens", CHECKLIST, "rerank-label-tokens"),
     *_ids("flags", "cross-encoder-served-as-embedder", CHECKLIST, "rerank-served-as-embedder"),
+    *_ids("flags", "reranker-family-conflict", CHECKLIST, "rerank-family-conflict"),
     *_ids("flags", "reranker-remote-code", CHECKLIST, "rerank-remote-code"),
     *_ids("flags", "mxbai-rerank-calibration", CHECKLIST, "rerank-logit-bias"),
     # Kubernetes (issue 31): the liveness probe (checks/liveness.py), the pod's view (triage/sources/kube.py)

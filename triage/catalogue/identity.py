@@ -172,6 +172,12 @@ def identify(cfg: Any) -> ModelIdentity:
     return ModelIdentity(kind, fam, style, served, model, tuple(ev))
 
 
+def family_of_name(name: Any) -> Optional[Family]:
+    """The first family whose ids match this one name (a model id, a path or a served name); None when none does."""
+    low = str(name or "").lower().strip()
+    return next((f for f in families() if f.ids and low and re.search(f.ids, low)), None)
+
+
 def size_of(model: str) -> str:
     """'base' / 'large' for a model id that names its size (the mxbai cards calibrate per size), else ''."""
     m = re.search(r"(?:^|[-_/])(base|large)(?:$|[-_/])", model.lower())

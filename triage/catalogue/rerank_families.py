@@ -64,6 +64,18 @@ def _partial_fix(cfg: ConfigLike) -> str:
             f"{why}. Serve it with {_serve(who, cfg)}.")
 
 
+def _conflict_fix(cfg: ConfigLike) -> str:
+    """Both families' own serve lines: which one is meant is the deployment's to say."""
+    ids = [i for i in (cfg.get("model_family"), cfg.get("served_family")) if isinstance(i, str)]
+    fams = [family(i) for i in ids]
+    if len(fams) != 2:
+        return "Serve the checkpoint with its own family's --hf-overrides (its config.json names the family)."
+    (a, b), (model, served) = fams, (cfg.get("model") or "the checkpoint", cfg.get("served_model_name") or "")
+    return (f"One of: {a.name} is meant — serve {model} with --hf-overrides '{overrides_json(a)}' and a served name "
+            f"that says so; or {b.name} is meant (the served name {served!r} says so) — serve that checkpoint with "
+            f"--hf-overrides '{overrides_json(b)}'. Never one family's class on the other's checkpoint.")
+
+
 def _tokens_fix(cfg: ConfigLike) -> str:
     who = _who(cfg, "qwen3-reranker")
     given = hf_overrides_of(cfg).get("classifier_from_token")
