@@ -128,3 +128,27 @@ def test_a_cut_traceback_in_init_device_is_one_of_the_shared_gpu_or_the_device()
 def test_a_cut_traceback_elsewhere_names_nothing() -> None:
     text = _CUT_INIT_DEVICE.replace("v1/worker/gpu_worker.py", "v1/worker/other.py")
     assert not [f for f in analyze_log(text).findings if f.check == "log-traceback" and f.status.value != "unknown"]
+
+
+_LIST = ("'OlmoForCausalLM', 'Olmo2ForCausalLM', 'OlmoeForCausalLM', 'OPTForCausalLM', 'OrionForCausalLM', "
+         "'PersimmonForCausalLM', 'PhiForCausalLM', 'Phi3ForCausalLM', 'Phi3SmallForCausalLM', 'PhiMoEForCausalLM', "
+         "'Qwen2ForCausalLM', 'Qwen2MoeForCausalLM', 'RWForCausalLM', 'BartModel'")
+
+
+def test_the_registry_refusal_names_the_architecture() -> None:
+    text = (f"ValueError: Model architectures ['NomicBertModel'] are not supported for now. Supported architectures: "
+            f"[{_LIST}]\n")
+    got = [f for f in analyze_log(text).findings if f.check == "log-architecture-unsupported"]
+    assert [(f.failure_mode, f.status.value) for f in got] == [("architecture-unsupported", "fail")]
+    assert "NomicBertModel" in got[0].title and "upgrade" in got[0].fix.lower()
+
+
+def test_the_registry_list_alone_is_a_likely_refusal() -> None:
+    """The list without the line that names the architecture (vllm#12054 as the public index cut it): WARN."""
+    got = [f for f in analyze_log(f"ausalLM', {_LIST}\n").findings if f.check == "log-architecture-unsupported"]
+    assert [f.status.value for f in got] == ["warn"]
+
+
+def test_a_few_quoted_class_names_are_no_registry_list() -> None:
+    text = "we tried 'Qwen2ForCausalLM', 'Qwen3ForCausalLM' and 'BertModel'\n"
+    assert not [f for f in analyze_log(text).findings if f.check == "log-architecture-unsupported"]

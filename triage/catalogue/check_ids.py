@@ -150,6 +150,7 @@ _DECLS: list[CheckDecl] = [
     *_ids(None, "unsupported-head-dim", LOG, "log-unsupported-head-dim"),
     *_ids(None, "oom", LOG, "log-oom"),
     *_ids(None, "engine-dead", LOG, "log-engine-dead"),
+    *_ids(None, "architecture-unsupported", LOG, "log-architecture-unsupported"),
     # tracebacks and pasted client errors (issue 42; triage/logs/crash_findings.py names the record it matched)
     *_ids(None, ("", "engine-dead", "pooling-chunked-prefill-keyerror", "pooling-chunked-prefill-race",
                  "transformers-fallback-cannot-pool", "generate-runner", "v0-engine-forced", "gpu-memory-shared"), LOG,

@@ -24,6 +24,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("log-oom", lf.OOM_RES),
     ("log-engine-dead", lf.ENGINE_DEAD_RES),
     ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
+    ("log-architecture-unsupported", lf.ARCH_UNSUPPORTED_RES),
     # a client's error text (issue 42; triage/logs/crash_findings.py client_findings reads the hits)
     ("client-rerank-unsupported", (lf.RERANK_API_UNSUPPORTED_RE,)),
     ("client-field-required", (lf.FIELD_REQUIRED_RE,)),
@@ -41,7 +42,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
                 "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
-                "dim mismatch", "schema dim", "engine argument", "top_n", "max_tokens_per_doc")
+                "dim mismatch", "schema dim", "engine argument", "top_n", "max_tokens_per_doc", "ForCausalLM', ")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -114,6 +115,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "log-engine-dead": ("EngineCore encountered", "EngineCore encountered", "died unexpectedly", "EngineDeadError",
                         "EngineCore failed", "initialization failed"),
     "signal": ("received signal",),
+    "log-architecture-unsupported": ("are not supported for now", "ForCausalLM', "),
     "client-rerank-unsupported": ("does not support",),
     "client-field-required": ("ield required",),
     "client-no-attribute": ("has no attribute",),

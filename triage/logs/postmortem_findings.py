@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Sequence
 
 from triage.catalogue import ENGINE_DEAD, KV_CACHE_TOO_SMALL, OOM, UNSUPPORTED_HEAD_DIM, get
+from triage.catalogue.crashes import ARCHITECTURE_UNSUPPORTED
 from triage.display import utc_text
 from triage.catalogue.records import REQUEST_REFUSED, SERVER_ERRORS, refusal_candidates
 from triage.findings import Finding, Status
@@ -51,6 +52,14 @@ def _error_finding(hit: ErrorHits, config: dict[str, Any], root_causes: Sequence
             + (f" ({hit.groups['hd']})" if hit.groups.get("hd") else ""),
             evidence=ev,
         )
+    if hit.check == "log-architecture-unsupported":
+        archs = hit.groups.get("archs")
+        said = (f"{archs}: not in this release's registry" if archs else
+                "the paste quotes the registry's supported-architectures list, which vLLM prints when it refuses the "
+                "model's architecture (the line that names it is not in the paste: the model's config.json does)")
+        return Finding.of(ARCHITECTURE_UNSUPPORTED, hit.check, Status.FAIL if archs else Status.WARN,
+                          f"The model's architecture is not supported by this vLLM release — {said}",
+                          {**ev, "symptoms": []}, cfg=config)
     if hit.check == "log-oom":
         return Finding.of(OOM, hit.check, Status.FAIL, OOM.title, ev, explanation="")
     at_start = "start" in hit.groups.get("matched", "") or "initialization" in hit.groups.get("matched", "")
@@ -200,7 +209,8 @@ def _engine_failures(config: dict[str, Any], errors: dict[str, ErrorHits], summa
     """The error lines' findings and the checks that are root causes of an EngineCore failure; the engine's
     death itself names them, or the signal that stopped it (a supervisor's, or a clean shutdown)."""
     out: list[Finding] = []
-    causes = [c for c in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom") if c in errors]
+    causes = [c for c in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom",
+                          "log-architecture-unsupported") if c in errors]
     for check in causes:
         f = _error_finding(errors[check], config)
         out.append(startup_oom(f, config) if check == "log-oom" and never_started else f)
