@@ -14,7 +14,7 @@ import pytest
 
 from declared_checks import pytest_sessionfinish, pytest_testnodedown  # noqa: F401 - hooks: every check id built is declared
 from pgmode import mapping  # tests/pgmode: the PostgreSQL test mode's path -> database mapping
-from lab_servers import evict, serve, stop_kept
+from lab_servers import POOL_CAP, evict, serve, stop_kept
 from triage.lab import LabServer
 from triage.lab.server import KEEP_ENV
 
@@ -28,21 +28,42 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[KEEP_ENV] = f"pytest-{os.getpid()}"
 
 
-LAB_GROUP = "lab"
+LAB_GROUP = "lab"  # the lane of the modules that use the shared fixtures' servers (SERVERS: two pinned in the pool)
+TWIN_GROUP = "lab-twins"  # the lane of the modules that start their own configurations (twins, healthy, vectors, …)
+# modules that use a SERVERS fixture yet start twins beside it: in the twins' lane (its memory cap is the lower one)
+TWIN_LANE = frozenset({"tests/twin/test_reproduce_real.py", "tests/twin/test_verify_real.py", "tests/ui/test_e2e_twin.py"})
+# kept servers per lane (tests/lab_servers.py evicts down to it before each test): ~2.25 GB each; a twin test adds
+# its twins (up to 3) for its own duration; 3 + 2 + 3 stays under this 23 GB box with Chromium and the dashboards
+LANE_CAP = {LAB_GROUP: 3, TWIN_GROUP: 2}
+
+
+def _module(item: pytest.Item) -> str:
+    """The test file, as its node id names it (``tests/twin/test_reproduce_real.py``)."""
+    return item.nodeid.split("::", 1)[0]
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the group marks into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Two lanes under xdist (pytest.ini: ``-n 2 --dist loadgroup``): every test that needs a real vLLM server runs
-    in one worker, in collection order, so the session's kept servers (one per configuration) serve them all and
-    no two vLLM servers start at once on this two-core box; the other worker takes the rest as it frees up."""
+    """Three lanes under xdist (pytest.ini: ``-n 2 --dist loadgroup``): the tests that need a real vLLM server run
+    in two groups, one per worker (xdist hands the two largest groups out first, one to each worker) — the modules
+    on the shared fixtures' servers (LAB_GROUP) and the modules that start configurations of their own
+    (TWIN_GROUP); the rest is shared by whichever worker frees up first. Each worker keeps its own servers (its own
+    token, tests/lab_servers.py), so no test's hung server is another lane's."""
     # a module with one such test goes whole (its module fixtures, a dashboard and its database, see its tests in
     # order: tests/ui/test_e2e_beacon.py counted runs across tests and failed when split over two workers)
-    lab = {item.module.__name__ for item in items if getattr(item, "module", None) is not None and (
-        item.get_closest_marker("real_server") or set(getattr(item, "fixturenames", ())) & set(SERVERS))}
+    real: set[str] = set()
+    shared: set[str] = set()
     for item in items:
-        if getattr(item, "module", None) is not None and item.module.__name__ in lab:
-            item.add_marker(pytest.mark.xdist_group(LAB_GROUP))
+        names = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("real_server") or names & set(SERVERS):
+            real.add(_module(item))
+        if names & set(SERVERS):
+            shared.add(_module(item))
+    for item in items:
+        m = _module(item)
+        if m in real:
+            lane = LAB_GROUP if m in shared and m not in TWIN_LANE else TWIN_GROUP
+            item.add_marker(pytest.mark.xdist_group(lane))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -55,11 +76,13 @@ def _kept_lab_servers() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _lab_pool_cap() -> None:
-    """Each test starts with at most POOL_CAP kept servers (a lab twin's kept servers are not counted as they
-    start: they are trimmed here, pinned configurations last, least recently used first). Per test, not per module:
-    a module of twin tests kept every twin it started until its end (memory)."""
-    evict()
+def _lab_pool_cap(request: pytest.FixtureRequest) -> None:
+    """Each test starts with at most its lane's cap of kept servers (POOL_CAP outside the lanes; a lab twin's kept
+    servers are not counted as they start: they are trimmed here, pinned configurations last, least recently used
+    first). Per test, not per module: a module of twin tests kept every twin it started until its end (memory)."""
+    group = request.node.get_closest_marker("xdist_group")
+    cap = LANE_CAP.get(group.args[0], POOL_CAP) if group is not None and group.args else POOL_CAP
+    evict(cap)
 
 
 API_KEY = "test-key-123"

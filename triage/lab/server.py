@@ -255,8 +255,11 @@ def ensure(version: str, model: str = "tiny-qwen3", profile: str = "defaults",
     The configuration is the command it runs, not the profile's name: a lab twin asking for ``defaults`` plus the
     options a test's profile gives reuses that test's server (one shared server per configuration)."""
     extra = list(extra_args or [])
+    mine = os.environ.get(KEEP_ENV, "")
     for srv in status():
         if (srv.version, srv.model) != (version, model):
+            continue
+        if srv.kept and srv.kept != mine:  # another keeping session's (a parallel test lane's): its tests hang it
             continue
         if srv.args == build_command(version, model, profile, srv.port, extra)[0][2:] and srv.healthy():
             return srv, False
