@@ -116,6 +116,13 @@ class Verdict:
     blocks: tuple[Any, ...] = ()
     mode: Optional[FailureMode] = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as plain JSON values (the run document's ``verdict``: what every face shows)."""
+        return {"status": self.status, "headline": self.headline, "counts": dict(self.counts), "cause": self.cause,
+                "check": self.check, "fix": self.fix, "experiments": self.experiments,
+                "mode": self.mode.id if self.mode is not None else "",
+                "blocks": [b.to_dict() for b in self.blocks]}
+
     @property
     def tally(self) -> str:
         """'1 fail · 2 pass': the counts, most severe first."""

@@ -18,6 +18,9 @@ Document (``run_format`` 1; readers refuse another ``run_format``; new optional 
   groups    [{mode, title, what, status, count, findings: [indices into findings], fix, refs, affected}]
             (findings by failure mode, worst first: one headline and the fix once per root cause;
             derived from findings and the catalogue, so an import ignores it)
+  verdict   {status, headline, counts, cause, check, fix, experiments, mode, blocks: [{kind, title, code,
+            language, note}]}  (the run's one verdict, triage.headline.document_verdict: what the CLI, the
+            dashboard and the reports show; derived, so an import ignores it)
   probes    [{id, probe, outcome, started_at, duration_s, time_to_verdict_s, http_status, detail}]
   samples   [{engine, ts, source, num_requests_running, num_requests_waiting, kv_cache_usage_perc,
               prompt_tokens_total, request_success_total, num_preemptions_total, prompt_throughput, extra}]
@@ -36,6 +39,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from triage import SCHEMA, __version__
 from triage.export.groups import document_groups
+from triage.headline import document_verdict
 from triage.findings import Status
 from triage.redact import jsonable, redact_obj, redact_text
 from triage.sample import NUMBER_FIELDS, TEXT_FIELDS
@@ -94,6 +98,7 @@ def to_document(record: RunRecord, secrets: Iterable[str] = ()) -> dict[str, Any
                       "content": c.content} for c in record.captures],
     }
     doc["groups"] = [g.to_dict() for g in document_groups(doc)[0]]
+    doc["verdict"] = document_verdict(doc).to_dict()  # the one verdict (triage.headline), redacted with the rest
     return redact_document(doc, secrets, [m.to_dict() for m in record.samples])
 
 
