@@ -314,8 +314,16 @@ def _nothing_found(cfg: EffectiveConfig) -> list[Finding]:
     """The check's own finding when no rule found anything: PASS on a given command line, else UNKNOWN."""
     out: list[Finding] = []
     title = "Flags look right" if cfg.stated_args is not None else "No command line given: flags not checked"
-    if cfg.stated_args is not None and _wrapper(cfg):
-        title = f"{_wrapper(cfg)}: flags mapped onto vLLM's engine arguments; they look right"
+    wrapper = next((w for w in vflags.LAUNCHERS.values() if w.name == _wrapper(cfg)), None)
+    if cfg.stated_args is not None and wrapper is not None:
+        title = f"{wrapper.name}: flags mapped onto vLLM's engine arguments; they look right"
+    if cfg.stated_args is not None and wrapper is not None and not wrapper.passes_rest:
+        # a launcher line that holds no vLLM option: nothing here to judge, neither right nor wrong (issue 42)
+        out.append(Finding(CHECK_ID, Status.UNKNOWN, f"A {wrapper.name} command line, not vllm serve: {wrapper.maps}",
+                           ev(cfg, "runner", "convert"),
+                           f"Its flags are {wrapper.name}'s, not vLLM's: give the engine arguments it passes to vLLM "
+                           "(its log's vLLM config line) to check vLLM's options."))
+        return out
     out.append(
         Finding(
             CHECK_ID,

@@ -45,8 +45,18 @@ def _removed_flag_fix(cfg: ConfigLike) -> str:
             f"Replace removed options: {task}; "
             "--override-pooler-config -> --pooler-config; the pooler/request field normalize -> use_activation."
         )
-    return "; ".join(f"{r['option']} -> {_task_use(cfg, r['use']) if r['option'] == '--task' else r['use']}"
-                     for r in seen) + "."
+    return "; ".join(_one_removed_fix(cfg, r) for r in seen) + "."
+
+
+def _one_removed_fix(cfg: ConfigLike, r: Mapping[str, Any]) -> str:
+    """What replaces one removed option; for one a later release added (``added_in``) on an unknown release, both
+    sides: upgrade past its addition, or its replacement where the release dropped it."""
+    use = _task_use(cfg, r["use"]) if r["option"] == "--task" else r["use"]
+    if not r.get("added_in"):
+        return f"{r['option']} -> {use}"
+    return (f"run `vllm --version` first. On a release before {r['added_in']} (which added {r['option']}): upgrade "
+            f"to {r['added_in']} or later, or drop {r['option']} and follow that release's own docs; on a release "
+            f"that removed it: {r['option']} -> {use}")
 
 
 def _removed_edits(cfg: Mapping[str, Any]) -> list[Edit]:

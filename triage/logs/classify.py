@@ -38,11 +38,13 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-result-none", lf.CLIENT_RESULT_NONE_RES),
     ("client-store-dimension", lf.VECTOR_DIM_MISMATCH_RES),
     ("client-unknown-engine-arg", (lf.UNKNOWN_ENGINE_ARG_RE,)),
+    ("client-http-upgrade", (lf.HTTP_UPGRADE_UNSUPPORTED_RE,)),
     ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
                 "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
-                "dim mismatch", "schema dim", "engine argument", "top_n", "max_tokens_per_doc", "ForCausalLM', ")
+                "dim mismatch", "schema dim", "engine argument", "upgrade request",
+                "top_n", "max_tokens_per_doc", "ForCausalLM', ")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -129,6 +131,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-store-dimension": ("schema dim", "dim mismatch", "dimensions, not", "dimension error",
                                "collection dimensionality"),
     "client-unknown-engine-arg": ("Unknown engine argument",),
+    "client-http-upgrade": ("Unsupported upgrade request",),
     "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)

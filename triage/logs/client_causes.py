@@ -23,7 +23,7 @@ from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
-                     "client-store-dimension", "client-unknown-engine-arg")
+                     "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade")
 
 
 def _said(got: Optional[ClientError]) -> str:
@@ -111,6 +111,14 @@ def _engine_arg(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -
                       cfg={**config, "removed": [{"option": option, "use": use + kwargs}]})
 
 
+def _http_upgrade(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    rec = get("http-upgrade-unsupported")
+    ev = {**ev, "symptoms": []}  # the server's own words about the client: the cause, not a symptom to weigh
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"uvicorn's 'Unsupported upgrade request': {rec.title} — the client's HTTP/2 upgrade offer, "
+                      "not vLLM (the same request over plain HTTP/1.1 is served)", ev, cfg=config)
+
+
 def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any],
                         config: Mapping[str, Any]) -> Optional[Finding]:
     """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here)."""
@@ -126,4 +134,6 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
         return _store_dimension(hit, ev, config)
     if check == "client-unknown-engine-arg":
         return _engine_arg(hit, ev, config)
+    if check == "client-http-upgrade":
+        return _http_upgrade(hit, ev, config)
     return None

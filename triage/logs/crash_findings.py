@@ -263,7 +263,8 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
           "has no attribute", "body: {", "does not exist", "encoding_format", "mbeddings API", "Not Found", "NoneType",
-          "dimension", "dim mismatch", "schema dim", "engine argument", "top_n", "max_tokens_per_doc")
+          "dimension", "dim mismatch", "schema dim", "engine argument", "upgrade request", "top_n",
+          "max_tokens_per_doc")
 
 
 def _hinted(raw: str) -> bool:

@@ -70,11 +70,27 @@ def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits], config: dict[str, A
     ev = _ev(hit, removed=removed, unrecognized=unknown)
     if hint is not None:
         ev["hint"] = _lines(hint)
+    # an option a later release added and a still later one removed, on a release nobody stated: the same refusal is
+    # an old release that never had it (a guide for main) or a new one that dropped it (an old guide) — ask, never guess
+    young: list[dict[str, Any]] = []
+    for r in removed if not config.get("vllm_version") and hint is None else []:
+        rep = vflags.replacement(r["option"]) if r["option"].startswith("--") else None
+        if rep is not None and rep.added_in:
+            r.update(added_in=rep.added_in, added_refs=list(rep.added_refs))
+            young.append(r)
+    title = f"The server did not start: {', '.join(names) or hit.groups['matched']} ({REMOVED_FLAG.title})"
+    if young:
+        title = (f"The server did not start: {', '.join(names)} refused — one of: a release before "
+                 f"{', '.join(sorted({r['added_in'] for r in young}))} that never had "
+                 f"{', '.join(r['option'] for r in young)} (it came with "
+                 f"{', '.join(x for r in young for x in r.get('added_refs', []))}), "
+                 "or a later release that removed it; "
+                 "run `vllm --version` (or read the image tag's release) to tell")
     return Finding.of(
         REMOVED_FLAG,
         check="log-removed-flag",
-        status=Status.FAIL,
-        title=f"The server did not start: {', '.join(names) or hit.groups['matched']} ({REMOVED_FLAG.title})",
+        status=Status.UNKNOWN if young else Status.FAIL,
+        title=title,
         evidence=ev,
         cfg={"removed": removed, **identity_keys(config)} if removed else None,
     )

@@ -218,6 +218,8 @@ def _launcher_at(tokens: list[str], i: int, base: str) -> vflags.Launcher | None
         return vflags.LAUNCHERS["serve"]
     if base == "gpustack" and nxt == "start":
         return vflags.LAUNCHERS["gpustack"]
+    if base == "xinference" and nxt in ("launch", "register"):
+        return vflags.LAUNCHERS["xinference"]
     return None
 
 

@@ -76,6 +76,12 @@ LAUNCHERS: dict[str, Launcher] = {
                       passes_rest=False),
     "gpustack": Launcher("GPUStack", "GPUStack builds each model instance's `vllm serve` line itself (its worker log "
                          "prints it: 'arguments: [vllm serve …]')", passes_rest=False),
+    # Xinference (xinference/deploy/cmdline.py `launch`): its own options pick the model and the engine; the engine's
+    # keyword arguments are Xinference's model kwargs, not a vllm serve line
+    "xinference": Launcher("Xinference", "its options (--model-name, --model-type, --model-engine, --endpoint, "
+                           "--n-gpu, …) are Xinference's, not vLLM's: Xinference starts vLLM's engine in-process "
+                           "(its vllm model backend calls vLLM's Python API), so this line is not judged as vllm serve",
+                           passes_rest=False),
 }
 
 
@@ -87,13 +93,18 @@ class Replacement:
     refs: tuple[str, ...] = ()
     deprecated_in: str | None = None
     seen: str | None = None
+    # the release that first had the option (before the releases triage/vllm/knowledge reads): an "unrecognized
+    # arguments" for it on an unknown release is either too new a guide on an old release or an old guide on a new one
+    added_in: str | None = None
+    added_refs: tuple[str, ...] = ()
 
 
 REPLACEMENTS: dict[str, Replacement] = {
     "--task": Replacement("--runner pooling (and --convert embed for a causal LM such as Qwen3-Embedding)",
                           ("vllm#21470", "vllm#35603", "vllm#53467"), "0.10.1",
                           "0.31.0 lab server: 'vllm: error: unrecognized arguments: --task embed' plus a Hint line "
-                          "(tests/fixtures/real/startup/0.31.0-task-embed)"),
+                          "(tests/fixtures/real/startup/0.31.0-task-embed)",
+                          added_in="0.6.4", added_refs=("vllm#9424",)),
     "--override-pooler-config": Replacement("--pooler-config (same JSON)", ("vllm#25181",), None,
                                             "0.31.0 lab server: unrecognized arguments "
                                             "(tests/fixtures/real/startup/0.31.0-override-pooler-config)"),
