@@ -51,7 +51,27 @@ CUT_TRACEBACK_FRAMES: dict[tuple[str, str], tuple[str, str]] = {
 }
 # serving classes of vLLM whose methods wrappers call (NO_ATTRIBUTE_RE's class): an AttributeError on one of them is
 # a wrapper built for another release
-VLLM_SERVING_CLASS_RE = re.compile(r"^(?:OpenAI)?Serving\w+$")
+VLLM_SERVING_CLASS_RE = re.compile(
+    r"^(?:OpenAI)?Serving\w+$|^(?:Pooling|Embedding|Scoring|Classification)(?:Request)?Output$")
+# vLLM API a wrapper still uses after a release dropped it: (class or module, attribute or engine argument) -> what
+# replaced it and the change that dropped it (record wrapper-vllm-method-removed; its refs list the same changes)
+VLLM_API_DRIFT: dict[tuple[str, str], tuple[str, str]] = {
+    ("PoolingOutput", "embedding"): ("the pooled tensor is PoolingOutput.data", "vllm#18795"),
+    ("vllm.envs", "VLLM_USE_V1"): ("V1 is the only engine: the variable is gone", "vllm#28204"),
+    ("EngineArgs", "task"): ("runner=\"pooling\" (and convert=...) replace task, removed in 0.13.0", "vllm#21470"),
+}
+# serving wrappers whose own log names or module paths show in the lines that carry vLLM's error: the display name
+WRAPPER_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bxinference\b", re.I), "Xinference"),
+    (re.compile(r"\bray[./](?:serve|llm)\b|\bray\.serve\b|\bServeReplica\b"), "Ray Serve LLM"),
+    (re.compile(r"\bkserve\b|\bhuggingfaceserver\b", re.I), "KServe huggingfaceserver"),
+    (re.compile(r"\bgpustack\b", re.I), "GPUStack"),
+)
+
+
+def wrapper_named(text: str) -> str:
+    """The serving wrapper the text names ('' when none does)."""
+    return next((name for pat, name in WRAPPER_NAMES if pat.search(text)), "")
 
 
 

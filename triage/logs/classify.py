@@ -29,6 +29,8 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-rerank-unsupported", (lf.RERANK_API_UNSUPPORTED_RE,)),
     ("client-field-required", (lf.FIELD_REQUIRED_RE,)),
     ("client-no-attribute", (lf.NO_ATTRIBUTE_RE,)),
+    ("client-vllm-module-attr", (lf.VLLM_MODULE_NO_ATTRIBUTE_RE,)),
+    ("client-engine-args-kwarg", (lf.ENGINE_ARGS_KWARG_RE,)),
     ("client-model-not-found", (lf.MODEL_NOT_FOUND_RE,)),
     ("client-encoding-format-null", (lf.ENCODING_FORMAT_NULL_RE,)),
     ("client-rerank-field-null", lf.RERANK_FIELD_NULL_RES),
@@ -44,6 +46,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
                 "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
                 "dim mismatch", "schema dim", "engine argument", "upgrade request",
+                "keyword argument",
                 "top_n", "max_tokens_per_doc", "ForCausalLM', ")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
@@ -121,6 +124,8 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-rerank-unsupported": ("does not support",),
     "client-field-required": ("ield required",),
     "client-no-attribute": ("has no attribute",),
+    "client-vllm-module-attr": ("has no attribute",),
+    "client-engine-args-kwarg": ("unexpected keyword argument",),
     "client-model-not-found": ("does not exist",),
     "client-encoding-format-null": ("encoding_format",),
     "client-rerank-field-null": ("body", None, None),

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from triage.catalogue import get
+from triage.catalogue.crashes import VLLM_API_DRIFT, VLLM_SERVING_CLASS_RE, wrapper_named
 from triage.catalogue.identity import identify, llm_rerankers_on
 from triage.findings import Finding, Status
 from triage.logs.client_errors import ClientError
@@ -23,7 +24,8 @@ from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
-                     "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade")
+                     "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
+                     "client-engine-args-kwarg", "client-vllm-module-attr")
 
 
 def _said(got: Optional[ClientError]) -> str:
@@ -119,13 +121,51 @@ def _http_upgrade(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any])
                       "not vLLM (the same request over plain HTTP/1.1 is served)", ev, cfg=config)
 
 
+def _wrapper_drift(hit: ErrorHits, owner: str, attr: str, ev: dict[str, Any],
+                   config: Mapping[str, Any]) -> Finding:
+    """A wrapper (named when its own lines show) using vLLM API the installed release dropped: the wrapper's fix."""
+    rec = get("wrapper-vllm-method-removed")
+    who = wrapper_named(" ".join(t for _, t in hit.lines)) or "a serving wrapper (or code written for an older vLLM)"
+    drift = VLLM_API_DRIFT.get((owner, attr))
+    what = f" ({drift[0]}; {drift[1]})" if drift else ""
+    ev = {**ev, "symptoms": [], **({"wrapper": who} if who[0].isupper() else {})}
+    return Finding.of(rec, CHECK, Status.FAIL,
+                      f"{rec.title}: {who} uses {owner}.{attr}, which the installed vLLM no longer has{what}; "
+                      "vLLM itself is not at fault", ev, cfg=config)
+
+
+def _engine_args_kwarg(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    """``EngineArgs.__init__() got an unexpected keyword argument``: Python code building the engine with an argument
+    the release dropped — a wrapper's (its fix: the wrapper) or the user's own script (the replacement)."""
+    arg = hit.groups.get("arg", "")
+    who = wrapper_named(" ".join(t for _, t in hit.lines))
+    if who:
+        return _wrapper_drift(hit, "EngineArgs", arg, ev, config)
+    rec = get("wrapper-vllm-method-removed")
+    rep = replacement("--" + arg.replace("_", "-"))
+    own = ("runner=\"pooling\" instead of task= (a causal-LM embedder also convert=\"embed\"; a reranker keeps its "
+           "score head)" if arg == "task" else rep.use if rep is not None else f"drop {arg}=")
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"{hit.groups.get('cls', 'EngineArgs')}(…, {arg}=…) refused: the installed vLLM has no `{arg}` "
+                      "engine argument — one of: a serving wrapper (Xinference, Ray Serve LLM, …) built for an older "
+                      f"vLLM passes it, or your own code does (there: {own}); to tell: the traceback's outer frames",
+                      {**ev, "symptoms": []}, cfg=config)
+
+
 def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any],
                         config: Mapping[str, Any]) -> Optional[Finding]:
     """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here)."""
     if check == "client-embeddings-unsupported":
         return _embeddings(hit, got, ev, config)
     if check == "client-no-attribute":
+        cls, attr = hit.groups.get("cls", ""), hit.groups.get("attr", "")
+        if VLLM_SERVING_CLASS_RE.match(cls):
+            return _wrapper_drift(hit, cls, attr, ev, config)
         return _no_pooler(hit, ev, config)
+    if check == "client-vllm-module-attr":
+        return _wrapper_drift(hit, hit.groups.get("module", ""), hit.groups.get("attr", ""), ev, config)
+    if check == "client-engine-args-kwarg":
+        return _engine_args_kwarg(hit, ev, config)
     if check == "client-route-not-found":
         return _route(hit, got, ev, config)
     if check == "client-result-none":

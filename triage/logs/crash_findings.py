@@ -12,7 +12,7 @@ from typing import Any, Optional
 from collections.abc import Mapping, Sequence
 
 from triage.catalogue import get, parse_version
-from triage.catalogue.crashes import CUT_TRACEBACK_FRAMES, SIGNATURES, VLLM_SERVING_CLASS_RE, Signature
+from triage.catalogue.crashes import CUT_TRACEBACK_FRAMES, SIGNATURES, Signature
 from triage.findings import Finding, Status
 from triage.logs.client_causes import MORE_CLIENT_RULES, more_client_finding
 from triage.logs.client_errors import read as read_client_error
@@ -186,11 +186,6 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL, rec.title + said, ev, cfg=config))
         elif (more := more_client_finding(check, hit, got, ev, config)) is not None:
             out.append(more)
-        elif check == "client-no-attribute" and VLLM_SERVING_CLASS_RE.match(hit.groups.get("cls", "")):
-            rec = get("wrapper-vllm-method-removed")
-            out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL,
-                                  f"{rec.title}: '{hit.groups['cls']}' has no '{hit.groups.get('attr')}'", ev,
-                                  cfg=config))
         elif check == "client-model-not-found":
             rec = get("model-name-not-served")
             name = hit.groups.get("model", "")
@@ -263,7 +258,7 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
           "has no attribute", "body: {", "does not exist", "encoding_format", "mbeddings API", "Not Found", "NoneType",
-          "dimension", "dim mismatch", "schema dim", "engine argument", "upgrade request", "top_n",
+          "dimension", "dim mismatch", "schema dim", "engine argument", "upgrade request", "keyword argument", "top_n",
           "max_tokens_per_doc")
 
 
