@@ -159,7 +159,7 @@ _DECLS: list[CheckDecl] = [
                  "model-name-not-served", "litellm-encoding-format-null", "embeddings-api-unsupported",
                  "reranker-overrides-missing", "route-not-found", "client-result-none",
                  "vector-store-dimension-mismatch", "removed-flag", "rerank-api-contract",
-                 "http-upgrade-unsupported"), LOG, "log-client-error"),
+                 "http-upgrade-unsupported", "base64-old-release"), LOG, "log-client-error"),
     *_ids(None, "removed-flag", LOG, "log-removed-flag"),
     *_ids(None, "generate-runner", LOG, "log-generate-runner"),
     *_ids(None, "max-model-len-vs-model", LOG, "log-max-model-len"),

@@ -41,6 +41,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-store-dimension", lf.VECTOR_DIM_MISMATCH_RES),
     ("client-unknown-engine-arg", (lf.UNKNOWN_ENGINE_ARG_RE,)),
     ("client-http-upgrade", (lf.HTTP_UPGRADE_UNSUPPORTED_RE,)),
+    ("client-base64-unsupported", (lf.BASE64_UNSUPPORTED_RE,)),
     ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
@@ -120,7 +121,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "log-engine-dead": ("EngineCore encountered", "EngineCore encountered", "died unexpectedly", "EngineDeadError",
                         "EngineCore failed", "initialization failed"),
     "signal": ("received signal",),
-    "log-architecture-unsupported": ("are not supported for now", "ForCausalLM', "),
+    "log-architecture-unsupported": ("are not supported", "ForCausalLM', "),
     "client-rerank-unsupported": ("does not support",),
     "client-field-required": ("ield required",),
     "client-no-attribute": ("has no attribute",),
@@ -137,6 +138,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
                                "collection dimensionality"),
     "client-unknown-engine-arg": ("Unknown engine argument",),
     "client-http-upgrade": ("Unsupported upgrade request",),
+    "client-base64-unsupported": ("base64 encoding is not",),
     "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)

@@ -25,7 +25,7 @@ from triage.vllm.flags import replacement
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
-                     "client-engine-args-kwarg", "client-vllm-module-attr")
+                     "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported")
 
 
 def _said(got: Optional[ClientError]) -> str:
@@ -174,6 +174,10 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
         return _store_dimension(hit, ev, config)
     if check == "client-unknown-engine-arg":
         return _engine_arg(hit, ev, config)
+    if check == "client-base64-unsupported":  # vLLM's own body: the old release's refusal, proven
+        rec = get("base64-old-release")
+        return Finding.of(rec, CHECK, Status.FAIL, f"{rec.title}: this server's vLLM refuses encoding_format=base64, "
+                          "which the OpenAI SDK sends by default", {**ev, "symptoms": []}, cfg=config)
     if check == "client-http-upgrade":
         return _http_upgrade(hit, ev, config)
     return None

@@ -1,0 +1,28 @@
+"""Texts of releases before 0.10.2 read to their records (the world survey's third set): base64 refused by a release
+before vllm#5935, an architecture refusal cut by a paste, the version-bound base64 float64 packing."""
+from __future__ import annotations
+
+from checks import version
+from triage.config import EffectiveConfig
+from triage.logs.crash_findings import pasted_findings
+
+
+def _said(text: str) -> list:
+    return [f for f in pasted_findings(text, {}) if f.status.value in ("fail", "warn")]
+
+
+def test_base64_refusal_of_an_old_release_is_the_clients_default_base64() -> None:
+    got = _said("openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'base64 encoding is not "
+                "currently supported', 'type': 'BadRequestError', 'param': None, 'code': 400}")
+    assert [(f.failure_mode, f.status.value) for f in got] == [("base64-old-release", "fail")]
+    assert "encoding_format='float'" in got[0].fix and "--runner" not in got[0].fix
+
+
+def test_an_architecture_refusal_cut_before_for_now_is_still_read() -> None:
+    got = _said("ValueError: Model architectures ['Qwen2ForSequenceClassification'] are not supported for no")
+    assert "architecture-unsupported" in {f.failure_mode for f in got}
+
+
+def test_a_release_before_0_6_0_is_told_of_its_base64_packing() -> None:
+    f = version.check(EffectiveConfig.from_dict({"vllm_version": "0.5.3.post1"}))
+    assert f.status.value == "warn" and "float64" in f.title and "0.6.0" in f.fix
