@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from checks import version
 from triage.config import EffectiveConfig
+from triage.logs import analyze_log
 from triage.logs.crash_findings import pasted_findings
 
 
@@ -19,8 +20,8 @@ def test_base64_refusal_of_an_old_release_is_the_clients_default_base64() -> Non
 
 
 def test_an_architecture_refusal_cut_before_for_now_is_still_read() -> None:
-    got = _said("ValueError: Model architectures ['Qwen2ForSequenceClassification'] are not supported for no")
-    assert "architecture-unsupported" in {f.failure_mode for f in got}
+    res = analyze_log("ValueError: Model architectures ['Qwen2ForSequenceClassification'] are not supported for no")
+    assert "architecture-unsupported" in {f.failure_mode for f in res.findings}
 
 
 def test_a_release_before_0_6_0_is_told_of_its_base64_packing() -> None:
