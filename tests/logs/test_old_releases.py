@@ -27,3 +27,18 @@ def test_an_architecture_refusal_cut_before_for_now_is_still_read() -> None:
 def test_a_release_before_0_6_0_is_told_of_its_base64_packing() -> None:
     f = version.check(EffectiveConfig.from_dict({"vllm_version": "0.5.3.post1"}))
     assert f.status.value == "warn" and "float64" in f.title and "0.6.0" in f.fix
+
+
+def test_a_vllm_request_class_without_a_field_is_that_releases_bug() -> None:
+    got = _said("AttributeError: 'EmbeddingChatRequest' object has no attribute 'mm_processor_kwargs'")
+    assert [(f.failure_mode, f.status.value) for f in got] == [("vllm-request-field-missing", "fail")]
+    assert "0.8.0" in got[0].title and "0.8.0" in got[0].fix
+    other = _said("AttributeError: 'ScoreRequest' object has no attribute 'something_new'")
+    assert [(f.failure_mode, f.status.value) for f in other] == [("vllm-request-field-missing", "warn")]
+
+
+def test_an_index_select_assert_is_one_of_the_token_id_causes() -> None:
+    got = _said("../aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [983,0,0], thread: "
+                "[28,0,0] Assertion `srcIndex < srcSelectDimSize` failed.")
+    assert [(f.failure_mode, f.status.value) for f in got] == [("client-token-ids", "warn")]
+    assert "one of" in got[0].title and "Send text" in got[0].fix

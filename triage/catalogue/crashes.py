@@ -53,6 +53,10 @@ CUT_TRACEBACK_FRAMES: dict[tuple[str, str], tuple[str, str]] = {
 # a wrapper built for another release
 VLLM_SERVING_CLASS_RE = re.compile(
     r"^(?:OpenAI)?Serving\w+$|^(?:Pooling|Embedding|Scoring|Classification)(?:Request)?Output$")
+# vLLM's protocol request classes: an AttributeError on one of them is that release's own bug (a field the shared
+# code reads that the class lacks); the known ones -> the release that added it
+VLLM_REQUEST_CLASS_RE = re.compile(r"^\w*(?:Completion|Chat|Embedding|Score|Rerank|Pooling|Classification)\w*Request$")
+VLLM_REQUEST_FIELDS_ADDED: dict[tuple[str, str], str] = {("EmbeddingChatRequest", "mm_processor_kwargs"): "0.8.0"}
 # vLLM API a wrapper still uses after a release dropped it: (class or module, attribute or engine argument) -> what
 # replaced it and the change that dropped it (record wrapper-vllm-method-removed; its refs list the same changes)
 VLLM_API_DRIFT: dict[tuple[str, str], tuple[str, str]] = {

@@ -59,6 +59,11 @@ def _nan_edits(cfg: ConfigLike) -> list[Edit]:
 
 
 def _client_ids_fix(cfg: ConfigLike) -> str:
+    if cfg.get("problem") == "out-of-vocabulary":  # seen as the engine's crash, the client not named
+        return ("Send text (vLLM then tokenizes with the model's own tokenizer), or token ids from the served model's "
+                f"own tokenizer, never another's (LangChain OpenAIEmbeddings: {LANGCHAIN_SETTING}=False); a server "
+                "--tokenizer must be the model's own. Releases with vllm#9634 refuse an out-of-vocabulary id with 400 "
+                "instead of crashing: upgrade, then restart the crashed server.")
     client = cfg.get("client") or "LangChain OpenAIEmbeddings"
     return (f"{client}: set {LANGCHAIN_SETTING}=False (it then sends text, and vLLM tokenizes with the model's "
             "own tokenizer); the client-side length check is tiktoken's, not the model's, so truncate on the "

@@ -42,12 +42,13 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-unknown-engine-arg", (lf.UNKNOWN_ENGINE_ARG_RE,)),
     ("client-http-upgrade", (lf.HTTP_UPGRADE_UNSUPPORTED_RE,)),
     ("client-base64-unsupported", (lf.BASE64_UNSUPPORTED_RE,)),
+    ("client-token-id-oov", lf.TOKEN_ID_OUT_OF_VOCAB_RES),
     ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
                 "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
                 "dim mismatch", "schema dim", "engine argument", "upgrade request",
-                "keyword argument",
+                "keyword argument", "srcSelectDimSize", "index out of range",
                 "top_n", "max_tokens_per_doc", "ForCausalLM', ")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
@@ -139,6 +140,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-unknown-engine-arg": ("Unknown engine argument",),
     "client-http-upgrade": ("Unsupported upgrade request",),
     "client-base64-unsupported": ("base64 encoding is not",),
+    "client-token-id-oov": ("srcSelectDimSize", "index out of range in self"),
     "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)

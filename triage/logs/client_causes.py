@@ -15,7 +15,13 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from triage.catalogue import get
-from triage.catalogue.crashes import VLLM_API_DRIFT, VLLM_SERVING_CLASS_RE, wrapper_named
+from triage.catalogue.crashes import (
+    VLLM_API_DRIFT,
+    VLLM_REQUEST_CLASS_RE,
+    VLLM_REQUEST_FIELDS_ADDED,
+    VLLM_SERVING_CLASS_RE,
+    wrapper_named,
+)
 from triage.catalogue.identity import identify, llm_rerankers_on
 from triage.findings import Finding, Status
 from triage.logs.client_errors import ClientError
@@ -25,7 +31,8 @@ from triage.vllm.flags import replacement
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
-                     "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported")
+                     "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
+                     "client-token-id-oov")
 
 
 def _said(got: Optional[ClientError]) -> str:
@@ -152,6 +159,27 @@ def _engine_args_kwarg(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, 
                       {**ev, "symptoms": []}, cfg=config)
 
 
+def _request_field(hit: ErrorHits, cls: str, attr: str, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    """vLLM's own request class without a field its code reads: the release's bug; proven where the catalogue
+    knows the release that added it."""
+    rec = get("vllm-request-field-missing")
+    added = VLLM_REQUEST_FIELDS_ADDED.get((cls, attr))
+    title = (f"{rec.title}: {cls} has no {attr}"
+             + (f" before {added}" if added else " — a bug of the installed release, or a wrapper building that "
+                "request from another release's fields; to tell: whose frames raise it"))
+    return Finding.of(rec, CHECK, Status.FAIL if added else Status.WARN, title, {**ev, "symptoms": []}, cfg=config)
+
+
+def _token_id_oov(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    rec = get("client-token-ids")
+    return Finding.of(rec, CHECK, Status.WARN,
+                      "The embedding lookup got a token id beyond the model's vocabulary (index_select out of range) "
+                      "— one of: the client sends token ids from another tokenizer (LangChain's tiktoken, another "
+                      "model's), or the server's --tokenizer is not the model's own; to tell: the request's input "
+                      "(lists of ints are ids) and --tokenizer", {**ev, "symptoms": []},
+                      cfg={**config, "problem": "out-of-vocabulary"})
+
+
 def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any],
                         config: Mapping[str, Any]) -> Optional[Finding]:
     """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here)."""
@@ -161,6 +189,8 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
         cls, attr = hit.groups.get("cls", ""), hit.groups.get("attr", "")
         if VLLM_SERVING_CLASS_RE.match(cls):
             return _wrapper_drift(hit, cls, attr, ev, config)
+        if VLLM_REQUEST_CLASS_RE.match(cls):
+            return _request_field(hit, cls, attr, ev, config)
         return _no_pooler(hit, ev, config)
     if check == "client-vllm-module-attr":
         return _wrapper_drift(hit, hit.groups.get("module", ""), hit.groups.get("attr", ""), ev, config)
@@ -178,6 +208,8 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
         rec = get("base64-old-release")
         return Finding.of(rec, CHECK, Status.FAIL, f"{rec.title}: this server's vLLM refuses encoding_format=base64, "
                           "which the OpenAI SDK sends by default", {**ev, "symptoms": []}, cfg=config)
+    if check == "client-token-id-oov":
+        return _token_id_oov(hit, ev, config)
     if check == "client-http-upgrade":
         return _http_upgrade(hit, ev, config)
     return None
