@@ -78,6 +78,10 @@ def _api_fix(cfg: ConfigLike) -> str:
                 "call CohereRerank.rerank(documents, query, max_tokens_per_doc=N) with N below max_model_len (vLLM "
                 "refuses N >= max_model_len with 400), or a subclass whose "
                 "compress_documents does), or call cohere.ClientV2(base_url=…).rerank directly.")
+    if cfg.get("problem") == "v1-path":
+        return (f"Nothing to change on the server: point the client at {base}/rerank instead of /v1/rerank (LiteLLM's "
+                "hosted_vllm rerank provider built /v1/rerank until BerriAI/litellm#14938: upgrade LiteLLM); the "
+                "warning stops and the answers stay the same.")
     if cfg.get("problem") == "null-field":
         field = cfg.get("field") or "top_n"
         what = ("how many results to return; 0 returns every document" if field == "top_n"

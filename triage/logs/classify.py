@@ -43,6 +43,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-http-upgrade", (lf.HTTP_UPGRADE_UNSUPPORTED_RE,)),
     ("client-base64-unsupported", (lf.BASE64_UNSUPPORTED_RE,)),
     ("client-token-id-oov", lf.TOKEN_ID_OUT_OF_VOCAB_RES),
+    ("client-rerank-v1-path", (lf.RERANK_V1_PATH_RE,)),
     ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
@@ -141,6 +142,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-http-upgrade": ("Unsupported upgrade request",),
     "client-base64-unsupported": ("base64 encoding is not",),
     "client-token-id-oov": ("srcSelectDimSize", "index out of range in self"),
+    "client-rerank-v1-path": ("we have located it at",),
     "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)

@@ -32,7 +32,7 @@ CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
-                     "client-token-id-oov")
+                     "client-token-id-oov", "client-rerank-v1-path")
 
 
 def _said(got: Optional[ClientError]) -> str:
@@ -208,6 +208,13 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
         rec = get("base64-old-release")
         return Finding.of(rec, CHECK, Status.FAIL, f"{rec.title}: this server's vLLM refuses encoding_format=base64, "
                           "which the OpenAI SDK sends by default", {**ev, "symptoms": []}, cfg=config)
+    if check == "client-rerank-v1-path":  # vLLM's own warning: the request was served; the client's path is not vLLM's
+        if any(config.get(k) for k in ("model", "max_model_len", "runner", "task")):
+            return None  # a whole server log (a probe tries every path): routine traffic, not the paste's point
+        return Finding.of(get("rerank-api-contract"), CHECK, Status.WARN,
+                          "A client calls /v1/rerank: vLLM serves it but warns that its rerank API is at /rerank "
+                          "(not an error: the answers are right)", {**ev, "symptoms": []},
+                          cfg={**config, "problem": "v1-path"})
     if check == "client-token-id-oov":
         return _token_id_oov(hit, ev, config)
     if check == "client-http-upgrade":
