@@ -211,10 +211,11 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
     if check == "client-rerank-v1-path":  # vLLM's own warning: the request was served; the client's path is not vLLM's
         if any(config.get(k) for k in ("model", "max_model_len", "runner", "task")):
             return None  # a whole server log (a probe tries every path): routine traffic, not the paste's point
-        return Finding.of(get("rerank-api-contract"), CHECK, Status.WARN,
+        # a note, not a fault (UNKNOWN): beside a real cause it must not read as a second one
+        return Finding.of(get("rerank-api-contract"), CHECK, Status.UNKNOWN,
                           "A client calls /v1/rerank: vLLM serves it but warns that its rerank API is at /rerank "
-                          "(not an error: the answers are right)", {**ev, "symptoms": []},
-                          cfg={**config, "problem": "v1-path"})
+                          "(a note, not an error: the answers are right)", {**ev, "symptoms": []},
+                          fix=get("rerank-api-contract").fix({**config, "problem": "v1-path"}))
     if check == "client-token-id-oov":
         return _token_id_oov(hit, ev, config)
     if check == "client-http-upgrade":
