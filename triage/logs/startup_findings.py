@@ -93,6 +93,8 @@ def _removed_flag(hit: ErrorHits, hint: Optional[ErrorHits], config: dict[str, A
         title=title,
         evidence=ev,
         cfg={"removed": removed, **identity_keys(config)} if removed else None,
+        # asked, not a verdict (UNKNOWN): the fix still says what to do on each side of the question
+        fix=REMOVED_FLAG.fix({"removed": removed, **identity_keys(config)}) if young else None,
     )
 
 
