@@ -41,7 +41,7 @@ from triage import SCHEMA, __version__
 from triage.export.groups import document_groups
 from triage.headline import document_verdict
 from triage.findings import Status
-from triage.redact import jsonable, redact_obj, redact_text
+from triage.redact import REDACTED, jsonable, known_secrets, redact_obj, redact_text
 from triage.sample import NUMBER_FIELDS, TEXT_FIELDS
 from triage.store import RunRecord, Store, parse_iso
 
@@ -138,8 +138,13 @@ def dumps(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
             if key in text:
                 text = text.replace(key, f'\n  "samples": [\n    {rows}\n  ]{end}\n', 1)
                 break
-    secrets = tuple(s for s in secrets if s)
-    return (redact_text(text, secrets) if secrets else text).encode("utf-8") + b"\n"
+    # the exact secrets only, in their plain and JSON-escaped forms: the shapes were redacted string by string
+    # (redact_document); a shape pass over JSON text broke the document (`api_key=\"EMPTY\"` in a fix block's
+    # code became `api_key=[REDACTED]"EMPTY\"`: CI 2026-12-06)
+    for secret in sorted({x for s in (*known_secrets(), *secrets) if s for x in (s, json.dumps(s, ensure_ascii=False)[1:-1])},
+                         key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text.encode("utf-8") + b"\n"
 
 
 def render(record: RunRecord, secrets: Iterable[str] = ()) -> bytes:
