@@ -9,18 +9,19 @@ this host, its process's own command line and model directory. Screenshots: test
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from lab_servers import serve
+from lab_servers import left_running, serve
 from test_e2e_browser import CHROMIUM, SHOTS, SLOW, browser, dashboard, download, expect, nav, shot  # noqa: F401 - fixtures
 from test_e2e_trust import _open, _use_target, ctx  # noqa: F401 - a fixture
 from test_e2e_live_gap import fix_blocks_shown
 from test_export_parity import markdown, plain, report_html
 from triage.catalogue import get
-from triage.lab import LabServer
+from triage.lab import LabServer, status
 
 pytestmark = [pytest.mark.real_server,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} missing (apt-get install chromium)")]
@@ -57,3 +58,32 @@ def test_the_fix_box_holds_the_overrides_and_nothing_of_the_livelock(ctx, dashbo
     assert md.status == htm.status == "fail" and md.cause == htm.cause == plain(record.title), md
     assert md.blocks == htm.blocks == tuple(blocks), (blocks, md.blocks, htm.blocks)
     assert not [w for w in LIVELOCK_WORDS if w in "\n".join(md.blocks)]
+
+
+TWIN = 300_000  # ms: the base twin is this test's own server (reused); the fix twin (the overrides) starts once
+
+
+def test_the_twin_button_under_the_overrides_verdict_reproduces_and_verifies_the_overrides(  # type: ignore[no-untyped-def]
+        ctx, dashboard, reranker_032_no_overrides):  # noqa: F811
+    """Issue 30's button, end to end: under the verdict, "Reproduce on a lab twin and verify the fixes" reproduces
+    the missing overrides on a twin of the deployment (this server's configuration, reused) and marks the overrides
+    fix verified on a twin started with them; every twin it started is stopped or kept by this session. (The
+    livelock's twin — three fixes, two twin starts — is proved by the engine in tests/twin/test_reproduce_real.py;
+    the button is the same for every record.)"""
+    srv = reranker_032_no_overrides
+    before = {s.pid for s in status()}
+    pg = _open(ctx, dashboard)
+    _use_target(pg, srv)
+    nav(pg, "Checklist")
+    pg.get_by_role("button", name="Run checklist").click()
+    expect(pg.get_by_test_id("stAlertContentError").filter(
+        has_text=get("reranker-overrides-missing").title).first).to_be_visible(timeout=SLOW)
+    expect(pg.get_by_text("Prove it on a lab twin")).to_be_visible(timeout=SLOW)
+    pg.get_by_role("button", name="Reproduce on a lab twin and verify the fixes").click()
+    expect(pg.get_by_text("Reproduced on the twin")).to_be_visible(timeout=TWIN)
+    marks = pg.get_by_text(re.compile(r"verified on the twin:"))
+    expect(marks.first).to_be_visible()
+    texts = [marks.nth(i).inner_text() for i in range(marks.count())]
+    assert len(texts) == 1 and "not verified" not in texts[0] and "overrides" in texts[0], texts
+    shot(pg, "rerank-3-twin-verified")
+    assert left_running(before) == set()  # released: stopped, or kept by this session (tests/lab_servers.py)

@@ -103,7 +103,7 @@ class FakeServices:
         return services.Services.scope(self, config, probe_sets_run)  # type: ignore[arg-type]
 
     def twin_plan(self, run_id: int) -> tuple[Any, str]:
-        """No lab here: the box says why (the real plan is tests/twin; the button end to end is test_e2e_twin)."""
+        """No lab here: the box says why (the real plan is tests/twin; the button end to end is test_e2e_rerank_fix)."""
         return None, "no vLLM release is installed in the lab"
 
     def reproduce_run(self, run_id: int, progress: Any) -> dict[str, Any]:
