@@ -153,6 +153,13 @@ def _pooling_architecture(cfg: EffectiveConfig) -> bool:
     return fam is not None and fam.pooling_default
 
 
+def _st_pooling(cfg: EffectiveConfig) -> bool:
+    """The checkpoint ships a sentence-transformers Pooling module (Qwen3-Embedding): vLLM >= 0.10.2 picks the
+    pooling runner from it without --runner (families.toml: st_pooling)."""
+    fam = identify(cfg).family
+    return fam is not None and fam.st_pooling
+
+
 def served_pooling(cfg: EffectiveConfig) -> str:
     """The evidence that this server did serve a pooling model (issue 42: no 'served for generation' warning on a
     healthy embedder): its `Supported tasks` list a pooling task, its access log shows 2xx answers on a pooling
@@ -193,6 +200,22 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 cfg=cfg,
             )
         )
+    elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
+            and not served_pooling(cfg) and not _pooling_architecture(cfg) and _st_pooling(cfg) \
+            and not release_has_task(cfg):
+        if cfg.get("vllm_version") is None:  # >= 0.10.2 reads its sentence-transformers config; 0.7 … 0.10.1 do not
+            out.append(
+                Finding.of(
+                    GENERATE_RUNNER,
+                    "flags-runner",
+                    Status.UNKNOWN,
+                    f"No --runner: {identify(cfg).name} is served for pooling by vLLM >= 0.10.2 (its sentence-"
+                    "transformers Pooling config picks the runner), for generation by 0.7 … 0.10.1: which release? "
+                    "(run `vllm --version`, or read `Supported tasks` in the start-up log to tell)",
+                    ev(cfg, "model", "runner", "vllm_version"),
+                    cfg=cfg,
+                )
+            )
     elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
             and not served_pooling(cfg) and not _pooling_architecture(cfg):
         out.append(

@@ -68,6 +68,26 @@ def test_no_generate_warning_for_a_decoder_with_a_pooling_architecture() -> None
     assert _runner_said("vllm serve Qwen/Qwen3-Embedding-0.6B") != []
 
 
+def _runner_findings(line: str, version: str | None) -> list[tuple[str, str]]:
+    from triage.sources import cmdline
+
+    answers = {"vllm_version": version} if version else {}
+    return [(f.status.value, f.title) for f in flags.check(merge([cmdline.collect(line)], answers))
+            if f.check == "flags-runner"]
+
+
+def test_a_sentence_transformers_checkpoint_is_pooling_from_0102_and_a_question_when_the_release_is_unknown() -> None:
+    """Qwen3-Embedding ships a sentence-transformers Pooling module: vLLM >= 0.10.2 picks the pooling runner from it
+    (ModelConfig._get_default_runner_type, read in the 0.31.0 and 0.32.0 lab venvs: get_pooling_config first), so a
+    bare `vllm serve Qwen/Qwen3-Embedding-0.6B` serves embeddings there; 0.7 … 0.10.1 resolve it to generate."""
+    line = "vllm serve Qwen/Qwen3-Embedding-0.6B --port 8000"
+    assert _runner_findings(line, "0.11.0") == [] and _runner_findings(line, "0.32.0") == []
+    [(status, title)] = _runner_findings(line, "0.9.2")
+    assert status == "warn" and "--task" in title
+    [(status, title)] = _runner_findings(line, None)
+    assert status == "unknown" and "0.10.2" in title and "which release" in title
+
+
 def test_a_removed_task_leaves_the_runner_to_the_removed_flag_finding() -> None:
     """Issue 42 (gpustack#3991, qwen3emb#24): --task embed/score is the removed-flag finding's (its fix names
     --runner pooling), never also 'served for generation'."""

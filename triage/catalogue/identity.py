@@ -40,6 +40,7 @@ class Family:
     trust_remote_code: bool = False
     native: bool = False
     pooling_default: bool = False
+    st_pooling: bool = False
     refs: tuple[str, ...] = ()
 
     @property
