@@ -34,6 +34,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature("pooling-chunked-prefill-keyerror", ("KeyError",), re.compile(r"^None$"),
               functions=("_prepare_inputs",), codes=(lf.NUM_SCHEDULED_NONE_CODE_RE,)),
     Signature("transformers-fallback-cannot-pool", ("ValueError",), lf.NO_MODULE_NAMED_RE),
+    Signature("transformers-fallback-cannot-pool", ("ValueError",), lf.NO_VLLM_IMPL_RE),
     # a base-model (sentence-transformers) checkpoint loaded by the generator class: served for generation
     Signature("generate-runner", ("ValueError",), lf.GENERATOR_LOADS_BASE_RE),
     Signature("pooling-chunked-prefill-race", ("RuntimeError", "AcceleratorError", "CudaError"), lf.CUDA_FAULT_RE,

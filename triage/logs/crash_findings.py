@@ -40,7 +40,8 @@ def _matches(sig: Signature, t: Trace) -> bool:
     m = sig.message.search(t.exc_msg)
     if m is None:
         return False
-    if sig.record == "transformers-fallback-cannot-pool" and not m["cls"].startswith("Transformers"):
+    if sig.record == "transformers-fallback-cannot-pool" and m.groupdict().get("cls", "Transformers")[:12] != \
+            "Transformers":
         return False
     if not sig.functions and not sig.codes:
         return True
@@ -202,7 +203,7 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
                                   {**ev, "symptoms": []}, cfg=config))
         elif check == "client-rerank-field-null":
             rec = get("rerank-api-contract")
-            field = hit.groups.get("field", "top_n")
+            field = (hit.groups.get("field") or "top_n").replace("-", "_")  # a capture's words: 'top-n': null
             # pydantic's own 400 names the field with input None: proven; a client's words about it: likely
             status = Status.FAIL if "'loc'" in text or '"loc"' in text else Status.WARN
             out.append(Finding.of(rec, CLIENT_CHECK, status,
