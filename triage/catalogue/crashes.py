@@ -28,6 +28,7 @@ class Signature:
     functions: tuple[str, ...] = ()
     codes: tuple[re.Pattern[str], ...] = ()
     proven: bool = True
+    reader: str = ""  # a finding of its own (triage/logs/support_findings.py) instead of the record's generic one
 
 
 SIGNATURES: tuple[Signature, ...] = (
@@ -37,6 +38,10 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature("transformers-fallback-cannot-pool", ("ValueError",), lf.NO_VLLM_IMPL_RE),
     # a base-model (sentence-transformers) checkpoint loaded by the generator class: served for generation
     Signature("generate-runner", ("ValueError",), lf.GENERATOR_LOADS_BASE_RE),
+    # an embeddings request's PoolingParams read as sampling parameters by the V0 generation runner (0.4 … 0.6): the
+    # model runs as a text generator (a release without an embedding model for its architecture)
+    Signature("generate-runner", ("AttributeError",), re.compile(r"^$|PoolingParams|'seed'"),
+              codes=(lf.SAMPLING_SEED_CODE_RE,), reader="pooling-on-generator"),
     Signature("pooling-chunked-prefill-race", ("RuntimeError", "AcceleratorError", "CudaError"), lf.CUDA_FAULT_RE,
               proven=False),
 )

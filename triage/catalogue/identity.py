@@ -41,6 +41,9 @@ class Family:
     native: bool = False
     pooling_default: bool = False
     st_pooling: bool = False
+    pooling_since: str = ""
+    pooling_ref: str = ""
+    pooling_what: str = ""
     refs: tuple[str, ...] = ()
 
     @property

@@ -26,8 +26,10 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
     ("log-architecture-unsupported", lf.ARCH_UNSUPPORTED_RES),
     # a client's error text (issue 42; triage/logs/crash_findings.py client_findings reads the hits)
+    ("log-task-unsupported", (lf.TASK_UNSUPPORTED_RE,)),  # before the wrapper's refusal: vLLM's own words
     ("client-rerank-unsupported", (lf.RERANK_API_UNSUPPORTED_RE,)),
     ("client-field-required", (lf.FIELD_REQUIRED_RE,)),
+    ("client-pooling-generate-attr", (lf.POOLING_CLASS_GENERATE_ATTR_RE,)),
     ("client-no-attribute", (lf.NO_ATTRIBUTE_RE,)),
     ("client-vllm-module-attr", (lf.VLLM_MODULE_NO_ATTRIBUTE_RE,)),
     ("client-engine-args-kwarg", (lf.ENGINE_ARGS_KWARG_RE,)),
@@ -124,8 +126,10 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
                         "EngineCore failed", "initialization failed"),
     "signal": ("received signal",),
     "log-architecture-unsupported": ("are not supported", "ForCausalLM', "),
+    "log-task-unsupported": ("Supported tasks",),
     "client-rerank-unsupported": ("does not support",),
     "client-field-required": ("ield required",),
+    "client-pooling-generate-attr": ("has no attribute",),
     "client-no-attribute": ("has no attribute",),
     "client-vllm-module-attr": ("has no attribute",),
     "client-engine-args-kwarg": ("unexpected keyword argument",),

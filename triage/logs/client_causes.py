@@ -26,13 +26,15 @@ from triage.catalogue.identity import identify, llm_rerankers_on
 from triage.findings import Finding, Status
 from triage.logs.client_errors import ClientError
 from triage.logs.hits import ErrorHits
+from triage.logs.support_findings import generate_attr, task_refused
 from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
-                     "client-token-id-oov", "client-rerank-v1-path")
+                     "client-token-id-oov", "client-rerank-v1-path", "log-task-unsupported",
+                     "client-pooling-generate-attr")
 
 
 def _said(got: Optional[ClientError]) -> str:
@@ -185,6 +187,10 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
     """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here)."""
     if check == "client-embeddings-unsupported":
         return _embeddings(hit, got, ev, config)
+    if check == "log-task-unsupported":  # vLLM's own start-up refusal, read against the support table
+        return task_refused(hit, ev, config)
+    if check == "client-pooling-generate-attr":
+        return generate_attr(hit, ev, config)
     if check == "client-no-attribute":
         cls, attr = hit.groups.get("cls", ""), hit.groups.get("attr", "")
         if VLLM_SERVING_CLASS_RE.match(cls):

@@ -17,6 +17,7 @@ from triage.findings import Finding, Status
 from triage.logs.client_causes import MORE_CLIENT_RULES, more_client_finding
 from triage.logs.client_errors import read as read_client_error
 from triage.logs.hits import ErrorHits
+from triage.logs.support_findings import dated_release, pooling_on_generator
 from triage.logs.tracebacks import Trace
 
 CHECK = "log-traceback"
@@ -89,10 +90,17 @@ def traceback_findings(traces: Sequence[Trace], config: Mapping[str, Any], known
             for sig in SIGNATURES:
                 if sig.record not in seen and _matches(sig, link):
                     seen.add(sig.record)
+                    if sig.reader == "pooling-on-generator":
+                        out.append(pooling_on_generator(link, config, _evidence(link)))
+                        cause = cause or link
+                        continue
                     if sig.record == "generate-runner" and isinstance(config, dict):
                         config["base_weights_no_head"] = True  # the other findings' fixes: an embedder's task
                     out.append(_record_finding(sig, link, config))
                     cause = cause or link
+    if not out and traces and (dated := dated_release(traces, config, _evidence(traces[-1]))) is not None:
+        out.append(dated)  # the release cannot serve the model for pooling, whatever the exception
+        cause = cause or traces[-1]
     if not out and not known and (cut := _cut_traceback_finding(traces, config)) is not None:
         out.append(cut)
         cause = cut_trace(traces)
@@ -260,7 +268,7 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
           "has no attribute", "body: {", "does not exist", "encoding_format", "mbeddings API", "Not Found", "NoneType",
           "dimension", "dim mismatch", "schema dim", "engine argument", "upgrade request", "keyword argument", "top_n",
-          "srcSelectDimSize", "index out of range", "located it at",
+          "srcSelectDimSize", "index out of range", "located it at", "Supported tasks",
           "max_tokens_per_doc")
 
 

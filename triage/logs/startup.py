@@ -140,7 +140,8 @@ class StartupConfigReader:
                 self._set("model", args["model_tag"], lineno, "non-default args model_tag")
             return
         if kind == "engine":
-            self._set("vllm_version", step[1], lineno, "Initializing a V1 LLM engine")
+            if step[1] is not None:  # 0.2 … 0.4.0 print no version on this line
+                self._set("vllm_version", step[1], lineno, "Initializing a V1 LLM engine")
             self._engine_config(step[2], lineno)
             return
         _kind, api, banner, rest = step

@@ -20,9 +20,9 @@ MAX_FRAMES = 60
 MAX_PROCESSES = 32
 # a message a traceback line can be: the cheap substrings every one of them holds (is_trace_line's gate)
 _GATES = ("Traceback (", 'File "', "rror", "xception", "exception", "Exit", "Interrupt", "Fault", "Warning",
-          "num_scheduled_tokens")
+          "num_scheduled_tokens", "sampling_params.seed", "LLM(")
 # code lines a crash signature reads (a code line has no marker of its own: only these are kept)
-CODE_RES: tuple[re.Pattern[str], ...] = (lf.NUM_SCHEDULED_NONE_CODE_RE,)
+CODE_RES: tuple[re.Pattern[str], ...] = (lf.NUM_SCHEDULED_NONE_CODE_RE, lf.SAMPLING_SEED_CODE_RE, lf.LLM_CALL_CODE_RE)
 
 
 def is_trace_line(msg: str) -> bool:

@@ -1,0 +1,110 @@
+"""Which vLLM release first served a model for pooling, read from the support table (issue 42: old releases).
+
+One question, asked by every verdict that would otherwise say "not supported": does the deployment's release
+predate the release that added pooling for this model? The answer comes from the family's row in families.toml
+(``pooling_since``, ``pooling_ref``) or, for any embedder, from the first release with embeddings at all
+(pooling_support.toml ``embedding_api``). A traceback whose release is not stated is dated by its frames (the table's
+``frame`` rows); a version string with a vendor label (NGC's ``+….nvYY.MM``) is named as the vendor's build.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+from collections.abc import Iterable
+
+from triage.catalogue.identity import ModelIdentity
+from triage.versions import parse_version
+
+
+@lru_cache(maxsize=1)
+def table() -> dict[str, Any]:
+    return tomllib.loads(Path(__file__).with_name("pooling_support.toml").read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Support:
+    """The first release that serves a model for pooling, the change that added it, and what it added."""
+
+    since: str
+    ref: str
+    what: str
+    family: str = ""  # the family's name ('' for the row that holds for every embedder)
+
+
+def support_of(who: ModelIdentity) -> Optional[Support]:
+    """The family's row, else the first release with embeddings at all for an embedder (None: nothing known)."""
+    fam = who.family
+    if fam is not None and fam.pooling_since:
+        return Support(fam.pooling_since, fam.pooling_ref, fam.pooling_what, fam.name)
+    if who.kind == "embedder":
+        row = table()["embedding_api"]
+        return Support(row["since"], row["ref"], row["what"])
+    return None
+
+
+def _lt(a: object, b: str) -> Optional[bool]:
+    va, vb = parse_version(a), parse_version(b)
+    if va is None or vb is None:
+        return None
+    return va < vb
+
+
+def predates(version: object, support: Support) -> Optional[bool]:
+    """Is the release older than the first one serving it (None: the release is not known)?"""
+    return _lt(version, support.since)
+
+
+def frame_release(modules_funcs: Iterable[tuple[str, str]]) -> Optional[tuple[str, str]]:
+    """(the release the traceback predates, why) from its vLLM frames (module under vllm/, function); None when no
+    frame dates it."""
+    seen = set(modules_funcs)
+    for row in table().get("frame", []):
+        if any((row["module"], f) in seen for f in row["functions"]):
+            return row["before"], row["why"]
+    return None
+
+
+def vendor_build(version: object) -> Optional[tuple[str, str, str]]:
+    """(vendor's name, image, ref) when the version string carries a vendor build's label (NGC: '+….nv26.01')."""
+    text = str(version or "")
+    if "+" not in text:
+        return None
+    local = text.split("+", 1)[1]
+    for row in table().get("vendor", []):
+        m = re.search(row["label"], local)
+        if m:
+            return row["name"], row["image"].format(**m.groupdict()), row["ref"]
+    return None
+
+
+def runner_auto_ignores_convert(version: object) -> Optional[bool]:
+    """Does this release resolve `--runner auto` to generate for a causal LM despite an explicit --convert (before
+    vllm#42935)? None when the release is not known."""
+    row = table()["runner_auto_convert"]
+    v = parse_version(version)
+    if v is None:
+        return None
+    low, fixed = parse_version(row["since"]), parse_version(row["fixed_in"])
+    assert low is not None and fixed is not None
+    return low <= v < fixed
+
+
+def task_spelling(model: str) -> str:
+    """How each release asks for the embedding task, the model filled in."""
+    return (f"0.6.4 … 0.6.x `--task embedding`; 0.7 … 0.10.1 `vllm serve {model} --task embed`; >= 0.10.2 "
+            f"`vllm serve {model} --runner pooling` (a *ForCausalLM checkpoint: also --convert embed)")
+
+
+def upgrade_fix(who: ModelIdentity, support: Support, version: object = None) -> str:
+    """Upgrade past the release that added it; no flag of the older release serves it."""
+    name = support.family or who.name
+    model = who.model or "MODEL"
+    older = f"vLLM {version}" if version else "a release before it"
+    return (f"Upgrade vLLM to >= {support.since} ({support.ref}: {support.what}); {older} cannot serve {name} for "
+            f"pooling and no flag changes that. Then serve it for pooling as the release spells the task: "
+            f"{task_spelling(model)}.")
