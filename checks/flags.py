@@ -114,6 +114,16 @@ def _removed_and_unknown(cfg: EffectiveConfig) -> list[Finding]:
     rest = [u for u in unknown if u["option"] not in gone]
     if rest:
         certain = all(u.get("certain", True) for u in rest)
+        if cfg.get("engine_served"):  # the server started and ran requests: the line pasted is not the one it ran
+            out.append(Finding(
+                "flags-unknown", Status.UNKNOWN,
+                "The pasted command line has " + ", ".join(_history(u) for u in rest) + ", yet the server started "
+                "and ran requests (a traceback from the engine's request execution): the line pasted is not the one "
+                "it ran (cut or edited)",
+                {"options": rest, "source": "cmdline", "checked_against": checked},
+                "Paste the command exactly as it ran (or the start-up log's non-default args) to have its flags "
+                "checked."))
+            return out
         rel = checked.get("release") or (rest[0].get("release") if rest else None)
         out.append(
             Finding(
@@ -295,7 +305,8 @@ def _oom_risks(cfg: EffectiveConfig) -> list[Finding]:
             )
         )
     util = cfg.get("gpu_memory_utilization")
-    if isinstance(util, (int, float)) and util > 0.95 and cfg.get("device") != "cpu":
+    # a risk at start only: a paste showing the engine ran requests (it started with this share) disproves it here
+    if isinstance(util, (int, float)) and util > 0.95 and cfg.get("device") != "cpu" and not cfg.get("engine_served"):
         out.append(
             Finding.of(  # a share of the whole card: another process's memory refuses the start
                 SHARED_GPU_MEMORY,

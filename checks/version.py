@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from checks._util import ev, unknown, version_of
 from triage.catalogue import MODES, POOLING_LIVELOCK, RELATED_REPORTS, fmt
+from triage.catalogue.pooling_support import vendor_build
 from triage.config import EffectiveConfig
 from triage.findings import Finding, Status
 
@@ -11,6 +12,25 @@ CHECK_ID = "vllm-version"
 
 
 def check(cfg: EffectiveConfig) -> Finding:
+    """The release's verdict; a vendor's build (NGC's '+….nv26.01') is named as such first: its errors may be its
+    own (triage/catalogue/pooling_support.toml `vendor`)."""
+    found = _release(cfg)
+    vendor = vendor_build(cfg.get("vllm_build") or cfg.get("vllm_version"))
+    if vendor is None:
+        return found
+    name, image, ref = vendor
+    build = cfg.get("vllm_build") or cfg.get("vllm_version")
+    title = (f"vLLM {build} is {name} ({image}), not an upstream release: an error seen on it may be the build's "
+             f"own ({ref}); {found.title}")
+    fix = (f"Compare with upstream: the same command on upstream vLLM (pip install vllm, or the vllm/vllm-openai "
+           f"image of the same or a newer release) or a newer {image.split(':')[0]} image; an error only the vendor "
+           f"build shows is the vendor's to fix. {found.fix}")
+    return Finding(CHECK_ID, Status.WARN if found.status in (Status.PASS, Status.UNKNOWN) else found.status, title,
+                   {**found.evidence, "vllm_build": build}, fix, [ref, *found.refs], explanation=found.explanation,
+                   failure_mode="")
+
+
+def _release(cfg: EffectiveConfig) -> Finding:
     v = version_of(cfg)
     evidence = ev(cfg, "vllm_version")
     if v is None:

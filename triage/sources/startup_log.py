@@ -49,6 +49,36 @@ def pooling_refusals(text: str) -> dict[str, int]:
     return {k: n for k, n in out.items() if n}
 
 
+# the engine's per-step entry points (V0 worker.py / model_runner.py, V1 gpu_model_runner.py, 0.4 … 0.32): a traceback
+# through one of them ran a request, so the server had started with the command it was given
+_STEP_FUNCS = frozenset({"execute_model", "_execute_model", "step", "engine_step"})
+
+
+def served_requests(text: str) -> bool:
+    """Does the paste hold a traceback through the engine's request execution (a vLLM frame in execute_model)?"""
+    if "execute_model" not in text:
+        return False
+    for line in text[:MAX_SCAN].splitlines():
+        if "execute_model" in line and "vllm" in line:
+            m = lf.TRACEBACK_FRAME_RE.search(line)
+            if m and m["func"] in _STEP_FUNCS and lf.VLLM_FRAME_FILE_RE.search(m["file"].replace("\\", "/")):
+                return True
+    return False
+
+
+def build_version(text: str) -> str:
+    """The version string with its local build label (collect_env's `vLLM Version : 0.13.0+faa43dbf.nv26.01`, the API
+    server's version line): the label names a vendor's build (NGC) that the bare release number hides; '' when none."""
+    if "+" not in text:
+        return ""
+    for rx in (lf.COLLECT_ENV_VERSION_RE, lf.API_SERVER_VERSION_RE):
+        for m in rx.finditer(text[:MAX_SCAN]) if rx is lf.API_SERVER_VERSION_RE else (
+                rx.search(line.strip()) for line in text[:200_000].splitlines() if "vLLM Version" in line):
+            if m is not None and "+" in m["v"]:
+                return m["v"]
+    return ""
+
+
 def collect(text: str) -> SourceResult:
     """Facts from a start-up log; `stated_args` = the keys of its `non-default args` dict."""
     res = SourceResult(SOURCE)
@@ -60,6 +90,12 @@ def collect(text: str) -> SourceResult:
     except Exception as e:  # a parser bug must not sink the run: the log becomes 'unavailable'
         res.unavailable = f"log parser failed: {type(e).__name__}: {e}"
         return res
+    if served_requests(text):
+        res.add("engine_served", True, "the paste: a traceback from the engine's request execution (execute_model): "
+                "the server had started and took requests")
+    build = build_version(text)
+    if build:
+        res.add("vllm_build", build, "the paste: the version string with a build label")
     refused = pooling_refusals(text)
     if refused:
         res.add("pooling_refusals", refused, "the paste: refusals only vLLM's pooling path gives")
