@@ -9,6 +9,8 @@ from checks import features
 from checks._util import ev
 from triage.catalogue.records import REMOTE_CODE_NOT_NEEDED
 from triage.catalogue.identity import identify, identity_keys, release_has_task, serve_flags
+from triage.catalogue.pooling_support import runner_auto_ignores_convert
+from triage.catalogue.pooling_support import table as support_table
 from triage.catalogue.startup import (
     GENERATE_RUNNER,
     KV_DTYPE_MISMATCH,
@@ -210,6 +212,8 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 cfg=cfg,
             )
         )
+    elif enc is False and runner is None and convert not in (None, "auto", "none") and not served_pooling(cfg):
+        out.extend(_convert_without_runner(cfg, str(convert)))
     elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
             and not served_pooling(cfg) and not _pooling_architecture(cfg) and _st_pooling(cfg) \
             and not release_has_task(cfg):
@@ -263,6 +267,33 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
             )
         )
     return out
+
+
+def _convert_without_runner(cfg: EffectiveConfig, convert: str) -> list[Finding]:
+    """--convert X and no --runner on a causal LM: before vllm#42935 `--runner auto` resolves the architecture to
+    generate whatever --convert says (ModelConfig._get_runner_type), so the converted model never gets its pooler
+    config and the engine fails at start; from its release an explicit --convert resolves auto to pooling."""
+    row = support_table()["runner_auto_convert"]
+    old = runner_auto_ignores_convert(cfg.get("vllm_version"))
+    if old is False:
+        return []
+    # 0.14's `--convert reward` is a deprecated alias of embed (its own warning says so)
+    want = "embed" if convert in ("embed", "reward", "embedding") else convert
+    model = str(cfg.get("model") or "MODEL")
+    fix = (f"Pass --runner pooling explicitly with the conversion: vllm serve {model} --runner pooling --convert "
+           f"{want}" + (f" (--convert {convert} is the deprecated spelling of embed)" if want != convert else "")
+           + f"; {row['ref']} makes --runner auto honour --convert from vLLM {row['fixed_in']}.")
+    what = (f"--convert {convert} without --runner pooling: vLLM {{}}resolves `--runner auto` to generate for a causal "
+            f"LM regardless of --convert (ModelConfig._get_runner_type, before {row['ref']}), so the converted model "
+            "gets no pooler config and the engine fails at start")
+    if old is None:
+        return [Finding.of(
+            GENERATE_RUNNER, "flags-runner", Status.UNKNOWN,
+            what.format("") + f" — on releases {row['since']} … before {row['fixed_in']}; from {row['fixed_in']} it "
+            "serves for pooling: run `vllm --version` to tell", ev(cfg, "runner", "convert", "model", "vllm_version"),
+            fix=fix)]
+    return [Finding.of(GENERATE_RUNNER, "flags-runner", Status.FAIL, what.format(f"{cfg.get('vllm_version')} "),
+                       ev(cfg, "runner", "convert", "model", "vllm_version"), fix=fix)]
 
 
 def _trust_remote_code(cfg: EffectiveConfig) -> list[Finding]:

@@ -17,6 +17,8 @@ from triage.logs.analyze import LogAnalysis, LogPass
 from triage.logs.chunks import scan_file, scan_lines
 from triage.logs.episodes import LOG_STALL_S
 from triage.logs.lines import LogSource, physical_lines
+from triage.logs.model_files import MAX_SCAN as MODEL_FILES_SCAN
+from triage.logs.model_files import model_files_finding
 
 _gc_lock = threading.Lock()
 _gc_scans = 0  # file scans running now (the dashboard may run several, one per session thread)
@@ -60,13 +62,30 @@ def analyze_log(
             # the pass's memos and state go now, by reference count: left for the collector, which runs when the
             # switch goes back on, they were walked once more (~3 % of the scan)
             del run
-        return analysis
+        return _with_listing(analysis, _head(source))
     elif BATCH_LINES:
         scan_lines(run, physical_lines(source))
     else:
         for lineno, raw in enumerate(physical_lines(source), start=1):
             run.line(raw, lineno)
-    return run.finish()
+    return _with_listing(run.finish(), source if isinstance(source, str) else "")
+
+
+def _head(path: Any) -> str:
+    """The start of a log file, for the whole-paste readers (a model directory's listing)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(MODEL_FILES_SCAN)
+    except OSError:
+        return ""
+
+
+def _with_listing(analysis: LogAnalysis, text: str) -> LogAnalysis:
+    """A pasted listing of a model directory that lacks files vLLM reads (triage.logs.model_files)."""
+    found = model_files_finding(text[:MODEL_FILES_SCAN]) if text else None
+    if found is not None:
+        analysis.findings.insert(0, found)
+    return analysis
 
 
 # lines from a file object or an iterable go through the chunked scan in batches where their ends allow it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from triage.logs import extract_startup_config
 from triage.logs.crash_findings import pasted_findings
+from triage.logs.model_files import model_files_finding
 from triage.sources import RawCapture, SourceResult
 from triage.vllm import logformats as lf
 
@@ -87,6 +88,8 @@ def collect(text: str) -> SourceResult:
         prov = extract_startup_config(text, with_provenance=True)
         # a traceback or a client error in the paste reaches the reader that knows it (issue 42), whatever the command
         res.findings.extend(pasted_findings(text, {k: p.get("value") for k, p in prov.items()}))
+        if (files := model_files_finding(text)) is not None:  # a listing of the model directory (issue 42)
+            res.findings.append(files)
     except Exception as e:  # a parser bug must not sink the run: the log becomes 'unavailable'
         res.unavailable = f"log parser failed: {type(e).__name__}: {e}"
         return res
