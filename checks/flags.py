@@ -5,11 +5,20 @@ Wording, refs and fixes come from the catalogue (triage/catalogue/startup.py).
 
 from __future__ import annotations
 
+from typing import Optional
+
 from checks import features
 from checks._util import ev
+from triage.catalogue import get as get_record
 from triage.catalogue.records import REMOTE_CODE_NOT_NEEDED
 from triage.catalogue.identity import identify, identity_keys, release_has_task, serve_flags
-from triage.catalogue.pooling_support import runner_auto_ignores_convert
+from triage.catalogue.pooling_support import (
+    convert_runner_fix,
+    predates,
+    runner_auto_ignores_convert,
+    support_of,
+    upgrade_fix,
+)
 from triage.catalogue.pooling_support import table as support_table
 from triage.catalogue.startup import (
     GENERATE_RUNNER,
@@ -195,6 +204,8 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
     """How the model is served: a generator where embeddings are asked for, or a pooling runner set wrong."""
     out: list[Finding] = []
     runner, convert, enc = cfg.get("runner"), cfg.get("convert"), cfg.get("encoder_only")
+    if (too_old := _predates_support(cfg)) is not None:
+        return [too_old]
     if enc is None and identify(cfg).style == "llm":  # an LLM reranker's family says causal LM (mxbai: Qwen2)
         enc = False
     tasks = cfg.get("supported_tasks")
@@ -269,6 +280,21 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
     return out
 
 
+def _predates_support(cfg: EffectiveConfig) -> Optional[Finding]:
+    """The stated release is older than the first one serving the model's family for pooling (the support table:
+    families.toml pooling_since): no runner or task flag of it helps, the fix is an upgrade."""
+    who = identify(cfg)
+    sup = support_of(who)
+    version = cfg.get("vllm_version")
+    if sup is None or predates(version, sup) is not True:
+        return None
+    return Finding.of(
+        get_record("architecture-unsupported"), "flags-runner", Status.FAIL,
+        f"vLLM {version} predates pooling support for {sup.family or who.name}: it is served for pooling from "
+        f"{sup.since} ({sup.ref}: {sup.what})", ev(cfg, "model", "vllm_version", "runner", "convert", "task"),
+        fix=upgrade_fix(who, sup, version))
+
+
 def _convert_without_runner(cfg: EffectiveConfig, convert: str) -> list[Finding]:
     """--convert X and no --runner on a causal LM: before vllm#42935 `--runner auto` resolves the architecture to
     generate whatever --convert says (ModelConfig._get_runner_type), so the converted model never gets its pooler
@@ -277,12 +303,7 @@ def _convert_without_runner(cfg: EffectiveConfig, convert: str) -> list[Finding]
     old = runner_auto_ignores_convert(cfg.get("vllm_version"))
     if old is False:
         return []
-    # 0.14's `--convert reward` is a deprecated alias of embed (its own warning says so)
-    want = "embed" if convert in ("embed", "reward", "embedding") else convert
-    model = str(cfg.get("model") or "MODEL")
-    fix = (f"Pass --runner pooling explicitly with the conversion: vllm serve {model} --runner pooling --convert "
-           f"{want}" + (f" (--convert {convert} is the deprecated spelling of embed)" if want != convert else "")
-           + f"; {row['ref']} makes --runner auto honour --convert from vLLM {row['fixed_in']}.")
+    fix = convert_runner_fix(str(cfg.get("model") or ""), convert)
     what = (f"--convert {convert} without --runner pooling: vLLM {{}}resolves `--runner auto` to generate for a causal "
             f"LM regardless of --convert (ModelConfig._get_runner_type, before {row['ref']}), so the converted model "
             "gets no pooler config and the engine fails at start")

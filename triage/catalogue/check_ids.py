@@ -58,7 +58,7 @@ _DECLS: list[CheckDecl] = [
     *_ids("flags", "", CHECKLIST, "flags", "flags-unknown", "flags-unknown-command",
           "config-conflict", "evidence", "checklist"),  # checklist: a run that did not finish (triage/cli/check.py)
     *_ids("flags", "removed-flag", CHECKLIST, "flags-removed"),
-    *_ids("flags", "generate-runner", CHECKLIST, "flags-runner"),
+    *_ids("flags", ("generate-runner", "architecture-unsupported"), CHECKLIST, "flags-runner"),
     *_ids("flags", ("startup-oom", "gpu-memory-shared"), CHECKLIST, "flags-oom-risk"),
     *_ids("flags", "log-stats-disabled", CHECKLIST, "flags-log-stats"),
     *_ids("flags", "kv-cache-dtype-mismatch", CHECKLIST, "flags-kv-cache-dtype"),

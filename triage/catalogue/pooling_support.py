@@ -108,3 +108,34 @@ def upgrade_fix(who: ModelIdentity, support: Support, version: object = None) ->
     return (f"Upgrade vLLM to >= {support.since} ({support.ref}: {support.what}); {older} cannot serve {name} for "
             f"pooling and no flag changes that. Then serve it for pooling as the release spells the task: "
             f"{task_spelling(model)}.")
+
+
+def adapter_fix(model: str) -> str:
+    """Upgrade to a release whose pooling adapter converts any causal LM (no family row to name a later one)."""
+    row = table()["causal_adapter"]
+    return (f"Upgrade vLLM to >= {row['since']} ({row['ref']}: {row['what']}) and serve it for pooling: "
+            f"{task_spelling(model or 'MODEL')}; no flag of the older release adds the task.")
+
+
+def no_adapter_fix() -> str:
+    """The release has the adapter and still lists no pooling task: the class is one it cannot convert."""
+    return ("Serve a checkpoint of an architecture this release lists for pooling (its supported models page, pooling "
+            "section), or a newer release that lists this one; no flag adds the task.")
+
+
+def convert_runner_fix(model: str, convert: str) -> str:
+    """--runner pooling with the --convert given (0.14's `reward` is embed's deprecated spelling)."""
+    row = table()["runner_auto_convert"]
+    want = "embed" if convert in ("embed", "reward", "embedding") else convert
+    return (f"Pass --runner pooling explicitly with the conversion: vllm serve {model or 'MODEL'} --runner pooling "
+            f"--convert {want}" + (f" (--convert {convert} is the deprecated spelling of embed)" if want != convert
+                                   else "")
+            + f"; {row['ref']} makes --runner auto honour --convert from vLLM {row['fixed_in']}.")
+
+
+def vendor_fix(vendor: Optional[tuple[str, str, str]]) -> str:
+    """Compare with upstream vLLM when the build is a vendor's."""
+    if vendor is None:
+        return ""
+    return (f" If it still fails on {vendor[0]}, run upstream vLLM (pip install vllm, or the vllm/vllm-openai image) "
+            f"or a newer {vendor[1].split(':')[0]} image.")

@@ -15,12 +15,16 @@ from typing import Any, Optional
 from triage.catalogue import get
 from triage.catalogue.identity import ModelIdentity, identify
 from triage.catalogue.pooling_support import (
+    Support,
+    adapter_fix,
+    convert_runner_fix,
+    no_adapter_fix,
+    vendor_fix,
     frame_release,
     predates,
     runner_auto_ignores_convert,
     support_of,
     table,
-    task_spelling,
     upgrade_fix,
     vendor_build,
 )
@@ -58,12 +62,15 @@ def task_refused(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) 
         return Finding.of(rec, "log-task-unsupported", Status.FAIL, title, ev,
                           fix=upgrade_fix(who, sup, version))
     row = table()["causal_adapter"]
+    if predates(version, Support(row["since"], row["ref"], row["what"])) is False:  # the adapter is there: not age
+        title = (f"{where} refuses the '{task}' task: it gives this architecture no pooling task (Supported tasks "
+                 f"{{{tasks}}}) although its pooling adapter ({row['ref']}) converts causal LMs: a model class it "
+                 "cannot convert")
+        return Finding.of(rec, "log-task-unsupported", Status.WARN, title, ev, fix=no_adapter_fix())
     title = (f"{where} refuses the '{task}' task: it serves this architecture only for generation (Supported tasks "
              f"{{{tasks}}}); before {row['since']} a causal LM is a pooling model only where its class has a pooler "
              f"({row['task_ref']}, {row['task_since']}), from {row['since']} {row['ref']} converts any")
-    fix = (f"Upgrade vLLM to >= {row['since']} ({row['ref']}: {row['what']}) and serve it for pooling: "
-           f"{task_spelling(who.model or model or 'MODEL')}; no flag of the older release adds the task.")
-    return Finding.of(rec, "log-task-unsupported", Status.FAIL, title, ev, fix=fix)
+    return Finding.of(rec, "log-task-unsupported", Status.FAIL, title, ev, fix=adapter_fix(who.model or model))
 
 
 def pooling_on_generator(t: Trace, config: Mapping[str, Any], ev: dict[str, Any]) -> Finding:
@@ -72,17 +79,16 @@ def pooling_on_generator(t: Trace, config: Mapping[str, Any], ev: dict[str, Any]
     who = _who(config)
     sup = support_of(who)
     version = config.get("vllm_version")
-    title = ("An embeddings request reached the generation model runner (SamplingMetadata reads `sampling_params.seed`; "
-             "the request's PoolingParams has none): the server runs the model as a text generator")
+    title = ("An embeddings request reached the generation model runner (SamplingMetadata reads "
+             "`sampling_params.seed`; the request's PoolingParams has none): the server runs the model as a text "
+             "generator")
     if sup is not None and predates(version, sup) is not False:
         title += (f" — {sup.family or who.name} is served for pooling from vLLM {sup.since} ({sup.ref}); this V0 "
                   "release" + (f" ({version})" if version else "") + " has no embedding model for its architecture")
         fix = upgrade_fix(who, sup, version)
     else:
-        row = table()["causal_adapter"]
         title += "; this V0 release serves the architecture as a generator only"
-        fix = (f"Upgrade vLLM to a release that serves the architecture for pooling (any causal LM from {row['since']}, "
-               f"{row['ref']}) and serve it with the pooling task: {task_spelling(who.model or 'MODEL')}.")
+        fix = adapter_fix(who.model)
     return Finding.of(rec, "log-traceback", Status.FAIL, title, {**ev, "symptoms": []}, fix=fix, failure_mode="")
 
 
@@ -137,15 +143,11 @@ def generate_attr(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any])
     why = [f"--convert {convert} without --runner pooling on a release before {row['ref']} ({row['since']} … "
            f"{row['fixed_in']}: `--runner auto` resolves a causal LM to generate despite --convert)"] \
         if old is not False else []
-    vendor_fix = ""
     if vendor is not None:
         why.append(f"a bug of {vendor[0]} (vLLM {version}, {vendor[1]}), not of upstream vLLM")
-        vendor_fix = (f" If it still fails on {vendor[0]}, run upstream vLLM (pip install vllm, or the "
-                      f"vllm/vllm-openai image) or a newer {vendor[1].split(':')[0]} image.")
     else:
         why.append("a vendor or patched build's own bug (the version string's +label names it)")
     title = (f"'{cls}' object has no attribute '{attr}': the generate path drives a model converted for pooling — "
              f"one of: {'; or '.join(why)}; to tell: start it again with --runner pooling --convert {convert}")
-    fix = (f"Pass --runner pooling explicitly with --convert {convert} (vllm serve MODEL --runner pooling --convert "
-           f"{convert}); {row['ref']} makes --runner auto honour --convert from {row['fixed_in']}.{vendor_fix}")
-    return Finding.of(rec, "log-client-error", Status.WARN, title, {**ev, "symptoms": []}, fix=fix)
+    return Finding.of(rec, "log-client-error", Status.WARN, title, {**ev, "symptoms": []},
+                      fix=convert_runner_fix("", convert) + vendor_fix(vendor))

@@ -1,0 +1,106 @@
+"""The pooling-support table's readers (issue 42: old releases), on the evidence of the world cases as posted."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from checks import flags, version
+from triage.config import merge
+from triage.logs import analyze_log
+from triage.logs.model_files import model_files_finding
+from triage.sources import cmdline
+from triage.sources.startup_log import collect
+
+CASES = Path(__file__).resolve().parents[1] / "world" / "cases"
+
+
+def _case(slug: str, name: str) -> str:
+    return (CASES / slug / name).read_text()
+
+
+def _found(text: str, check: str) -> list:
+    return [f for f in analyze_log(text).findings if f.check == check]
+
+
+def test_vllms_task_refusal_names_the_release_that_added_the_family() -> None:
+    """vllm#10035: the 0.6.4-era refusal with the model's name in the paste: the family's row (math-shepherd PRM,
+    vllm#9697, 0.6.4) names the upgrade; no --convert classify for a reward model on an old release."""
+    [f] = _found(_case("vllm-10035-prm-embedding-task-not-released", "log.txt"), "log-task-unsupported")
+    assert f.status.value == "fail" and f.failure_mode == "architecture-unsupported"
+    assert "vllm#9697" in f.title and "0.6.4" in f.fix and "--convert classify" not in f.fix
+
+
+def test_the_task_refusal_on_a_release_with_the_adapter_is_not_age() -> None:
+    text = "ValueError: This model does not support the 'embed' task. Supported tasks: ['generate']"
+    [f] = [f for f in analyze_log(text).findings if f.check == "log-task-unsupported"]
+    assert f.status.value == "fail" and "0.7.0" in f.fix  # no release known: the adapter's release
+    [w] = [f for f in collect(f"vLLM API server version 0.8.5\n{text}").findings if f.check == "log-task-unsupported"]
+    assert w.status.value == "warn" and "Upgrade" not in w.fix
+
+
+def test_a_wrappers_task_refusal_is_still_the_wrappers() -> None:
+    """Ray Serve LLM's refusal has no 'Supported tasks' after it: not vLLM's."""
+    assert not _found("This model does not support the 'embed' task", "log-task-unsupported")
+
+
+def test_a_traceback_dated_before_embedding_support_names_the_release() -> None:
+    """vllm#2749: a cut traceback through LLMEngine._init_workers (0.2 … 0.3) loading SFR-Embedding-Mistral
+    (MistralModel, served for embedding from 0.4.3 by vllm#3734)."""
+    [f] = _found(_case("vllm-2749-sfr-embedding-mistral-no-embedding-support", "traceback.txt"), "log-traceback")
+    assert f.status.value == "fail" and f.failure_mode == "architecture-unsupported"
+    assert "0.4.3" in f.fix and "vllm#3734" in f.title
+
+
+def test_pooling_params_on_the_generation_runner() -> None:
+    """vllm#6015: an embeddings request's PoolingParams read as sampling parameters (no `seed`)."""
+    text = _case("vllm-6015-gte-qwen2-generate-model-poolingparams-seed", "traceback.txt")
+    [f] = _found(text, "log-traceback")
+    assert f.status.value == "fail" and "text generator" in f.title and "Upgrade" in f.fix
+    assert collect(text).facts["engine_served"].value is True  # the server ran requests: no start-up risk verdict
+    line = _case("vllm-6015-gte-qwen2-generate-model-poolingparams-seed", "cmdline.txt")
+    said = flags.check(merge([cmdline.collect(line), collect(text)]))
+    assert not [f for f in said if f.check == "flags-oom-risk" and f.status.value == "warn"]
+    assert all(f.status.value == "unknown" for f in said if f.check == "flags-unknown")
+
+
+def test_a_converted_class_on_the_generate_path_is_one_of_with_the_vendor_build() -> None:
+    """vllm#49657: 'Qwen3MoeForEmbedding' … 'logits_processor' on NGC's 0.13.0+faa43dbf.nv26.01."""
+    line = _case("vllm-49657-qwen3moe-convert-embed-ngc", "traceback.txt")
+    [f] = [f for f in collect(line).findings if f.check == "log-client-error"]
+    assert f.status.value == "warn" and "one of" in f.title and "--runner pooling" in f.fix
+    env = _case("vllm-49657-qwen3moe-convert-embed-ngc", "log.txt")
+    cfg = merge([collect(env)], {"vllm_version": "0.13.0"})
+    v = version.check(cfg)
+    assert "NGC" in v.title and "nvcr.io/nvidia/vllm:26.01" in v.title and "upstream" in v.fix
+
+
+def test_a_model_directory_without_its_pooling_folder() -> None:
+    """vllm#10966: `ls -lh` of e5-mistral with modules.json and no 1_Pooling/."""
+    listing = _case("vllm-10966-e5-mistral-missing-1-pooling", "log.txt")
+    f = model_files_finding(listing)
+    assert f is not None and f.failure_mode == "pooling-mismatch" and "1_Pooling" in f.fix
+    whole = listing + "drwxr-xr-x 2 u g 4.0K Dec  7 10:58 1_Pooling\n"
+    assert model_files_finding(whole) is None
+    assert [g.check for g in analyze_log(listing).findings][0] == "log-model-files"
+
+
+def _runner(line: str, release: str | None) -> list[tuple[str, str, str]]:
+    answers = {"vllm_version": release} if release else {}
+    return [(f.status.value, f.title, f.fix) for f in flags.check(merge([cmdline.collect(line)], answers))
+            if f.check == "flags-runner"]
+
+
+def test_convert_without_runner_by_release() -> None:
+    """vllm#42480: --convert without --runner on a causal LM resolves to generate before vllm#42935 (0.22.0)."""
+    line = _case("vllm-42480-convert-embed-runner-auto", "cmdline.txt")
+    [(status, title, fix)] = _runner(line, "0.14.1")
+    assert status == "fail" and "--runner pooling --convert embed" in fix and "--task" not in fix
+    assert _runner(line, "0.31.0") == []
+    [(status, _t, _f)] = _runner(line, None)
+    assert status == "unknown"
+
+
+def test_a_stated_release_before_the_familys_support() -> None:
+    [(status, title, fix)] = _runner("vllm serve Alibaba-NLP/gte-Qwen2-7B-instruct --task embedding", "0.5.0")
+    assert status == "fail" and "0.6.4" in title and "Upgrade" in fix
+    assert all(s != "fail" or "predates" not in t
+               for s, t, _f in _runner("vllm serve Alibaba-NLP/gte-Qwen2-7B-instruct --task embed", "0.8.5"))
