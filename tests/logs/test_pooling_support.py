@@ -104,3 +104,22 @@ def test_a_stated_release_before_the_familys_support() -> None:
     assert status == "fail" and "0.6.4" in title and "Upgrade" in fix
     assert all(s != "fail" or "predates" not in t
                for s, t, _f in _runner("vllm serve Alibaba-NLP/gte-Qwen2-7B-instruct --task embed", "0.8.5"))
+
+
+def test_embedding_mode_off_is_a_finding_only_for_a_pooling_model() -> None:
+    """0.4.3 … 0.6.3 log 'embedding_mode is False' at every generator's start: a finding for an embedder only."""
+    head = ("INFO 08-14 10:01:00 llm_engine.py:161] Initializing an LLM engine (v0.5.4) with config: model='{m}', "
+            "seed=0\n")
+    line = "WARNING 08-14 10:01:33 serving_embedding.py:170] embedding_mode is False. Embedding API will not work.\n"
+    [f] = _found(head.format(m="Alibaba-NLP/gte-Qwen2-7B-instruct") + line, "log-embedding-mode-off")
+    assert f.status.value == "warn" and "0.6.4" in f.fix and "vllm#10184" in f.title
+    assert not _found(head.format(m="meta-llama/Llama-3-8B-Instruct") + line, "log-embedding-mode-off")
+
+
+def test_the_registry_refusal_names_the_familys_release() -> None:
+    """A cross-encoder refused by an old registry: the family's release, and a reranker's fix (no embedding)."""
+    from triage.catalogue import get
+
+    fix = get("architecture-unsupported").fix({"model": "BAAI/bge-reranker-v2-m3", "vllm_version": "0.6.4"})
+    assert "0.6.5" in fix and "--convert embed" not in fix.split("Not the embedding")[0]
+    assert "registry lists" in get("architecture-unsupported").fix({"model": "org/some-model"})

@@ -164,7 +164,7 @@ _DECLS: list[CheckDecl] = [
                  "client-token-ids", "generate-runner"), LOG, "log-client-error"),
     *_ids(None, "removed-flag", LOG, "log-removed-flag"),
     *_ids(None, "pooling-mismatch", LOG, "log-model-files"),
-    *_ids(None, "generate-runner", LOG, "log-generate-runner"),
+    *_ids(None, "generate-runner", LOG, "log-generate-runner", "log-embedding-mode-off"),
     *_ids(None, "max-model-len-vs-model", LOG, "log-max-model-len"),
     *_ids(None, ("max-model-len-vs-model", "chunked-processing-limit", "rerank-long-document"), LOG,
           "log-max-context-length"),

@@ -100,6 +100,20 @@ def _embeddings_unsupported_fix(cfg: ConfigLike) -> str:
             "/classify for it. BGE-M3 served as BgeM3EmbeddingModel (a 501): pick its task with --pooler-config.")
 
 
+def _arch_unsupported_fix(cfg: ConfigLike) -> str:
+    """The family's release when the support table knows it (and the deployment's release is not newer), else any
+    release whose registry lists the architecture."""
+    from triage.catalogue.pooling_support import predates, support_of, upgrade_fix  # noqa: PLC0415 - import-light
+
+    who = identify(cfg)
+    sup = support_of(who)
+    if sup is not None and sup.family and predates(cfg.get("vllm_version"), sup) is not False:
+        return upgrade_fix(who, sup, cfg.get("vllm_version"))
+    return ("None by flag: upgrade to a vLLM release whose registry lists the architecture (check one with "
+            "`python -c \"from vllm import ModelRegistry; print(ModelRegistry.get_supported_archs())\"`, or its "
+            "supported-models docs), or serve a model of an architecture this release lists.")
+
+
 def _store_dimension_fix(cfg: ConfigLike) -> str:
     got, want = cfg.get("got_dim"), cfg.get("store_dim")
     dims = f" ({got} sent, {want} in the store)" if got and want else ""

@@ -101,13 +101,23 @@ def task_spelling(model: str) -> str:
 
 
 def upgrade_fix(who: ModelIdentity, support: Support, version: object = None) -> str:
-    """Upgrade past the release that added it; no flag of the older release serves it."""
+    """Upgrade past the release that added it; no flag of the older release serves it. Then the task for what the
+    model is: an embedder's spelling by release, a reranker's score head (never the embedding conversion), a reward
+    model's pooling."""
+    from triage.catalogue.identity import serve_fix  # noqa: PLC0415 - identity imports nothing of this module
+
     name = support.family or who.name
     model = who.model or "MODEL"
     older = f"vLLM {version}" if version else "a release before it"
-    return (f"Upgrade vLLM to >= {support.since} ({support.ref}: {support.what}); {older} cannot serve {name} for "
-            f"pooling and no flag changes that. Then serve it for pooling as the release spells the task: "
-            f"{task_spelling(model)}.")
+    head = (f"Upgrade vLLM to >= {support.since} ({support.ref}: {support.what}); {older} cannot serve {name} for "
+            "pooling and no flag changes that.")
+    if who.kind == "reranker":
+        return f"{head} Then: {serve_fix(who, model)}"
+    if who.kind in ("classifier", "token-classifier"):
+        return (f"{head} Then serve it for pooling as the release spells the task: 0.6.4 … 0.6.x `--task "
+                "embedding`; 0.7 … 0.10.1 the reward/classify task its card names; >= 0.10.2 `--runner pooling` "
+                "with the pooler config its card gives.")
+    return f"{head} Then serve it for pooling as the release spells the task: {task_spelling(model)}."
 
 
 def adapter_fix(model: str) -> str:

@@ -26,7 +26,8 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("signal", lf.SIGNAL_RES),  # not a finding alone: context for log-engine-dead
     ("log-architecture-unsupported", lf.ARCH_UNSUPPORTED_RES),
     # a client's error text (issue 42; triage/logs/crash_findings.py client_findings reads the hits)
-    ("log-task-unsupported", (lf.TASK_UNSUPPORTED_RE,)),  # before the wrapper's refusal: vLLM's own words
+    ("log-task-unsupported", (lf.TASK_UNSUPPORTED_RE,)),
+    ("log-embedding-mode-off", (lf.EMBEDDING_MODE_OFF_RE,)),  # before the wrapper's refusal: vLLM's own words
     ("client-rerank-unsupported", (lf.RERANK_API_UNSUPPORTED_RE,)),
     ("client-field-required", (lf.FIELD_REQUIRED_RE,)),
     ("client-pooling-generate-attr", (lf.POOLING_CLASS_GENERATE_ATTR_RE,)),
@@ -127,6 +128,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "signal": ("received signal",),
     "log-architecture-unsupported": ("are not supported", "ForCausalLM', "),
     "log-task-unsupported": ("Supported tasks",),
+    "log-embedding-mode-off": ("embedding_mode is False",),
     "client-rerank-unsupported": ("does not support",),
     "client-field-required": ("ield required",),
     "client-pooling-generate-attr": ("has no attribute",),

@@ -151,3 +151,24 @@ def generate_attr(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any])
              f"one of: {'; or '.join(why)}; to tell: start it again with --runner pooling --convert {convert}")
     return Finding.of(rec, "log-client-error", Status.WARN, title, {**ev, "symptoms": []},
                       fix=convert_runner_fix("", convert) + vendor_fix(vendor))
+
+
+def embedding_mode_off(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Optional[Finding]:
+    """'embedding_mode is False' (0.4.3 … 0.6.3) for a model that is an embedder (or a reward/score model): the
+    release loaded it as a generator, so /v1/embeddings fails; a generator's own start-up says it too (no finding)."""
+    who = _who(config)
+    if who.kind == "unknown":
+        return None
+    row = table()["embedding_mode"]
+    sup = support_of(who)
+    version = config.get("vllm_version") or f"{row['since']} … before {row['until']}"
+    rec = get("generate-runner")
+    title = (f"vLLM (its 'embedding_mode is False' line: {row['since']} … before {row['until']}) loaded {who.name} "
+             "as a text generator: /v1/embeddings will not work on this server")
+    if sup is not None and predates(config.get("vllm_version") or row["since"], sup) is True:
+        title += f"; it is served for pooling from {sup.since} ({sup.ref})"
+        fix = upgrade_fix(who, sup, config.get("vllm_version"))
+    else:
+        fix = adapter_fix(who.model)
+    return Finding.of(rec, "log-embedding-mode-off", Status.WARN, title, {**ev, "symptoms": [], "release": version},
+                      fix=fix)
