@@ -123,3 +123,12 @@ def test_the_registry_refusal_names_the_familys_release() -> None:
     fix = get("architecture-unsupported").fix({"model": "BAAI/bge-reranker-v2-m3", "vllm_version": "0.6.4"})
     assert "0.6.5" in fix and "--convert embed" not in fix.split("Not the embedding")[0]
     assert "registry lists" in get("architecture-unsupported").fix({"model": "org/some-model"})
+
+
+def test_an_embedders_causal_class_without_a_pooler_and_a_bare_pooling_params_line() -> None:
+    head = ("INFO 10-01 10:00:00 llm_engine.py:1] Initializing an LLM engine (v0.6.3) with config: "
+            "model='Alibaba-NLP/gte-Qwen2-1.5B-instruct', seed=0\n")
+    [f] = _found(head + "AttributeError: 'Qwen2ForCausalLM' object has no attribute 'pooler'\n", "log-client-error")
+    assert f.failure_mode == "architecture-unsupported" and "0.6.4" in f.fix
+    [g] = _found("AttributeError: 'PoolingParams' object has no attribute 'seed'\n", "log-traceback")
+    assert g.status.value == "fail" and "text generator" in g.title

@@ -42,6 +42,8 @@ SIGNATURES: tuple[Signature, ...] = (
     # model runs as a text generator (a release without an embedding model for its architecture)
     Signature("generate-runner", ("AttributeError",), re.compile(r"^$|PoolingParams|'seed'"),
               codes=(lf.SAMPLING_SEED_CODE_RE,), reader="pooling-on-generator"),
+    Signature("generate-runner", ("AttributeError",), re.compile(r"^'PoolingParams' object has no attribute 'seed'"),
+              reader="pooling-on-generator"),
     Signature("pooling-chunked-prefill-race", ("RuntimeError", "AcceleratorError", "CudaError"), lf.CUDA_FAULT_RE,
               proven=False),
 )

@@ -114,9 +114,9 @@ def upgrade_fix(who: ModelIdentity, support: Support, version: object = None) ->
     if who.kind == "reranker":
         return f"{head} Then: {serve_fix(who, model)}"
     if who.kind in ("classifier", "token-classifier"):
-        return (f"{head} Then serve it for pooling as the release spells the task: 0.6.4 … 0.6.x `--task "
-                "embedding`; 0.7 … 0.10.1 the reward/classify task its card names; >= 0.10.2 `--runner pooling` "
-                "with the pooler config its card gives.")
+        return (f"{head} Then serve it for pooling as the release spells the task: 0.6.4 … 0.6.x the 'embedding' "
+                "task (the only pooling task then); 0.7 … 0.10.1 the reward or classify task its card names; >= "
+                "0.10.2 `--runner pooling` with the pooler config its card gives.")
     return f"{head} Then serve it for pooling as the release spells the task: {task_spelling(model)}."
 
 

@@ -26,7 +26,7 @@ from triage.catalogue.identity import identify, llm_rerankers_on
 from triage.findings import Finding, Status
 from triage.logs.client_errors import ClientError
 from triage.logs.hits import ErrorHits
-from triage.logs.support_findings import embedding_mode_off, generate_attr, task_refused
+from triage.logs.support_findings import embedding_mode_off, generate_attr, pooler_missing, task_refused
 from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
@@ -54,6 +54,8 @@ def _no_pooler(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) ->
     cls, attr = hit.groups.get("cls", ""), hit.groups.get("attr", "")
     if attr != "pooler" or not cls.endswith("ForCausalLM"):
         return None
+    if identify(config).kind == "embedder":  # an embedder's causal class without a pooler: the release lacks it
+        return pooler_missing(cls, ev, config)
     rec = get("reranker-overrides-missing")
     fams = llm_rerankers_on(cls)
     cfg = dict(config)

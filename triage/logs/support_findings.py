@@ -172,3 +172,21 @@ def embedding_mode_off(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, 
         fix = adapter_fix(who.model)
     return Finding.of(rec, "log-embedding-mode-off", Status.WARN, title, {**ev, "symptoms": [], "release": version},
                       fix=fix)
+
+
+def pooler_missing(cls: str, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    """'XForCausalLM' object has no attribute 'pooler' for an embedder: the release gives that class no pooler
+    (before the family's pooling support, or before the pooling adapter converts it)."""
+    who = _who(config)
+    sup = support_of(who)
+    version = config.get("vllm_version")
+    rec = get("architecture-unsupported")
+    title = (f"'{cls}' object has no attribute 'pooler': {who.name} reached the pooling path on a causal-LM class "
+             "this release gives no pooler")
+    if sup is not None and sup.family and predates(version, sup) is not False:
+        title += f" — it is served for pooling from vLLM {sup.since} ({sup.ref})"
+        fix = upgrade_fix(who, sup, version)
+    else:
+        fix = adapter_fix(who.model)
+    return Finding.of(rec, "log-client-error", Status.FAIL if sup is not None and sup.family else Status.WARN, title,
+                      {**ev, "symptoms": []}, fix=fix)
