@@ -132,3 +132,15 @@ def test_an_embedders_causal_class_without_a_pooler_and_a_bare_pooling_params_li
     assert f.failure_mode == "architecture-unsupported" and "0.6.4" in f.fix
     [g] = _found("AttributeError: 'PoolingParams' object has no attribute 'seed'\n", "log-traceback")
     assert g.status.value == "fail" and "text generator" in g.title
+
+
+def test_a_pooling_call_on_a_generator_by_the_wording_of_each_era() -> None:
+    """vLLM's own refusal of LLM.encode() / the pooling APIs on a model loaded as a generator, spelled by era."""
+    old = _found("ValueError: LLM.encode() is only supported for embedding models (XModel).\n",
+                 "log-pooling-call-on-generator")
+    new = _found("ValueError: LLM.encode() is only supported for pooling models. Try passing `--runner pooling` to use "
+                 "the model as a pooling model.\n", "log-pooling-call-on-generator")
+    cls = _found("ValueError: Classification API is not supported by this model. Try converting the model using "
+                 "`--convert classify`.\n", "log-pooling-call-on-generator")
+    assert "0.4.3" in old[0].title and "Upgrade" in old[0].fix
+    assert "runner='pooling'" in new[0].fix and "convert='classify'" in cls[0].fix

@@ -149,3 +149,21 @@ def vendor_fix(vendor: Optional[tuple[str, str, str]]) -> str:
         return ""
     return (f" If it still fails on {vendor[0]}, run upstream vLLM (pip install vllm, or the vllm/vllm-openai image) "
             f"or a newer {vendor[1].split(':')[0]} image.")
+
+
+def offline_pooling_fix(who: ModelIdentity, era: str, convert: str = "embed") -> str:
+    """Load the model for pooling in the LLM class, as the era of the refusal's wording spells it."""
+    from triage.catalogue.identity import serve_fix  # noqa: PLC0415 - identity imports nothing of this module
+
+    model = who.model or "MODEL"
+    if who.scoring:
+        return f"Load it for scores, not as a generator: {serve_fix(who, model)}"
+    if era == "runner":
+        return (f"Load it as a pooling model: LLM(model='{model}', runner='pooling', convert='{convert}') (vllm "
+                f"serve {model} --runner pooling --convert {convert})"
+                + ("; a model that is not an embedder: its own conversion." if convert == "embed" else "."))
+    if era == "task":
+        return (f"Load it as a pooling model: LLM(model='{model}', task='embed') (0.6.x: task='embedding'; vllm serve "
+                f"{model} --task embed).")
+    return ("This release (0.4.3 … 0.6.3) loads a model for embedding only when its registry lists the architecture "
+            "as an embedding model (MistralModel from 0.4.3, BERT-family encoders later): " + adapter_fix(model))

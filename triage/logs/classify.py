@@ -27,7 +27,8 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("log-architecture-unsupported", lf.ARCH_UNSUPPORTED_RES),
     # a client's error text (issue 42; triage/logs/crash_findings.py client_findings reads the hits)
     ("log-task-unsupported", (lf.TASK_UNSUPPORTED_RE,)),
-    ("log-embedding-mode-off", (lf.EMBEDDING_MODE_OFF_RE,)),  # before the wrapper's refusal: vLLM's own words
+    ("log-embedding-mode-off", (lf.EMBEDDING_MODE_OFF_RE,)),
+    ("log-pooling-call-on-generator", lf.POOLING_ONLY_CALL_RES),  # before the wrapper's refusal: vLLM's own words
     ("client-rerank-unsupported", (lf.RERANK_API_UNSUPPORTED_RE,)),
     ("client-field-required", (lf.FIELD_REQUIRED_RE,)),
     ("client-pooling-generate-attr", (lf.POOLING_CLASS_GENERATE_ATTR_RE,)),
@@ -53,7 +54,7 @@ _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror",
                 "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
                 "dim mismatch", "schema dim", "engine argument", "upgrade request",
                 "keyword argument", "srcSelectDimSize", "index out of range",
-                "top_n", "max_tokens_per_doc", "ForCausalLM', ")
+                "top_n", "max_tokens_per_doc", "ForCausalLM', ", "only supported for", "not supported by this model")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -129,6 +130,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "log-architecture-unsupported": ("are not supported", "ForCausalLM', "),
     "log-task-unsupported": ("Supported tasks",),
     "log-embedding-mode-off": ("embedding_mode is False",),
+    "log-pooling-call-on-generator": ("is only supported for", "is not supported by this model"),
     "client-rerank-unsupported": ("does not support",),
     "client-field-required": ("ield required",),
     "client-pooling-generate-attr": ("has no attribute",),

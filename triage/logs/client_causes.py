@@ -26,7 +26,13 @@ from triage.catalogue.identity import identify, llm_rerankers_on
 from triage.findings import Finding, Status
 from triage.logs.client_errors import ClientError
 from triage.logs.hits import ErrorHits
-from triage.logs.support_findings import embedding_mode_off, generate_attr, pooler_missing, task_refused
+from triage.logs.support_findings import (
+    embedding_mode_off,
+    generate_attr,
+    pooler_missing,
+    pooling_call_on_generator,
+    task_refused,
+)
 from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
@@ -34,7 +40,8 @@ MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", 
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
                      "client-token-id-oov", "client-rerank-v1-path", "log-task-unsupported",
-                     "client-pooling-generate-attr", "log-embedding-mode-off")
+                     "client-pooling-generate-attr", "log-embedding-mode-off",
+                     "log-pooling-call-on-generator")
 
 
 def _said(got: Optional[ClientError]) -> str:
@@ -193,6 +200,8 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
         return task_refused(hit, ev, config)
     if check == "client-pooling-generate-attr":
         return generate_attr(hit, ev, config)
+    if check == "log-pooling-call-on-generator":
+        return pooling_call_on_generator(hit, ev, config)
     if check == "log-embedding-mode-off":  # a generator's routine start-up line: a finding only for a pooling model
         return embedding_mode_off(hit, ev, config)
     if check == "client-no-attribute":

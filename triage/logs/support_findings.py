@@ -19,6 +19,7 @@ from triage.catalogue.pooling_support import (
     adapter_fix,
     convert_runner_fix,
     no_adapter_fix,
+    offline_pooling_fix,
     vendor_fix,
     frame_release,
     predates,
@@ -190,3 +191,23 @@ def pooler_missing(cls: str, ev: dict[str, Any], config: Mapping[str, Any]) -> F
         fix = adapter_fix(who.model)
     return Finding.of(rec, "log-client-error", Status.FAIL if sup is not None and sup.family else Status.WARN, title,
                       {**ev, "symptoms": []}, fix=fix)
+
+
+def pooling_call_on_generator(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
+    """vLLM refusing a pooling call (LLM.encode(), the Embedding API) on a model loaded as a text generator."""
+    g = hit.groups
+    era = "runner" if g.get("api") or (g.get("flag") or "").startswith("runner") else (
+        "task" if (g.get("flag") or "").startswith("task") else "embedding_mode" if g.get("xmodel") else "runner")
+    when = {"runner": ">= 0.10.2", "task": "0.6.4 … 0.10.1", "embedding_mode": "0.4.3 … 0.6.3"}[era]
+    who = _who(config)
+    call = f"LLM.{g['call']}()" if g.get("call") else f"the {g.get('api')} API"
+    sup = support_of(who)
+    rec = get("generate-runner")
+    title = (f"{call} refused: vLLM (its wording: {when}) loaded {who.name} as a text generator, not a pooling "
+             "model")
+    fix = offline_pooling_fix(who, era, g.get("convert") or "embed")
+    if sup is not None and sup.family and predates(config.get("vllm_version") or (
+            "0.4.3" if era == "embedding_mode" else None), sup) is True:
+        title += f"; it is served for pooling from vLLM {sup.since} ({sup.ref})"
+        fix = upgrade_fix(who, sup, config.get("vllm_version"))
+    return Finding.of(rec, "log-pooling-call-on-generator", Status.FAIL, title, {**ev, "symptoms": []}, fix=fix)
