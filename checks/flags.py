@@ -223,7 +223,8 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 cfg=cfg,
             )
         )
-    elif enc is False and runner is None and convert not in (None, "auto", "none") and not served_pooling(cfg):
+    elif enc is False and runner is None and convert not in (None, "auto", "none") and not served_pooling(cfg) \
+            and not _pooling_architecture(cfg) and not _st_pooling(cfg):  # those resolve auto to pooling anyway
         out.extend(_convert_without_runner(cfg, str(convert)))
     elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
             and not served_pooling(cfg) and not _pooling_architecture(cfg) and _st_pooling(cfg) \
@@ -306,7 +307,7 @@ def _convert_without_runner(cfg: EffectiveConfig, convert: str) -> list[Finding]
     fix = convert_runner_fix(str(cfg.get("model") or ""), convert)
     what = (f"--convert {convert} without --runner pooling: vLLM {{}}resolves `--runner auto` to generate for a causal "
             f"LM regardless of --convert (ModelConfig._get_runner_type, before {row['ref']}), so the converted model "
-            "gets no pooler config and the engine fails at start")
+            "gets no pooler config: the engine fails at start or serves no pooling task")
     if old is None:
         return [Finding.of(
             GENERATE_RUNNER, "flags-runner", Status.UNKNOWN,

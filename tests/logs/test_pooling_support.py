@@ -144,3 +144,21 @@ def test_a_pooling_call_on_a_generator_by_the_wording_of_each_era() -> None:
                  "`--convert classify`.\n", "log-pooling-call-on-generator")
     assert "0.4.3" in old[0].title and "Upgrade" in old[0].fix
     assert "runner='pooling'" in new[0].fix and "convert='classify'" in cls[0].fix
+
+
+def test_convert_without_runner_spares_what_resolves_to_pooling_anyway() -> None:
+    """A sentence-transformers checkpoint (Qwen3-Embedding) resolves `--runner auto` to pooling from its Pooling
+    module on >= 0.10.2, --convert or not."""
+    assert _runner("vllm serve Qwen/Qwen3-Embedding-0.6B --convert embed", "0.14.1") == []
+
+
+def test_a_listing_of_some_files_only_says_nothing() -> None:
+    listing = _case("vllm-10966-e5-mistral-missing-1-pooling", "log.txt")
+    assert model_files_finding("\n".join(x for x in listing.splitlines() if not x.startswith("total"))) is None
+
+
+def test_an_embedders_missing_pooler_on_a_release_that_serves_it_is_the_missing_task() -> None:
+    head = ("INFO 10-01 10:00:00 llm_engine.py:1] Initializing an LLM engine (v0.9.2) with config: "
+            "model='Qwen/Qwen3-Embedding-0.6B', seed=0\n")
+    [f] = _found(head + "AttributeError: 'Qwen3ForCausalLM' object has no attribute 'pooler'\n", "log-client-error")
+    assert f.failure_mode == "generate-runner" and "--task embed" in f.fix and "Upgrade" not in f.fix

@@ -22,6 +22,7 @@ LS_ROW_RE = re.compile(
     r"^\s*(?P<type>[-dl])[rwxsStT-]{9}[.@+]?\s+\d+\s+\S+\s+\S+\s+(?P<size>[\d.,]+[KMGTP]?)\s+"
     r"\w{3}\s+\d{1,2}\s+(?:\d{1,2}:\d{2}|\d{4})\s+(?P<name>\S.*?)\s*$")
 ST_MODULE_DIR_RE = re.compile(r"^\d+_(?:Pooling|Normalize|Dense)\b")
+TOTAL_RE = re.compile(r"(?m)^\s*total \d+(?:[.,]\d+)?[KMGTP]?\s*$")
 
 
 def listing(text: str) -> list[tuple[str, str, int]]:
@@ -43,6 +44,8 @@ def model_files_finding(text: str) -> Optional[Finding]:
     rows = listing(text)
     names = {name for _t, name, _n in rows}
     if len(rows) < 3 or "config.json" not in names or "modules.json" not in names:
+        return None
+    if not TOTAL_RE.search(text[:MAX_SCAN]):  # `ls -l DIR` prints 'total N' first; a glob's listing shows no folders
         return None
     if any(ST_MODULE_DIR_RE.match(name) for name in names):
         return None

@@ -26,6 +26,7 @@ from triage.catalogue.pooling_support import (
     runner_auto_ignores_convert,
     support_of,
     table,
+    task_spelling,
     upgrade_fix,
     vendor_build,
 )
@@ -181,16 +182,26 @@ def pooler_missing(cls: str, ev: dict[str, Any], config: Mapping[str, Any]) -> F
     who = _who(config)
     sup = support_of(who)
     version = config.get("vllm_version")
-    rec = get("architecture-unsupported")
-    title = (f"'{cls}' object has no attribute 'pooler': {who.name} reached the pooling path on a causal-LM class "
-             "this release gives no pooler")
-    if sup is not None and sup.family and predates(version, sup) is not False:
-        title += f" — it is served for pooling from vLLM {sup.since} ({sup.ref})"
-        fix = upgrade_fix(who, sup, version)
-    else:
-        fix = adapter_fix(who.model)
-    return Finding.of(rec, "log-client-error", Status.FAIL if sup is not None and sup.family else Status.WARN, title,
-                      {**ev, "symptoms": []}, fix=fix)
+    said = f"'{cls}' object has no attribute 'pooler': {who.name} reached the pooling path on a generator's class"
+    old = predates(version, sup) if sup is not None and sup.family else None
+    ev = {**ev, "symptoms": []}
+    if sup is not None and old is True:
+        return Finding.of(get("architecture-unsupported"), "log-client-error", Status.FAIL,
+                          f"{said} — it is served for pooling from vLLM {sup.since} ({sup.ref}); vLLM {version} "
+                          "predates it", ev, fix=upgrade_fix(who, sup, version))
+    serve = task_spelling(who.model or "MODEL")
+    if old is False:  # the release serves it for pooling: it was started without the pooling task
+        return Finding.of(get("generate-runner"), "log-client-error", Status.FAIL,
+                          f"{said}: vLLM {version} serves it for pooling, but it was started as a generator",
+                          ev, fix=f"Start it with the pooling task: {serve}.")
+    known = sup is not None and bool(sup.family)
+    since = f"{sup.since} ({sup.ref})" if sup is not None and known else "the pooling adapter's release"
+    older = upgrade_fix(who, sup) if sup is not None and known else adapter_fix(who.model)
+    return Finding.of(get("generate-runner"), "log-client-error", Status.WARN,
+                      f"{said} — one of: it was started without the pooling task, or the release predates {since}; "
+                      "to tell: `vllm --version`", ev,
+                      fix=f"On a release that serves it for pooling start it with the pooling task: {serve}; on an "
+                          f"older one: {older}")
 
 
 def pooling_call_on_generator(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
