@@ -167,3 +167,15 @@ def offline_pooling_fix(who: ModelIdentity, era: str, convert: str = "embed") ->
                 f"{model} --task embed).")
     return ("This release (0.4.3 … 0.6.3) loads a model for embedding only when its registry lists the architecture "
             "as an embedding model (MistralModel from 0.4.3, BERT-family encoders later): " + adapter_fix(model))
+
+
+def start_with_task_fix(model: str) -> str:
+    """The release serves it for pooling: start it with the pooling task."""
+    return f"Start it with the pooling task: {task_spelling(model or 'MODEL')}."
+
+
+def task_or_upgrade_fix(who: ModelIdentity, support: Optional[Support]) -> str:
+    """The release is not known: the pooling task on a release that serves it, else the upgrade."""
+    older = upgrade_fix(who, support) if support is not None and support.family else adapter_fix(who.model)
+    return (f"On a release that serves it for pooling start it with the pooling task: "
+            f"{task_spelling(who.model or 'MODEL')}; on an older one: {older}")

@@ -24,9 +24,10 @@ from triage.catalogue.pooling_support import (
     frame_release,
     predates,
     runner_auto_ignores_convert,
+    start_with_task_fix,
     support_of,
     table,
-    task_spelling,
+    task_or_upgrade_fix,
     upgrade_fix,
     vendor_build,
 )
@@ -189,19 +190,14 @@ def pooler_missing(cls: str, ev: dict[str, Any], config: Mapping[str, Any]) -> F
         return Finding.of(get("architecture-unsupported"), "log-client-error", Status.FAIL,
                           f"{said} — it is served for pooling from vLLM {sup.since} ({sup.ref}); vLLM {version} "
                           "predates it", ev, fix=upgrade_fix(who, sup, version))
-    serve = task_spelling(who.model or "MODEL")
     if old is False:  # the release serves it for pooling: it was started without the pooling task
         return Finding.of(get("generate-runner"), "log-client-error", Status.FAIL,
                           f"{said}: vLLM {version} serves it for pooling, but it was started as a generator",
-                          ev, fix=f"Start it with the pooling task: {serve}.")
-    known = sup is not None and bool(sup.family)
-    since = f"{sup.since} ({sup.ref})" if sup is not None and known else "the pooling adapter's release"
-    older = upgrade_fix(who, sup) if sup is not None and known else adapter_fix(who.model)
+                          ev, fix=start_with_task_fix(who.model))
+    since = f"{sup.since} ({sup.ref})" if sup is not None and sup.family else "the pooling adapter's release"
     return Finding.of(get("generate-runner"), "log-client-error", Status.WARN,
                       f"{said} — one of: it was started without the pooling task, or the release predates {since}; "
-                      "to tell: `vllm --version`", ev,
-                      fix=f"On a release that serves it for pooling start it with the pooling task: {serve}; on an "
-                          f"older one: {older}")
+                      "to tell: `vllm --version`", ev, fix=task_or_upgrade_fix(who, sup))
 
 
 def pooling_call_on_generator(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:

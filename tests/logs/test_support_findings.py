@@ -1,4 +1,5 @@
-"""The pooling-support table's readers (issue 42: old releases), on the evidence of the world cases as posted."""
+"""The pooling-support table's readers (triage/logs/support_findings.py; issue 42: old releases), on the evidence of
+the world cases as posted."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +7,6 @@ from pathlib import Path
 from checks import flags, version
 from triage.config import merge
 from triage.logs import analyze_log
-from triage.logs.model_files import model_files_finding
 from triage.sources import cmdline
 from triage.sources.startup_log import collect
 
@@ -71,16 +71,6 @@ def test_a_converted_class_on_the_generate_path_is_one_of_with_the_vendor_build(
     cfg = merge([collect(env)], {"vllm_version": "0.13.0"})
     v = version.check(cfg)
     assert "NGC" in v.title and "nvcr.io/nvidia/vllm:26.01" in v.title and "upstream" in v.fix
-
-
-def test_a_model_directory_without_its_pooling_folder() -> None:
-    """vllm#10966: `ls -lh` of e5-mistral with modules.json and no 1_Pooling/."""
-    listing = _case("vllm-10966-e5-mistral-missing-1-pooling", "log.txt")
-    f = model_files_finding(listing)
-    assert f is not None and f.failure_mode == "pooling-mismatch" and "1_Pooling" in f.fix
-    whole = listing + "drwxr-xr-x 2 u g 4.0K Dec  7 10:58 1_Pooling\n"
-    assert model_files_finding(whole) is None
-    assert [g.check for g in analyze_log(listing).findings][0] == "log-model-files"
 
 
 def _runner(line: str, release: str | None) -> list[tuple[str, str, str]]:
@@ -150,11 +140,6 @@ def test_convert_without_runner_spares_what_resolves_to_pooling_anyway() -> None
     """A sentence-transformers checkpoint (Qwen3-Embedding) resolves `--runner auto` to pooling from its Pooling
     module on >= 0.10.2, --convert or not."""
     assert _runner("vllm serve Qwen/Qwen3-Embedding-0.6B --convert embed", "0.14.1") == []
-
-
-def test_a_listing_of_some_files_only_says_nothing() -> None:
-    listing = _case("vllm-10966-e5-mistral-missing-1-pooling", "log.txt")
-    assert model_files_finding("\n".join(x for x in listing.splitlines() if not x.startswith("total"))) is None
 
 
 def test_an_embedders_missing_pooler_on_a_release_that_serves_it_is_the_missing_task() -> None:
