@@ -238,3 +238,19 @@ def repeat_clue(case: Case) -> Optional[Weight]:
         return None
     return (_w("against", f"the same text twice: cosine {c:.5f}", "vectors-repeat", True) if c >= 0.999 else
             _w("for", f"the same text twice: cosine {c:.5f}", "vectors-repeat", True))
+
+
+def dimensions_fix(cfg: ConfigLike) -> str:
+    """The fix for a refused `dimensions`, by the refusal's words (triage/logs/startup_findings.py _dimensions_kind)."""
+    kind = cfg.get("dimensions_refusal")
+    base = ("Drop `dimensions` from the client (leave its embedding-dimension setting empty; LangChain: "
+            "dimensions=None; LiteLLM/mem0: no dimensions / embedding_dims), or strip the field in a proxy")
+    if kind == "any-model":
+        return (base + ": this server takes no `dimensions` for any model (/v1/embeddings before vLLM 0.8.4, "
+                "/pooling in every release). To shorten vectors of a Matryoshka model, use vLLM >= 0.8.4's "
+                "/v1/embeddings.")
+    if kind == "size":
+        return ("Send one of the sizes the model lists (the refusal names them), or no `dimensions` at all (the "
+                "model's full size); a store built for another size must be re-created.")
+    return (base + " unless the model card says Matryoshka; then serve with --hf-overrides "
+            "'{\"is_matryoshka\": true}'.")

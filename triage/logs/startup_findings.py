@@ -314,8 +314,9 @@ def startup_findings(config: dict[str, Any], ev: StartupEvents) -> list[Finding]
                                   _groups_ev(hits[check]), cfg=cfg(g)))
     if "log-matryoshka" in hits:
         h = hits["log-matryoshka"]
-        out.append(Finding.of(MATRYOSHKA, "log-matryoshka", Status.WARN, f"{h.count} request(s) with `dimensions` "
-                              "refused: the model does not declare Matryoshka support", _groups_ev(h)))
+        out.append(Finding.of(MATRYOSHKA, "log-matryoshka", Status.WARN,
+                              f"{h.count} request(s) with `dimensions` refused: {_dimensions_why(h.groups)}",
+                              _groups_ev(h), cfg={**config, "dimensions_refusal": _dimensions_kind(h.groups)}))
     if "log-pooling-overrides" in hits:
         f = _pooling_overrides(hits["log-pooling-overrides"], config)
         if f.status != Status.PASS:  # an override of nothing asked for only shows in the effective config
@@ -372,3 +373,26 @@ def never_started(ev: StartupEvents) -> Finding:
         if failed
         else "Paste the log up to 'Starting vLLM server on …' or the exit, or wait for the start-up to finish.",
     ), {STARTUP_ERROR: startup_error(ev)} if failed else {})
+
+
+def _dimensions_kind(g: dict[str, Any]) -> str:
+    """Which of vLLM's `dimensions` refusals a line words (logformats.toml MATRYOSHKA_RE): 'any-model' (before 0.8.4
+    /v1/embeddings took no `dimensions` for any model; /pooling never does), 'size' (a Matryoshka model given a size
+    it does not list), 'not-matryoshka'."""
+    if g.get("old"):
+        return "any-model"
+    if g.get("mds") or g.get("mds2"):
+        return "size"
+    return "not-matryoshka"
+
+
+def _dimensions_why(g: dict[str, Any]) -> str:
+    kind = _dimensions_kind(g)
+    if kind == "any-model":
+        return ("'dimensions is currently not supported' — vLLM's /v1/embeddings before 0.8.4 (vllm#16331) took no "
+                "`dimensions` for any model, and /pooling takes it in no release; the client sends a field this "
+                "server does not take, vLLM is healthy")
+    if kind == "size":
+        return (f"the model is Matryoshka but lists only the sizes {g.get('mds') or g.get('mds2')}; the client asked "
+                "another")
+    return "the model does not declare Matryoshka support"

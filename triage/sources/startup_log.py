@@ -46,7 +46,8 @@ POOLING_REFUSALS = (("the Matryoshka refusal of `dimensions`", lf.MATRYOSHKA_RE)
 def pooling_refusals(text: str) -> dict[str, int]:
     """How many of each pooling-only refusal the paste quotes; {} when none."""
     head = text[:MAX_SCAN]
-    out = {what: len(rx.findall(head)) for what, rx in POOLING_REFUSALS}
+    out = {what: sum(len(r.findall(head)) for r in (rx if isinstance(rx, tuple) else (rx,)))
+           for what, rx in POOLING_REFUSALS}
     return {k: n for k, n in out.items() if n}
 
 
