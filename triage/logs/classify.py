@@ -52,7 +52,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
                 "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
-                "dim mismatch", "schema dim", "engine argument", "upgrade request",
+                "dim mismatch", "schema dim", "engine argument", "imension mismatch", "upgrade request",
                 "keyword argument", "srcSelectDimSize", "index out of range",
                 "top_n", "max_tokens_per_doc", "ForCausalLM', ", "only supported for", "not supported by this model")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
@@ -145,7 +145,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-route-not-found": ("Not Found",),
     "client-result-none": ("NoneType", "NoneType"),
     "client-store-dimension": ("schema dim", "dim mismatch", "dimensions, not", "dimension error",
-                               "collection dimensionality"),
+                               "collection dimensionality", "ismatch", "number of dimensions"),
     "client-unknown-engine-arg": ("Unknown engine argument",),
     "client-http-upgrade": ("Unsupported upgrade request",),
     "client-base64-unsupported": ("base64 encoding is not",),

@@ -98,9 +98,25 @@ def _result_none(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) 
                       "request to the server by hand", ev, cfg={**config, **({"model_id": model} if model else {})})
 
 
+# sizes a store takes when it is created without the embedding model's own: OpenAI's ada-002 / 3-small (the default of
+# many RAG apps' settings) and 768 (Llama Stack's vector stores before ogx#5590, EMBEDDING_DIMENSION; BERT-base size)
+STORE_DEFAULT_DIMS: dict[str, str] = {
+    "1536": "OpenAI text-embedding-ada-002 / 3-small's size, the default of many RAG apps' store settings",
+    "768": "the default of stores created without an embedding dimension (Llama Stack / ogx vector stores before "
+           "ogx#5590 took EMBEDDING_DIMENSION = 768 instead of the model's metadata)",
+}
+
+
 def _store_dimension(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
     rec = get("vector-store-dimension-mismatch")
     got, want = hit.groups.get("got", "?"), hit.groups.get("want", "?")
+    default = STORE_DEFAULT_DIMS.get(want)
+    if default and got != want:  # the store holds a default size, not a model's: it was created without the size
+        return Finding.of(rec, CHECK, Status.WARN,
+                          f"The vector store expects {want} dimensions, the embeddings have {got}: {want} is "
+                          f"{default} — the store was created without the embedding model's size; vLLM returns the "
+                          "model's own size unless `dimensions` is sent", ev,
+                          cfg={**config, "got_dim": got, "store_dim": want, "store_default": True})
     return Finding.of(rec, CHECK, Status.WARN,
                       f"The vector store expects {want} dimensions, the embeddings have {got} — one of: the "
                       "collection (index) was built with another model (or another `dimensions`) than the one now "

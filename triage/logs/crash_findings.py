@@ -267,7 +267,7 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
           "has no attribute", "body: {", "does not exist", "encoding_format", "mbeddings API", "Not Found", "NoneType",
-          "dimension", "dim mismatch", "schema dim", "engine argument", "upgrade request", "keyword argument", "top_n",
+          "dimension", "imension mismatch", "dim mismatch", "schema dim", "engine argument", "upgrade request", "keyword argument", "top_n",
           "srcSelectDimSize", "index out of range", "located it at", "Supported tasks", "sampling_params.seed", "LLM(",
           "embedding_mode", "only supported for", "not supported by this model",
           "max_tokens_per_doc")
