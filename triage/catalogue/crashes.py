@@ -60,7 +60,8 @@ CUT_TRACEBACK_FRAMES: dict[tuple[str, str], tuple[str, str]] = {
 # serving classes of vLLM whose methods wrappers call (NO_ATTRIBUTE_RE's class): an AttributeError on one of them is
 # a wrapper built for another release
 VLLM_SERVING_CLASS_RE = re.compile(
-    r"^(?:OpenAI)?Serving\w+$|^(?:Pooling|Embedding|Scoring|Classification)(?:Request)?Output$")
+    r"^(?:OpenAI)?Serving\w+$|^(?:Pooling|Embedding|Scoring|Classification)(?:Request)?Output$"
+    r"|^(?:Async)?LLMEngine$|^AsyncLLM$|^(?:MQ)?LLMEngineClient$|^EngineCoreClient$")
 # vLLM's protocol request classes: an AttributeError on one of them is that release's own bug (a field the shared
 # code reads that the class lacks); the known ones -> the release that added it
 VLLM_REQUEST_CLASS_RE = re.compile(r"^\w*(?:Completion|Chat|Embedding|Score|Rerank|Pooling|Classification)\w*Request$")
@@ -71,6 +72,18 @@ VLLM_API_DRIFT: dict[tuple[str, str], tuple[str, str]] = {
     ("PoolingOutput", "embedding"): ("the pooled tensor is PoolingOutput.data", "vllm#18795"),
     ("vllm.envs", "VLLM_USE_V1"): ("V1 is the only engine: the variable is gone", "vllm#28204"),
     ("EngineArgs", "task"): ("runner=\"pooling\" (and convert=...) replace task, removed in 0.13.0", "vllm#21470"),
+    # vLLM's synchronous engine never had encode (V0 vllm/engine/llm_engine.py, V1 vllm/v1/engine/llm_engine.py: a
+    # pooling request goes through add_request with PoolingParams); encode is AsyncLLMEngine's / AsyncLLM's and LLM's
+    ("LLMEngine", "encode"): ("the synchronous LLMEngine never had encode: pooling requests run on vLLM's async "
+                              "engine (AsyncLLM.encode), or through LLMEngine.add_request with PoolingParams",
+                              "modelscope/ms-swift#7301"),
+}
+# what a named wrapper's user does about one drift, where the wrapper has its own switch or release for it
+WRAPPER_DRIFT_FIXES: dict[tuple[str, str, str], str] = {
+    ("ms-swift", "LLMEngine", "encode"): (
+        "ms-swift: run the pooling task (embedding, seq_cls, reranker) on vLLM's async engine — add "
+        "--vllm_use_async_engine true to swift infer/deploy — or upgrade ms-swift to a release with "
+        "modelscope/ms-swift#7301, which turns the async engine on for encode tasks"),
 }
 # serving wrappers whose own log names or module paths show in the lines that carry vLLM's error: the display name
 WRAPPER_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -78,6 +91,10 @@ WRAPPER_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bray[./](?:serve|llm)\b|\bray\.serve\b|\bServeReplica\b"), "Ray Serve LLM"),
     (re.compile(r"\bkserve\b|\bhuggingfaceserver\b", re.I), "KServe huggingfaceserver"),
     (re.compile(r"\bgpustack\b", re.I), "GPUStack"),
+    (re.compile(r"\bswift[/.](?:llm|megatron|trainers|infer)\b|\bms[-_]swift\b|\bswift (?:infer|deploy|rollout)\b"),
+     "ms-swift"),
+    (re.compile(r"\bllamafactory\b", re.I), "LLaMA-Factory"),
+    (re.compile(r"\bfastchat\b", re.I), "FastChat"),
 )
 
 

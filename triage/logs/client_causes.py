@@ -20,6 +20,7 @@ from triage.catalogue.crashes import (
     VLLM_REQUEST_CLASS_RE,
     VLLM_REQUEST_FIELDS_ADDED,
     VLLM_SERVING_CLASS_RE,
+    WRAPPER_DRIFT_FIXES,
     wrapper_named,
 )
 from triage.catalogue.identity import identify, llm_rerankers_on
@@ -156,16 +157,21 @@ def _http_upgrade(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any])
 
 
 def _wrapper_drift(hit: ErrorHits, owner: str, attr: str, ev: dict[str, Any],
-                   config: Mapping[str, Any]) -> Finding:
-    """A wrapper (named when its own lines show) using vLLM API the installed release dropped: the wrapper's fix."""
+                   config: Mapping[str, Any], context: str = "") -> Finding:
+    """A wrapper (named when its own lines, or the traceback's frames in ``context``, show) using vLLM API the
+    installed release dropped: the wrapper's fix."""
     rec = get("wrapper-vllm-method-removed")
-    who = wrapper_named(" ".join(t for _, t in hit.lines)) or "a serving wrapper (or code written for an older vLLM)"
+    who = (wrapper_named(" ".join(t for _, t in hit.lines)) or wrapper_named(context)
+           or "a serving wrapper (or code written for an older vLLM)")
     drift = VLLM_API_DRIFT.get((owner, attr))
     what = f" ({drift[0]}; {drift[1]})" if drift else ""
     ev = {**ev, "symptoms": [], **({"wrapper": who} if who[0].isupper() else {})}
+    own = WRAPPER_DRIFT_FIXES.get((who, owner, attr))
+    fix = (own + "; vLLM's own flags change nothing.") if own else None
+    has = "does not have" if drift and "never" in drift[0] else "no longer has"
     return Finding.of(rec, CHECK, Status.FAIL,
-                      f"{rec.title}: {who} uses {owner}.{attr}, which the installed vLLM no longer has{what}; "
-                      "vLLM itself is not at fault", ev, cfg=config)
+                      f"{rec.title}: {who} uses {owner}.{attr}, which the installed vLLM {has}{what}; "
+                      "vLLM itself is not at fault", ev, cfg=config, fix=fix)
 
 
 def _engine_args_kwarg(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
@@ -208,8 +214,9 @@ def _token_id_oov(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any])
 
 
 def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any],
-                        config: Mapping[str, Any]) -> Optional[Finding]:
-    """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here)."""
+                        config: Mapping[str, Any], context: str = "") -> Optional[Finding]:
+    """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here);
+    ``context``: the paste's traceback frames (the files that name a wrapper)."""
     if check == "client-embeddings-unsupported":
         return _embeddings(hit, got, ev, config)
     if check == "log-task-unsupported":  # vLLM's own start-up refusal, read against the support table
@@ -223,12 +230,12 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
     if check == "client-no-attribute":
         cls, attr = hit.groups.get("cls", ""), hit.groups.get("attr", "")
         if VLLM_SERVING_CLASS_RE.match(cls):
-            return _wrapper_drift(hit, cls, attr, ev, config)
+            return _wrapper_drift(hit, cls, attr, ev, config, context)
         if VLLM_REQUEST_CLASS_RE.match(cls):
             return _request_field(hit, cls, attr, ev, config)
         return _no_pooler(hit, ev, config)
     if check == "client-vllm-module-attr":
-        return _wrapper_drift(hit, hit.groups.get("module", ""), hit.groups.get("attr", ""), ev, config)
+        return _wrapper_drift(hit, hit.groups.get("module", ""), hit.groups.get("attr", ""), ev, config, context)
     if check == "client-engine-args-kwarg":
         return _engine_args_kwarg(hit, ev, config)
     if check == "client-route-not-found":

@@ -174,9 +174,12 @@ def _client_line(t: Trace) -> bool:
     return t.exc_type.split(".", 1)[0] in ("litellm", "openai", "pymilvus", "httpx", "requests")
 
 
-def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) -> list[Finding]:
-    """The client error lines: a record where the error rules name one, the quoted vLLM body always."""
+def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any],
+                    traces: Sequence[Trace] = ()) -> list[Finding]:
+    """The client error lines: a record where the error rules name one, the quoted vLLM body always; ``traces``:
+    the paste's tracebacks, whose frames may name the wrapper that raised a line."""
     out: list[Finding] = []
+    context = " ".join(f.file for t in traces for f in t.frames)[:20_000]
     for check in CLIENT_RULES:
         hit = errors.get(check)
         if hit is None:
@@ -193,7 +196,7 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any]) 
         elif check == "client-field-required" and hit.groups.get("field") == "model":
             rec = get("rerank-model-field-required")
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL, rec.title + said, ev, cfg=config))
-        elif (more := more_client_finding(check, hit, got, ev, config)) is not None:
+        elif (more := more_client_finding(check, hit, got, ev, config, context)) is not None:
             out.append(more)
         elif check == "client-model-not-found":
             rec = get("model-name-not-served")
@@ -261,8 +264,9 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
             got = error_of(rec.msg)
             if got is not None and got[0] in CLIENT_RULES:
                 count_error(got, lineno, rec.raw, rec.ts, errors)
-    crashes, _cause = traceback_findings(reader.done(), config)
-    return [*crashes, *client_findings(errors, config)]
+    traces = reader.done()
+    crashes, _cause = traceback_findings(traces, config)
+    return [*crashes, *client_findings(errors, config, traces)]
 
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",

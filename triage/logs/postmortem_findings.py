@@ -155,7 +155,7 @@ def build_findings(
     known = any(c in errors for c in ("log-kv-cache-too-small", "log-unsupported-head-dim", "log-oom")) or any(
         f.status == Status.FAIL for f in first_start)
     crashes, crash_cause = traceback_findings(traces, config, known)
-    clients = client_findings(errors, config)
+    clients = client_findings(errors, config, traces)
     failures, causes = _engine_failures(config, errors, summary, first_start, never_started, served,
                                         crashes, crash_cause)
     out.extend(crashes)

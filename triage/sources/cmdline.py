@@ -220,7 +220,17 @@ def _launcher_at(tokens: list[str], i: int, base: str) -> vflags.Launcher | None
         return vflags.LAUNCHERS["gpustack"]
     if base == "xinference" and nxt in ("launch", "register"):
         return vflags.LAUNCHERS["xinference"]
+    if base == "swift" and nxt in _SWIFT_COMMANDS:
+        return vflags.LAUNCHERS["swift"]
+    if base == "llamafactory-cli" and nxt in ("api", "chat", "webchat", "eval", "train"):
+        return vflags.LAUNCHERS["llamafactory-cli"]
+    if base in ("fastchat.serve.vllm_worker", "sglang.launch_server", "text-embeddings-router", "infinity_emb",
+                "text-generation-launcher") or (base == "lmdeploy" and nxt == "serve"):
+        return vflags.LAUNCHERS[base]
     return None
+
+
+_SWIFT_COMMANDS = ("infer", "deploy", "rollout", "sft", "pt", "rlhf", "eval", "app", "export", "sample")
 
 
 def _mapped_args(wrapper: vflags.Launcher, rest: list[str]) -> list[str]:
@@ -228,6 +238,8 @@ def _mapped_args(wrapper: vflags.Launcher, rest: list[str]) -> list[str]:
     becomes vLLM's model), the other options spelled as vLLM's parser reads them ('_' is '-')."""
     if not wrapper.passes_rest:
         return []
+    if wrapper.vllm_prefix:
+        return _prefixed_args(wrapper, rest)
     model: list[str] = []
     out: list[str] = []
     i = 0
@@ -249,6 +261,38 @@ def _mapped_args(wrapper: vflags.Launcher, rest: list[str]) -> list[str]:
         if name in wrapper.own_flag:
             continue
         out.append(name + (eq + inline if eq else ""))
+    return model + out
+
+
+def _prefixed_args(wrapper: vflags.Launcher, rest: list[str]) -> list[str]:
+    """A wrapper whose vLLM options carry its prefix (ms-swift's --vllm_*): those mapped onto vLLM's spelling (a
+    true/false value of a vLLM flag as the flag or its --no- form), every other option dropped as the wrapper's own."""
+    model: list[str] = []
+    out: list[str] = []
+    mapped = dict(wrapper.prefixed)
+    i = 0
+    while i < len(rest):
+        tok = rest[i]
+        i += 1
+        if not tok.startswith("--"):
+            continue  # a value of the wrapper's own option, or a stray positional: never vLLM's
+        name, eq, inline = tok.partition("=")
+        name = "--" + name[2:].replace("_", "-")
+        value = inline if eq else (rest[i] if i < len(rest) and not rest[i].startswith("--") else "")
+        if not eq and value:
+            i += 1
+        if name in wrapper.model_from and value and not model:
+            model = [value]
+            continue
+        if not name.startswith(wrapper.vllm_prefix):
+            continue
+        opt = "--" + name[len(wrapper.vllm_prefix):]
+        if opt in mapped and value:
+            out += [mapped[opt], value]
+        elif opt in wrapper.prefixed_flags:
+            on = value.lower() in ("", "true", "1", "yes")
+            if on or opt.startswith("--enable-"):  # off is the default of a --disable-/--enforce- flag
+                out.append(opt if on else "--no-" + opt[2:])
     return model + out
 
 

@@ -47,6 +47,13 @@ class Launcher:
     own_flag: frozenset[str] = frozenset()
     model_from: tuple[str, ...] = ()
     passes_rest: bool = True
+    # a wrapper whose vLLM options carry its own prefix (ms-swift's --vllm_gpu_memory_utilization,
+    # LLaMA-Factory's --vllm_gpu_util): only those are vLLM's, mapped by ``prefixed`` (the wrapper's spelling after
+    # the prefix -> vLLM's option; a value of true/false for a vLLM flag sets it or its --no- form); every other
+    # option of the line is the wrapper's own
+    vllm_prefix: str = ""
+    prefixed: tuple[tuple[str, str], ...] = ()
+    prefixed_flags: frozenset[str] = frozenset()
 
 
 def _opts(*names: str) -> frozenset[str]:
@@ -78,11 +85,59 @@ LAUNCHERS: dict[str, Launcher] = {
                          "prints it: 'arguments: [vllm serve …]')", passes_rest=False),
     # Xinference (xinference/deploy/cmdline.py `launch`): its own options pick the model and the engine; the engine's
     # keyword arguments are Xinference's model kwargs, not a vllm serve line
+    # ms-swift (modelscope/ms-swift swift/llm/argument/infer_args.py VllmArguments): `swift infer|deploy|rollout|…
+    # --infer_backend vllm` builds vLLM's engine in-process; its --vllm_* options are vLLM's engine arguments under
+    # ms-swift's names, the rest are ms-swift's own (--max_new_tokens, --temperature, --val_dataset, --task_type, …)
+    "swift": Launcher(
+        "ms-swift",
+        "`swift infer/deploy/rollout … --infer_backend vllm` runs vLLM inside ms-swift: its --vllm_* options map "
+        "onto vLLM's engine arguments (--vllm_gpu_memory_utilization is --gpu-memory-utilization), the others are "
+        "ms-swift's own, not vLLM's; for a pooling task (--task_type embedding/seq_cls/reranker) ms-swift needs "
+        "vLLM's async engine (--vllm_use_async_engine true)",
+        model_from=("--model",),
+        vllm_prefix="--vllm-",
+        prefixed=tuple((o, o) for o in (
+            "--gpu-memory-utilization", "--tensor-parallel-size", "--pipeline-parallel-size",
+            "--data-parallel-size", "--max-num-seqs", "--max-model-len", "--limit-mm-per-prompt", "--max-lora-rank",
+            "--quantization", "--reasoning-parser", "--mm-processor-cache-gb", "--speculative-config")),
+        prefixed_flags=_opts("--enforce-eager", "--enable-prefix-caching", "--disable-custom-all-reduce",
+                             "--enable-expert-parallel", "--disable-cascade-attn", "--enable-lora"),
+    ),
+    # LLaMA-Factory (src/llamafactory/hparams/model_args.py VllmArguments): `llamafactory-cli api|chat|webchat|eval
+    # … --infer_backend vllm`; its vLLM options are --vllm_maxlen, --vllm_gpu_util, --vllm_enforce_eager, …
+    "llamafactory-cli": Launcher(
+        "LLaMA-Factory",
+        "`llamafactory-cli … --infer_backend vllm` runs vLLM inside LLaMA-Factory: --vllm_maxlen is "
+        "--max-model-len, --vllm_gpu_util is --gpu-memory-utilization, --vllm_enforce_eager is --enforce-eager; "
+        "its other options (--model_name_or_path, --template, …) are LLaMA-Factory's own",
+        model_from=("--model-name-or-path",),
+        vllm_prefix="--vllm-",
+        prefixed=(("--maxlen", "--max-model-len"), ("--gpu-util", "--gpu-memory-utilization"),
+                  ("--max-lora-rank", "--max-lora-rank")),
+        prefixed_flags=_opts("--enforce-eager"),
+    ),
+    # FastChat's vLLM worker (fastchat/serve/vllm_worker.py): its own options plus AsyncEngineArgs.add_cli_args
+    "fastchat.serve.vllm_worker": Launcher(
+        "FastChat vllm_worker",
+        "its own options (--model-path, --model-names, --controller-address, --worker-address, --conv-template, "
+        "--limit-worker-concurrency, --no-register, --num-gpus) are FastChat's, the others vLLM's engine arguments; "
+        "the vllm_worker serves chat/completions only: FastChat's /v1/embeddings needs a model_worker",
+        own_value=_opts("--host", "--port", "--worker-address", "--controller-address", "--model-names",
+                        "--limit-worker-concurrency", "--num-gpus", "--conv-template", "--ssl-keyfile",
+                        "--ssl-certfile"),
+        own_flag=_opts("--no-register", "--ssl"),
+        model_from=("--model-path",),
+    ),
     "xinference": Launcher("Xinference", "its options (--model-name, --model-type, --model-engine, --endpoint, "
                            "--n-gpu, …) are Xinference's, not vLLM's: Xinference starts vLLM's engine in-process "
                            "(its vllm model backend calls vLLM's Python API), so this line is not judged as vllm serve",
                            passes_rest=False),
 }
+# servers that are not vLLM at all: a line of theirs holds no vLLM option (named, never judged as vllm serve)
+for _cmd, _name in (("sglang.launch_server", "SGLang"), ("text-embeddings-router", "Text Embeddings Inference (TEI)"),
+                    ("infinity_emb", "Infinity"), ("lmdeploy", "LMDeploy"), ("text-generation-launcher", "TGI")):
+    LAUNCHERS[_cmd] = Launcher(_name, f"{_name} is another inference server, not vLLM: its options are its own",
+                               passes_rest=False)
 
 
 @dataclass(frozen=True)
