@@ -149,6 +149,46 @@ def _store_dimension_fix(cfg: ConfigLike) -> str:
             "the one the store was built with, point it back at that model.")
 
 
+# a gateway product's own routes (a 404 from its mux means the path is not one of them): the product -> what to call
+GATEWAY_ROUTES: dict[str, str] = {
+    "KubeAI": ("KubeAI serves the OpenAI API under /openai/v1/ (/openai/v1/embeddings, /openai/v1/rerank); its "
+               "rerank route was registered as /vllm/v1/rerank and never mounted before kubeai-project/kubeai#609: "
+               "upgrade KubeAI to a release with kubeai#609 and call /openai/v1/rerank (base URL "
+               "http://<kubeai service>/openai/v1)"),
+}
+
+
+def _route_fix(cfg: ConfigLike) -> str:
+    """Call a route the answering server has; a named gateway's own routes where the catalogue knows them."""
+    generic = RECORDS["ROUTE_NOT_FOUND"].fix_text.strip()
+    own = GATEWAY_ROUTES.get(str(cfg.get("gateway_product") or ""))
+    if own:
+        return f"{own}. Otherwise: {generic[0].lower()}{generic[1:]}"
+    if cfg.get("gateway_go404"):
+        return ("The path is not a route of the Go gateway or proxy in front of vLLM: call the path its docs give "
+                "(its OpenAI base URL), or vLLM's own port to test; vLLM itself needs no change. " + generic)
+    return generic
+
+
+_GATEWAY_FIXES: dict[str, str] = {
+    "aibrix": ("Send the request to the vLLM service directly (bypass the AIBrix gateway) to confirm, and upgrade the "
+               "AIBrix gateway to a build that parses this body (aibrix#2443: multimodal content-part inputs of "
+               "/v1/embeddings); until then keep the body to OpenAI's shapes (input: a string or a list of "
+               "strings/token ids) or route that model around the gateway"),
+    "envoy": ("No backend was ready behind Envoy (or the connection to it dropped): check the vLLM pod's readiness "
+              "and restarts (kubectl get pods, its log), the service's endpoints, and the gateway's timeout for long "
+              "requests; vLLM's flags change nothing until it is reached"),
+    "nginx": ("The nginx proxy in front of vLLM answered: check its upstream address, proxy_read_timeout (long "
+              "embedding batches) and client_max_body_size against the request; then vLLM's own log"),
+}
+
+
+def _gateway_fix(cfg: ConfigLike) -> str:
+    kind = str(cfg.get("gateway_kind") or "")
+    return _GATEWAY_FIXES.get(kind, "Send the same request to vLLM's own port, bypassing the gateway or proxy: the "
+                              "gateway's configuration (routes, body validation, timeouts) is where the fix is") + "."
+
+
 RECORDS = load(__name__)  # triage/catalogue/data/crashes.toml
 __getattr__, __dir__ = RECORDS.exports(globals())
 

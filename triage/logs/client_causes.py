@@ -37,7 +37,8 @@ from triage.logs.support_findings import (
 from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
-MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-result-none",
+MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-gateway-error",
+                     "client-gateway-named", "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
                      "client-token-id-oov", "client-rerank-v1-path", "log-task-unsupported",
@@ -84,6 +85,30 @@ def _route(hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any], confi
                       f"{rec.title} — one of: a gateway or proxy in front of vLLM without this route (GPUStack, an "
                       "ingress, a LiteLLM proxy), vLLM without it for the served model's tasks, or a base URL with a "
                       "segment too many or too few; to tell: the same request to vLLM's own port", ev, cfg=config)
+
+
+def _gateway(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any], product: str) -> Finding:
+    """A gateway's or proxy's own error text: Go's plain 404 is a route the gateway lacks (route-not-found, with the
+    named product's own routes), the others the gateway's refusal or its missing backend (gateway-own-error)."""
+    g = hit.groups
+    ev = {**ev, "symptoms": []}  # the answering server's own words: the cause's place, not a symptom to weigh
+    who = f"{product}'s gateway" if product else "a gateway or proxy in front of vLLM"
+    if g.get("go404"):
+        rec = get("route-not-found")
+        return Finding.of(rec, CHECK, Status.WARN,
+                          f"'404 page not found' is Go net/http's answer for a path with no route: {who} answered, "
+                          "not vLLM (vLLM's server answers {\"detail\": \"Not Found\"}) — the gateway has no route "
+                          "for this path", ev, cfg={**config, "gateway_product": product, "gateway_go404": True})
+    rec = get("gateway-own-error")
+    kind = next(k for k in ("aibrix", "envoy", "nginx") if g.get(k))
+    said = {"aibrix": f"400 'error processing request body' is {product or 'AIBrix'}'s gateway plugin refusing a body "
+                      "it cannot parse against OpenAI's request types (an /v1/embeddings input of multimodal content "
+                      "parts before aibrix#2443), before the request reaches vLLM",
+            "envoy": f"'{g.get('envoy')}' is Envoy's own answer ({who}): no backend ready, or the connection to "
+                     "vLLM dropped",
+            "nginx": "an nginx error page: the proxy in front of vLLM answered, not vLLM"}[kind]
+    return Finding.of(rec, CHECK, Status.WARN, f"{said}; vLLM's own error is JSON", ev,
+                      cfg={**config, "gateway_kind": kind, "gateway_product": product})
 
 
 def _result_none(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
@@ -214,9 +239,12 @@ def _token_id_oov(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any])
 
 
 def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any],
-                        config: Mapping[str, Any], context: str = "") -> Optional[Finding]:
+                        config: Mapping[str, Any], context: str = "", product: str = "") -> Optional[Finding]:
     """The finding of one of these client texts (None: the rule is not one of them, or the text means nothing here);
-    ``context``: the paste's traceback frames (the files that name a wrapper)."""
+    ``context``: the paste's traceback frames (the files that name a wrapper); ``product``: a gateway product the
+    paste names (KubeAI, AIBrix)."""
+    if check == "client-gateway-error":
+        return _gateway(hit, ev, config, product)
     if check == "client-embeddings-unsupported":
         return _embeddings(hit, got, ev, config)
     if check == "log-task-unsupported":  # vLLM's own start-up refusal, read against the support table

@@ -180,9 +180,11 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any],
     the paste's tracebacks, whose frames may name the wrapper that raised a line."""
     out: list[Finding] = []
     context = " ".join(f.file for t in traces for f in t.frames)[:20_000]
+    named = errors.get("client-gateway-named")
+    product = {"kubeai": "KubeAI", "aibrix": "AIBrix"}.get(named.groups.get("product", "").lower(), "") if named else ""
     for check in CLIENT_RULES:
         hit = errors.get(check)
-        if hit is None:
+        if hit is None or check == "client-gateway-named":  # a product's name: context for the gateway's error
             continue
         text = hit.lines[0][1] if hit.lines else ""
         got = read_client_error(text)
@@ -196,7 +198,7 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any],
         elif check == "client-field-required" and hit.groups.get("field") == "model":
             rec = get("rerank-model-field-required")
             out.append(Finding.of(rec, CLIENT_CHECK, Status.FAIL, rec.title + said, ev, cfg=config))
-        elif (more := more_client_finding(check, hit, got, ev, config, context)) is not None:
+        elif (more := more_client_finding(check, hit, got, ev, config, context, product)) is not None:
             out.append(more)
         elif check == "client-model-not-found":
             rec = get("model-name-not-served")
@@ -274,7 +276,8 @@ _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "do
           "dimension", "imension mismatch", "dim mismatch", "schema dim", "engine argument", "upgrade request", "keyword argument", "top_n",
           "srcSelectDimSize", "index out of range", "located it at", "Supported tasks", "sampling_params.seed", "LLM(",
           "embedding_mode", "only supported for", "not supported by this model",
-          "max_tokens_per_doc")
+          "max_tokens_per_doc", "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix",
+          "ibrix")
 
 
 def _hinted(raw: str) -> bool:
