@@ -178,6 +178,12 @@ _GATEWAY_FIXES: dict[str, str] = {
     "envoy": ("No backend was ready behind Envoy (or the connection to it dropped): check the vLLM pod's readiness "
               "and restarts (kubectl get pods, its log), the service's endpoints, and the gateway's timeout for long "
               "requests; vLLM's flags change nothing until it is reached"),
+    "fastchat-not-found": (
+        "FastChat: deploy the model that must embed with fastchat.serve.model_worker (the vllm_worker implements no "
+        "embeddings), or serve the embedding model with vLLM itself (vllm serve with the pooling runner) and call its "
+        "/v1/embeddings directly; vLLM needs no change"),
+    "fastchat": ("Read the FastChat worker's own log for the failure it relayed (the controller's and the model "
+                 "worker's), then call the worker's engine directly to tell FastChat's part from the engine's"),
     "nginx": ("The nginx proxy in front of vLLM answered: check its upstream address, proxy_read_timeout (long "
               "embedding batches) and client_max_body_size against the request; then vLLM's own log"),
 }

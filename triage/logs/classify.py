@@ -43,6 +43,7 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-route-not-found", (lf.ROUTE_NOT_FOUND_RE,)),
     ("client-gateway-error", lf.GATEWAY_OWN_ERROR_RES),
     ("client-gateway-named", lf.GATEWAY_NAMED_RES),
+    ("client-message-not-found", (lf.MESSAGE_NOT_FOUND_RE,)),
     ("client-result-none", lf.CLIENT_RESULT_NONE_RES),
     ("client-store-dimension", lf.VECTOR_DIM_MISMATCH_RES),
     ("client-unknown-engine-arg", (lf.UNKNOWN_ENGINE_ARG_RE,)),
@@ -57,7 +58,7 @@ _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror",
                 "dim mismatch", "schema dim", "engine argument", "imension mismatch", "upgrade request",
                 "keyword argument", "srcSelectDimSize", "index out of range",
                 "top_n", "max_tokens_per_doc", "ForCausalLM', ", "only supported for", "not supported by this model",
-                "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix", "ibrix")
+                "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix", "ibrix", 'ode":', "ode':")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -146,8 +147,9 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-task-unsupported": ("does not support the",),
     "client-embeddings-unsupported": ("Embeddings API",),
     "client-route-not-found": ("Not Found",),
-    "client-gateway-error": ("page not found", "request body", "upstream", "nginx"),
+    "client-gateway-error": ("page not found", "request body", "upstream", "nginx", "ode"),
     "client-gateway-named": ("kubeai", "KubeAI", "aibrix", "AIBrix"),
+    "client-message-not-found": ("Not Found",),
     "client-result-none": ("NoneType", "NoneType"),
     "client-store-dimension": ("schema dim", "dim mismatch", "dimensions, not", "dimension error",
                                "collection dimensionality", "ismatch", "number of dimensions"),

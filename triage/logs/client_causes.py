@@ -38,7 +38,7 @@ from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-gateway-error",
-                     "client-gateway-named", "client-result-none",
+                     "client-gateway-named", "client-message-not-found", "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
                      "client-token-id-oov", "client-rerank-v1-path", "log-task-unsupported",
@@ -92,7 +92,20 @@ def _gateway(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any], prod
     named product's own routes), the others the gateway's refusal or its missing backend (gateway-own-error)."""
     g = hit.groups
     ev = {**ev, "symptoms": []}  # the answering server's own words: the cause's place, not a symptom to weigh
+    relayed_404 = product == "not-found"
+    product = "" if relayed_404 else product
     who = f"{product}'s gateway" if product else "a gateway or proxy in front of vLLM"
+    if g.get("fastchat"):
+        rec = get("gateway-own-error")
+        code = g["fastchat"]
+        worker = (" with the worker's 'Not Found': the model's worker has no route for the request — FastChat's "
+                  "vllm_worker (and its other engine workers) implement no embeddings (worker_get_embeddings is "
+                  "model_worker's), so /v1/embeddings fails for every model deployed with it" if relayed_404 else
+                  ": it relays the failure of the worker that serves the model")
+        return Finding.of(rec, CHECK, Status.WARN,
+                          f"A FastChat OpenAI API server answered (FastChat error code {code}; vLLM's code is the HTTP "
+                          f"status), not vLLM{worker}", ev,
+                          cfg={**config, "gateway_kind": "fastchat-not-found" if relayed_404 else "fastchat"})
     if g.get("go404"):
         rec = get("route-not-found")
         return Finding.of(rec, CHECK, Status.WARN,
@@ -245,6 +258,8 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
     paste names (KubeAI, AIBrix)."""
     if check == "client-gateway-error":
         return _gateway(hit, ev, config, product)
+    if check == "client-message-not-found":  # alone: a 'Not Found' body of some server in front of vLLM, or a worker
+        return _route(hit, got, ev, config)
     if check == "client-embeddings-unsupported":
         return _embeddings(hit, got, ev, config)
     if check == "log-task-unsupported":  # vLLM's own start-up refusal, read against the support table

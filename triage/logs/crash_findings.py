@@ -182,10 +182,13 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any],
     context = " ".join(f.file for t in traces for f in t.frames)[:20_000]
     named = errors.get("client-gateway-named")
     product = {"kubeai": "KubeAI", "aibrix": "AIBrix"}.get(named.groups.get("product", "").lower(), "") if named else ""
+    if "client-message-not-found" in errors:
+        product = product or "not-found"  # the relayed message of a FastChat-shaped body (see client_causes._gateway)
     for check in CLIENT_RULES:
         hit = errors.get(check)
-        if hit is None or check == "client-gateway-named":  # a product's name: context for the gateway's error
-            continue
+        if hit is None or check in ("client-gateway-named", "client-message-not-found") and (
+                "client-gateway-error" in errors or check == "client-gateway-named"):
+            continue  # a product's name, a relayed 'Not Found': context for the gateway's error
         text = hit.lines[0][1] if hit.lines else ""
         got = read_client_error(text)
         ev: dict[str, Any] = {"count": hit.count, "lines": [{"line": n, "text": s} for n, s in hit.lines],
@@ -277,7 +280,7 @@ _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "do
           "srcSelectDimSize", "index out of range", "located it at", "Supported tasks", "sampling_params.seed", "LLM(",
           "embedding_mode", "only supported for", "not supported by this model",
           "max_tokens_per_doc", "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix",
-          "ibrix")
+          "ibrix", 'ode":', "ode':")
 
 
 def _hinted(raw: str) -> bool:
