@@ -161,6 +161,12 @@ GATEWAY_ROUTES: dict[str, str] = {
 def _route_fix(cfg: ConfigLike) -> str:
     """Call a route the answering server has; a named gateway's own routes where the catalogue knows them."""
     generic = RECORDS["ROUTE_NOT_FOUND"].fix_text.strip()
+    if cfg.get("cohere_base_url"):
+        return ("Give the Cohere-SDK client the server's root as its base URL — http://host:port, without /v1 (MaxKB's "
+                "vLLM rerank model, LangChain CohereRerank(base_url=…), Dify's Cohere-compatible provider); the "
+                "embedding and chat models of the same app keep their /v1. If the 404 stays, the served model has no "
+                "score task: serve the reranker as a reranker (its /rerank, /v1/rerank, /v2/rerank routes come with "
+                "it).")
     own = GATEWAY_ROUTES.get(str(cfg.get("gateway_product") or ""))
     if own:
         return f"{own}. Otherwise: {generic[0].lower()}{generic[1:]}"

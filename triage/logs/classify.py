@@ -158,7 +158,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-base64-unsupported": ("base64 encoding is not",),
     "client-token-id-oov": ("srcSelectDimSize", "index out of range in self"),
     "client-rerank-v1-path": ("we have located it at",),
-    "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {"),
+    "client-quoted-body": ("OpenAIException", "Error code: ", "MilvusException", "body: {", "status_code: "),
 }
 _ERROR_RULES_MARKED = marked(_ERROR_RULES, _ERROR_MARKERS)
 

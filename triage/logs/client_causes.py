@@ -25,7 +25,7 @@ from triage.catalogue.crashes import (
 )
 from triage.catalogue.identity import identify, llm_rerankers_on
 from triage.findings import Finding, Status
-from triage.logs.client_errors import ClientError
+from triage.logs.client_errors import COHERE_SDK, ClientError
 from triage.logs.hits import ErrorHits
 from triage.logs.support_findings import (
     embedding_mode_off,
@@ -81,6 +81,16 @@ def _no_pooler(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]) ->
 
 def _route(hit: ErrorHits, got: Optional[ClientError], ev: dict[str, Any], config: Mapping[str, Any]) -> Finding:
     rec = get("route-not-found")
+    text = hit.lines[0][1] if hit.lines else ""
+    uvicorn = "'server': 'uvicorn'" in text or '"server": "uvicorn"' in text
+    if got is not None and got.library == COHERE_SDK and uvicorn:
+        # the Cohere SDK appends /v1/rerank (Client) or /v2/rerank (ClientV2) to its base_url itself; uvicorn is
+        # vLLM's own HTTP server: no gateway in between, the path is the client's
+        return Finding.of(rec, CHECK, Status.WARN,
+                          "A Cohere-SDK rerank client got 404 {'detail': 'Not Found'} from uvicorn (vLLM's own HTTP "
+                          "server, no gateway in between): the SDK appends /v1/rerank or /v2/rerank to its base URL "
+                          "itself, so a base URL ending in /v1 asks for /v1/v1/rerank or /v1/v2/rerank, a path vLLM "
+                          "has no route for", {**ev, "symptoms": []}, cfg={**config, "cohere_base_url": True})
     return Finding.of(rec, CHECK, Status.WARN,
                       f"{rec.title} — one of: a gateway or proxy in front of vLLM without this route (GPUStack, an "
                       "ingress, a LiteLLM proxy), vLLM without it for the served model's tasks, or a base URL with a "

@@ -19,7 +19,9 @@ from typing import Any, Optional
 from triage.vllm import logformats as lf
 
 _KEYS = ("message", "detail", "error", "object")
-_LIBRARIES = {"litellm": "LiteLLM", "openai": "openai-python (LangChain, LlamaIndex)", "pymilvus": "Milvus"}
+_LIBRARIES = {"litellm": "LiteLLM", "openai": "openai-python (LangChain, LlamaIndex)", "pymilvus": "Milvus",
+              "headers": "the Cohere SDK"}
+COHERE_SDK = _LIBRARIES["headers"]
 MAX_BODY = 20_000
 
 
