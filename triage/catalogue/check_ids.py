@@ -161,7 +161,7 @@ _DECLS: list[CheckDecl] = [
                  "reranker-overrides-missing", "route-not-found", "client-result-none",
                  "vector-store-dimension-mismatch", "removed-flag", "rerank-api-contract",
                  "http-upgrade-unsupported", "base64-old-release", "vllm-request-field-missing",
-                 "client-token-ids", "generate-runner", "architecture-unsupported", "gateway-own-error"), LOG, "log-client-error"),
+                 "client-token-ids", "generate-runner", "architecture-unsupported", "gateway-own-error"), LOG, "log-client-error", "rerank-usage-total-only"),
     *_ids(None, "removed-flag", LOG, "log-removed-flag"),
     *_ids(None, "pooling-mismatch", LOG, "log-model-files"),
     *_ids(None, "generate-runner", LOG, "log-generate-runner", "log-embedding-mode-off",

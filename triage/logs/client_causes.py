@@ -38,7 +38,8 @@ from triage.vllm.flags import replacement
 
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-gateway-error",
-                     "client-gateway-named", "client-message-not-found", "client-result-none",
+                     "client-gateway-named", "client-message-not-found", "client-rerank-usage-total",
+                     "client-token-accounting", "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
                      "client-token-id-oov", "client-rerank-v1-path", "log-task-unsupported",
@@ -268,6 +269,13 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
     paste names (KubeAI, AIBrix)."""
     if check == "client-gateway-error":
         return _gateway(hit, ev, config, product)
+    if check == "client-rerank-usage-total":
+        rec = get("rerank-usage-total-only")
+        return Finding.of(rec, CHECK, Status.WARN,
+                          f"vLLM's /rerank answer reports usage as total_tokens only ({hit.groups.get('total')}), no "
+                          "prompt_tokens: token accounting that reads prompt/completion tokens (a gateway's metrics, "
+                          "GPUStack, LiteLLM's spend logs) records zero for rerank calls — the metering's gap, not a "
+                          "vLLM fault", {**ev, "symptoms": []}, cfg=config)
     if check == "client-message-not-found":  # alone: a 'Not Found' body of some server in front of vLLM, or a worker
         return _route(hit, got, ev, config)
     if check == "client-embeddings-unsupported":

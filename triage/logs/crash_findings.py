@@ -189,6 +189,9 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any],
         if hit is None or check in ("client-gateway-named", "client-message-not-found") and (
                 "client-gateway-error" in errors or check == "client-gateway-named"):
             continue  # a product's name, a relayed 'Not Found': context for the gateway's error
+        if check == "client-token-accounting" or (check == "client-rerank-usage-total"
+                                                  and "client-token-accounting" not in errors):
+            continue  # a total-only rerank usage is a finding only beside words about token accounting
         text = hit.lines[0][1] if hit.lines else ""
         got = read_client_error(text)
         ev: dict[str, Any] = {"count": hit.count, "lines": [{"line": n, "text": s} for n, s in hit.lines],
@@ -280,7 +283,8 @@ _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "do
           "srcSelectDimSize", "index out of range", "located it at", "Supported tasks", "sampling_params.seed", "LLM(",
           "embedding_mode", "only supported for", "not supported by this model",
           "max_tokens_per_doc", "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix",
-          "ibrix", 'ode":', "ode':")
+          "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic",
+          "oken count", "token总量", "token统计")
 
 
 def _hinted(raw: str) -> bool:
