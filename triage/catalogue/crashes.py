@@ -140,8 +140,8 @@ def _store_dimension_fix(cfg: ConfigLike) -> str:
         stack = (" (Llama Stack / ogx: pass embedding_dimension when creating the vector store, or upgrade to a "
                  "release with ogx#5590, which reads the model's metadata)" if want == "768" else
                  " (the app's embedding-dimension setting)")
-        return (f"Create the vector store with the model's size: embedding_dimension = {got}{stack}, then re-create "
-                "the store and re-ingest; vLLM needs no change.")
+        return (f"Re-create the vector store with the model's size, embedding_dimension = {got}{stack}, and "
+                "re-ingest the documents with this model; vLLM needs no change.")
     return (f"Make the two agree{dims}. When the vectors are the model's own size (vLLM is fine): drop and re-create "
             "the collection (index) with that dimension and re-index the documents with this model (LightRAG: a "
             "new or cleared working directory, embedding_dim = the model's size). To keep the store's size on a "

@@ -161,11 +161,14 @@ def _store_dimension(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, An
     rec = get("vector-store-dimension-mismatch")
     got, want = hit.groups.get("got", "?"), hit.groups.get("want", "?")
     default = STORE_DEFAULT_DIMS.get(want)
-    if default and got != want:  # the store holds a default size, not a model's: it was created without the size
+    # the store holds a default size, not a model's: it was created without the size (not where the store's words say
+    # its index was loaded from disk, built earlier: LightRAG's 'but loaded: N' is another model's index)
+    if default and got != want and "loaded" not in hit.groups.get("matched", ""):
         return Finding.of(rec, CHECK, Status.WARN,
                           f"The vector store expects {want} dimensions, the embeddings have {got}: {want} is "
-                          f"{default} — the store was created without the embedding model's size; vLLM returns the "
-                          "model's own size unless `dimensions` is sent", ev,
+                          f"{default} — the store was not created with this model's size (a default, or an earlier "
+                          "model's: the fix is the same); vLLM returns the model's own size unless `dimensions` is "
+                          "sent", ev,
                           cfg={**config, "got_dim": got, "store_dim": want, "store_default": True})
     return Finding.of(rec, CHECK, Status.WARN,
                       f"The vector store expects {want} dimensions, the embeddings have {got} — one of: the "
