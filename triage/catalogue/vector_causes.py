@@ -240,6 +240,11 @@ def repeat_clue(case: Case) -> Optional[Weight]:
             _w("for", f"the same text twice: cosine {c:.5f}", "vectors-repeat", True))
 
 
+UNSTABLE_VECTORS_TEXT = ("Capture both requests and the server's flags and report them; meanwhile serve with "
+                         "--no-enable-prefix-caching / --no-enable-chunked-prefill to see which path drifts, or in "
+                         "float32.")
+
+
 def dimensions_fix(cfg: ConfigLike) -> str:
     """The fix for a refused `dimensions`, by the refusal's words (triage/logs/startup_findings.py _dimensions_kind)."""
     kind = cfg.get("dimensions_refusal")
@@ -254,3 +259,17 @@ def dimensions_fix(cfg: ConfigLike) -> str:
                 "model's full size); a store built for another size must be re-created.")
     return (base + " unless the model card says Matryoshka; then serve with --hf-overrides "
             "'{\"is_matryoshka\": true}'.")
+
+
+def unstable_fix(cfg: ConfigLike) -> str:
+    """The fix for drifting vectors, by the path the evidence names (a cache hit, a platform plugin)."""
+    base = UNSTABLE_VECTORS_TEXT
+    if cfg.get("plugin") == "ascend":
+        return ("Serve the embedder with --no-enable-prefix-caching (prefix caching off) until vllm-ascend has "
+                "vllm-ascend#7452 (v0.18.0: vllm-ascend#7894), then upgrade vllm-ascend; the first call's vector "
+                "(no cache hit) is the right one.")
+    if cfg.get("drift_path") == "prefix-cache":
+        return ("Serve with --no-enable-prefix-caching to confirm the cache path drifts (the vectors then agree), "
+                "report it with both requests and the server's flags, and keep prefix caching off for the embedder "
+                "until a release fixes it.")
+    return base

@@ -46,6 +46,9 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-message-not-found", (lf.MESSAGE_NOT_FOUND_RE,)),
     ("client-rerank-usage-total", (lf.RERANK_USAGE_TOTAL_ONLY_RE,)),
     ("client-token-accounting", lf.TOKEN_ACCOUNTING_RES),
+    ("client-cosine", (lf.COSINE_STATED_RE,)),
+    ("client-plugin-named", lf.PLUGIN_NAMED_RES),
+    ("client-repeat-words", lf.REPEAT_WORDS_RES),
     ("client-result-none", lf.CLIENT_RESULT_NONE_RES),
     ("client-store-dimension", lf.VECTOR_DIM_MISMATCH_RES),
     ("client-unknown-engine-arg", (lf.UNKNOWN_ENGINE_ARG_RE,)),
@@ -60,7 +63,7 @@ _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror",
                 "dim mismatch", "schema dim", "engine argument", "imension mismatch", "upgrade request",
                 "keyword argument", "srcSelectDimSize", "index out of range",
                 "top_n", "max_tokens_per_doc", "ForCausalLM', ", "only supported for", "not supported by this model",
-                "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix", "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic", "oken count", "token总量", "token统计")
+                "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix", "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic", "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input", "scend", "asend", "prefix cach", "cache hit")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -154,6 +157,9 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-message-not-found": ("Not Found",),
     "client-rerank-usage-total": ("total_tokens",),
     "client-token-accounting": ("_token", "oken", "token"),
+    "client-cosine": (None,),
+    "client-plugin-named": (None,),
+    "client-repeat-words": (None, None),
     "client-result-none": ("NoneType", "NoneType"),
     "client-store-dimension": ("schema dim", "dim mismatch", "dimensions, not", "dimension error",
                                "collection dimensionality", "ismatch", "number of dimensions"),

@@ -39,7 +39,8 @@ from triage.vllm.flags import replacement
 CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-gateway-error",
                      "client-gateway-named", "client-message-not-found", "client-rerank-usage-total",
-                     "client-token-accounting", "client-result-none",
+                     "client-token-accounting", "client-cosine", "client-plugin-named", "client-repeat-words",
+                     "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
                      "client-token-id-oov", "client-rerank-v1-path", "log-task-unsupported",
@@ -327,3 +328,36 @@ def more_client_finding(check: str, hit: ErrorHits, got: Optional[ClientError], 
     if check == "client-http-upgrade":
         return _http_upgrade(hit, ev, config)
     return None
+
+
+SAME_VECTORS = 0.99  # two vectors of one text: below this cosine they are not the same vector (the vectors probe's)
+
+
+def cosine_finding(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any],
+                   context: Mapping[str, Mapping[str, str]]) -> Optional[Finding]:
+    """A paste stating cosine similarities between vectors of the same text (its words say so, or a cache hit): the
+    lowest below SAME_VECTORS is unstable-vectors; a cache hit names the prefix-cache path, a platform plugin its
+    own attention path. None: no low cosine, or nothing says the texts were the same (a comparison with another
+    library's vectors is pooling's question, not this one)."""
+    from triage.vllm import logformats as lf  # noqa: PLC0415 - the pattern is the rule's own
+
+    cosines = [float(m["cos"]) for _n, t in hit.lines for m in lf.COSINE_STATED_RE.finditer(t)]
+    low = min(cosines, default=1.0)
+    words = context.get("client-repeat-words")
+    if low >= SAME_VECTORS or words is None:
+        return None
+    rec = get("unstable-vectors")
+    said = words.get("_text", "") + " " + " ".join(t for _n, t in hit.lines)
+    cache = bool(words.get("cache")) or any(k in said for k in ("缓存", "cache", "Cache"))
+    plugin = context.get("client-plugin-named", {}).get("plugin", "")
+    ascend = bool(plugin) and plugin.lower().replace("_", "-").replace(" ", "-") in (
+        "vllm-ascend", "vllm-asend", "ascend", "npu", "vllmascend", "vllmasend")
+    where = (" on vllm-ascend (its pooling attention path, npu_fusion_attention, reads no prefix cache, so a cached "
+             "prefix leaves the pooler a partial forward)" if ascend else "")
+    why = ("after a cache hit: the repeat reuses the cached prefix (automatic prefix caching) and the pooled vector "
+           f"changes{where}" if cache else f"between calls of the same text{where}")
+    return Finding.of(rec, CHECK, Status.WARN,
+                      f"The same text gets different vectors: cosine down to {low:.4f} {why}",
+                      {**ev, "symptoms": [], "cosines": cosines[:10]},
+                      cfg={**config, "drift_path": "prefix-cache" if cache else "", "plugin": "ascend" if ascend
+                           else ""})

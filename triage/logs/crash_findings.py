@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from triage.catalogue import get, parse_version
 from triage.catalogue.crashes import CUT_TRACEBACK_FRAMES, SIGNATURES, Signature
 from triage.findings import Finding, Status
-from triage.logs.client_causes import MORE_CLIENT_RULES, more_client_finding
+from triage.logs.client_causes import MORE_CLIENT_RULES, cosine_finding, more_client_finding
 from triage.logs.client_errors import read as read_client_error
 from triage.logs.hits import ErrorHits
 from triage.logs.support_findings import dated_release, pooling_on_generator
@@ -192,6 +192,15 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any],
         if check == "client-token-accounting" or (check == "client-rerank-usage-total"
                                                   and "client-token-accounting" not in errors):
             continue  # a total-only rerank usage is a finding only beside words about token accounting
+        if check in ("client-plugin-named", "client-repeat-words"):
+            continue  # context for a stated cosine (client_causes._cosine)
+        if check == "client-cosine":
+            ctx = {k: {**errors[k].groups, "_text": " ".join(t for _n, t in errors[k].lines)}
+                   for k in ("client-plugin-named", "client-repeat-words") if k in errors}
+            lines = {"count": hit.count, "lines": [{"line": n, "text": s} for n, s in hit.lines], "source": "log"}
+            if (f := cosine_finding(hit, lines, config, ctx)) is not None:
+                out.append(f)
+            continue
         text = hit.lines[0][1] if hit.lines else ""
         got = read_client_error(text)
         ev: dict[str, Any] = {"count": hit.count, "lines": [{"line": n, "text": s} for n, s in hit.lines],
@@ -284,7 +293,8 @@ _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "do
           "embedding_mode", "only supported for", "not supported by this model",
           "max_tokens_per_doc", "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix",
           "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic",
-          "oken count", "token总量", "token统计")
+          "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input",
+          "scend", "asend", "prefix cach", "cache hit")
 
 
 def _hinted(raw: str) -> bool:
