@@ -164,7 +164,9 @@ def _store_dimension(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, An
     default = STORE_DEFAULT_DIMS.get(want)
     # the store holds a default size, not a model's: it was created without the size (not where the store's words say
     # its index was loaded from disk, built earlier: LightRAG's 'but loaded: N' is another model's index)
-    if default and got != want and "loaded" not in hit.groups.get("matched", ""):
+    # (only in the generic words of an app's own store, which it creates itself, often with its default size; a
+    # database's own refusal — Milvus, Qdrant, Chroma, pgvector — stays "one of")
+    if default and got != want and hit.groups.get("app_store") and "loaded" not in hit.groups.get("matched", ""):
         return Finding.of(rec, CHECK, Status.WARN,
                           f"The vector store expects {want} dimensions, the embeddings have {got}: {want} is "
                           f"{default} — the store was not created with this model's size (a default, or an earlier "

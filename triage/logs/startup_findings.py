@@ -389,7 +389,7 @@ def _dimensions_kind(g: dict[str, Any]) -> str:
 def _dimensions_why(g: dict[str, Any]) -> str:
     kind = _dimensions_kind(g)
     if kind == "any-model":
-        return ("'dimensions is currently not supported' — vLLM's /v1/embeddings before 0.8.4 (vllm#16331) took no "
+        return ("'dimensions is currently not supported' — vLLM's /v1/embeddings before 0.8.4 took no "
                 "`dimensions` for any model, and /pooling takes it in no release; the client sends a field this "
                 "server does not take, vLLM is healthy")
     if kind == "size":
