@@ -212,6 +212,8 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
     # a classify deployment (a reranker: the score API runs on classify) is not a generator (issue 25)
     # a 0.7 … 0.9 'Defaulting to' line names the task, not the model: with nothing naming the model no verdict
     unsure = bool(cfg.get("task_resolution_line")) and identify(cfg).kind == "unknown"
+    # a wrapper that picks vLLM's task itself (ms-swift --task_type): no --runner on its line is no verdict
+    wrapped = any(w.sets_task and w.name == _wrapper(cfg) for w in vflags.LAUNCHERS.values())
     if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks and not unsure:
         out.append(
             Finding.of(
@@ -223,6 +225,8 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                 cfg=cfg,
             )
         )
+    elif wrapped and runner is None:
+        pass
     elif enc is False and runner is None and convert not in (None, "auto", "none") and not served_pooling(cfg) \
             and not _pooling_architecture(cfg) and not _st_pooling(cfg):  # those resolve auto to pooling anyway
         out.extend(_convert_without_runner(cfg, str(convert)))

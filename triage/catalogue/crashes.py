@@ -190,8 +190,11 @@ _GATEWAY_FIXES: dict[str, str] = {
         "/v1/embeddings directly; vLLM needs no change"),
     "fastchat": ("Read the FastChat worker's own log for the failure it relayed (the controller's and the model "
                  "worker's), then call the worker's engine directly to tell FastChat's part from the engine's"),
-    "nginx": ("The nginx proxy in front of vLLM answered: check its upstream address, proxy_read_timeout (long "
-              "embedding batches) and client_max_body_size against the request; then vLLM's own log"),
+    "nginx": ("The proxy or load balancer in front of vLLM answered (nginx, an ALB, …): check its upstream address, "
+              "its read timeout (long embedding batches: nginx proxy_read_timeout, the ALB idle timeout) and its "
+              "body size limit (client_max_body_size) against the request; then vLLM's own log"),
+    "kong": ("Add a Kong route for this path (or call the path Kong routes) to the vLLM service; vLLM itself needs no "
+             "change"),
 }
 
 

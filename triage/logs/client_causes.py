@@ -125,13 +125,16 @@ def _gateway(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any], prod
                           "not vLLM (vLLM's server answers {\"detail\": \"Not Found\"}) — the gateway has no route "
                           "for this path", ev, cfg={**config, "gateway_product": product, "gateway_go404": True})
     rec = get("gateway-own-error")
-    kind = next(k for k in ("aibrix", "envoy", "nginx") if g.get(k))
+    kind = next(k for k in ("aibrix", "envoy", "nginx", "kong") if g.get(k))
     said = {"aibrix": f"400 'error processing request body' is {product or 'AIBrix'}'s gateway plugin refusing a body "
                       "it cannot parse against OpenAI's request types (an /v1/embeddings input of multimodal content "
                       "parts before aibrix#2443), before the request reaches vLLM",
             "envoy": f"'{g.get('envoy')}' is Envoy's own answer ({who}): no backend ready, or the connection to "
                      "vLLM dropped",
-            "nginx": "an nginx error page: the proxy in front of vLLM answered, not vLLM"}[kind]
+            "nginx": f"an error page of {g.get('nginx')}: the proxy or load balancer in front of vLLM answered, not "
+                     "vLLM",
+            "kong": "'no Route matched with those values' is Kong's own 404: the API gateway has no route for this "
+                    "path"}[kind]
     return Finding.of(rec, CHECK, Status.WARN, f"{said}; vLLM's own error is JSON", ev,
                       cfg={**config, "gateway_kind": kind, "gateway_product": product})
 
@@ -349,17 +352,19 @@ def cosine_finding(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]
     if low >= SAME_VECTORS or words is None:
         return None
     rec = get("unstable-vectors")
-    said = words.get("_text", "") + " " + " ".join(t for _n, t in hit.lines)
-    cache = bool(words.get("cache")) or any(k in said for k in ("缓存", "cache", "Cache"))
+    said = " ".join((words.get("_text", ""), context.get("client-plugin-named", {}).get("_text", ""),
+                     *(t for _n, t in hit.lines)))
+    cache = bool(words.get("cache")) or any(k in said for k in ("缓存", "cache", "Cache", "prefix-cach"))
     plugin = context.get("client-plugin-named", {}).get("plugin", "")
     ascend = bool(plugin) and plugin.lower().replace("_", "-").replace(" ", "-") in (
         "vllm-ascend", "vllm-asend", "ascend", "npu", "vllmascend", "vllmasend")
     where = (" on vllm-ascend (its pooling attention path, npu_fusion_attention, reads no prefix cache, so a cached "
-             "prefix leaves the pooler a partial forward)" if ascend else "")
-    why = ("after a cache hit: the repeat reuses the cached prefix (automatic prefix caching) and the pooled vector "
-           f"changes{where}" if cache else f"between calls of the same text{where}")
+             "prefix leaves the pooler a partial forward)" if ascend else
+             f" on the {plugin} platform plugin (its own attention path for pooling)" if plugin else "")
+    why = ("with prefix caching in play: a repeat reuses the cached prefix (automatic prefix caching) and the pooled "
+           f"vector changes{where}" if cache else f"between calls of the same text{where}")
     return Finding.of(rec, CHECK, Status.WARN,
                       f"The same text gets different vectors: cosine down to {low:.4f} {why}",
                       {**ev, "symptoms": [], "cosines": cosines[:10]},
                       cfg={**config, "drift_path": "prefix-cache" if cache else "", "plugin": "ascend" if ascend
-                           else ""})
+                           else plugin})

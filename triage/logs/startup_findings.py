@@ -381,7 +381,7 @@ def _dimensions_kind(g: dict[str, Any]) -> str:
     it does not list), 'not-matryoshka'."""
     if g.get("old"):
         return "any-model"
-    if g.get("mds") or g.get("mds2"):
+    if g.get("mds") or g.get("mds2") or g.get("range") or g.get("range0"):
         return "size"
     return "not-matryoshka"
 
@@ -393,6 +393,8 @@ def _dimensions_why(g: dict[str, Any]) -> str:
                 "`dimensions` for any model, and /pooling takes it in no release; the client sends a field this "
                 "server does not take, vLLM is healthy")
     if kind == "size":
+        if g.get("range") or g.get("range0"):
+            return f"a size outside the model's range {g.get('range') or '(>= 1)'}"
         return (f"the model is Matryoshka but lists only the sizes {g.get('mds') or g.get('mds2')}; the client asked "
                 "another")
     return "the model does not declare Matryoshka support"

@@ -33,7 +33,8 @@ _EVENT_MARKERS: dict[str, tuple[str, ...]] = {
     "log-bad-arguments": ("error: ",),
     "log-max-model-len": ("greater than the derived", "Changing max_model_len"),
     "log-max-context": ("maximum context length", "maximum model length"),
-    "log-matryoshka": ("atryoshka", "atryoshka", "dimensions is currently"),
+    "log-matryoshka": ("atryoshka", "atryoshka", "dimensions is currently", "dimensions in range",
+                       "Dimensions must be"),
     "log-gpu-memory-shared": ("Free memory on device",),
     "log-pooling-overrides": (
         "Only 'last' pooling",
@@ -57,6 +58,8 @@ _EVENT_HINTS = (
     "maximum model length",
     "atryoshka",
     "dimensions is currently",
+    "dimensions in range",
+    "Dimensions must be",
     "Free memory",
     "pooling",
     "chunked prefill",

@@ -220,6 +220,8 @@ def _launcher_at(tokens: list[str], i: int, base: str) -> vflags.Launcher | None
         return vflags.LAUNCHERS["gpustack"]
     if base == "xinference" and nxt in ("launch", "register"):
         return vflags.LAUNCHERS["xinference"]
+    if base == "trl" and nxt == "vllm-serve":
+        return vflags.LAUNCHERS["trl"]
     if base == "swift" and nxt in _SWIFT_COMMANDS:
         return vflags.LAUNCHERS["swift"]
     if base == "llamafactory-cli" and nxt in ("api", "chat", "webchat", "eval", "train"):

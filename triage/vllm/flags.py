@@ -54,6 +54,8 @@ class Launcher:
     vllm_prefix: str = ""
     prefixed: tuple[tuple[str, str], ...] = ()
     prefixed_flags: frozenset[str] = frozenset()
+    # the wrapper picks vLLM's task itself (ms-swift's --task_type, LLaMA-Factory's stage): no runner rule applies
+    sets_task: bool = False
 
 
 def _opts(*names: str) -> frozenset[str]:
@@ -102,6 +104,7 @@ LAUNCHERS: dict[str, Launcher] = {
             "--quantization", "--reasoning-parser", "--mm-processor-cache-gb", "--speculative-config")),
         prefixed_flags=_opts("--enforce-eager", "--enable-prefix-caching", "--disable-custom-all-reduce",
                              "--enable-expert-parallel", "--disable-cascade-attn", "--enable-lora"),
+        sets_task=True,
     ),
     # LLaMA-Factory (src/llamafactory/hparams/model_args.py VllmArguments): `llamafactory-cli api|chat|webchat|eval
     # … --infer_backend vllm`; its vLLM options are --vllm_maxlen, --vllm_gpu_util, --vllm_enforce_eager, …
@@ -115,6 +118,7 @@ LAUNCHERS: dict[str, Launcher] = {
         prefixed=(("--maxlen", "--max-model-len"), ("--gpu-util", "--gpu-memory-utilization"),
                   ("--max-lora-rank", "--max-lora-rank")),
         prefixed_flags=_opts("--enforce-eager"),
+        sets_task=True,
     ),
     # FastChat's vLLM worker (fastchat/serve/vllm_worker.py): its own options plus AsyncEngineArgs.add_cli_args
     "fastchat.serve.vllm_worker": Launcher(
@@ -128,6 +132,11 @@ LAUNCHERS: dict[str, Launcher] = {
         own_flag=_opts("--no-register", "--ssl"),
         model_from=("--model-path",),
     ),
+    # TRL's `trl vllm-serve` (trl/scripts/vllm_serve.py ScriptArguments): a generation server for GRPO rollouts whose
+    # own dataclass options (--model, --tensor_parallel_size, --enable_prefix_caching True, …) build vLLM's LLM
+    "trl": Launcher("TRL vllm-serve", "`trl vllm-serve` is TRL's rollout server: its options are TRL's dataclass "
+                    "fields (booleans take a value), passed to vLLM's LLM(...) by TRL, not a vllm serve line",
+                    passes_rest=False),
     "xinference": Launcher("Xinference", "its options (--model-name, --model-type, --model-engine, --endpoint, "
                            "--n-gpu, …) are Xinference's, not vLLM's: Xinference starts vLLM's engine in-process "
                            "(its vllm model backend calls vLLM's Python API), so this line is not judged as vllm serve",
