@@ -187,3 +187,58 @@ def test_400s_after_an_engine_failure_in_the_paste_are_the_failures() -> None:
            "(EngineCore_0 pid=1) KeyError: None\n"
            '(APIServer pid=2) INFO:     127.0.0.1:51262 - "POST /v1/embeddings HTTP/1.1" 400 Bad Request\n')
     assert "log-http-4xx" not in {f.check for f in analyze_log(log).findings}
+
+
+def test_llmengine_encode_is_ms_swift_calling_the_async_engine_s_method() -> None:
+    """ms-swift#7065's traceback as posted: the wrapper named from its frames, its own switch as the fix."""
+    got = _said(_case("msswift-7065-llmengine-no-encode", "traceback.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("wrapper-vllm-method-removed", "fail")]
+    assert "ms-swift uses LLMEngine.encode" in got[0].title and "--vllm_use_async_engine true" in got[0].fix
+
+
+@pytest.mark.parametrize(("slug", "mode", "words"), [
+    ("aibrix-2443-gateway-multimodal-embed-400", "gateway-own-error", "AIBrix"),
+    ("kubeai-608-rerank-route-404", "route-not-found", "Go net/http"),
+    ("fastchat-3175-vllm-worker-embeddings-not-found", "gateway-own-error", "vllm_worker"),
+    ("maxkb-3993-reranker-url-v1-404", "route-not-found", "Cohere-SDK"),
+])
+def test_a_gateway_s_own_answer_is_not_vllm_s(slug: str, mode: str, words: str) -> None:
+    got = _said(_case(slug, "client_error.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [(mode, "warn")]
+    assert words in got[0].title
+
+
+def test_kubeai_route_fix_names_its_openai_prefix() -> None:
+    got = _said(_case("kubeai-608-rerank-route-404", "client_error.txt"))
+    assert "/openai/v1/rerank" in got[0].fix
+
+
+@pytest.mark.parametrize("text", [
+    "upstream connect error or disconnect/reset before headers. reset reason: connection failure",
+    "<html><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.25.3</center></body></html>",
+    '{"message":"no Route matched with those values"}',
+])
+def test_proxies_own_pages(text: str) -> None:
+    got = _said(text)
+    assert [(f.failure_mode, f.status.value) for f in got] == [("gateway-own-error", "warn")]
+
+
+def test_rerank_usage_total_only_needs_words_about_accounting() -> None:
+    body = '{"id":"rerank-1","model":"m","usage":{"total_tokens":62},"results":[{"index":0,"relevance_score":0.2}]}'
+    assert _said(body) == []  # a rerank answer alone: nothing wrong
+    got = _said(_case("gpustack-5176-rerank-usage-total-only", "client_error.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("rerank-usage-total-only", "warn")]
+
+
+def test_llama_stack_store_default_size() -> None:
+    got = _said(_case("ogx-5585-vector-store-default-768-dim", "client_error.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("vector-store-dimension-mismatch", "warn")]
+    assert "one of" not in got[0].title and "embedding_dimension = 384" in got[0].fix
+
+
+def test_same_text_drift_with_prefix_cache_on_a_plugin() -> None:
+    got = _said(_case("vllmascend-5725-embedding-prefix-cache-drift", "log.txt"))
+    assert [(f.failure_mode, f.status.value) for f in got] == [("unstable-vectors", "warn")]
+    assert "vllm-ascend" in got[0].title and "--no-enable-prefix-caching" in got[0].fix
+    # cosines of vLLM against another library's vectors, without words saying it is the same text twice: not this
+    assert _said("vllm vs sentence-transformers\nCosine Similarity: 0.62") == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from triage.logs import analyze_log
 from triage.logs.client_errors import quoted_body, read
 
@@ -69,3 +71,21 @@ def test_unknown_quoted_body_is_still_read() -> None:
     line = f"litellm.BadRequestError: OpenAIException - {json.dumps(body)}"
     f = next(f for f in _findings(line) if f.check == "log-client-error")
     assert f.status.value == "unknown" and "(LiteLLM)" in f.title and "at least one prompt" in f.title
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("嵌入失败:400 dimensions is currently not supported", "any-model"),
+    ("openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'Model \"bge-m3\" does not support "
+     "matryoshka representation, changing output dimensions will lead to poor results.', 'code': 400}",
+     "not-matryoshka"),
+    ("Error code: 400 — Model \"snowflake-arctic-embed-l-v2.0\" only supports [256] matryoshka dimensions, use other "
+     "output dimensions will lead to poor results.", "size"),
+    ("{'message': \"Model 'bge' only supports dimensions in range [1, 1024], got 2048.\"}", "size"),
+])
+def test_dimensions_refusal_in_every_release_s_words(text: str, kind: str) -> None:
+    """vLLM's `dimensions` refusals as 0.7 (cherry-studio#8301), 0.8.4 … 0.10 and 0.31/0.32 word them."""
+    from triage.catalogue.vector_causes import dimensions_fix
+
+    got = [f for f in analyze_log(text + "\n").findings if f.check == "log-matryoshka"]
+    assert [(f.failure_mode, f.status.value) for f in got] == [("dimensions-not-matryoshka", "warn")]
+    assert got[0].fix == dimensions_fix({"dimensions_refusal": kind})

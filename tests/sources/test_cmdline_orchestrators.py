@@ -4,6 +4,8 @@ huggingfaceserver and Ray Serve named as launchers (their own options never judg
 Fixtures: the lines as posted in gpustack/gpustack#3991 and kserve/kserve#5399 (tests/world/cases/, shown cases)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from triage.sources import cmdline
 
 GPUSTACK_LINE = (
@@ -63,3 +65,31 @@ def test_ray_serve_line_holds_no_vllm_option() -> None:
 def test_image_tag_naming_vllm_inside() -> None:
     res = cmdline.collect("docker run --gpus all gpustack/runner:cuda12.9-vllm0.14.1 --model x")
     assert res.facts["vllm_version"].value == "0.14.1"
+
+
+def test_ms_swift_line_maps_only_its_vllm_options() -> None:
+    """ms-swift's `swift infer --infer_backend vllm` (modelscope/ms-swift#7065, as posted): its --vllm_* options are
+    vLLM's engine arguments, every other option is ms-swift's own and never judged as vllm serve's."""
+    text = (Path(__file__).resolve().parents[1] / "world" / "cases" / "msswift-7065-llmengine-no-encode"
+            / "cmdline.txt").read_text()
+    res = cmdline.collect(text)
+    assert res.facts["launcher"].value.startswith("ms-swift")
+    assert "cmdline_unknown_flags" not in res.facts  # no "vllm serve has no option --infer-backend"
+    assert res.facts["gpu_memory_utilization"].value == 0.2
+
+
+def test_ms_swift_flag_values_and_other_launchers() -> None:
+    res = cmdline.collect("swift deploy --model Qwen/Qwen3-Embedding-0.6B --task_type embedding --infer_backend vllm "
+                          "--vllm_max_model_len 8192 --vllm_enable_prefix_caching false --vllm_use_async_engine true")
+    assert res.facts["model"].value == "Qwen/Qwen3-Embedding-0.6B" and res.facts["max_model_len"].value == 8192
+    assert res.facts["enable_prefix_caching"].value is False and "cmdline_unknown_flags" not in res.facts
+    lf = cmdline.collect("llamafactory-cli api --model_name_or_path m --infer_backend vllm --vllm_maxlen 4096")
+    assert lf.facts["launcher"].value.startswith("LLaMA-Factory") and lf.facts["max_model_len"].value == 4096
+    fc = cmdline.collect("python -m fastchat.serve.vllm_worker --model-path BAAI/bge-m3 --controller-address "
+                         "http://c:21001 --gpu-memory-utilization 0.8")
+    assert fc.facts["launcher"].value.startswith("FastChat vllm_worker") and "cmdline_unknown_flags" not in fc.facts
+    for line, name in (("python3 -m sglang.launch_server --model-path m --is-embedding", "SGLang"),
+                       ("text-embeddings-router --model-id BAAI/bge-m3 --port 8080", "Text Embeddings Inference"),
+                       ("trl vllm-serve --model m --tensor_parallel_size 2", "TRL vllm-serve")):
+        other = cmdline.collect(line)
+        assert other.facts["launcher"].value.startswith(name) and "cmdline_unknown_flags" not in other.facts

@@ -288,9 +288,9 @@ def pasted_findings(text: str, config: Mapping[str, Any]) -> list[Finding]:
 
 _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "does not support", "ield required",
           "has no attribute", "body: {", "does not exist", "encoding_format", "mbeddings API", "Not Found", "NoneType",
-          "dimension", "imension mismatch", "dim mismatch", "schema dim", "engine argument", "upgrade request", "keyword argument", "top_n",
-          "srcSelectDimSize", "index out of range", "located it at", "Supported tasks", "sampling_params.seed", "LLM(",
-          "embedding_mode", "only supported for", "not supported by this model",
+          "dimension", "imension mismatch", "dim mismatch", "schema dim", "engine argument", "upgrade request",
+          "keyword argument", "top_n", "srcSelectDimSize", "index out of range", "located it at", "Supported tasks",
+          "sampling_params.seed", "LLM(", "embedding_mode", "only supported for", "not supported by this model",
           "max_tokens_per_doc", "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix",
           "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic",
           "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input",
