@@ -193,6 +193,9 @@ _GATEWAY_FIXES: dict[str, str] = {
     "nginx": ("The proxy or load balancer in front of vLLM answered (nginx, an ALB, …): check its upstream address, "
               "its read timeout (long embedding batches: nginx proxy_read_timeout, the ALB idle timeout) and its "
               "body size limit (client_max_body_size) against the request; then vLLM's own log"),
+    "litellm": ("LiteLLM drops a parameter its provider route does not declare only when told to: set drop_params: "
+                "true (litellm_settings, or drop_params=True on the call) to leave it out, or allowed_openai_params: "
+                "['dimensions'] to pass it on (vLLM takes `dimensions` only for a Matryoshka model)"),
     "kong": ("Add a Kong route for this path (or call the path Kong routes) to the vLLM service; vLLM itself needs no "
              "change"),
 }

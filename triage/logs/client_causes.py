@@ -40,6 +40,7 @@ CHECK = "log-client-error"
 MORE_CLIENT_RULES = ("client-embeddings-unsupported", "client-route-not-found", "client-gateway-error",
                      "client-gateway-named", "client-message-not-found", "client-rerank-usage-total",
                      "client-token-accounting", "client-cosine", "client-plugin-named", "client-repeat-words",
+                     "client-reference-named",
                      "client-result-none",
                      "client-store-dimension", "client-unknown-engine-arg", "client-http-upgrade",
                      "client-engine-args-kwarg", "client-vllm-module-attr", "client-base64-unsupported",
@@ -125,7 +126,7 @@ def _gateway(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any], prod
                           "not vLLM (vLLM's server answers {\"detail\": \"Not Found\"}) — the gateway has no route "
                           "for this path", ev, cfg={**config, "gateway_product": product, "gateway_go404": True})
     rec = get("gateway-own-error")
-    kind = next(k for k in ("aibrix", "envoy", "nginx", "kong") if g.get(k))
+    kind = next(k for k in ("aibrix", "envoy", "nginx", "kong", "litellm") if g.get(k))
     said = {"aibrix": f"400 'error processing request body' is {product or 'AIBrix'}'s gateway plugin refusing a body "
                       "it cannot parse against OpenAI's request types (an /v1/embeddings input of multimodal content "
                       "parts before aibrix#2443), before the request reaches vLLM",
@@ -134,7 +135,9 @@ def _gateway(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any], prod
             "nginx": f"an error page of {g.get('nginx')}: the proxy or load balancer in front of vLLM answered, not "
                      "vLLM",
             "kong": "'no Route matched with those values' is Kong's own 404: the API gateway has no route for this "
-                    "path"}[kind]
+                    "path",
+            "litellm": f"LiteLLM refused {g.get('params', 'a parameter')} itself (UnsupportedParamsError for its "
+                       f"{g.get('litellm')} provider) before calling vLLM"}[kind]
     return Finding.of(rec, CHECK, Status.WARN, f"{said}; vLLM's own error is JSON", ev,
                       cfg={**config, "gateway_kind": kind, "gateway_product": product})
 
@@ -348,13 +351,14 @@ def cosine_finding(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any]
 
     cosines = [float(m["cos"]) for _n, t in hit.lines for m in lf.COSINE_STATED_RE.finditer(t)]
     low = min(cosines, default=1.0)
-    words = context.get("client-repeat-words")
-    if low >= SAME_VECTORS or words is None:
-        return None
-    rec = get("unstable-vectors")
-    said = " ".join((words.get("_text", ""), context.get("client-plugin-named", {}).get("_text", ""),
-                     *(t for _n, t in hit.lines)))
+    words = context.get("client-repeat-words", {})
+    said = " ".join((*(c.get("_text", "") for c in context.values()), *(t for _n, t in hit.lines)))
+    same = bool(words) or any(rx.search(said) for rx in lf.REPEAT_WORDS_RES)
     cache = bool(words.get("cache")) or any(k in said for k in ("缓存", "cache", "Cache", "prefix-cach"))
+    other = "client-reference-named" in context or lf.REFERENCE_NAMED_RE.search(said) is not None
+    if low >= SAME_VECTORS or not same or (other and not cache):
+        return None  # vLLM against another library's vectors without a cache hit: pooling's question, not this one
+    rec = get("unstable-vectors")
     plugin = context.get("client-plugin-named", {}).get("plugin", "")
     ascend = bool(plugin) and plugin.lower().replace("_", "-").replace(" ", "-") in (
         "vllm-ascend", "vllm-asend", "ascend", "npu", "vllmascend", "vllmasend")

@@ -192,11 +192,11 @@ def client_findings(errors: Mapping[str, ErrorHits], config: Mapping[str, Any],
         if check == "client-token-accounting" or (check == "client-rerank-usage-total"
                                                   and "client-token-accounting" not in errors):
             continue  # a total-only rerank usage is a finding only beside words about token accounting
-        if check in ("client-plugin-named", "client-repeat-words"):
-            continue  # context for a stated cosine (client_causes._cosine)
+        if check in ("client-plugin-named", "client-repeat-words", "client-reference-named"):
+            continue  # context for a stated cosine (client_causes.cosine_finding)
         if check == "client-cosine":
             ctx = {k: {**errors[k].groups, "_text": " ".join(t for _n, t in errors[k].lines)}
-                   for k in ("client-plugin-named", "client-repeat-words") if k in errors}
+                   for k in ("client-plugin-named", "client-repeat-words", "client-reference-named") if k in errors}
             lines = {"count": hit.count, "lines": [{"line": n, "text": s} for n, s in hit.lines], "source": "log"}
             if (f := cosine_finding(hit, lines, config, ctx)) is not None:
                 out.append(f)
