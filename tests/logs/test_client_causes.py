@@ -242,3 +242,16 @@ def test_same_text_drift_with_prefix_cache_on_a_plugin() -> None:
     assert "vllm-ascend" in got[0].title and "--no-enable-prefix-caching" in got[0].fix
     # cosines of vLLM against another library's vectors, without words saying it is the same text twice: not this
     assert _said("vllm vs sentence-transformers\nCosine Similarity: 0.62") == []
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("litellm.UnsupportedParamsError: hosted_vllm does not support parameters: {'dimensions': 1024}, for model=bge-m3. "
+     "To drop these, set `litellm.drop_params=True`", "LiteLLM refused"),
+    ('{"error":{"message":"Invalid model name passed in model=bge-m3. Call `/v1/models` to view available models"}}',
+     "LiteLLM's router has no model named 'bge-m3'"),
+    ('{"error":"Model with name bge-m3 does not exist."}', "KServe's model server"),
+])
+def test_a_gateway_s_own_refusal_of_a_request(text: str, words: str) -> None:
+    got = _said(text)
+    assert [(f.failure_mode, f.status.value) for f in got] == [("gateway-own-error", "warn")]
+    assert words in got[0].title

@@ -196,6 +196,11 @@ _GATEWAY_FIXES: dict[str, str] = {
     "litellm": ("LiteLLM drops a parameter its provider route does not declare only when told to: set drop_params: "
                 "true (litellm_settings, or drop_params=True on the call) to leave it out, or allowed_openai_params: "
                 "['dimensions'] to pass it on (vLLM takes `dimensions` only for a Matryoshka model)"),
+    "litellm_model": ("Use a model_name of the LiteLLM proxy's model_list (GET /v1/models on the proxy lists them), "
+                      "or add one whose litellm_params.model is hosted_vllm/<vLLM's served name> with api_base = the "
+                      "vLLM server's /v1"),
+    "kserve_model": ("Call the model by the name KServe serves it under (the InferenceService's name, or "
+                     "--model_name), in the path (/v1/models/<name>:predict) or the OpenAI body's model field"),
     "kong": ("Add a Kong route for this path (or call the path Kong routes) to the vLLM service; vLLM itself needs no "
              "change"),
 }

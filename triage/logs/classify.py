@@ -64,7 +64,7 @@ _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror",
                 "dim mismatch", "schema dim", "engine argument", "imension mismatch", "upgrade request",
                 "keyword argument", "srcSelectDimSize", "index out of range",
                 "top_n", "max_tokens_per_doc", "ForCausalLM', ", "only supported for", "not supported by this model",
-                "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix", "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic", "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input", "scend", "asend", "prefix cach", "cache hit", "<center>", "no Route matched", "identical", "second call", "second request", "第二次", "prefix-cach", "prefix_cach", "vllm-gaudi", "vllm-metal", "vllm-spyre", "vllm-neuron", "HPU")
+                "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix", "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic", "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input", "scend", "asend", "prefix cach", "cache hit", "<center>", "no Route matched", "identical", "second call", "second request", "第二次", "prefix-cach", "prefix_cach", "vllm-gaudi", "vllm-metal", "vllm-spyre", "vllm-neuron", "HPU", "Invalid model name", "Model with name")
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307
@@ -154,7 +154,7 @@ _ERROR_MARKERS: dict[str, tuple[Optional[str], ...]] = {
     "client-embeddings-unsupported": ("Embeddings API",),
     "client-route-not-found": ("Not Found",),
     "client-gateway-error": ("page not found", "request body", "upstream", "<center>", "no Route matched",
-                             "does not support parameters", "ode"),
+                             "does not support parameters", "Invalid model name", "Model with name", "ode"),
     "client-gateway-named": ("kubeai", "KubeAI", "aibrix", "AIBrix"),
     "client-message-not-found": ("Not Found",),
     "client-rerank-usage-total": ("total_tokens",),

@@ -126,7 +126,8 @@ def _gateway(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any], prod
                           "not vLLM (vLLM's server answers {\"detail\": \"Not Found\"}) — the gateway has no route "
                           "for this path", ev, cfg={**config, "gateway_product": product, "gateway_go404": True})
     rec = get("gateway-own-error")
-    kind = next(k for k in ("aibrix", "envoy", "nginx", "kong", "litellm") if g.get(k))
+    kind = next(k for k in ("aibrix", "envoy", "nginx", "kong", "litellm", "litellm_model", "kserve_model")
+                if g.get(k))
     said = {"aibrix": f"400 'error processing request body' is {product or 'AIBrix'}'s gateway plugin refusing a body "
                       "it cannot parse against OpenAI's request types (an /v1/embeddings input of multimodal content "
                       "parts before aibrix#2443), before the request reaches vLLM",
@@ -136,9 +137,14 @@ def _gateway(hit: ErrorHits, ev: dict[str, Any], config: Mapping[str, Any], prod
                      "vLLM",
             "kong": "'no Route matched with those values' is Kong's own 404: the API gateway has no route for this "
                     "path",
+            "litellm_model": f"LiteLLM's router has no model named '{g.get('litellm_model')}' (its own "
+                             "'Invalid model name', not vLLM's 'The model … does not exist')",
+            "kserve_model": f"KServe's model server has no model named '{g.get('kserve_model')}' (its own "
+                            "ModelNotFound, not vLLM's 'The model … does not exist')",
             "litellm": f"LiteLLM refused {g.get('params', 'a parameter')} itself (UnsupportedParamsError for its "
                        f"{g.get('litellm')} provider) before calling vLLM"}[kind]
-    return Finding.of(rec, CHECK, Status.WARN, f"{said}; vLLM's own error is JSON", ev,
+    shape = "; vLLM's own error is JSON" if kind in ("aibrix", "envoy", "nginx", "kong") else ""
+    return Finding.of(rec, CHECK, Status.WARN, f"{said}{shape}", ev,
                       cfg={**config, "gateway_kind": kind, "gateway_product": product})
 
 

@@ -295,7 +295,7 @@ _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "do
           "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic",
           "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input",
           "scend", "asend", "prefix cach", "cache hit", "<center>", "no Route matched", "identical", "second call",
-          "second request", "第二次", "prefix-cach", "prefix_cach", "vllm-gaudi", "vllm-metal", "vllm-spyre",
+          "second request", "第二次", "Invalid model name", "Model with name", "prefix-cach", "prefix_cach", "vllm-gaudi", "vllm-metal", "vllm-spyre",
           "vllm-neuron", "HPU")
 
 
