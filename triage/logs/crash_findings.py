@@ -16,7 +16,7 @@ from triage.catalogue.crashes import CUT_TRACEBACK_FRAMES, SIGNATURES, Signature
 from triage.findings import Finding, Status
 from triage.logs.client_causes import MORE_CLIENT_RULES, cosine_finding, more_client_finding
 from triage.logs.client_errors import read as read_client_error
-from triage.logs.hits import ErrorHits
+from triage.logs.hits import CLIENT_TEXT_HINTS, ErrorHits
 from triage.logs.support_findings import dated_release, pooling_on_generator
 from triage.logs.tracebacks import Trace
 
@@ -296,7 +296,7 @@ _HINTS = ('File "', "Traceback", "rror", "xception", "num_scheduled_tokens", "do
           "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input",
           "scend", "asend", "prefix cach", "cache hit", "<center>", "no Route matched", "identical", "second call",
           "second request", "第二次", "Invalid model name", "Model with name", "prefix-cach", "prefix_cach", "vllm-gaudi", "vllm-metal", "vllm-spyre",
-          "vllm-neuron", "HPU")
+          "vllm-neuron", "HPU", *CLIENT_TEXT_HINTS)
 
 
 def _hinted(raw: str) -> bool:

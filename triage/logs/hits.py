@@ -38,3 +38,15 @@ class ErrorHits:
     lines: list[tuple[int, str]] = field(default_factory=list)
     groups: dict[str, str] = field(default_factory=dict)  # named regex groups of the first hit
     first_ts: Optional[float] = None
+
+
+# substrings of the client-text rules added for apps and gateways in front of vLLM (triage/logs/client_causes.py):
+# a pasted line without any of them (or the readers' older hints) is never read by the error rules
+CLIENT_TEXT_HINTS: tuple[str, ...] = (
+    "imension mismatch", "page not found", "request body", "upstream", "<center>", "no Route matched",
+    "does not support parameters", "Invalid model name", "Model with name", "ubeAI", "ubeai", "IBrix", "ibrix",
+    'ode":', "ode':", "status_code: ", "total_tokens", "prompt_token", "completion_token", "oken usage",
+    "oken statistic", "oken count", "token总量", "token统计", "osine", "缓存", "同一", "第二次",
+    "same text", "same string", "same input", "identical", "second call", "second request", "prefix cach",
+    "prefix-cach", "prefix_cach", "cache hit", "scend", "asend", "vllm-gaudi", "vllm-metal", "vllm-spyre", "vllm-neuron", "HPU",
+)
