@@ -48,5 +48,6 @@ CLIENT_TEXT_HINTS: tuple[str, ...] = (
     'ode":', "ode':", "status_code: ", "total_tokens", "prompt_token", "completion_token", "oken usage",
     "oken statistic", "oken count", "token总量", "token统计", "osine", "缓存", "同一", "第二次",
     "same text", "same string", "same input", "identical", "second call", "second request", "prefix cach",
-    "prefix-cach", "prefix_cach", "cache hit", "scend", "asend", "vllm-gaudi", "vllm-metal", "vllm-spyre", "vllm-neuron", "HPU",
+    "prefix-cach", "prefix_cach", "cache hit", "scend", "asend", "vllm-gaudi", "vllm-metal", "vllm-spyre",
+    "vllm-neuron", "HPU",
 )
