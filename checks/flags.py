@@ -214,6 +214,9 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
     unsure = bool(cfg.get("task_resolution_line")) and identify(cfg).kind == "unknown"
     # a wrapper that picks vLLM's task itself (ms-swift --task_type): no --runner on its line is no verdict
     wrapped = any(w.sets_task and w.name == _wrapper(cfg) for w in vflags.LAUNCHERS.values())
+    # a causal model on a stated command line with nothing that makes it a pooling server
+    no_runner = enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
+        and not served_pooling(cfg) and not _pooling_architecture(cfg)
     if isinstance(tasks, list) and "embed" not in tasks and "classify" not in tasks and not unsure:
         out.append(
             Finding.of(
@@ -230,9 +233,7 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
     elif enc is False and runner is None and convert not in (None, "auto", "none") and not served_pooling(cfg) \
             and not _pooling_architecture(cfg) and not _st_pooling(cfg):  # those resolve auto to pooling anyway
         out.extend(_convert_without_runner(cfg, str(convert)))
-    elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
-            and not served_pooling(cfg) and not _pooling_architecture(cfg) and _st_pooling(cfg) \
-            and not release_has_task(cfg):
+    elif no_runner and _st_pooling(cfg) and not release_has_task(cfg):
         if cfg.get("vllm_version") is None:  # >= 0.10.2 reads its sentence-transformers config; 0.7 … 0.10.1 do not
             out.append(
                 Finding.of(
@@ -246,8 +247,7 @@ def _runner(cfg: EffectiveConfig) -> list[Finding]:
                     cfg=cfg,
                 )
             )
-    elif enc is False and cfg.stated_args is not None and runner is None and not _pooling_task(cfg) \
-            and not served_pooling(cfg) and not _pooling_architecture(cfg):
+    elif no_runner:
         out.append(
             Finding.of(
                 GENERATE_RUNNER,

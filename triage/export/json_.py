@@ -141,8 +141,8 @@ def dumps(doc: dict[str, Any], secrets: Iterable[str] = ()) -> bytes:
     # the exact secrets only, in their plain and JSON-escaped forms: the shapes were redacted string by string
     # (redact_document); a shape pass over JSON text broke the document (`api_key=\"EMPTY\"` in a fix block's
     # code became `api_key=[REDACTED]"EMPTY\"`: CI 2026-12-06)
-    for secret in sorted({x for s in (*known_secrets(), *secrets) if s for x in (s, json.dumps(s, ensure_ascii=False)[1:-1])},
-                         key=len, reverse=True):
+    forms = {x for s in (*known_secrets(), *secrets) if s for x in (s, json.dumps(s, ensure_ascii=False)[1:-1])}
+    for secret in sorted(forms, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     return text.encode("utf-8") + b"\n"
 

@@ -60,11 +60,10 @@ _ERROR_RULES: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("client-quoted-body", lf.CLIENT_WRAPPER_RES),
 )
 _ERROR_HINTS = ("memory", "Engine", "head", "KV cache", "oom", "Killed", "rror", "signal", "API", "ield required",
-                "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType", "dimension",
-                "dim mismatch", "schema dim", "engine argument", "upgrade request",
-                "keyword argument", "srcSelectDimSize", "index out of range",
-                "top_n", "max_tokens_per_doc", "ForCausalLM', ", "only supported for", "not supported by this model",
-                "page not found", "request body", "upstream", "nginx", "ubeAI", "ubeai", "IBrix", "ibrix", 'ode":', "ode':", "total_tokens", "prompt_token", "completion_token", "oken usage", "oken statistic", "oken count", "token总量", "token统计", "osine", "缓存", "同一", "same text", "same string", "same input", "scend", "asend", "prefix cach", "cache hit", "<center>", "no Route matched", "identical", "second call", "second request", "第二次", "prefix-cach", "prefix_cach", "vllm-gaudi", "vllm-metal", "vllm-spyre", "vllm-neuron", "HPU", "Invalid model name", "Model with name", *CLIENT_TEXT_HINTS)
+                "attribute", "Exception", "body: {", "does not", "mbeddings API", "Not Found", "NoneType",
+                "dimension", "dim mismatch", "schema dim", "engine argument", "upgrade request",
+                "keyword argument", "srcSelectDimSize", "index out of range", "top_n", "max_tokens_per_doc",
+                "ForCausalLM', ", "only supported for", "not supported by this model", *CLIENT_TEXT_HINTS)
 _ERROR_HINT_RE = re.compile("|".join(map(re.escape, _ERROR_HINTS)))
 # the same test as `_ERROR_HINT_RE.search(msg)`, as one `or` chain of substring tests (several times cheaper)
 _has_error_hint = eval("lambda msg: " + " or ".join(f"{h!r} in msg" for h in _ERROR_HINTS))  # noqa: S307

@@ -43,7 +43,7 @@ class ErrorHits:
 # substrings of the client-text rules added for apps and gateways in front of vLLM (triage/logs/client_causes.py):
 # a pasted line without any of them (or the readers' older hints) is never read by the error rules
 CLIENT_TEXT_HINTS: tuple[str, ...] = (
-    "imension mismatch", "page not found", "request body", "upstream", "<center>", "no Route matched",
+    "imension mismatch", "page not found", "request body", "upstream", "nginx", "<center>", "no Route matched",
     "does not support parameters", "Invalid model name", "Model with name", "ubeAI", "ubeai", "IBrix", "ibrix",
     'ode":', "ode':", "status_code: ", "total_tokens", "prompt_token", "completion_token", "oken usage",
     "oken statistic", "oken count", "token总量", "token统计", "osine", "缓存", "同一", "第二次",
