@@ -429,9 +429,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--json", action="store_true", help="print every run's findings as JSON")
     ap.add_argument("--write-doc", metavar="PATH", help="write the survey document (docs/WORLD-SURVEY.md)")
+    ap.add_argument("--root", type=Path, default=CASES,
+                    help="the directory of case directories (default: tests/world/cases; a held-out set is kept "
+                         "outside the tree and measured once with --root DIR)")
     ap.add_argument("cases", nargs="*", help="case slugs (default: all)")
     a = ap.parse_args(argv)
-    cases = load_cases()
+    cases = load_cases(a.root)
     if a.cases:
         cases = [c for c in cases if c.slug in a.cases]
     results = run_all(cases)
@@ -449,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.write_doc:
         write_doc(Path(a.write_doc), cases, results)
         print(f"wrote {a.write_doc}")
+    if a.update and a.root != CASES:
+        print("--update writes the grades of tests/world/cases only", file=sys.stderr)
+        return 2
     if a.update:
         cur = json.loads(CURRENT.read_text()) if CURRENT.exists() and a.cases else {}
         cur.update({r.slug: r.as_dict() for r in results})
