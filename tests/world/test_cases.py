@@ -84,3 +84,18 @@ def test_held_out_cases_are_not_cited_by_tests() -> None:
     """No test outside tests/world and no catalogue record cites a held-out report (it would no longer be unseen)."""
     cited = rc.contaminated([c for c in CASES if c.heldout])
     assert not cited, f"held-out reports cited elsewhere (move them to shown, find new ones): {cited}"
+
+
+NOT_EMBEDDERS = ("reranker", "classifier", "token classifier", "reward")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.meta.get("identity") in NOT_EMBEDDERS],
+                         ids=[c.slug for c in CASES if c.meta.get("identity") in NOT_EMBEDDERS])
+def test_a_scorer_never_gets_convert_embed(case: rc.Case, results: dict[str, rc.Result]) -> None:
+    """Issue 42's done-when: a reranker (classifier, reward model) never gets `--convert embed` — that would serve
+    embeddings instead of its scores. Read in every finding's fix of every run on the case's evidence; a menu by
+    identity where the evidence cannot tell it ("an embedding model: --convert embed; an LLM reranker: …") is not
+    that: it names the reranker's own way beside it."""
+    fixes = [str(f.get("fix") or "") for run in results[case.slug].runs for f in run["findings"]]
+    bad = [x for x in fixes if "--convert embed" in x and "not --convert embed" not in x and "reranker" not in x]
+    assert not bad, f"{case.slug} ({case.meta['identity']}): a fix says --convert embed: {bad[0][:300]}"
